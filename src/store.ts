@@ -1,0 +1,113 @@
+import type {
+  ChannelType,
+  ConversationScope,
+  MessageDeletion,
+  MessageEdit,
+  NewMessage,
+  StoredMessage,
+} from './types.js';
+
+export interface GetOptions {
+  scope?: ConversationScope;
+  /** Only turns at or after this ISO timestamp. */
+  sinceTimestamp?: string;
+  /** Only turns strictly before this ISO timestamp. */
+  before?: string;
+  /** How many of the most recent matching turns to return (default 100). */
+  limit?: number;
+  /** Only turns written by these participants. */
+  participantIds?: string[];
+  /**
+   * Addressed-only filter: only turns that concern this agent — written by one of `aliases`,
+   * mentioning one of them, replying to one of their messages, or in a DM. Runs inside the store.
+   */
+  concerning?: { aliases: string[] };
+  /** Include rolling-summary rows (default false: summaries are read with `getSummary`). */
+  includeSummaries?: boolean;
+  /** Include deleted turns (tombstones; default false). */
+  includeDeleted?: boolean;
+}
+
+export interface SearchOptions {
+  /** Most results (default 10). */
+  limit?: number;
+  /** Most tokens of content over all results (default 2000); lower-ranked results are cut first. */
+  tokenCap?: number;
+}
+
+export interface ListConversationsOptions {
+  channelType?: ChannelType;
+  /** Only conversations this participant wrote in. */
+  participantId?: string;
+  /** Page size (default 50). */
+  limit?: number;
+  /** Opaque cursor from the previous page's `nextCursor`. */
+  cursor?: string;
+}
+
+export interface ConversationSummary {
+  id: string;
+  channelType: ChannelType;
+  channelId: string;
+  channelName?: string;
+  threadId?: string;
+  scope: ConversationScope;
+  messageCount: number;
+  firstMessageAt: string;
+  lastMessageAt: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor?: string;
+}
+
+export interface AppendResult {
+  message: StoredMessage;
+  /** False when the turn was already stored (same id, or same platform message). */
+  inserted: boolean;
+}
+
+export interface ForgetOptions {
+  /** `delete` removes the rows (default); `redact` keeps them with the text and name blanked. */
+  mode?: 'delete' | 'redact';
+}
+
+/**
+ * Where conversations live. One contract suite (test/store-contract.ts) runs against every
+ * implementation.
+ *
+ * @example
+ * ```ts
+ * import { InMemoryConversationStore } from 'colloquy';
+ * const store = new InMemoryConversationStore();
+ * await store.append(turn);
+ * const recent = await store.get(turn.conversationId, { limit: 20 });
+ * ```
+ */
+export interface ConversationStore {
+  /** Stores a turn once: a repeated `id`, or a repeated platform message, stores nothing. */
+  append(message: NewMessage): Promise<AppendResult>;
+  /** The most recent `limit` matching turns, oldest first (ties: insertion order). */
+  get(conversationId: string, options?: GetOptions): Promise<StoredMessage[]>;
+  /** Relevance-ranked search in one conversation; the query is plain words, never syntax. */
+  search(conversationId: string, query: string, options?: SearchOptions): Promise<StoredMessage[]>;
+  /** Deletes these ids within this conversation only; returns how many went. */
+  deleteMessages(conversationId: string, ids: string[]): Promise<number>;
+
+  listConversations(options?: ListConversationsOptions): Promise<Page<ConversationSummary>>;
+  getConversation(conversationId: string): Promise<ConversationSummary | undefined>;
+  /** Deletes a conversation and all its turns; false when there was none. */
+  deleteConversation(conversationId: string): Promise<boolean>;
+  /** Removes (or redacts) everything a participant wrote, everywhere; returns how many turns. */
+  forgetParticipant(participantId: string, options?: ForgetOptions): Promise<number>;
+
+  /** Records an edit; the previous text is kept as a revision. False when the message is unknown. */
+  recordEdit(edit: MessageEdit): Promise<boolean>;
+  /** Marks a message deleted (a tombstone). False when the message is unknown. */
+  recordDeletion(deletion: MessageDeletion): Promise<boolean>;
+  /** The newest rolling summary an agent stored for a conversation. */
+  getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined>;
+
+  close?(): Promise<void>;
+}

@@ -1,0 +1,110 @@
+/**
+ * The message model: what colloquy stores for every turn of every conversation.
+ *
+ * @example
+ * ```ts
+ * import type { StoredMessage } from 'colloquy';
+ * const turn: StoredMessage = {
+ *   id: 'telegram:42:7',
+ *   conversationId: 'telegram:42',
+ *   participant: { kind: 'user', id: 'telegram:user:1001', displayName: 'Alice' },
+ *   content: 'hello @orders_bot',
+ *   timestamp: '2026-11-21T09:30:00.000Z',
+ *   scope: 'dm',
+ *   metadata: { channelType: 'telegram', channelId: '42', messageId: '7', mentions: ['telegram:user:99'] },
+ * };
+ * ```
+ */
+
+/** Who wrote a turn: a person, an agent (ours or another bot), or the system. */
+export type ParticipantKind = 'user' | 'agent' | 'system';
+
+export interface Participant {
+  kind: ParticipantKind;
+  /**
+   * Stable id. Platform users are namespaced by the channel (`slack:U123`,
+   * `discord:80351110224678912`, `telegram:1001`); our own agents use their agent id.
+   */
+  id: string;
+  displayName?: string;
+}
+
+/** `dm`: one person and the bot; `channel`: a group space; `thread`: a thread or forum topic inside one. */
+export type ConversationScope = 'channel' | 'dm' | 'thread';
+
+/** The platform a turn came through. Open-ended so user-written channels can add their own. */
+export type ChannelType = 'slack' | 'discord' | 'telegram' | 'console' | (string & {});
+
+export interface MessageMetadata {
+  channelType: ChannelType;
+  /** Human name of the channel or chat, when the platform gives one. */
+  channelName?: string;
+  /** Platform id of the channel / chat the turn was posted in. */
+  channelId: string;
+  /** Platform thread id (Slack `thread_ts`, Discord thread channel id, Telegram `message_thread_id`). */
+  threadId?: string;
+  /** Platform message id (Slack `ts`, Discord snowflake, Telegram `message_id`). */
+  messageId?: string;
+  /** Every further platform id when one reply was split into several platform messages. */
+  partMessageIds?: string[];
+  /** Participant ids mentioned in the turn (already resolved from platform mention syntax). */
+  mentions: string[];
+  /** Platform message id this turn replies to. */
+  replyToMessageId?: string;
+  /** Participant id of the author of the message replied to, when known. */
+  replyToParticipantId?: string;
+  /** True for rolling-summary rows written by a summarizer. */
+  isSummary?: boolean;
+  /** Agent id a summary row belongs to. */
+  summaryForAgentId?: string;
+  /** Sequence number of the newest turn a summary covers. */
+  summaryThroughSequence?: number;
+  /** Tool call / tool result linkage, for turns that record a model's tool use. */
+  toolCallId?: string;
+  toolName?: string;
+  /** Anything else a channel or interceptor wants to keep; stored as JSON. */
+  [key: string]: unknown;
+}
+
+/** A turn as colloquy stores it. */
+export interface StoredMessage {
+  /** colloquy id; channels derive it deterministically from the platform ids. */
+  id: string;
+  conversationId: string;
+  participant: Participant;
+  content: string;
+  /** ISO 8601, UTC, millisecond precision (`2026-11-21T09:30:00.000Z`). */
+  timestamp: string;
+  scope: ConversationScope;
+  metadata: MessageMetadata;
+  /** Monotonic insertion sequence, assigned by the store. Absent before the first append. */
+  sequence?: number;
+  /** Set when the platform message was edited; the previous text is kept as a revision. */
+  editedAt?: string;
+  /** Set when the platform message was deleted (a tombstone: content is kept unless forgotten). */
+  deletedAt?: string;
+}
+
+/** A message that has not been stored yet. */
+export type NewMessage = Omit<StoredMessage, 'sequence' | 'editedAt' | 'deletedAt'>;
+
+/** Points at a platform message, for edits and deletes. */
+export interface PlatformMessageRef {
+  channelType: ChannelType;
+  channelId: string;
+  messageId: string;
+}
+
+export interface MessageEdit extends PlatformMessageRef {
+  content: string;
+  editedAt: string;
+}
+
+export interface MessageDeletion extends PlatformMessageRef {
+  deletedAt: string;
+}
+
+/** Formats a Date (default: now) the way colloquy stores timestamps. */
+export function isoTimestamp(date: Date = new Date()): string {
+  return date.toISOString();
+}
