@@ -8,3 +8,4 @@ export * from './channel.js';
 export * from './context.js';
 export * from './errors.js';
 export * from './tokenizer.js';
+export * from './agent.js';

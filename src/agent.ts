@@ -1,0 +1,59 @@
+import type { ConversationStore } from './store.js';
+import type { NewMessage } from './types.js';
+
+/** What the runtime gives an agent for one turn. */
+export interface AgentRunContext {
+  conversationId: string;
+  /** The store the conversation lives in (the agent's `conversationHistory` when it set one). */
+  store: ConversationStore;
+  /** Every alias the agent is known by right now: its id, name, bot user ids, @usernames. */
+  aliases: readonly string[];
+  /** Captures an extra turn the agent produced (tool calls and their results). Never throws. */
+  record(message: NewMessage): Promise<void>;
+  /** How many agent turns in a row led to this one. */
+  depth: number;
+  signal?: AbortSignal;
+}
+
+export interface AgentResult {
+  output: string;
+  /** Stored on the outbound turn's metadata (for example `{ model: 'offline' }`). */
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * The seam between the runtime and agents. `BaseAgent` (exported from `colloquy`) implements
+ * it; the runtime needs nothing more.
+ */
+export interface Agent {
+  /** Stable id, used as the participant id of the agent's turns. */
+  readonly id: string;
+  readonly name: string;
+  /** Aliases given by hand; the runtime adds the bot identities of the agent's channels. */
+  readonly agentAliases?: readonly string[];
+  /** The store to read history from, when not the runtime's. */
+  conversationHistory?: ConversationStore;
+  /** Whether to answer this turn; by default, when it concerns the agent (see `concerns`). */
+  shouldRespond?(message: NewMessage, aliases: readonly string[]): boolean;
+  run(input: NewMessage, ctx: AgentRunContext): Promise<AgentResult>;
+}
+
+/**
+ * True when a turn concerns an agent known by `aliases`: it wrote it, mentions it, replies to
+ * one of its messages, or it is in a DM. The same rule the stores apply in SQL.
+ *
+ * @example
+ * ```ts
+ * concerns(turn, ['support-agent', 'telegram:99', '@orders_bot']);
+ * ```
+ */
+export function concerns(message: NewMessage, aliases: readonly string[]): boolean {
+  const known = new Set(aliases.map((alias) => alias.toLowerCase()));
+  const is = (id: string | undefined) => id !== undefined && known.has(id.toLowerCase());
+  return (
+    message.scope === 'dm' ||
+    is(message.participant.id) ||
+    is(message.metadata.replyToParticipantId) ||
+    message.metadata.mentions.some(is)
+  );
+}
