@@ -40,7 +40,8 @@ export interface Agent {
 
 /**
  * True when a turn concerns an agent known by `aliases`: it wrote it, mentions it, replies to
- * one of its messages, or it is in a DM. The same rule the stores apply in SQL.
+ * one of its messages, or it is in a DM. The same rule the stores apply in SQL. Ids compare
+ * exactly: channels resolve platform mention syntax to participant ids before capture.
  *
  * @example
  * ```ts
@@ -48,8 +49,8 @@ export interface Agent {
  * ```
  */
 export function concerns(message: NewMessage, aliases: readonly string[]): boolean {
-  const known = new Set(aliases.map((alias) => alias.toLowerCase()));
-  const is = (id: string | undefined) => id !== undefined && known.has(id.toLowerCase());
+  const known = new Set(aliases);
+  const is = (id: string | undefined) => id !== undefined && known.has(id);
   return (
     message.scope === 'dm' ||
     is(message.participant.id) ||
