@@ -9,3 +9,4 @@ export * from './context.js';
 export * from './errors.js';
 export * from './tokenizer.js';
 export * from './agent.js';
+export * from './split.js';
