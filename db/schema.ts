@@ -72,6 +72,14 @@ export const messages = sqliteTable(
     createdAt: text('created_at')
       .notNull()
       .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
+    /**
+     * One FTS token per conversation (`c` + hex of the id), computed, never stored: the
+     * `messages_fts` index holds it so a search is restricted to one conversation inside FTS.
+     */
+    conversationKey: text('conversation_key').generatedAlwaysAs(
+      sql`('c' || hex(conversation_id))`,
+      { mode: 'virtual' },
+    ),
   },
   (t) => [
     uniqueIndex('messages_id_uq').on(t.id),
@@ -93,6 +101,10 @@ export const messages = sqliteTable(
     index('messages_summary_idx')
       .on(t.conversationId, t.summaryForAgentId, t.seq)
       .where(sql`${t.isSummary} = 1`),
+    /** Every turn of a DM concerns the agent: the addressed-only query reads them from here. */
+    index('messages_dm_time_idx')
+      .on(t.conversationId, t.timestamp, t.seq)
+      .where(sql`${t.scope} = 'dm'`),
   ],
 );
 
@@ -105,10 +117,18 @@ export const messageMentions = sqliteTable(
       .references(() => messages.seq, { onDelete: 'cascade' }),
     conversationId: text('conversation_id').notNull(),
     participantId: text('participant_id').notNull(),
+    /** The mentioning turn's timestamp, copied so "newest mentions of X" is one index range. */
+    timestamp: text('timestamp').notNull().default(''),
   },
   (t) => [
     primaryKey({ columns: [t.messageSeq, t.participantId] }),
     index('message_mentions_lookup_idx').on(t.conversationId, t.participantId, t.messageSeq),
+    index('message_mentions_time_idx').on(
+      t.conversationId,
+      t.participantId,
+      t.timestamp,
+      t.messageSeq,
+    ),
     index('message_mentions_participant_idx').on(t.participantId),
   ],
 );

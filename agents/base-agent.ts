@@ -1,0 +1,217 @@
+import { generateText, stepCountIs } from 'ai';
+import type { LanguageModel, LanguageModelUsage, StepResult, ToolSet } from 'ai';
+import type { Agent, AgentResult, AgentRunContext } from '../src/agent.js';
+import { assemblePrompt, RECALL_TOOL_NAME } from '../src/assemble.js';
+import type { AssemblerOptions, Summarizer } from '../src/assemble.js';
+import { AgentError, ColloquyError } from '../src/errors.js';
+import { consoleLogger } from '../src/logger.js';
+import type { Logger } from '../src/logger.js';
+import type { ConversationStore } from '../src/store.js';
+import { isoTimestamp } from '../src/types.js';
+import type { NewMessage, Participant } from '../src/types.js';
+import { describeModel, modelFromEnv } from './models.js';
+import { isOfflineModel } from './offline-model.js';
+import { conversationSearchTool, CONVERSATION_SEARCH_TOOL } from './tools/conversation-search.js';
+import { recallToolResultTool } from './tools/recall-tool-result.js';
+
+/**
+ * The class agents extend. Give it a name, a description and instructions; everything else
+ * has a default: the model comes from `COLLOQUY_MODEL` (the offline model without it), the
+ * history from the runtime's store, and the built-in `conversation_search` and
+ * `recall_tool_result` tools are bound to the conversation being answered.
+ *
+ * Each turn, `run` assembles the prompt from the store (only the turns that concern this
+ * agent), calls the model with the tools (at most `maxSteps` steps), records every tool call
+ * and tool result as its own turn, and returns the answer with `{ model, usage }` metadata.
+ *
+ * With `noImplicitOverride`, optional members are set with `override` (`override model = …`).
+ *
+ * @example
+ * ```ts
+ * import { BaseAgent } from 'colloquy';
+ * import { openai } from '@ai-sdk/openai';
+ *
+ * class SupportAgent extends BaseAgent {
+ *   name = 'support-agent';
+ *   description = 'Answers questions about orders';
+ *   instructions = 'You are a helpful support agent.';
+ *   override model = openai('gpt-4o-mini');
+ * }
+ * ```
+ */
+export abstract class BaseAgent implements Agent {
+  abstract name: string;
+  abstract description: string;
+  /** The system prompt. */
+  abstract instructions: string;
+  /** Stable id, used as the participant id of this agent's turns; defaults to `name`. */
+  declare readonly id: string;
+  /** The AI SDK model; defaults to `modelFromEnv()`, resolved on the first run. */
+  model?: LanguageModel;
+  /** Further names the agent answers to; the runtime adds its bot identities. */
+  agentAliases: readonly string[] = [];
+  /** Where history is read from, when not the runtime's store. */
+  conversationHistory?: ConversationStore;
+  /** How the prompt is assembled (token budget, summaries, time window…). */
+  assemblerOptions: AssemblerOptions = {};
+  /** Extra AI SDK tools; merged over the built-ins (a tool of the same name replaces one). */
+  tools: ToolSet = {};
+  /** Writes rolling summaries when the history outgrows `assemblerOptions.rollingSummaryThreshold`. */
+  summarizer?: Summarizer;
+  /** Most model steps per turn (each tool round trip is one). */
+  maxSteps = 5;
+  /** Where assembly problems the agent worked around are reported. */
+  logger: Logger = consoleLogger;
+
+  constructor() {
+    // `id` follows `name` until a subclass sets its own (`override id = 'support'`).
+    let own: string | undefined;
+    Object.defineProperty(this, 'id', {
+      get: () => own ?? this.name,
+      set: (value: string) => void (own = value),
+      enumerable: true,
+      configurable: true,
+    });
+  }
+
+  /** The model this agent calls, resolving the default once. */
+  resolveModel(): LanguageModel {
+    this.model ??= modelFromEnv();
+    return this.model;
+  }
+
+  /** How this agent appears on the turns it writes. */
+  get participant(): Participant {
+    return { kind: 'agent', id: this.id, displayName: this.name };
+  }
+
+  async run(input: NewMessage, ctx: AgentRunContext): Promise<AgentResult> {
+    const fail = (what: string, cause: unknown) =>
+      new AgentError(`${this.name}: ${what}: ${messageOf(cause)}`, {
+        cause,
+        conversationId: ctx.conversationId,
+        messageId: input.id,
+      });
+    let model: LanguageModel;
+    try {
+      model = this.resolveModel();
+    } catch (cause) {
+      throw fail('no model', cause);
+    }
+    const prompt = await assemblePrompt(
+      ctx.store,
+      ctx.conversationId,
+      this.id,
+      this.name,
+      {
+        ...this.assemblerOptions,
+        agentAliases: [
+          ...new Set([
+            ...(this.assemblerOptions.agentAliases ?? []),
+            ...this.agentAliases,
+            ...ctx.aliases,
+          ]),
+        ],
+        currentMessage: input,
+        systemPrompt: this.instructions.trim() === '' ? undefined : this.instructions,
+        onError:
+          this.assemblerOptions.onError ??
+          ((error) => this.logger.warn(error.message, { agentId: this.id, error })),
+      },
+      this.summarizer,
+    );
+    try {
+      const result = await generateText({
+        model,
+        messages: prompt.messages,
+        allowSystemInMessages: true,
+        tools: { ...this.builtInTools(ctx), ...this.tools },
+        stopWhen: stepCountIs(this.maxSteps),
+        abortSignal: ctx.signal,
+        onStepFinish: (step) => this.recordToolUse(step, input, ctx),
+      });
+      return {
+        output: result.text,
+        metadata: {
+          model: describeModel(model),
+          ...(isOfflineModel(model) ? { offline: true } : {}),
+          usage: usageOf(result.totalUsage),
+        },
+      };
+    } catch (cause) {
+      if (cause instanceof ColloquyError) throw cause;
+      throw fail('the model failed', cause);
+    }
+  }
+
+  /**
+   * The tools every run gets, bound to the conversation being answered. Override to remove
+   * or add some (return `{}` for none).
+   */
+  protected builtInTools(ctx: AgentRunContext): ToolSet {
+    return {
+      [CONVERSATION_SEARCH_TOOL]: conversationSearchTool(ctx.store, ctx.conversationId),
+      [RECALL_TOOL_NAME]: recallToolResultTool(ctx.store, ctx.conversationId),
+    };
+  }
+
+  private async recordToolUse(
+    step: StepResult<ToolSet>,
+    input: NewMessage,
+    ctx: AgentRunContext,
+  ): Promise<void> {
+    for (const part of step.content) {
+      if (part.type === 'tool-call') {
+        await ctx.record(this.toolTurn(input, part, 'call', JSON.stringify(part.input) ?? 'null'));
+      } else if (part.type === 'tool-result') {
+        await ctx.record(this.toolTurn(input, part, 'result', textOf(part.output)));
+      } else if (part.type === 'tool-error') {
+        const turn = this.toolTurn(input, part, 'result', `Error: ${messageOf(part.error)}`);
+        await ctx.record({ ...turn, metadata: { ...turn.metadata, toolError: true } });
+      }
+    }
+  }
+
+  private toolTurn(
+    input: NewMessage,
+    part: { toolCallId: string; toolName: string },
+    role: 'call' | 'result',
+    content: string,
+  ): NewMessage {
+    const { channelType, channelId, channelName, threadId } = input.metadata;
+    return {
+      id: `${input.id}:tool:${part.toolCallId}:${role}`,
+      conversationId: input.conversationId,
+      participant: this.participant,
+      content,
+      timestamp: isoTimestamp(),
+      scope: input.scope,
+      metadata: {
+        channelType,
+        channelId,
+        ...(channelName === undefined ? {} : { channelName }),
+        ...(threadId === undefined ? {} : { threadId }),
+        mentions: [],
+        toolRole: role,
+        toolCallId: part.toolCallId,
+        toolName: part.toolName,
+      },
+    };
+  }
+}
+
+function textOf(output: unknown): string {
+  return typeof output === 'string' ? output : (JSON.stringify(output) ?? String(output));
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function usageOf(usage: LanguageModelUsage): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (usage.inputTokens !== undefined) out.inputTokens = usage.inputTokens;
+  if (usage.outputTokens !== undefined) out.outputTokens = usage.outputTokens;
+  if (usage.totalTokens !== undefined) out.totalTokens = usage.totalTokens;
+  return out;
+}

@@ -1,0 +1,3 @@
+export * from './conversation-search.js';
+export * from './recall-tool-result.js';
+export { validateObject, type FieldRules, type ValidationResult } from './validate.js';

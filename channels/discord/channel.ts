@@ -1,0 +1,353 @@
+import {
+  Client,
+  DiscordAPIError,
+  Events,
+  GatewayIntentBits,
+  HTTPError,
+  Partials,
+  RateLimitError,
+  Routes,
+  type ClientOptions,
+  type GatewayDispatchPayload,
+} from 'discord.js';
+import type {
+  BotIdentity,
+  Channel,
+  ChannelHandlers,
+  OutboundMessage,
+  SentMessage,
+} from '../../src/channel.js';
+import {
+  ColloquyError,
+  MalformedEventError,
+  NetworkError,
+  PlatformError,
+} from '../../src/errors.js';
+import { DEFAULT_ALLOWED_MENTIONS, formatOutbound, type DiscordAllowedMentions } from './format.js';
+import {
+  lacksContent,
+  parseMessageCreate,
+  parseMessageDelete,
+  parseMessageUpdate,
+  type DiscordChannelInfo,
+  type DiscordParseContext,
+} from './parse.js';
+
+/**
+ * The gateway intents colloquy asks for by default: guilds (channel and thread cache), guild
+ * and direct messages, and message content. MessageContent is privileged: switch on "Message
+ * Content Intent" under Bot → Privileged Gateway Intents in the Developer Portal, or Discord
+ * sends messages with empty content (except those that mention the bot, and DMs).
+ */
+export const DEFAULT_DISCORD_INTENTS: readonly GatewayIntentBits[] = [
+  GatewayIntentBits.Guilds,
+  GatewayIntentBits.GuildMessages,
+  GatewayIntentBits.DirectMessages,
+  GatewayIntentBits.MessageContent,
+];
+
+export interface DiscordChannelOptions {
+  /** The bot token (Developer Portal → Bot → Token). Not needed with a logged-in `client`. */
+  token?: string;
+  /** Gateway intents (default {@link DEFAULT_DISCORD_INTENTS}). */
+  intents?: ClientOptions['intents'];
+  /** Passed to `new Client()`, for example `{ rest: { api: 'http://127.0.0.1:PORT/api' } }`. */
+  clientOptions?: Partial<ClientOptions>;
+  /** An existing discord.js client to use instead of creating one; it is not destroyed on stop. */
+  client?: Client;
+  /** Who replies may ping (default: users only, never @everyone or roles). */
+  allowedMentions?: DiscordAllowedMentions;
+  /** How many recent message ids to remember to drop replayed events (default 2000). */
+  dedupeSize?: number;
+}
+
+/**
+ * Discord through discord.js: reads MESSAGE_CREATE / MESSAGE_UPDATE / MESSAGE_DELETE from the
+ * gateway, posts replies through the REST API, and learns the bot's id from READY.
+ *
+ * @example
+ * ```ts
+ * import { Bot } from 'colloquy';
+ * import { DiscordChannel } from 'colloquy/discord';
+ *
+ * const discord = new DiscordChannel({ token: process.env.DISCORD_BOT_TOKEN! });
+ * const bot = new Bot({ channels: [discord], agents: [new SupportAgent()] });
+ * await bot.start();
+ * ```
+ */
+export class DiscordChannel implements Channel {
+  readonly type = 'discord';
+  /** The discord.js client (yours, or the one the channel made). */
+  readonly client: Client;
+  private identity: BotIdentity | undefined;
+  private handlers: ChannelHandlers | undefined;
+  private readonly ownsClient: boolean;
+  private readonly seen: RecentIds;
+  private queue: Promise<void> = Promise.resolve();
+  private readonly inFlight = new Set<Promise<void>>();
+  private warnedAboutContent = false;
+
+  constructor(private readonly options: DiscordChannelOptions) {
+    this.ownsClient = options.client === undefined;
+    this.client =
+      options.client ??
+      new Client({
+        partials: [Partials.Channel, Partials.Message],
+        ...options.clientOptions,
+        intents: options.intents ?? options.clientOptions?.intents ?? [...DEFAULT_DISCORD_INTENTS],
+      });
+    this.seen = new RecentIds(options.dedupeSize ?? 2000);
+  }
+
+  get botIdentity(): BotIdentity | undefined {
+    return this.identity;
+  }
+
+  async start(handlers: ChannelHandlers): Promise<void> {
+    this.handlers = handlers;
+    this.client.on(Events.Raw, this.onRaw);
+    this.client.on(Events.Error, this.onClientError);
+    this.client.on(Events.ShardError, this.onClientError);
+    this.client.on(Events.ShardDisconnect, this.onGatewayClosed);
+    if (!this.client.isReady()) {
+      const token = this.options.token ?? this.client.token ?? undefined;
+      if (token === undefined) {
+        this.detach();
+        throw new PlatformError('discord', 'DiscordChannel needs a token (or a logged-in client)');
+      }
+      const ready = new Promise<void>((resolve) =>
+        this.client.once(Events.ClientReady, () => resolve()),
+      );
+      try {
+        await Promise.all([ready, this.client.login(token)]);
+      } catch (error) {
+        this.detach();
+        throw toColloquyError(error, 'Discord login failed');
+      }
+    }
+    const user = this.client.user;
+    if (!user) throw new PlatformError('discord', 'Discord READY carried no user');
+    this.identity = {
+      id: `discord:${user.id}`,
+      username: user.username,
+      displayName: user.globalName ?? user.username,
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.detach();
+    await this.queue;
+    await Promise.allSettled([...this.inFlight]);
+    if (this.ownsClient) await this.client.destroy();
+  }
+
+  async send(message: OutboundMessage): Promise<SentMessage> {
+    const { channelId, bodies } = formatOutbound(
+      message,
+      this.options.allowedMentions ?? DEFAULT_ALLOWED_MENTIONS,
+    );
+    const messageIds: string[] = [];
+    let timestamp: string | undefined;
+    for (const [index, body] of bodies.entries()) {
+      try {
+        const posted = (await this.client.rest.post(Routes.channelMessages(channelId), {
+          body,
+        })) as { id: string; timestamp?: string };
+        messageIds.push(posted.id);
+        if (index === 0 && posted.timestamp) timestamp = new Date(posted.timestamp).toISOString();
+      } catch (error) {
+        const part = bodies.length > 1 ? ` (part ${index + 1} of ${bodies.length})` : '';
+        throw toColloquyError(error, `Discord refused a message in ${channelId}${part}`, {
+          conversationId: message.conversationId,
+        });
+      }
+    }
+    return { messageIds, ...(timestamp !== undefined && { timestamp }) };
+  }
+
+  private detach(): void {
+    this.client.off(Events.Raw, this.onRaw);
+    this.client.off(Events.Error, this.onClientError);
+    this.client.off(Events.ShardError, this.onClientError);
+    this.client.off(Events.ShardDisconnect, this.onGatewayClosed);
+  }
+
+  /** discord.js gave up on the gateway (a close code it will not reconnect after). */
+  private readonly onGatewayClosed = (event: { code: number }): void => {
+    this.handlers?.error(
+      new PlatformError('discord', `The Discord gateway closed for good (code ${event.code})`, {
+        code: String(event.code),
+      }),
+    );
+  };
+
+  private readonly onClientError = (error: Error): void => {
+    this.handlers?.error(new NetworkError(`Discord gateway: ${error.message}`, { cause: error }));
+  };
+
+  /**
+   * Every gateway dispatch passes here before discord.js handles it. Events are parsed in the
+   * order they arrived; each turn is then handed to the runtime without waiting for the one
+   * before it to be answered.
+   */
+  private readonly onRaw = (packet: GatewayDispatchPayload): void => {
+    if (
+      packet.t !== 'MESSAGE_CREATE' &&
+      packet.t !== 'MESSAGE_UPDATE' &&
+      packet.t !== 'MESSAGE_DELETE'
+    ) {
+      return;
+    }
+    this.queue = this.queue.then(() => this.dispatch(packet.t, packet.d as unknown));
+  };
+
+  private async dispatch(event: string, data: unknown): Promise<void> {
+    const handlers = this.handlers;
+    if (!handlers) return;
+    try {
+      const context = await this.contextFor(data);
+      if (event === 'MESSAGE_CREATE') {
+        const turn = parseMessageCreate(data, context);
+        if ('ignored' in turn) return;
+        if (!this.seen.add(turn.id)) return; // replayed after a RESUME, or delivered twice
+        if (!this.warnedAboutContent && lacksContent(data)) {
+          this.warnedAboutContent = true;
+          handlers.error(
+            new PlatformError(
+              'discord',
+              'Discord sends messages without their text: switch on "Message Content Intent" ' +
+                '(Developer Portal → Bot → Privileged Gateway Intents) and include ' +
+                'GatewayIntentBits.MessageContent in the intents',
+              { code: 'missing_message_content', conversationId: turn.conversationId },
+            ),
+          );
+        }
+        this.track(handlers.message(turn), turn.conversationId, turn.id);
+      } else if (event === 'MESSAGE_UPDATE') {
+        const edit = parseMessageUpdate(data, context);
+        if (!edit || !this.seen.add(`edit:${edit.messageId}:${edit.editedAt}`)) return;
+        this.track(handlers.edit(edit));
+      } else {
+        const deletion = parseMessageDelete(data, context);
+        if (!this.seen.add(`delete:${deletion.messageId}`)) return;
+        this.track(handlers.delete(deletion));
+      }
+    } catch (error) {
+      handlers.error(
+        error instanceof ColloquyError
+          ? error
+          : new MalformedEventError(`Could not read a Discord ${event}`, { cause: error }),
+      );
+    }
+  }
+
+  private track(work: Promise<void>, conversationId?: string, messageId?: string): void {
+    const done: Promise<void> = work
+      .catch((error: unknown) => {
+        this.handlers?.error(
+          error instanceof ColloquyError
+            ? error
+            : new ColloquyError('Handling a Discord event failed', {
+                cause: error,
+                conversationId,
+                messageId,
+              }),
+        );
+      })
+      .finally(() => this.inFlight.delete(done));
+    this.inFlight.add(done);
+  }
+
+  /** What the payload lacks: the channel's type and name, and a thread's parent. */
+  private async contextFor(data: unknown): Promise<DiscordParseContext> {
+    const botUserId = this.client.user?.id;
+    const d = (typeof data === 'object' && data !== null ? data : {}) as {
+      channel_id?: unknown;
+      guild_id?: unknown;
+    };
+    if (typeof d.channel_id !== 'string') return { botUserId };
+    if (typeof d.guild_id !== 'string') return { botUserId, channel: { type: 1 } };
+    const channel = await this.channelInfo(d.channel_id);
+    return channel ? { botUserId, channel } : { botUserId };
+  }
+
+  private async channelInfo(id: string): Promise<DiscordChannelInfo | undefined> {
+    let channel = this.client.channels.cache.get(id) ?? null;
+    if (!channel) {
+      // Not cached (a thread the bot was just added to, say): ask the REST API once.
+      channel = await this.client.channels.fetch(id).catch(() => null);
+    }
+    if (!channel) return undefined;
+    const name = 'name' in channel && typeof channel.name === 'string' ? channel.name : undefined;
+    if (!channel.isThread()) return { type: channel.type, ...(name !== undefined && { name }) };
+    const parentName = channel.parent?.name;
+    return {
+      type: channel.type,
+      ...(name !== undefined && { name }),
+      ...(channel.parentId !== null && { parentId: channel.parentId }),
+      ...(parentName !== undefined && { parentName }),
+    };
+  }
+}
+
+/**
+ * Sorts a discord.js failure into colloquy's errors: Discord answered and refused
+ * (`DiscordAPIError`, with Discord's code: 50013 Missing Permissions, 10003 Unknown Channel…),
+ * a rate limit discord.js was told not to wait out, or a server error → `PlatformError`;
+ * anything else (refused connection, timeout) → `NetworkError`.
+ */
+export function toColloquyError(
+  error: unknown,
+  message: string,
+  context: { conversationId?: string; messageId?: string } = {},
+): ColloquyError {
+  if (error instanceof ColloquyError) return error;
+  if (error instanceof DiscordAPIError) {
+    return new PlatformError('discord', `${message}: ${error.message} (${error.code})`, {
+      ...context,
+      cause: error,
+      code: String(error.code),
+    });
+  }
+  if (error instanceof RateLimitError) {
+    return new PlatformError('discord', `${message}: rate limited on ${error.route}`, {
+      ...context,
+      cause: error,
+      code: 'rate_limited',
+    });
+  }
+  if (error instanceof HTTPError) {
+    return new PlatformError('discord', `${message}: HTTP ${error.status}`, {
+      ...context,
+      cause: error,
+      code: `http_${error.status}`,
+    });
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code === 'TokenInvalid') {
+    return new PlatformError('discord', `${message}: the token was refused`, {
+      ...context,
+      cause: error,
+      code,
+    });
+  }
+  const reason = error instanceof Error ? error.message : String(error);
+  return new NetworkError(`${message}: ${reason}`, { ...context, cause: error });
+}
+
+/** The most recent ids seen, oldest forgotten first. */
+class RecentIds {
+  private readonly ids = new Set<string>();
+  constructor(private readonly capacity: number) {}
+
+  /** Remembers `id`; false when it was already remembered. */
+  add(id: string): boolean {
+    if (this.ids.has(id)) return false;
+    this.ids.add(id);
+    if (this.ids.size > this.capacity) {
+      const oldest = this.ids.values().next().value;
+      if (oldest !== undefined) this.ids.delete(oldest);
+    }
+    return true;
+  }
+}

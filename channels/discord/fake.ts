@@ -1,0 +1,344 @@
+import { EventEmitter } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FakeGateway, type FakeDiscordIdentify } from './fake/gateway.js';
+import {
+  handleRest,
+  type FakeDiscordFailure,
+  type FakeDiscordRequest,
+  type RestHost,
+} from './fake/rest.js';
+import {
+  CHANNEL_TYPE,
+  guildChannel,
+  guildCreatePayload,
+  memberOf,
+  messagePayload,
+  snowflakes,
+  threadChannel,
+  type FakeDiscordChannel,
+  type FakeDiscordChannelInit,
+  type FakeDiscordGuild,
+  type FakeDiscordMessage,
+  type FakeDiscordUser,
+} from './fake/payloads.js';
+
+export type {
+  FakeDiscordChannel,
+  FakeDiscordFailure,
+  FakeDiscordRequest,
+  FakeDiscordChannelInit,
+  FakeDiscordIdentify,
+  FakeDiscordMessage,
+  FakeDiscordUser,
+};
+
+export interface FakeDiscordOptions {
+  /** The bot token the fake accepts (REST `Authorization: Bot …` and IDENTIFY). */
+  token?: string;
+  /** The bot's own user, sent in READY and as the author of what it posts. */
+  bot?: Omit<FakeDiscordUser, 'bot'>;
+  /** HELLO's heartbeat interval in ms (default 41250, as Discord sends). */
+  heartbeatInterval?: number;
+  /** Dispatch MESSAGE_CREATE for the bot's own posts, as Discord does (default true). */
+  echo?: boolean;
+}
+
+export interface FakeDiscordUserMessage {
+  channelId: string;
+  author: FakeDiscordUser;
+  content: string;
+  /** Users mentioned (Discord lists them in `mentions`; write `<@id>` in `content` too). */
+  mentions?: FakeDiscordUser[];
+  /** Id of a message this one replies to (any message the fake knows, the bot's included). */
+  referencedMessage?: string;
+  /** The author's server nickname (guild channels). */
+  nick?: string;
+}
+
+const DEFAULT_BOT = { id: '1100000000000000001', username: 'colloquy-bot', global_name: null };
+
+/**
+ * A loopback Discord: REST (`/api/v10/...`) and the JSON gateway on one 127.0.0.1 port, for
+ * driving the real discord.js against scripted guilds, channels and messages.
+ *
+ * @example
+ * ```ts
+ * import { FakeDiscord } from 'colloquy/testing';
+ * import { DiscordChannel } from 'colloquy/discord';
+ *
+ * const discord = await FakeDiscord.start();
+ * discord.addGuild({ id: '81384788765712384', name: 'Test', channels: [{ id: '41771983423143937', name: 'general' }] });
+ * const channel = new DiscordChannel({ token: discord.token, clientOptions: { rest: { api: discord.restApi } } });
+ * // … start a Bot with the channel, then:
+ * discord.userMessage({ channelId: '41771983423143937', author: { id: '1', username: 'alice' }, content: `<@${discord.botUser.id}> hi`, mentions: [discord.botUser] });
+ * const [reply] = await discord.waitForPosted(1);
+ * await discord.close();
+ * ```
+ */
+export class FakeDiscord {
+  readonly token: string;
+  readonly botUser: FakeDiscordUser;
+  /** Messages the bot posted through REST, in order. */
+  readonly posted: FakeDiscordMessage[] = [];
+  /** Every REST call, in order. */
+  readonly requests: FakeDiscordRequest[] = [];
+  private readonly nextId = snowflakes();
+  private readonly guilds = new Map<string, FakeDiscordGuild>();
+  private readonly channels = new Map<string, FakeDiscordChannel>();
+  private readonly messages = new Map<string, FakeDiscordMessage>();
+  private readonly failures: FakeDiscordFailure[] = [];
+  private readonly events = new EventEmitter();
+  private readonly gateway: FakeGateway;
+  private readonly server: Server;
+  private readonly echo: boolean;
+
+  private constructor(options: FakeDiscordOptions) {
+    this.token = options.token ?? 'fake-discord-token';
+    this.botUser = { ...DEFAULT_BOT, ...options.bot, bot: true };
+    this.echo = options.echo ?? true;
+    this.gateway = new FakeGateway(
+      {
+        token: this.token,
+        heartbeatInterval: options.heartbeatInterval ?? 41_250,
+        ready: (sessionId, resumeUrl) => ({
+          v: 10,
+          user: this.botUser,
+          guilds: [...this.guilds.keys()].map((id) => ({ id, unavailable: true })),
+          session_id: sessionId,
+          resume_gateway_url: resumeUrl,
+          shard: [0, 1],
+          application: { id: this.botUser.id, flags: 0 },
+          private_channels: [],
+        }),
+        afterReady: () =>
+          [...this.guilds.values()].map((guild) => ({
+            t: 'GUILD_CREATE',
+            d: guildCreatePayload(guild, this.botUser),
+          })),
+      },
+      () => this.gatewayUrl,
+    );
+    this.server = createServer((req, res) => void handleRest(this.restHost(), req, res));
+    this.server.on('upgrade', (req, socket, head) => {
+      if (new URL(req.url ?? '/', 'http://x').pathname === '/gateway') {
+        this.gateway.upgrade(req, socket, head);
+      } else socket.destroy();
+    });
+  }
+
+  /** Starts a fake on a free 127.0.0.1 port. */
+  static async start(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
+    const fake = new FakeDiscord(options);
+    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Pass as discord.js `rest.api` (`clientOptions: { rest: { api: fake.restApi } }`). */
+  get restApi(): string {
+    return `http://127.0.0.1:${this.port}/api`;
+  }
+
+  /** What `GET /gateway/bot` answers: the fake's own WebSocket endpoint. */
+  get gatewayUrl(): string {
+    return `ws://127.0.0.1:${this.port}/gateway`;
+  }
+
+  /** Every IDENTIFY received (token, intents, shard). */
+  get identifies(): readonly FakeDiscordIdentify[] {
+    return this.gateway.identifies;
+  }
+
+  /** How many RESUMEs the fake accepted. */
+  get resumes(): number {
+    return this.gateway.resumes;
+  }
+
+  /** Adds a guild with text channels; dispatches GUILD_CREATE when a client is connected. */
+  addGuild(init: { id: string; name: string; channels?: FakeDiscordChannelInit[] }): void {
+    const guild: FakeDiscordGuild = { id: init.id, name: init.name, channels: [], threads: [] };
+    for (const channel of init.channels ?? []) {
+      const full = guildChannel(init.id, channel);
+      guild.channels.push(full);
+      this.channels.set(full.id, full);
+    }
+    this.guilds.set(guild.id, guild);
+    this.gateway.dispatch('GUILD_CREATE', guildCreatePayload(guild, this.botUser));
+  }
+
+  /** Adds a public thread under a guild channel; dispatches THREAD_CREATE when connected. */
+  addThread(init: { id: string; guildId: string; parentId: string; name: string }): void {
+    const guild = this.guilds.get(init.guildId);
+    if (!guild) throw new Error(`FakeDiscord: unknown guild ${init.guildId}`);
+    const thread = threadChannel({ ...init, ownerId: this.botUser.id });
+    guild.threads.push(thread);
+    this.channels.set(thread.id, thread);
+    this.gateway.dispatch('THREAD_CREATE', { ...thread, newly_created: true });
+  }
+
+  /** Adds a DM channel between the bot and `recipient` (DMs arrive without a guild). */
+  addDmChannel(init: { id: string; recipient: FakeDiscordUser }): void {
+    this.channels.set(init.id, {
+      id: init.id,
+      type: CHANNEL_TYPE.DM,
+      recipients: [init.recipient],
+      last_message_id: null,
+    });
+  }
+
+  /** A person (or another bot) posts: stores the message and dispatches MESSAGE_CREATE. */
+  userMessage(init: FakeDiscordUserMessage): FakeDiscordMessage {
+    const message = this.createMessage({
+      channelId: init.channelId,
+      author: init.author,
+      content: init.content,
+      mentions: init.mentions,
+      referencedMessage: init.referencedMessage,
+      nick: init.nick,
+    });
+    this.gateway.dispatch('MESSAGE_CREATE', message);
+    return message;
+  }
+
+  /** The author edits a message: new content and `edited_timestamp`, then MESSAGE_UPDATE. */
+  editMessage(init: { messageId: string; content: string }): FakeDiscordMessage {
+    const message = this.requireMessage(init.messageId);
+    message.content = init.content;
+    message.edited_timestamp = new Date().toISOString().replace('Z', '000+00:00');
+    this.gateway.dispatch('MESSAGE_UPDATE', message);
+    return message;
+  }
+
+  /** The author deletes a message: MESSAGE_DELETE with its id, channel and guild. */
+  deleteMessage(init: { messageId: string }): void {
+    const message = this.requireMessage(init.messageId);
+    this.messages.delete(message.id);
+    this.gateway.dispatch('MESSAGE_DELETE', {
+      id: message.id,
+      channel_id: message.channel_id,
+      ...(message.guild_id !== undefined && { guild_id: message.guild_id }),
+    });
+  }
+
+  /** Sends any dispatch as is (for malformed or unusual payloads). Returns its sequence number. */
+  dispatch(t: string, d: unknown): number {
+    return this.gateway.dispatch(t, d);
+  }
+
+  /** Sends the last `count` dispatches again on the open connection (duplicate delivery). */
+  replayLastEvents(count: number): void {
+    this.gateway.replayLast(count);
+  }
+
+  /**
+   * Tells the client to reconnect (op 7); resolves once it has RESUMEd. With `replayLast`, the
+   * fake re-delivers that many events the client had already seen, as after a lost ACK.
+   */
+  forceReconnect(options: { replayLast?: number } = {}): Promise<void> {
+    return this.gateway.reconnect(options.replayLast ?? 0);
+  }
+
+  /** The next message POST fails with this answer (queue several for several failures). */
+  failNext(failure: FakeDiscordFailure): void {
+    this.failures.push(failure);
+  }
+
+  /**
+   * Resolves with what the bot posted once `condition` holds: a count of posts, or a predicate
+   * that some post satisfies (then resolves with the matching posts).
+   */
+  waitForPosted(
+    condition: number | ((message: FakeDiscordMessage) => boolean),
+    timeoutMs = 5000,
+  ): Promise<FakeDiscordMessage[]> {
+    const check = (): FakeDiscordMessage[] | undefined => {
+      if (typeof condition === 'number') {
+        return this.posted.length >= condition ? this.posted.slice(0, condition) : undefined;
+      }
+      const matching = this.posted.filter(condition);
+      return matching.length > 0 ? matching : undefined;
+    };
+    return new Promise((resolve, reject) => {
+      const done = check();
+      if (done) return resolve(done);
+      const onPosted = () => {
+        const result = check();
+        if (!result) return;
+        clearTimeout(timer);
+        this.events.off('posted', onPosted);
+        resolve(result);
+      };
+      const timer = setTimeout(() => {
+        this.events.off('posted', onPosted);
+        reject(new Error(`FakeDiscord: waited ${timeoutMs} ms; ${this.posted.length} posted`));
+      }, timeoutMs);
+      this.events.on('posted', onPosted);
+    });
+  }
+
+  /** Stops the server and drops every connection. */
+  async close(): Promise<void> {
+    this.gateway.close();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private restHost(): RestHost {
+    return {
+      token: this.token,
+      botUser: this.botUser,
+      gatewayUrl: this.gatewayUrl,
+      channel: (id) => this.channels.get(id),
+      message: (id) => this.messages.get(id),
+      nextFailure: () => this.failures.shift(),
+      post: (channel, content, referencedMessage) => {
+        const message = this.createMessage({
+          channelId: channel.id,
+          author: this.botUser,
+          content,
+          referencedMessage,
+        });
+        this.posted.push(message);
+        this.events.emit('posted', message);
+        if (this.echo) this.gateway.dispatch('MESSAGE_CREATE', message);
+        return message;
+      },
+      edit: (messageId, content) => this.editMessage({ messageId, content }),
+      remove: (messageId) => this.deleteMessage({ messageId }),
+      record: (request) => this.requests.push(request),
+    };
+  }
+
+  private createMessage(init: FakeDiscordUserMessage): FakeDiscordMessage {
+    const channel = this.channels.get(init.channelId);
+    if (!channel) throw new Error(`FakeDiscord: unknown channel ${init.channelId}`);
+    let referenced: FakeDiscordMessage | undefined;
+    if (init.referencedMessage !== undefined) {
+      const { referenced_message: _nested, ...rest } = this.requireMessage(init.referencedMessage);
+      referenced = rest;
+    }
+    const message = messagePayload({
+      id: this.nextId(),
+      channel,
+      author: init.author,
+      content: init.content,
+      nick: init.nick,
+      mentions: init.mentions?.map((user) =>
+        channel.guild_id === undefined ? user : { ...user, member: memberOf() },
+      ),
+      referenced,
+    });
+    this.messages.set(message.id, message);
+    return message;
+  }
+
+  private requireMessage(id: string): FakeDiscordMessage {
+    const message = this.messages.get(id);
+    if (!message) throw new Error(`FakeDiscord: unknown message ${id}`);
+    return message;
+  }
+}

@@ -1,0 +1,173 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FakeDiscordChannel, FakeDiscordMessage, FakeDiscordUser } from './payloads.js';
+
+/** A scripted failure for the next message the bot posts. */
+export interface FakeDiscordFailure {
+  /** HTTP status: 429 (rate limited), 403, 404, 500… */
+  status: number;
+  /** Seconds to wait, for a 429 (`Retry-After` header and `retry_after` body; default 0.05). */
+  retryAfter?: number;
+  /** Discord JSON error code (50013 Missing Permissions, 10003 Unknown Channel…). */
+  code?: number;
+  message?: string;
+}
+
+/** One REST call the fake served. */
+export interface FakeDiscordRequest {
+  method: string;
+  path: string;
+  body: unknown;
+  status: number;
+}
+
+/** What the REST half needs from FakeDiscord. */
+export interface RestHost {
+  token: string;
+  botUser: FakeDiscordUser;
+  gatewayUrl: string;
+  channel(id: string): FakeDiscordChannel | undefined;
+  message(id: string): FakeDiscordMessage | undefined;
+  nextFailure(): FakeDiscordFailure | undefined;
+  /** The bot posts `content` in `channel` (replying to `referencedId`): record and echo it. */
+  post(channel: FakeDiscordChannel, content: string, referencedId?: string): FakeDiscordMessage;
+  edit(messageId: string, content: string): FakeDiscordMessage;
+  remove(messageId: string): void;
+  record(request: FakeDiscordRequest): void;
+}
+
+type Answer = (status: number, data?: unknown, headers?: Record<string, string>) => void;
+
+/**
+ * The REST half of FakeDiscord, `/api/v10/...`: the gateway URL, the bot user, channels, and
+ * creating, editing and deleting messages, with Discord's JSON errors (`{ message, code }`)
+ * and 429s that carry the rate-limit headers discord.js reads.
+ */
+export async function handleRest(
+  host: RestHost,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = text;
+  }
+  const method = req.method ?? 'GET';
+  const path = new URL(req.url ?? '/', 'http://x').pathname;
+  const answer: Answer = (status, data, headers = {}) => {
+    host.record({ method, path, body, status });
+    res.writeHead(status, {
+      ...(data !== undefined && { 'content-type': 'application/json' }),
+      ...headers,
+    });
+    res.end(data === undefined ? undefined : JSON.stringify(data));
+  };
+  if (req.headers.authorization !== `Bot ${host.token}`) {
+    return answer(401, { message: '401: Unauthorized', code: 0 });
+  }
+  const route = path.replace(/^\/api\/v10/, '');
+  if (method === 'GET' && route === '/gateway/bot') {
+    return answer(200, {
+      url: host.gatewayUrl,
+      shards: 1,
+      session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
+    });
+  }
+  if (method === 'GET' && route === '/users/@me') return answer(200, host.botUser);
+  const channelRoute = /^\/channels\/(\d+)$/.exec(route);
+  if (method === 'GET' && channelRoute) {
+    const channel = host.channel(channelRoute[1] ?? '');
+    return channel
+      ? answer(200, channel)
+      : answer(404, { message: 'Unknown Channel', code: 10003 });
+  }
+  const messages = /^\/channels\/(\d+)\/messages(?:\/(\d+))?$/.exec(route);
+  if (!messages) return answer(404, { message: '404: Not Found', code: 0 });
+  const channel = host.channel(messages[1] ?? '');
+  if (!channel) return answer(404, { message: 'Unknown Channel', code: 10003 });
+  const messageId = messages[2];
+  if (method === 'POST' && messageId === undefined) {
+    const failure = host.nextFailure();
+    return failure ? fail(failure, answer) : postMessage(host, channel, body, answer);
+  }
+  const existing = messageId === undefined ? undefined : host.message(messageId);
+  if (!existing || existing.channel_id !== channel.id) {
+    return answer(404, { message: 'Unknown Message', code: 10008 });
+  }
+  if (method === 'PATCH') {
+    const content = (body as { content?: unknown } | undefined)?.content;
+    return answer(
+      200,
+      host.edit(existing.id, typeof content === 'string' ? content : existing.content),
+    );
+  }
+  if (method === 'DELETE') {
+    host.remove(existing.id);
+    return answer(204);
+  }
+  return answer(405, { message: '405: Method Not Allowed', code: 0 });
+}
+
+function postMessage(
+  host: RestHost,
+  channel: FakeDiscordChannel,
+  body: unknown,
+  answer: Answer,
+): void {
+  const request = (typeof body === 'object' && body !== null ? body : {}) as {
+    content?: unknown;
+    message_reference?: { message_id?: string; fail_if_not_exists?: boolean };
+  };
+  const content = typeof request.content === 'string' ? request.content : '';
+  if (content.length === 0) {
+    return answer(400, { message: 'Cannot send an empty message', code: 50006 });
+  }
+  if (content.length > 2000) {
+    return answer(400, {
+      message: 'Invalid Form Body',
+      code: 50035,
+      errors: {
+        content: {
+          _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }],
+        },
+      },
+    });
+  }
+  const reference = request.message_reference;
+  const referenced =
+    reference?.message_id === undefined ? undefined : host.message(reference.message_id);
+  if (
+    reference?.message_id !== undefined &&
+    !referenced &&
+    reference.fail_if_not_exists !== false
+  ) {
+    return answer(400, { message: 'Invalid Form Body', code: 50035 });
+  }
+  answer(200, host.post(channel, content, referenced?.id));
+}
+
+function fail(failure: FakeDiscordFailure, answer: Answer): void {
+  if (failure.status === 429) {
+    const retryAfter = failure.retryAfter ?? 0.05;
+    return answer(
+      429,
+      { message: 'You are being rate limited.', retry_after: retryAfter, global: false },
+      {
+        'retry-after': String(retryAfter),
+        'x-ratelimit-limit': '5',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset-after': String(retryAfter),
+        'x-ratelimit-bucket': 'fake-messages-bucket',
+        'x-ratelimit-scope': 'user',
+      },
+    );
+  }
+  answer(failure.status, {
+    message: failure.message ?? `Fake failure ${failure.status}`,
+    code: failure.code ?? 0,
+  });
+}

@@ -1,0 +1,30 @@
+// `colloquy/discord`: the Discord channel. Loads discord.js (an optional peer dependency);
+// bots that do not use Discord never import this entry point.
+export {
+  DEFAULT_DISCORD_INTENTS,
+  DiscordChannel,
+  toColloquyError,
+  type DiscordChannelOptions,
+} from './channel.js';
+export {
+  DEFAULT_ALLOWED_MENTIONS,
+  DISCORD_MESSAGE_LIMIT,
+  formatOutbound,
+  type DiscordAllowedMentions,
+  type DiscordMessageBody,
+  type DiscordOutbound,
+} from './format.js';
+export {
+  DISCORD_CHANNEL_TYPES,
+  discordPlace,
+  lacksContent,
+  mentionsOf,
+  parseMessageCreate,
+  parseMessageDelete,
+  parseMessageUpdate,
+  participantId,
+  type DiscordChannelInfo,
+  type DiscordIgnored,
+  type DiscordParseContext,
+  type DiscordPlace,
+} from './parse.js';

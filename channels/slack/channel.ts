@@ -1,0 +1,371 @@
+/**
+ * `SlackChannel`: colloquy on Slack through Bolt — HTTP events (signed; Bolt checks the
+ * signature) at `/slack/events`, or Socket Mode when an app-level token is given.
+ *
+ * @example
+ * ```ts
+ * import { Bot } from 'colloquy';
+ * import { SlackChannel } from 'colloquy/slack';
+ *
+ * const slack = new SlackChannel({
+ *   token: process.env.SLACK_BOT_TOKEN!,
+ *   signingSecret: process.env.SLACK_SIGNING_SECRET!,
+ *   port: 3000,
+ * });
+ * const bot = new Bot({ channels: [slack], agents: [new SupportAgent()] });
+ * await bot.start();
+ * ```
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { App, HTTPReceiver, LogLevel } from '@slack/bolt';
+import type { AppOptions, Logger, Receiver } from '@slack/bolt';
+import type {
+  BotIdentity,
+  Channel,
+  ChannelHandlers,
+  OutboundMessage,
+  SentMessage,
+} from '../../src/channel.js';
+import { ColloquyError, PlatformError } from '../../src/errors.js';
+import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
+import { parseSlackEvent, slackParticipantId, slackUserIdsToResolve } from './parse.js';
+import type { SlackSelf } from './parse.js';
+
+export interface SlackChannelOptions {
+  /** Bot token (`xoxb-…`). Required unless `app` is given. */
+  token?: string;
+  /** Signing secret, for HTTP events (Bolt verifies every request with it). */
+  signingSecret?: string;
+  /** App-level token (`xapp-…`, scope `connections:write`): switches to Socket Mode. */
+  appToken?: string;
+  /** HTTP port (default 3000; 0 picks a free one — read `eventsUrl` after start). */
+  port?: number;
+  /** Interface to listen on (default: all interfaces). */
+  host?: string;
+  /** Path of the Events API endpoint (default `/slack/events`). */
+  endpoint?: string;
+  /**
+   * False: start no server; mount `requestListener` on your own. Default true.
+   * Ignored in Socket Mode.
+   */
+  listen?: boolean;
+  /**
+   * Hold the HTTP answer until the turn is handled (for serverless hosts). Default false: Slack
+   * wants an answer within 3 s, and an agent can take longer; retries are absorbed anyway.
+   */
+  processBeforeResponse?: boolean;
+  /** Web API client options (`slackApiUrl`, `retryConfig`, `timeout`…), passed to Bolt. */
+  clientOptions?: AppOptions['clientOptions'];
+  /** An existing Bolt app: the channel adds its listeners and does not start or stop it. */
+  app?: App;
+  /** A custom Bolt receiver (ExpressReceiver, AwsLambdaReceiver…), started by the channel. */
+  receiver?: Receiver;
+  /** Bolt's logger and level (default: Bolt's console logger at `warn`). */
+  logger?: Logger;
+  logLevel?: LogLevel;
+  /** Any further Bolt `App` options. */
+  appOptions?: Partial<AppOptions>;
+  /** Longest reply part (default 4000: chat.postMessage truncates longer text). */
+  textLimit?: number;
+  /** How many event ids and message ts values to remember for de-duplication (default 5000). */
+  dedupeSize?: number;
+}
+
+/** Web API retries for a chat bot: a reply minutes late is worse than a reported failure. */
+const DEFAULT_RETRY = {
+  retries: 5,
+  factor: 2,
+  minTimeout: 500,
+  maxTimeout: 10_000,
+  randomize: true,
+};
+
+/**
+ * A colloquy `Channel` for Slack, built on `@slack/bolt`.
+ *
+ * Replies go where the turn was: in the thread for a thread message, top level for a top-level
+ * channel message or DM, so the reply belongs to the same colloquy conversation as the question.
+ */
+export class SlackChannel implements Channel {
+  readonly type = 'slack';
+  /** The Bolt app (its `client` is the Web API client). */
+  readonly app: App;
+  private readonly options: SlackChannelOptions;
+  private readonly ownsApp: boolean;
+  private readonly httpReceiver: HTTPReceiver | undefined;
+  private handlers: ChannelHandlers | undefined;
+  private identity: BotIdentity | undefined;
+  private self: SlackSelf | undefined;
+  private teamId: string | undefined;
+  private server: Server | undefined;
+  private readonly seenEvents: Lru<string>;
+  private readonly seenMessages: Lru<string>;
+  private readonly names = new Map<string, Promise<string | undefined>>();
+  private readonly channelNames = new Map<string, Promise<string | undefined>>();
+
+  constructor(options: SlackChannelOptions) {
+    this.options = options;
+    this.seenEvents = new Lru(options.dedupeSize ?? 5000);
+    this.seenMessages = new Lru(options.dedupeSize ?? 5000);
+    if (options.app !== undefined) {
+      this.app = options.app;
+      this.ownsApp = false;
+    } else {
+      if (options.token === undefined)
+        throw new TypeError('SlackChannel: give a bot token (xoxb-…) or an app');
+      const socketMode = options.appToken !== undefined;
+      if (!socketMode && options.receiver === undefined && options.signingSecret === undefined) {
+        throw new TypeError(
+          'SlackChannel: HTTP events need signingSecret (or give appToken for Socket Mode)',
+        );
+      }
+      const logLevel = options.logLevel ?? LogLevel.WARN;
+      if (!socketMode && options.receiver === undefined) {
+        this.httpReceiver = new HTTPReceiver({
+          signingSecret: options.signingSecret as string,
+          endpoints: options.endpoint ?? '/slack/events',
+          processBeforeResponse: options.processBeforeResponse ?? false,
+          ...(options.logger !== undefined ? { logger: options.logger } : { logLevel }),
+        });
+      }
+      this.app = new App({
+        token: options.token,
+        ...(socketMode && { appToken: options.appToken, socketMode: true }),
+        receiver: this.httpReceiver ?? options.receiver,
+        clientOptions: { retryConfig: DEFAULT_RETRY, ...options.clientOptions },
+        ...(options.logger !== undefined ? { logger: options.logger } : { logLevel }),
+        deferInitialization: true,
+        ...options.appOptions,
+      });
+      this.ownsApp = true;
+    }
+    this.app.event('message', ({ body, context }) => this.dispatch(body, context.retryNum));
+    this.app.event('app_mention', ({ body, context }) => this.dispatch(body, context.retryNum));
+  }
+
+  get botIdentity(): BotIdentity | undefined {
+    return this.identity;
+  }
+
+  /** The events URL on 127.0.0.1 once started on a port (for FakeSlack and local tests). */
+  get eventsUrl(): string | undefined {
+    const address = this.server?.address() as AddressInfo | null | undefined;
+    if (address == null) return undefined;
+    return `http://127.0.0.1:${address.port}${this.options.endpoint ?? '/slack/events'}`;
+  }
+
+  /**
+   * A Node request listener for the Events API endpoint, to mount on a server you own
+   * (`listen: false`). Requests for other paths go to `next` (or get 404).
+   *
+   * @example
+   * ```ts
+   * const slack = new SlackChannel({ token, signingSecret, listen: false });
+   * http.createServer((req, res) => slack.requestListener(req, res)).listen(8080);
+   * ```
+   */
+  requestListener = (req: IncomingMessage, res: ServerResponse, next?: () => void): void => {
+    if (this.httpReceiver === undefined) {
+      throw new Error('SlackChannel: requestListener needs HTTP mode (no appToken, no receiver)');
+    }
+    try {
+      this.httpReceiver.requestListener(req, res);
+    } catch (error) {
+      // Bolt throws this for paths it does not serve.
+      if ((error as { code?: string }).code !== 'slack_bolt_http_receiver_deferred_request_error') {
+        throw error;
+      }
+      if (next !== undefined) next();
+      else res.writeHead(404).end();
+    }
+  };
+
+  async start(handlers: ChannelHandlers): Promise<void> {
+    this.handlers = handlers;
+    let auth: { user_id?: string; bot_id?: string; team_id?: string; user?: string };
+    try {
+      auth = await this.app.client.auth.test();
+    } catch (error) {
+      throw toColloquyError(error, { method: 'auth.test' });
+    }
+    if (auth.user_id === undefined) {
+      throw new PlatformError(
+        'slack',
+        'Slack auth.test returned no user_id (is this a bot token?)',
+      );
+    }
+    this.self = { userId: auth.user_id, ...(auth.bot_id !== undefined && { botId: auth.bot_id }) };
+    this.teamId = auth.team_id;
+    if (auth.user !== undefined) this.names.set(auth.user_id, Promise.resolve(auth.user));
+    this.identity = {
+      id: slackParticipantId(auth.user_id),
+      ...(auth.user !== undefined && { username: auth.user, displayName: auth.user }),
+    };
+    if (!this.ownsApp) return;
+    await this.app.init();
+    if (this.options.appToken !== undefined) {
+      await this.app.start();
+    } else if (this.options.receiver !== undefined) {
+      await this.app.start(this.options.port ?? 3000);
+    } else if (this.options.listen !== false && this.httpReceiver !== undefined) {
+      const port = this.options.port ?? 3000;
+      const listen = this.options.host === undefined ? port : { port, host: this.options.host };
+      this.server = await this.httpReceiver.start(listen);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (
+      this.ownsApp &&
+      (this.server !== undefined ||
+        this.options.appToken !== undefined ||
+        this.options.receiver !== undefined)
+    ) {
+      await this.app.stop();
+    }
+    this.server = undefined;
+  }
+
+  async send(message: OutboundMessage): Promise<SentMessage> {
+    const parts = formatSlackText(message.content, this.options.textLimit ?? SLACK_TEXT_LIMIT);
+    const messageIds: string[] = [];
+    for (const text of parts) {
+      try {
+        const result = await this.app.client.chat.postMessage({
+          channel: message.channelId,
+          text,
+          ...(message.threadId !== undefined && { thread_ts: message.threadId }),
+        });
+        if (typeof result.ts === 'string') messageIds.push(result.ts);
+      } catch (error) {
+        throw toColloquyError(error, {
+          method: 'chat.postMessage',
+          conversationId: message.conversationId,
+        });
+      }
+    }
+    const first = messageIds[0];
+    return {
+      messageIds,
+      ...(first !== undefined && { timestamp: new Date(Number(first) * 1000).toISOString() }),
+    };
+  }
+
+  /** One Events API delivery: de-duplicate, parse, resolve names, hand to the runtime. */
+  private async dispatch(body: unknown, retryNum: number | undefined): Promise<void> {
+    const handlers = this.handlers;
+    const self = this.self;
+    if (handlers === undefined || self === undefined) return;
+    const envelope = (body ?? {}) as { event_id?: unknown; event?: Record<string, unknown> };
+    try {
+      if (typeof envelope.event_id === 'string' && !this.seenEvents.add(envelope.event_id)) return;
+      const event = envelope.event ?? {};
+      const first = parseSlackEvent(body, {
+        self,
+        ...(this.teamId !== undefined && { teamId: this.teamId }),
+      });
+      if (first.kind === 'ignored') return;
+      if (first.kind === 'delete') return await handlers.delete(first.deletion);
+      if (first.kind === 'message') {
+        // `message` and `app_mention` arrive for one mention, with different event ids.
+        const key = `${first.message.metadata.channelId}:${first.message.metadata.messageId}`;
+        if (!this.seenMessages.add(key)) return;
+      }
+      const userIds = slackUserIdsToResolve(event);
+      const channelId = typeof event.channel === 'string' ? event.channel : undefined;
+      const [names, channelName] = await Promise.all([
+        this.resolveNames(userIds),
+        first.kind === 'message' && channelId !== undefined
+          ? this.channelName(channelId)
+          : undefined,
+      ]);
+      const parsed = parseSlackEvent(body, {
+        self,
+        names,
+        ...(this.teamId !== undefined && { teamId: this.teamId }),
+        ...(channelName !== undefined && { channelName }),
+      });
+      if (parsed.kind === 'message') {
+        if (retryNum !== undefined) parsed.message.metadata.slackRetryNum = retryNum;
+        await handlers.message(parsed.message);
+      } else if (parsed.kind === 'edit') await handlers.edit(parsed.edit);
+    } catch (error) {
+      handlers.error(
+        error instanceof ColloquyError
+          ? error
+          : new ColloquyError(
+              `Slack event failed: ${error instanceof Error ? error.message : String(error)}`,
+              { cause: error },
+            ),
+      );
+    }
+  }
+
+  private async resolveNames(userIds: string[]): Promise<Map<string, string>> {
+    const names = new Map<string, string>();
+    await Promise.all(
+      userIds.map(async (id) => {
+        const name = await this.userName(id);
+        if (name !== undefined) names.set(id, name);
+      }),
+    );
+    return names;
+  }
+
+  /** users.info, cached; a failure falls back to the id (and is retried next time). */
+  private userName(userId: string): Promise<string | undefined> {
+    const cached = this.names.get(userId);
+    if (cached !== undefined) return cached;
+    const lookup = this.app.client.users.info({ user: userId }).then(
+      ({ user }) => {
+        const name =
+          user?.profile?.display_name || user?.profile?.real_name || user?.real_name || user?.name;
+        return name || undefined;
+      },
+      () => {
+        this.names.delete(userId);
+        return undefined;
+      },
+    );
+    this.names.set(userId, lookup);
+    trim(this.names, this.options.dedupeSize ?? 5000);
+    return lookup;
+  }
+
+  /** conversations.info, cached including failures (needs `channels:read`; optional). */
+  private channelName(channelId: string): Promise<string | undefined> {
+    const cached = this.channelNames.get(channelId);
+    if (cached !== undefined) return cached;
+    const lookup = this.app.client.conversations.info({ channel: channelId }).then(
+      ({ channel }) => channel?.name,
+      () => undefined,
+    );
+    this.channelNames.set(channelId, lookup);
+    trim(this.channelNames, this.options.dedupeSize ?? 5000);
+    return lookup;
+  }
+}
+
+/** A bounded set that forgets its oldest entries. */
+class Lru<T> {
+  private readonly items = new Set<T>();
+  constructor(private readonly size: number) {}
+  /** Adds `item`; false when it was already there. */
+  add(item: T): boolean {
+    if (this.items.has(item)) return false;
+    this.items.add(item);
+    if (this.items.size > this.size) {
+      const oldest = this.items.values().next().value as T;
+      this.items.delete(oldest);
+    }
+    return true;
+  }
+}
+
+function trim(map: Map<unknown, unknown>, size: number): void {
+  while (map.size > size) {
+    const oldest = map.keys().next().value;
+    map.delete(oldest);
+  }
+}

@@ -1,0 +1,447 @@
+/**
+ * `FakeSlack`: a loopback Slack for tests and offline development. One real HTTP server on
+ * 127.0.0.1 serves the Web API (`POST /api/<method>`, form or JSON bodies, bearer token
+ * checked) and Socket Mode (`ws://127.0.0.1:<port>/socket`), and delivers Events API payloads
+ * to the bot — signed over HTTP like Slack does, or as Socket Mode envelopes when the bot is
+ * connected that way.
+ *
+ * @example
+ * ```ts
+ * import { FakeSlack } from 'colloquy/testing';
+ * import { SlackChannel } from 'colloquy/slack';
+ *
+ * const slack = await FakeSlack.start();
+ * const channel = new SlackChannel({
+ *   token: slack.token,
+ *   signingSecret: slack.signingSecret,
+ *   port: 0,
+ *   host: '127.0.0.1',
+ *   clientOptions: { slackApiUrl: slack.slackApiUrl },
+ * });
+ * // … start a Bot with the channel, then:
+ * slack.eventsUrl = channel.eventsUrl;
+ * await slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'status?' });
+ * const [reply] = await slack.waitForPosted(1);
+ * await slack.close();
+ * ```
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type {
+  FakeSlackDelivery,
+  FakeSlackCall,
+  FakeSlackFailure,
+  FakeSlackMessageInput,
+  FakeSlackOptions,
+  FakeSlackPost,
+  FakeSlackUser,
+  FakeSlackSendOptions,
+} from './fake/types.js';
+import {
+  answerWebApi,
+  parseBody,
+  readBody,
+  signSlackRequest,
+  type WebApiState,
+} from './fake/web-api.js';
+
+export type * from './fake/types.js';
+export { signSlackRequest } from './fake/web-api.js';
+
+export class FakeSlack {
+  readonly token: string;
+  readonly appToken: string;
+  readonly signingSecret: string;
+  readonly teamId: string;
+  readonly teamName: string;
+  readonly bot: { userId: string; botId: string; name: string };
+  /** Where HTTP events go: the bot's events URL (`SlackChannel#eventsUrl`). */
+  eventsUrl: string | undefined;
+  echoBotMessages: boolean;
+  /** Messages the bot posted, in order. */
+  readonly posted: FakeSlackPost[] = [];
+  /** Every Web API call, in order. */
+  readonly calls: FakeSlackCall[] = [];
+  /** Every event delivery that completed (HTTP answers and Socket Mode acks), in order. */
+  readonly deliveries: FakeSlackDelivery[] = [];
+  /** Socket Mode envelope ids the bot acknowledged. */
+  readonly acks: string[] = [];
+
+  private readonly users = new Map<string, FakeSlackUser>();
+  private readonly channels = new Map<string, string>();
+  private readonly failures = new Map<string, FakeSlackFailure[]>();
+  private readonly waiters = new Set<() => void>();
+  private readonly ackWaiters = new Map<string, () => void>();
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly server: Server;
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private socket: WebSocket | undefined;
+  private socketWaiters: (() => void)[] = [];
+  private clock = { second: 0, sequence: 0 };
+  private readonly state: WebApiState;
+
+  private constructor(options: FakeSlackOptions) {
+    this.token = options.token ?? 'xoxb-fake-token';
+    this.appToken = options.appToken ?? 'xapp-fake-token';
+    this.signingSecret = options.signingSecret ?? 'fake-signing-secret';
+    this.teamId = options.teamId ?? 'T0FAKE';
+    this.teamName = options.teamName ?? 'Fake Workspace';
+    this.bot = {
+      userId: options.bot?.userId ?? 'U0BOT',
+      botId: options.bot?.botId ?? 'B0BOT',
+      name: options.bot?.name ?? 'colloquy',
+    };
+    this.eventsUrl = options.eventsUrl;
+    this.echoBotMessages = options.echoBotMessages ?? false;
+    const users = options.users ?? { U0ALICE: 'Alice', U0BOB: 'Bob' };
+    for (const [id, user] of Object.entries(users)) this.addUser(id, user);
+    this.users.set(this.bot.userId, { name: this.bot.name, isBot: true });
+    for (const [id, name] of Object.entries(options.channels ?? { C0GENERAL: 'general' })) {
+      this.channels.set(id, name);
+    }
+    const url = () => this.url;
+    this.state = {
+      teamId: this.teamId,
+      teamName: this.teamName,
+      bot: this.bot,
+      users: this.users,
+      channels: this.channels,
+      posted: this.posted,
+      get url() {
+        return url();
+      },
+      nextTs: () => this.nextTs(),
+      onPosted: () => {
+        for (const check of [...this.waiters]) check();
+      },
+    };
+    this.server = createServer((req, res) => void this.handleHttp(req, res));
+    this.server.on('upgrade', (req, socket, head) => {
+      if (!req.url?.startsWith('/socket')) return socket.destroy();
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.acceptSocket(ws));
+    });
+  }
+
+  /** Starts a fake on 127.0.0.1 at a free port. */
+  static async start(options: FakeSlackOptions = {}): Promise<FakeSlack> {
+    const fake = new FakeSlack(options);
+    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  /** `http://127.0.0.1:<port>` */
+  get url(): string {
+    const { port } = this.server.address() as AddressInfo;
+    return `http://127.0.0.1:${port}`;
+  }
+
+  /** The Web API base for `clientOptions.slackApiUrl` (with the trailing `/api/`). */
+  get slackApiUrl(): string {
+    return `${this.url}/api/`;
+  }
+
+  /** True while a Socket Mode client is connected. */
+  get socketConnected(): boolean {
+    return this.socket !== undefined;
+  }
+
+  addUser(id: string, user: string | FakeSlackUser): void {
+    this.users.set(
+      id,
+      typeof user === 'string' ? { name: user.toLowerCase(), displayName: user } : user,
+    );
+  }
+
+  /** A fresh, increasing Slack `ts`. */
+  nextTs(): string {
+    const now = Math.floor(Date.now() / 1000);
+    if (now > this.clock.second) this.clock = { second: now, sequence: 0 };
+    this.clock.sequence += 1;
+    return `${this.clock.second}.${String(this.clock.sequence).padStart(6, '0')}`;
+  }
+
+  /** Makes the next call of `method` fail once (queue several calls to fail several times). */
+  failNext(method: string, failure: FakeSlackFailure = {}): void {
+    const queue = this.failures.get(method) ?? [];
+    queue.push(failure);
+    this.failures.set(method, queue);
+  }
+
+  /** Resolves once a Socket Mode client has connected and been greeted. */
+  waitForSocket(): Promise<void> {
+    if (this.socket !== undefined) return Promise.resolve();
+    return new Promise((resolve) => this.socketWaiters.push(resolve));
+  }
+
+  /**
+   * Delivers one event (wrapped in an `event_callback` envelope) to the bot: over Socket Mode
+   * when connected, else as a signed POST to `eventsUrl`.
+   */
+  async sendEvent(
+    event: Record<string, unknown>,
+    options: FakeSlackSendOptions = {},
+  ): Promise<FakeSlackDelivery> {
+    const eventId =
+      options.eventId ?? `Ev${randomUUID().replace(/-/g, '').slice(0, 12).toUpperCase()}`;
+    const envelope = {
+      token: 'verification-token-unused',
+      team_id: this.teamId,
+      api_app_id: 'A0FAKE',
+      event,
+      type: 'event_callback',
+      event_id: eventId,
+      event_time: Math.floor(Number(event.event_ts ?? event.ts ?? this.nextTs())),
+      authorizations: [
+        {
+          enterprise_id: null,
+          team_id: this.teamId,
+          user_id: this.bot.userId,
+          is_bot: true,
+          is_enterprise_install: false,
+        },
+      ],
+      is_ext_shared_channel: false,
+    };
+    const useSocket =
+      options.via === 'socket' || (options.via !== 'http' && this.socket !== undefined);
+    const delivery = useSocket
+      ? this.pushEnvelope(envelope, eventId, options)
+      : this.postEvent(envelope, eventId, options);
+    return this.track(
+      delivery.then((done) => {
+        this.deliveries.push(done);
+        return done;
+      }),
+    );
+  }
+
+  /** Sends a `message` event as a person (or bot) writes it; returns the delivery and the event. */
+  async message(input: FakeSlackMessageInput, options: FakeSlackSendOptions = {}) {
+    const event = this.messageEvent(input);
+    return { event, delivery: await this.sendEvent(event, options) };
+  }
+
+  /**
+   * A person mentions the bot: sends the `message` event and the `app_mention` event Slack
+   * sends for the same post (same `ts`, different event ids). `<@bot>` is prefixed to the text
+   * unless it already mentions the bot.
+   */
+  async mention(input: FakeSlackMessageInput) {
+    const tag = `<@${this.bot.userId}>`;
+    const text = input.text.includes(tag) ? input.text : `${tag} ${input.text}`;
+    const event = this.messageEvent({ ...input, text });
+    const mention: Record<string, unknown> = { ...event, type: 'app_mention' };
+    delete mention.channel_type;
+    const deliveries = [await this.sendEvent(event), await this.sendEvent(mention)];
+    return { event, deliveries };
+  }
+
+  /** Resolves with `posted` once it holds `count` messages, or one matching `predicate`. */
+  waitForPosted(
+    countOrPredicate: number | ((post: FakeSlackPost) => boolean),
+    timeoutMs = 5000,
+  ): Promise<FakeSlackPost[]> {
+    const done = () =>
+      typeof countOrPredicate === 'number'
+        ? this.posted.length >= countOrPredicate
+        : this.posted.some(countOrPredicate);
+    if (done()) return Promise.resolve(this.posted);
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (!done()) return;
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve(this.posted);
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(
+          new Error(
+            `FakeSlack: waited ${timeoutMs} ms for posts; have ${JSON.stringify(this.posted.map((p) => p.text))}`,
+          ),
+        );
+      }, timeoutMs);
+      this.waiters.add(check);
+    });
+  }
+
+  /** Resolves when every delivery in flight (including echoes of the bot's posts) has settled. */
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Closes the Socket Mode connection and the server (after in-flight deliveries settle). */
+  async close(): Promise<void> {
+    await this.idle();
+    // Close Socket Mode connections with a handshake (a bare terminate reads as a network error).
+    await Promise.all([...this.wss.clients].map((client) => closeSocket(client)));
+    this.wss.close();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private messageEvent(input: FakeSlackMessageInput): Record<string, unknown> {
+    const ts = input.ts ?? this.nextTs();
+    const channelType = input.channel_type ?? (input.channel.startsWith('D') ? 'im' : 'channel');
+    return {
+      type: 'message',
+      team: this.teamId,
+      ...input,
+      ts,
+      event_ts: ts,
+      channel_type: channelType,
+    };
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.pending.add(promise);
+    void promise.finally(() => this.pending.delete(promise)).catch(() => undefined);
+    return promise;
+  }
+
+  private async postEvent(
+    envelope: object,
+    eventId: string,
+    options: FakeSlackSendOptions,
+  ): Promise<FakeSlackDelivery> {
+    if (this.eventsUrl === undefined)
+      throw new Error("FakeSlack: set eventsUrl (the bot's /slack/events URL) first");
+    const body = JSON.stringify(envelope);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'x-slack-request-timestamp': timestamp,
+      'x-slack-signature': signSlackRequest(
+        options.signingSecret ?? this.signingSecret,
+        timestamp,
+        body,
+      ),
+    };
+    if (options.retryNum !== undefined) {
+      headers['x-slack-retry-num'] = String(options.retryNum);
+      headers['x-slack-retry-reason'] = options.retryReason ?? 'http_timeout';
+    }
+    const response = await fetch(this.eventsUrl, { method: 'POST', headers, body });
+    return { eventId, status: response.status, body: await response.text() };
+  }
+
+  private pushEnvelope(
+    envelope: object,
+    eventId: string,
+    options: FakeSlackSendOptions,
+  ): Promise<FakeSlackDelivery> {
+    const socket = this.socket;
+    if (socket === undefined)
+      return Promise.reject(new Error('FakeSlack: no Socket Mode connection'));
+    const envelopeId = randomUUID();
+    const acked = new Promise<FakeSlackDelivery>((resolve) => {
+      this.ackWaiters.set(envelopeId, () =>
+        resolve({ eventId, status: 200, body: '', envelopeId }),
+      );
+    });
+    socket.send(
+      JSON.stringify({
+        envelope_id: envelopeId,
+        type: 'events_api',
+        accepts_response_payload: false,
+        retry_attempt: options.retryNum ?? 0,
+        retry_reason: options.retryNum === undefined ? '' : (options.retryReason ?? 'timeout'),
+        payload: envelope,
+      }),
+    );
+    return acked;
+  }
+
+  private acceptSocket(ws: WebSocket): void {
+    this.socket = ws;
+    ws.on('message', (data) => {
+      let frame: unknown;
+      try {
+        frame = JSON.parse(String(data));
+      } catch {
+        return;
+      }
+      const envelopeId = (frame as { envelope_id?: unknown }).envelope_id;
+      if (typeof envelopeId !== 'string') return;
+      this.acks.push(envelopeId);
+      this.ackWaiters.get(envelopeId)?.();
+      this.ackWaiters.delete(envelopeId);
+    });
+    ws.on('close', () => {
+      if (this.socket === ws) this.socket = undefined;
+    });
+    ws.send(
+      JSON.stringify({
+        type: 'hello',
+        num_connections: 1,
+        debug_info: { host: 'fake-slack', approximate_connection_time: 18060 },
+        connection_info: { app_id: 'A0FAKE' },
+      }),
+    );
+    for (const resolve of this.socketWaiters.splice(0)) resolve();
+  }
+
+  private async handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const match = /^\/api\/([\w.]+)/.exec(req.url ?? '');
+    if (req.method !== 'POST' || match === null) {
+      res.writeHead(404).end();
+      return;
+    }
+    const method = match[1] as string;
+    let params: Record<string, unknown>;
+    try {
+      params = parseBody(req.headers['content-type'], await readBody(req));
+    } catch {
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"ok":false,"error":"invalid_json"}');
+      return;
+    }
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const token = bearer ?? (typeof params.token === 'string' ? params.token : undefined);
+    this.calls.push({ method, token, params });
+
+    const reply = (status: number, body: object, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+      res.end(JSON.stringify(body));
+    };
+    const failure = this.failures.get(method)?.shift();
+    if (failure !== undefined) {
+      const status = failure.status ?? 200;
+      const headers: Record<string, string> =
+        failure.retryAfter === undefined ? {} : { 'retry-after': String(failure.retryAfter) };
+      const error = failure.error ?? (status === 429 ? 'ratelimited' : 'internal_error');
+      return reply(status, { ok: false, error }, headers);
+    }
+    const expected = method === 'apps.connections.open' ? this.appToken : this.token;
+    if (token !== expected)
+      return reply(200, { ok: false, error: token === undefined ? 'not_authed' : 'invalid_auth' });
+    const result = answerWebApi(this.state, method, params);
+    reply(200, result);
+    if (method === 'chat.postMessage' && result.ok === true && this.echoBotMessages) {
+      const message = result.message as Record<string, unknown>;
+      void this.track(
+        this.sendEvent({
+          ...message,
+          channel: result.channel,
+          event_ts: message.ts,
+          channel_type: 'channel',
+        }),
+      ).catch(() => undefined);
+    }
+  }
+}
+
+function closeSocket(client: WebSocket): Promise<void> {
+  return new Promise((resolve) => {
+    if (client.readyState === client.CLOSED) return resolve();
+    const timer = setTimeout(() => client.terminate(), 1000);
+    client.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    if (client.readyState === client.OPEN) client.close(1001, 'fake Slack closing');
+  });
+}

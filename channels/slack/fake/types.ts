@@ -1,0 +1,89 @@
+/** Public shapes of `FakeSlack`: its options, what it records, and how deliveries are asked for. */
+
+export interface FakeSlackUser {
+  name: string;
+  displayName?: string;
+  isBot?: boolean;
+}
+
+export interface FakeSlackOptions {
+  /** Bot token the Web API accepts (default `xoxb-fake-token`). */
+  token?: string;
+  /** App-level token for Socket Mode (default `xapp-fake-token`). */
+  appToken?: string;
+  /** Secret events are signed with (default `fake-signing-secret`). */
+  signingSecret?: string;
+  teamId?: string;
+  teamName?: string;
+  /** Our bot as `auth.test` reports it (default `U0BOT` / `B0BOT` / `colloquy`). */
+  bot?: { userId?: string; botId?: string; name?: string };
+  /** Known users by id; default Alice (`U0ALICE`) and Bob (`U0BOB`). */
+  users?: Record<string, string | FakeSlackUser>;
+  /** Known channels by id → name; default `C0GENERAL` → `general`. */
+  channels?: Record<string, string>;
+  /** Where HTTP events go (the bot's `/slack/events` URL); can be set later. */
+  eventsUrl?: string;
+  /** Deliver the bot's own posts back to it as `message` events, as Slack does. Default false. */
+  echoBotMessages?: boolean;
+}
+
+/** One Web API call the fake received. */
+export interface FakeSlackCall {
+  method: string;
+  token: string | undefined;
+  params: Record<string, unknown>;
+}
+
+/** A message the bot posted (chat.postMessage), as the fake stored it. */
+export interface FakeSlackPost {
+  channel: string;
+  text: string;
+  ts: string;
+  thread_ts?: string;
+  /** Every other parameter the bot sent (blocks, mrkdwn, unfurl_links…). */
+  params: Record<string, unknown>;
+}
+
+/** A scripted failure for the next call of one method. */
+export interface FakeSlackFailure {
+  /** HTTP status (429 for rate limiting, 500…). Default 200 with `ok: false`. */
+  status?: number;
+  /** Seconds, sent as `Retry-After` (with status 429). */
+  retryAfter?: number;
+  /** Slack error code for `{ ok: false, error }` (default `ratelimited` for 429, else `internal_error`). */
+  error?: string;
+}
+
+export interface FakeSlackSendOptions {
+  /** Marks a redelivery: sends `X-Slack-Retry-Num` (HTTP) or `retry_attempt` (Socket Mode). */
+  retryNum?: number;
+  retryReason?: string;
+  /** Reuse an event id (Slack keeps it across retries); default a fresh one. */
+  eventId?: string;
+  /** Sign with another secret, to test signature checks. */
+  signingSecret?: string;
+  /** Force HTTP even when a Socket Mode connection is open. */
+  via?: 'http' | 'socket';
+}
+
+/** How a delivery went: the HTTP answer, or the Socket Mode ack. */
+export interface FakeSlackDelivery {
+  eventId: string;
+  /** HTTP status of the bot's answer (200 when acked over Socket Mode). */
+  status: number;
+  body: string;
+  /** Socket Mode envelope id, when delivered that way. */
+  envelopeId?: string;
+}
+
+/** Fields for `message` / `mention`; `ts` and `event_ts` are assigned when absent. */
+export interface FakeSlackMessageInput {
+  channel: string;
+  user: string;
+  text: string;
+  thread_ts?: string;
+  parent_user_id?: string;
+  channel_type?: 'channel' | 'group' | 'im' | 'mpim';
+  ts?: string;
+  [field: string]: unknown;
+}

@@ -1,0 +1,129 @@
+/**
+ * The Web API methods `FakeSlack` serves, answered the way Slack documents them, plus the
+ * request signing and body parsing it needs. Internal to `FakeSlack`.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FakeSlackPost, FakeSlackUser } from './types.js';
+
+/** What the Web API answers read from the fake. */
+export interface WebApiState {
+  readonly teamId: string;
+  readonly teamName: string;
+  readonly bot: { userId: string; botId: string; name: string };
+  readonly users: ReadonlyMap<string, FakeSlackUser>;
+  readonly channels: ReadonlyMap<string, string>;
+  readonly posted: FakeSlackPost[];
+  readonly url: string;
+  nextTs(): string;
+  /** Called after a post is recorded. */
+  onPosted(): void;
+}
+
+/** The answer to one Web API call (`{ ok: true, … }` or `{ ok: false, error }`). */
+export function answerWebApi(
+  fake: WebApiState,
+  method: string,
+  params: Record<string, unknown>,
+): Record<string, unknown> {
+  switch (method) {
+    case 'auth.test':
+      return {
+        ok: true,
+        url: 'https://fake.slack.test/',
+        team: fake.teamName,
+        user: fake.bot.name,
+        team_id: fake.teamId,
+        user_id: fake.bot.userId,
+        bot_id: fake.bot.botId,
+        is_enterprise_install: false,
+      };
+    case 'users.info': {
+      const id = String(params.user ?? '');
+      const user = fake.users.get(id);
+      if (user === undefined) return { ok: false, error: 'user_not_found' };
+      const displayName = user.displayName ?? '';
+      return {
+        ok: true,
+        user: {
+          id,
+          team_id: fake.teamId,
+          name: user.name,
+          real_name: displayName || user.name,
+          is_bot: user.isBot ?? false,
+          profile: { display_name: displayName, real_name: displayName || user.name },
+        },
+      };
+    }
+    case 'conversations.info': {
+      const id = String(params.channel ?? '');
+      if (id.startsWith('D')) return { ok: true, channel: { id, is_im: true, user: 'U0ALICE' } };
+      const name = fake.channels.get(id);
+      if (name === undefined) return { ok: false, error: 'channel_not_found' };
+      return { ok: true, channel: { id, name, is_channel: true, is_member: true } };
+    }
+    case 'chat.postMessage': {
+      const channel = String(params.channel ?? '');
+      if (channel === '') return { ok: false, error: 'channel_not_found' };
+      const text = String(params.text ?? '');
+      if (text === '' && params.blocks === undefined) return { ok: false, error: 'no_text' };
+      const ts = fake.nextTs();
+      const threadTs =
+        typeof params.thread_ts === 'string' && params.thread_ts !== ''
+          ? params.thread_ts
+          : undefined;
+      fake.posted.push({
+        channel,
+        text,
+        ts,
+        ...(threadTs !== undefined && { thread_ts: threadTs }),
+        params,
+      });
+      fake.onPosted();
+      const message = {
+        type: 'message',
+        user: fake.bot.userId,
+        bot_id: fake.bot.botId,
+        bot_profile: { id: fake.bot.botId, name: fake.bot.name, team_id: fake.teamId },
+        team: fake.teamId,
+        text,
+        ts,
+        ...(threadTs !== undefined && { thread_ts: threadTs }),
+      };
+      return { ok: true, channel, ts, message };
+    }
+    case 'chat.update': {
+      const post = fake.posted.find((p) => p.channel === params.channel && p.ts === params.ts);
+      if (post === undefined) return { ok: false, error: 'message_not_found' };
+      post.text = String(params.text ?? '');
+      return { ok: true, channel: post.channel, ts: post.ts, text: post.text };
+    }
+    case 'apps.connections.open':
+      return {
+        ok: true,
+        url: `${fake.url.replace(/^http/, 'ws')}/socket?ticket=${randomUUID()}`,
+      };
+    default:
+      return { ok: false, error: 'unknown_method' };
+  }
+}
+
+/** `v0=` + HMAC-SHA256(signing secret, `v0:<timestamp>:<body>`), as Slack signs requests. */
+export function signSlackRequest(signingSecret: string, timestamp: string, body: string): string {
+  return `v0=${createHmac('sha256', signingSecret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
+}
+
+export async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function parseBody(contentType: string | undefined, raw: string): Record<string, unknown> {
+  if (raw === '') return {};
+  if (contentType?.includes('application/json')) {
+    const parsed: unknown = JSON.parse(raw);
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+  }
+  return Object.fromEntries(new URLSearchParams(raw));
+}

@@ -1,0 +1,118 @@
+/**
+ * Outbound text for Slack: Markdown as Slack's mrkdwn, the three characters Slack reserves
+ * escaped, split into messages Slack will not truncate; and Web API failures as colloquy errors.
+ *
+ * @example
+ * ```ts
+ * import { formatSlackText } from 'colloquy/slack';
+ * formatSlackText('**Done** — see [the docs](https://example.com)');
+ * // ['*Done* — see <https://example.com|the docs>']
+ * ```
+ */
+import { ColloquyError, NetworkError, PlatformError } from '../../src/errors.js';
+import { splitMessage } from '../../src/split.js';
+
+/** chat.postMessage truncates `text` beyond 4,000 characters (Slack API docs). */
+export const SLACK_TEXT_LIMIT = 4000;
+
+/** Slack tokens an agent may write on purpose (`<@U1>`, `<#C1>`, `<!here>`, `<https://…|label>`). */
+const SLACK_TOKEN = /<(?:@[UWB][A-Z0-9]+|#C[A-Z0-9]+|![a-z^]+|(?:https?|mailto):)[^<>\n]*>/g;
+
+/** Escapes `&`, `<` and `>` as Slack asks, keeping Slack's own `<…>` tokens intact. */
+export function escapeSlackText(text: string): string {
+  const escape = (plain: string) =>
+    plain.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(SLACK_TOKEN)) {
+    out += escape(text.slice(last, match.index)) + match[0];
+    last = match.index + match[0].length;
+  }
+  return out + escape(text.slice(last));
+}
+
+/**
+ * Common Markdown as Slack mrkdwn: `**b**`/`__b__` → `*b*`, `*i*` → `_i_`, `~~s~~` → `~s~`,
+ * `[label](url)` → `<url|label>`, `# Heading` → `*Heading*`. Code spans and fences are left alone.
+ */
+export function markdownToMrkdwn(markdown: string): string {
+  return markdown
+    .split(/(```[\s\S]*?(?:```|$)|`[^`\n]*`)/g)
+    .map((part, index) => (index % 2 === 1 ? part : convertProse(part)))
+    .join('');
+}
+
+function convertProse(text: string): string {
+  const BOLD = '\u0000';
+  return text
+    .replace(/^#{1,6}[ \t]+(.+?)[ \t]*#*$/gm, `${BOLD}$1${BOLD}`)
+    .replace(
+      /\*\*(?=\S)([^*\n]+?)\*\*|__(?=\S)([^_\n]+?)__/g,
+      (_m, a?: string, b?: string) => `${BOLD}${a ?? b}${BOLD}`,
+    )
+    .replace(/(^|[^*\w])\*(?=\S)([^*\n]+?)\*(?!\*)/g, '$1_$2_')
+    .replace(/~~(?=\S)([^~\n]+?)~~/g, '~$1~')
+    .replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g, '<$2|$1>')
+    .replace(new RegExp(BOLD, 'g'), '*');
+}
+
+/**
+ * An agent's answer as the texts of the Slack messages to post, each at most `limit`
+ * characters, split at paragraph, line or word boundaries with code fences kept balanced.
+ */
+export function formatSlackText(content: string, limit: number = SLACK_TEXT_LIMIT): string[] {
+  const text = escapeSlackText(markdownToMrkdwn(content));
+  return splitMessage(text, limit).filter((part) => part.trim().length > 0);
+}
+
+/**
+ * A Web API failure as `PlatformError` (Slack refused: `not_in_channel`…, with `code`) or
+ * `NetworkError` (Slack unreachable, or a 5xx).
+ *
+ * @example
+ * ```ts
+ * try { await app.client.chat.postMessage({ channel, text }); }
+ * catch (error) { bot.report(toColloquyError(error, { method: 'chat.postMessage' })); }
+ * ```
+ */
+export function toColloquyError(
+  error: unknown,
+  context: { method: string; conversationId?: string },
+): ColloquyError {
+  if (error instanceof ColloquyError) return error;
+  const coded = error as {
+    code?: unknown;
+    data?: { error?: unknown };
+    statusCode?: unknown;
+    retryAfter?: unknown;
+  };
+  const where = { cause: error, conversationId: context.conversationId };
+  switch (coded?.code) {
+    case 'slack_webapi_platform_error': {
+      const code = String(coded.data?.error ?? 'unknown_error');
+      return new PlatformError('slack', `Slack refused ${context.method}: ${code}`, {
+        ...where,
+        code,
+      });
+    }
+    case 'slack_webapi_rate_limited_error':
+      return new PlatformError(
+        'slack',
+        `Slack rate-limited ${context.method} (retry after ${String(coded.retryAfter)} s)`,
+        { ...where, code: 'ratelimited' },
+      );
+    case 'slack_webapi_http_error': {
+      const status = Number(coded.statusCode);
+      if (status >= 500)
+        return new NetworkError(`Slack answered ${context.method} with HTTP ${status}`, where);
+      return new PlatformError('slack', `Slack answered ${context.method} with HTTP ${status}`, {
+        ...where,
+        code: `http_${status}`,
+      });
+    }
+    default: {
+      const message = error instanceof Error ? error.message : String(error);
+      return new NetworkError(`Could not reach Slack for ${context.method}: ${message}`, where);
+    }
+  }
+}

@@ -1,0 +1,531 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Chat, Message, MessageEntity, Update, User, UserFromGetMe } from 'grammy/types';
+
+/** A failure `failNext` makes the fake answer with instead of the real result. */
+export type FakeTelegramFailure =
+  | { error_code: number; description?: string; retry_after?: number }
+  /** Drop the connection without an answer (a network failure). */
+  | { network: true };
+
+/**
+ * An update to deliver; `update_id` is assigned when missing. Loosely typed on purpose, so
+ * tests can also push malformed updates.
+ */
+export type FakeUpdateInput = Update | ({ update_id?: number } & Record<string, unknown>);
+
+/** One Bot API call the fake received. */
+export interface FakeTelegramCall {
+  method: string;
+  payload: Record<string, unknown>;
+}
+
+/** A message the bot posted with `sendMessage` (or changed with `editMessageText`). */
+export interface FakeTelegramSent {
+  method: 'sendMessage' | 'editMessageText';
+  chatId: number;
+  text: string;
+  payload: Record<string, unknown>;
+  /** The Message object the fake answered with. */
+  message: Message;
+}
+
+/** What `sendUserMessage` needs; ids and the date are filled in. */
+export interface FakeUserMessage {
+  chat: Chat;
+  from: User;
+  text: string;
+  /** Defaults to a `mention` entity for every `@username` in `text` (UTF-16 offsets). */
+  entities?: MessageEntity[];
+  reply_to_message?: Message;
+  /** A forum topic (sets `is_topic_message` in forum supergroups). */
+  message_thread_id?: number;
+  /** Send as `edited_message` of this message id instead of a new message. */
+  editOf?: number;
+}
+
+/** Options of {@link FakeTelegram}. */
+export interface FakeTelegramOptions {
+  token?: string;
+  /** The bot `getMe` returns. */
+  bot?: { id?: number; username?: string; first_name?: string };
+}
+
+interface PendingUpdate {
+  update: Update;
+  delivered: boolean;
+}
+
+interface Waiter {
+  check(): boolean;
+  cancel(): void;
+}
+
+/**
+ * A Telegram Bot API server on 127.0.0.1 for tests: real HTTP, `POST /bot<token>/<method>`
+ * with JSON or form bodies, `{ ok, result }` answers. It speaks `getMe`, `deleteWebhook`,
+ * `setWebhook`, `getWebhookInfo`, long-polling `getUpdates` (held open until an update
+ * arrives or `timeout`; `offset` confirms delivered updates), `sendMessage`,
+ * `sendChatAction` and `editMessageText`.
+ *
+ * @example
+ * ```ts
+ * import { FakeTelegram } from 'colloquy/testing';
+ * import { TelegramChannel } from 'colloquy/telegram';
+ *
+ * const telegram = await FakeTelegram.start();
+ * const channel = new TelegramChannel({ token: telegram.token, client: { apiRoot: telegram.apiRoot } });
+ * // … start a Bot with the channel …
+ * telegram.sendUserMessage({ chat: { id: 1001, type: 'private', first_name: 'Ada' },
+ *   from: { id: 1001, is_bot: false, first_name: 'Ada' }, text: 'hello' });
+ * const [reply] = await telegram.waitForSent(1);
+ * await telegram.close();
+ * ```
+ */
+export class FakeTelegram {
+  readonly token: string;
+  /** The bot's `getMe` answer; pass it as `botInfo` to skip a call. */
+  readonly botInfo: UserFromGetMe;
+  /** Every call, in order. */
+  readonly calls: FakeTelegramCall[] = [];
+  /** What the bot sent, in order. */
+  readonly sent: FakeTelegramSent[] = [];
+  /** The webhook set with `setWebhook`, if any. */
+  webhook: { url: string; secret_token?: string } | undefined;
+
+  private readonly server: Server;
+  private readonly pending: PendingUpdate[] = [];
+  private readonly waiters = new Set<Waiter>();
+  private readonly failures = new Map<string, FakeTelegramFailure[]>();
+  private readonly messages = new Map<string, Message>();
+  private readonly lastMessageId = new Map<number, number>();
+  private nextUpdateId = 1;
+  private clock = 1_763_700_000; // unix seconds, moves one second per message
+
+  constructor(options: FakeTelegramOptions = {}) {
+    this.token = options.token ?? '123456789:AAFakeTelegramTokenForColloquyTests';
+    this.botInfo = {
+      id: options.bot?.id ?? 123456789,
+      is_bot: true,
+      first_name: options.bot?.first_name ?? 'Colloquy Test Bot',
+      username: options.bot?.username ?? 'colloquy_test_bot',
+      can_join_groups: true,
+      can_read_all_group_messages: false,
+      supports_inline_queries: false,
+      can_connect_to_business: false,
+      has_main_web_app: false,
+      has_topics_enabled: false,
+      allows_users_to_create_topics: false,
+      can_manage_bots: false,
+      supports_join_request_queries: false,
+    };
+    this.server = createServer((req, res) => void this.handle(req, res));
+  }
+
+  /**
+   * Creates a fake and listens on 127.0.0.1 on a free port.
+   *
+   * @example
+   * ```ts
+   * const telegram = await FakeTelegram.start({ bot: { username: 'orders_bot' } });
+   * ```
+   */
+  static async start(options?: FakeTelegramOptions): Promise<FakeTelegram> {
+    const fake = new FakeTelegram(options);
+    await fake.listen();
+    return fake;
+  }
+
+  /** Starts listening (done by `FakeTelegram.start`). */
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  }
+
+  /** Give this to grammy as `client: { apiRoot }`. */
+  get apiRoot(): string {
+    const address = this.server.address() as AddressInfo | null;
+    if (address === null) throw new Error('FakeTelegram is not listening: await listen() first');
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  /** The bot as it appears in `from` of its messages. */
+  get botUser(): User {
+    const { id, first_name, username } = this.botInfo;
+    return { id, is_bot: true, first_name, username };
+  }
+
+  /**
+   * Queues an update for `getUpdates` (an `update_id` is assigned when missing). Pushing an
+   * update that was already delivered delivers it again, as Telegram does after a restart.
+   *
+   * @example
+   * ```ts
+   * telegram.pushUpdate({ update_id: 7, message });
+   * ```
+   */
+  pushUpdate(update: FakeUpdateInput): Update {
+    const full = {
+      ...update,
+      update_id: update.update_id ?? this.nextUpdateId,
+    } as unknown as Update;
+    this.nextUpdateId = Math.max(this.nextUpdateId, full.update_id + 1);
+    this.pending.push({ update: full, delivered: false });
+    this.wake();
+    return full;
+  }
+
+  /**
+   * A person writes in a chat: builds the Message Telegram would deliver and queues it.
+   *
+   * @example
+   * ```ts
+   * const { message } = telegram.sendUserMessage({ chat: group, from: ada, text: '@colloquy_test_bot hi' });
+   * ```
+   */
+  sendUserMessage(input: FakeUserMessage): { update: Update; message: Message } {
+    const message = this.buildMessage(input);
+    const update =
+      input.editOf === undefined
+        ? this.pushUpdate({ message })
+        : this.pushUpdate({ edited_message: message });
+    return { update, message };
+  }
+
+  /** Makes the next `times` calls of `method` fail (a 429 with `retry_after`, a 403, a dropped connection…). */
+  failNext(method: string, failure: FakeTelegramFailure, times = 1): void {
+    const queue = this.failures.get(method) ?? [];
+    for (let i = 0; i < times; i++) queue.push(failure);
+    this.failures.set(method, queue);
+  }
+
+  /**
+   * Resolves with `sent` once at least `count` messages were sent, or once one matches
+   * `predicate`; rejects after `timeoutMs` (default 5000) with what was sent so far.
+   *
+   * @example
+   * ```ts
+   * const [first, second] = await telegram.waitForSent(2);
+   * await telegram.waitForSent((sent) => sent.text.includes('refund'));
+   * ```
+   */
+  waitForSent(
+    countOrPredicate: number | ((sent: FakeTelegramSent) => boolean),
+    timeoutMs = 5000,
+  ): Promise<FakeTelegramSent[]> {
+    const check =
+      typeof countOrPredicate === 'number'
+        ? () => this.sent.length >= countOrPredicate
+        : () => this.sent.some(countOrPredicate);
+    return new Promise((resolve, reject) => {
+      if (check()) return resolve(this.sent);
+      const waiter: Waiter = {
+        check: () => {
+          if (!check()) return false;
+          clearTimeout(timer);
+          resolve(this.sent);
+          return true;
+        },
+        cancel: () => {
+          clearTimeout(timer);
+          resolve(this.sent);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        const texts = this.sent.map((sent) => sent.text.slice(0, 60));
+        reject(
+          new Error(`FakeTelegram: waitForSent timed out; sent so far: ${JSON.stringify(texts)}`),
+        );
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
+  }
+
+  /**
+   * POSTs an update to a webhook the way Telegram does (JSON, secret header when given).
+   *
+   * @example
+   * ```ts
+   * const { status } = await telegram.postWebhook('http://127.0.0.1:8443/telegram', update, 's3cret');
+   * ```
+   */
+  async postWebhook(
+    url: string,
+    update: FakeUpdateInput,
+    secretToken?: string,
+  ): Promise<{ status: number; body: string }> {
+    const full = {
+      ...update,
+      update_id: (update.update_id as number | undefined) ?? this.nextUpdateId++,
+    };
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (secretToken !== undefined) headers['x-telegram-bot-api-secret-token'] = secretToken;
+    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(full) });
+    return { status: response.status, body: await response.text() };
+  }
+
+  /** A Message as a person would write it, without queueing it (for `postWebhook`). */
+  buildMessage(input: FakeUserMessage): Message {
+    const text = input.text;
+    const forum = input.chat.type === 'supergroup' && input.chat.is_forum === true;
+    const message = {
+      message_id: input.editOf ?? this.nextMessageId(input.chat.id),
+      date: this.tick(),
+      chat: input.chat,
+      from: input.from,
+      text,
+      entities: input.entities ?? mentionEntities(text),
+      ...(input.message_thread_id !== undefined && { message_thread_id: input.message_thread_id }),
+      ...(forum && input.message_thread_id !== undefined && { is_topic_message: true }),
+      ...(input.reply_to_message !== undefined && { reply_to_message: input.reply_to_message }),
+      ...(input.editOf !== undefined && { edit_date: this.tick() }),
+    } as Message;
+    if (message.entities?.length === 0) delete message.entities;
+    if (input.editOf === undefined)
+      this.messages.set(`${input.chat.id}:${message.message_id}`, message);
+    return message;
+  }
+
+  /** Stops the server; pending long polls answer with no updates. */
+  async close(): Promise<void> {
+    for (const waiter of [...this.waiters]) waiter.cancel();
+    this.waiters.clear();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(new URL(req.url ?? '/', 'http://x').pathname);
+    if (match === null)
+      return reply(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
+    const [, token, method = ''] = match;
+    let payload: Record<string, unknown>;
+    try {
+      payload = await readPayload(req);
+    } catch {
+      return reply(res, 400, {
+        ok: false,
+        error_code: 400,
+        description: 'Bad Request: invalid body',
+      });
+    }
+    if (token !== this.token) {
+      return reply(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
+    }
+    this.calls.push({ method, payload });
+    const failure = this.failures.get(method)?.shift();
+    if (failure !== undefined) {
+      if ('network' in failure) return void res.socket?.destroy();
+      const { error_code, retry_after } = failure;
+      const description =
+        failure.description ??
+        (error_code === 429 ? `Too Many Requests: retry after ${retry_after ?? 1}` : 'Error');
+      return reply(res, error_code, {
+        ok: false,
+        error_code,
+        description,
+        ...(retry_after !== undefined && { parameters: { retry_after } }),
+      });
+    }
+    if (method === 'getUpdates') return this.getUpdates(payload, res);
+    try {
+      reply(res, 200, { ok: true, result: this.call(method, payload) });
+    } catch (error) {
+      const { code, description } = error as ApiFailure;
+      reply(res, code, { ok: false, error_code: code, description });
+    }
+  }
+
+  private call(method: string, payload: Record<string, unknown>): unknown {
+    switch (method) {
+      case 'getMe':
+        return this.botInfo;
+      case 'deleteWebhook':
+        this.webhook = undefined;
+        if (payload.drop_pending_updates === true) this.pending.length = 0;
+        return true;
+      case 'setWebhook':
+        if (typeof payload.url !== 'string')
+          throw fail(400, 'Bad Request: bad webhook: URL is missing');
+        this.webhook = {
+          url: payload.url,
+          secret_token: payload.secret_token as string | undefined,
+        };
+        return true;
+      case 'getWebhookInfo':
+        return {
+          url: this.webhook?.url ?? '',
+          has_custom_certificate: false,
+          pending_update_count: this.pending.length,
+        };
+      case 'sendChatAction':
+        return true;
+      case 'sendMessage':
+        return this.sendMessage(payload);
+      case 'editMessageText':
+        return this.editMessageText(payload);
+      default:
+        throw fail(404, 'Not Found: method not found');
+    }
+  }
+
+  private getUpdates(payload: Record<string, unknown>, res: ServerResponse): void {
+    const offset = Number(payload.offset ?? 0);
+    const limit = Number(payload.limit ?? 100);
+    const timeout = Number(payload.timeout ?? 0);
+    if (offset > 0) this.confirm(offset);
+    const answer = () => {
+      const batch = this.pending.slice(0, limit);
+      for (const entry of batch) entry.delivered = true;
+      reply(res, 200, { ok: true, result: batch.map((entry) => entry.update) });
+    };
+    if (this.pending.length > 0 || timeout <= 0) return answer();
+    const waiter: Waiter = {
+      check: () => {
+        if (this.pending.length === 0) return false;
+        clearTimeout(timer);
+        answer();
+        return true;
+      },
+      cancel: () => {
+        clearTimeout(timer);
+        reply(res, 200, { ok: true, result: [] });
+      },
+    };
+    const timer = setTimeout(() => {
+      this.waiters.delete(waiter);
+      reply(res, 200, { ok: true, result: [] });
+    }, timeout * 1000);
+    res.once('close', () => {
+      clearTimeout(timer);
+      this.waiters.delete(waiter);
+    });
+    this.waiters.add(waiter);
+  }
+
+  /** `offset` confirms every delivered update with a lower id. */
+  private confirm(offset: number): void {
+    for (let i = this.pending.length - 1; i >= 0; i--) {
+      const entry = this.pending[i] as PendingUpdate;
+      if (entry.delivered && entry.update.update_id < offset) this.pending.splice(i, 1);
+    }
+  }
+
+  private sendMessage(payload: Record<string, unknown>): Message {
+    const chatId = Number(payload.chat_id);
+    const text = payload.text;
+    if (!Number.isFinite(chatId)) throw fail(400, 'Bad Request: chat not found');
+    if (typeof text !== 'string' || text.trim().length === 0) {
+      throw fail(400, 'Bad Request: message text is empty');
+    }
+    if (text.length > 4096) throw fail(400, 'Bad Request: message is too long');
+    const replyTo = (payload.reply_parameters as { message_id?: number } | undefined)?.message_id;
+    const replied = replyTo === undefined ? undefined : this.messages.get(`${chatId}:${replyTo}`);
+    const threadId = payload.message_thread_id as number | undefined;
+    const chat = this.chatOf(chatId);
+    const message = {
+      message_id: this.nextMessageId(chatId),
+      date: this.tick(),
+      chat,
+      from: this.botUser,
+      text,
+      ...(threadId !== undefined && { message_thread_id: threadId }),
+      ...(threadId !== undefined &&
+        chat.type === 'supergroup' &&
+        chat.is_forum === true && {
+          is_topic_message: true,
+        }),
+      ...(replied !== undefined && { reply_to_message: replied }),
+    } as Message;
+    this.messages.set(`${chatId}:${message.message_id}`, message);
+    this.record({ method: 'sendMessage', chatId, text, payload, message });
+    return message;
+  }
+
+  private editMessageText(payload: Record<string, unknown>): Message {
+    const chatId = Number(payload.chat_id);
+    const original = this.messages.get(`${chatId}:${Number(payload.message_id)}`);
+    if (original === undefined) throw fail(400, 'Bad Request: message to edit not found');
+    const text = String(payload.text ?? '');
+    const message = { ...original, text, edit_date: this.tick() } as Message;
+    this.messages.set(`${chatId}:${message.message_id}`, message);
+    this.record({ method: 'editMessageText', chatId, text, payload, message });
+    return message;
+  }
+
+  private record(sent: FakeTelegramSent): void {
+    this.sent.push(sent);
+    this.wake();
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.waiters]) if (waiter.check()) this.waiters.delete(waiter);
+  }
+
+  private chatOf(chatId: number): Chat {
+    for (const message of this.messages.values())
+      if (message.chat.id === chatId) return message.chat;
+    return chatId > 0
+      ? { id: chatId, type: 'private', first_name: `User ${chatId}` }
+      : { id: chatId, type: 'group', title: `Group ${chatId}` };
+  }
+
+  private nextMessageId(chatId: number): number {
+    const id = (this.lastMessageId.get(chatId) ?? 0) + 1;
+    this.lastMessageId.set(chatId, id);
+    return id;
+  }
+
+  private tick(): number {
+    return this.clock++;
+  }
+}
+
+interface ApiFailure {
+  code: number;
+  description: string;
+}
+
+function fail(code: number, description: string): ApiFailure {
+  return { code, description };
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  if (res.writableEnded || res.destroyed) return;
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** `mention` entities for every `@username` in a text, with UTF-16 offsets like Telegram's. */
+function mentionEntities(text: string): MessageEntity[] {
+  return [...text.matchAll(/(?<![\w@])@[A-Za-z][A-Za-z0-9_]{3,31}/g)].map((match) => ({
+    type: 'mention',
+    offset: match.index,
+    length: match[0].length,
+  }));
+}
+
+/** Reads a JSON, urlencoded or multipart body; form values holding JSON are decoded. */
+async function readPayload(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const raw = Buffer.concat(chunks);
+  if (raw.length === 0) return {};
+  const type = req.headers['content-type'] ?? '';
+  if (type.includes('application/json'))
+    return JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+  const form = await new Response(raw, { headers: { 'content-type': type } }).formData();
+  const payload: Record<string, unknown> = {};
+  for (const [key, value] of form.entries()) {
+    if (typeof value !== 'string') {
+      payload[key] = value;
+      continue;
+    }
+    try {
+      payload[key] = /^[[{]/.test(value) ? JSON.parse(value) : value;
+    } catch {
+      payload[key] = value;
+    }
+  }
+  return payload;
+}

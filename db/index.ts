@@ -1,0 +1,12 @@
+/**
+ * `colloquy/sqlite`: the SQLite conversation store and its schema.
+ *
+ * @example
+ * ```ts
+ * import { SqliteConversationStore } from 'colloquy/sqlite';
+ * const store = new SqliteConversationStore({ path: './colloquy.db' });
+ * ```
+ */
+export { SqliteConversationStore, type SqliteStoreOptions } from './store.js';
+export { migrationsFolder } from './connection.js';
+export * as schema from './schema.js';

@@ -1,0 +1,106 @@
+import type { GetOptions } from '../src/store.js';
+import { MESSAGE_COLUMNS } from './rows.js';
+
+/**
+ * A statement text and its named parameters (better-sqlite3 `@name` binding).
+ *
+ * @example
+ * ```ts
+ * const { sql, params }: BuiltQuery = buildGetQuery('telegram:42', { limit: 20 });
+ * ```
+ */
+export interface BuiltQuery {
+  sql: string;
+  params: Record<string, string | number>;
+}
+
+/**
+ * The SQL of `store.get`. Without `concerning` it walks `messages_conversation_time_idx`
+ * backwards. With `concerning` it is a UNION of small index lookups, each taking only its
+ * newest `limit` rows, so its cost does not grow with the conversation:
+ *
+ * - per alias: turns it wrote (`messages_conversation_participant_idx`), turns replying to
+ *   it (`messages_conversation_reply_to_idx`), turns mentioning it (`message_mentions_time_idx`);
+ * - turns in a DM (`messages_dm_time_idx`, a partial index).
+ *
+ * The statement text depends only on which options are set and how many ids they hold, so
+ * callers can cache prepared statements by it.
+ *
+ * @example
+ * ```ts
+ * const { sql, params } = buildGetQuery('telegram:42', { concerning: { aliases: ['bot'] } });
+ * db.prepare(sql).all(params);
+ * ```
+ */
+export function buildGetQuery(conversationId: string, options: GetOptions = {}): BuiltQuery {
+  const params: Record<string, string | number> = {
+    conversation: conversationId,
+    limit: Math.max(0, Math.floor(options.limit ?? 100)),
+  };
+  const filters: string[] = [];
+  if (options.scope !== undefined) {
+    filters.push('m.scope = @scope');
+    params.scope = options.scope;
+  }
+  if (options.sinceTimestamp !== undefined) {
+    filters.push('m.timestamp >= @since');
+    params.since = options.sinceTimestamp;
+  }
+  if (options.before !== undefined) {
+    filters.push('m.timestamp < @before');
+    params.before = options.before;
+  }
+  if (options.participantIds !== undefined) {
+    filters.push(`m.participant_id IN (${bind(params, 'p', options.participantIds)})`);
+  }
+  if (options.includeSummaries !== true) filters.push('m.is_summary = 0');
+  if (options.includeDeleted !== true) filters.push('m.deleted_at IS NULL');
+  const where = filters.map((f) => ` AND ${f}`).join('');
+  const newestFirst = 'ORDER BY m.timestamp DESC, m.seq DESC LIMIT @limit';
+
+  if (options.concerning === undefined) {
+    return {
+      sql: `SELECT ${MESSAGE_COLUMNS} FROM messages m JOIN participants p ON p.id = m.participant_id
+        WHERE m.conversation_id = @conversation${where} ${newestFirst}`,
+      params,
+    };
+  }
+
+  const branches: string[] = [
+    `SELECT m.seq, m.timestamp FROM messages m
+      WHERE m.conversation_id = @conversation AND m.scope = 'dm'${where} ${newestFirst}`,
+  ];
+  options.concerning.aliases.forEach((alias, i) => {
+    params[`a${i}`] = alias;
+    branches.push(
+      `SELECT m.seq, m.timestamp FROM messages m
+        WHERE m.conversation_id = @conversation AND m.participant_id = @a${i}${where} ${newestFirst}`,
+      `SELECT m.seq, m.timestamp FROM messages m
+        WHERE m.conversation_id = @conversation AND m.reply_to_participant_id = @a${i}${where}
+        ${newestFirst}`,
+      `SELECT mm.message_seq, mm.timestamp FROM message_mentions mm
+        JOIN messages m ON m.seq = mm.message_seq
+        WHERE mm.conversation_id = @conversation AND mm.participant_id = @a${i}${where}
+        ORDER BY mm.timestamp DESC, mm.message_seq DESC LIMIT @limit`,
+    );
+  });
+  const union = branches.map((b) => `SELECT * FROM (${b})`).join('\nUNION ALL ');
+  return {
+    sql: `WITH hits(seq, ts) AS (${union}),
+      top AS MATERIALIZED (SELECT DISTINCT seq, ts FROM hits ORDER BY ts DESC, seq DESC LIMIT @limit)
+      SELECT ${MESSAGE_COLUMNS} FROM top h
+      JOIN messages m ON m.seq = h.seq JOIN participants p ON p.id = m.participant_id
+      ORDER BY h.ts DESC, h.seq DESC`,
+    params,
+  };
+}
+
+function bind(params: Record<string, string | number>, prefix: string, values: string[]): string {
+  if (values.length === 0) return 'NULL';
+  return values
+    .map((value, i) => {
+      params[`${prefix}${i}`] = value;
+      return `@${prefix}${i}`;
+    })
+    .join(', ');
+}

@@ -1,0 +1,202 @@
+import { StoreError } from '../src/errors.js';
+import type {
+  ConversationScope,
+  MessageMetadata,
+  NewMessage,
+  ParticipantKind,
+  StoredMessage,
+} from '../src/types.js';
+
+/**
+ * Mapping between `StoredMessage` and the `messages` row. Metadata keys that have their own
+ * column live there (so SQL can use them); everything else goes to the `metadata` JSON.
+ */
+
+/**
+ * The columns every read selects, `m` = messages, `p` = participants; the mentions come
+ * back as a JSON array in insertion order.
+ *
+ * @example
+ * ```ts
+ * db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages m JOIN participants p ON p.id = m.participant_id`);
+ * ```
+ */
+export const MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant_id, p.kind, p.display_name,
+  m.content, m.timestamp, m.scope, m.channel_type, m.channel_id, m.thread_id,
+  m.platform_message_id, m.reply_to_message_id, m.reply_to_participant_id, m.is_summary,
+  m.summary_for_agent_id, m.edited_at, m.deleted_at, m.metadata,
+  (SELECT json_group_array(participant_id) FROM
+    (SELECT participant_id FROM message_mentions WHERE message_seq = m.seq ORDER BY rowid)) AS mentions`;
+
+/**
+ * A row as `MESSAGE_COLUMNS` selects it.
+ *
+ * @example
+ * ```ts
+ * const row = statement.get(id) as SelectedMessageRow | undefined;
+ * ```
+ */
+export interface SelectedMessageRow {
+  seq: number;
+  id: string;
+  conversation_id: string;
+  participant_id: string;
+  kind: ParticipantKind;
+  display_name: string | null;
+  content: string;
+  timestamp: string;
+  scope: ConversationScope;
+  channel_type: string;
+  channel_id: string;
+  thread_id: string | null;
+  platform_message_id: string | null;
+  reply_to_message_id: string | null;
+  reply_to_participant_id: string | null;
+  is_summary: number;
+  summary_for_agent_id: string | null;
+  edited_at: string | null;
+  deleted_at: string | null;
+  metadata: string;
+  mentions: string;
+}
+
+/** Metadata keys stored in their own columns, not in the JSON. */
+const COLUMN_KEYS = new Set([
+  'channelType',
+  'channelId',
+  'threadId',
+  'messageId',
+  'mentions',
+  'replyToMessageId',
+  'replyToParticipantId',
+  'isSummary',
+  'summaryForAgentId',
+]);
+
+/**
+ * The bound parameters of the message insert.
+ *
+ * @example
+ * ```ts
+ * insertMessage.run(toInsert(turn, turn.timestamp) satisfies MessageInsert);
+ * ```
+ */
+export interface MessageInsert {
+  id: string;
+  conversationId: string;
+  participantId: string;
+  content: string;
+  timestamp: string;
+  scope: ConversationScope;
+  channelType: string;
+  channelId: string;
+  threadId: string | null;
+  platformMessageId: string | null;
+  replyToMessageId: string | null;
+  replyToParticipantId: string | null;
+  isSummary: number;
+  summaryForAgentId: string | null;
+  metadata: string;
+}
+
+/**
+ * The `messages` row for a new turn (timestamp already normalized).
+ *
+ * @example
+ * ```ts
+ * const row = toInsert(turn, normalizeTimestamp(turn.timestamp));
+ * ```
+ */
+export function toInsert(message: NewMessage, timestamp: string): MessageInsert {
+  const meta = message.metadata;
+  const rest: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(meta)) {
+    if (!COLUMN_KEYS.has(key) && value !== undefined) rest[key] = value;
+  }
+  return {
+    id: message.id,
+    conversationId: message.conversationId,
+    participantId: message.participant.id,
+    content: message.content,
+    timestamp,
+    scope: message.scope,
+    channelType: meta.channelType,
+    channelId: meta.channelId,
+    threadId: meta.threadId ?? null,
+    platformMessageId: meta.messageId ?? null,
+    replyToMessageId: meta.replyToMessageId ?? null,
+    replyToParticipantId: meta.replyToParticipantId ?? null,
+    isSummary: meta.isSummary === true ? 1 : 0,
+    summaryForAgentId: meta.summaryForAgentId ?? null,
+    metadata: JSON.stringify(rest),
+  };
+}
+
+/**
+ * The turn a selected row describes; absent values stay absent (no `undefined` keys).
+ *
+ * @example
+ * ```ts
+ * const turns = (statement.all(params) as SelectedMessageRow[]).map(toMessage);
+ * ```
+ */
+export function toMessage(row: SelectedMessageRow): StoredMessage {
+  const metadata: MessageMetadata = {
+    ...(JSON.parse(row.metadata) as Record<string, unknown>),
+    channelType: row.channel_type,
+    channelId: row.channel_id,
+    mentions: JSON.parse(row.mentions) as string[],
+  };
+  if (row.thread_id !== null) metadata.threadId = row.thread_id;
+  if (row.platform_message_id !== null) metadata.messageId = row.platform_message_id;
+  if (row.reply_to_message_id !== null) metadata.replyToMessageId = row.reply_to_message_id;
+  if (row.reply_to_participant_id !== null) {
+    metadata.replyToParticipantId = row.reply_to_participant_id;
+  }
+  if (row.is_summary === 1) metadata.isSummary = true;
+  if (row.summary_for_agent_id !== null) metadata.summaryForAgentId = row.summary_for_agent_id;
+  const message: StoredMessage = {
+    id: row.id,
+    conversationId: row.conversation_id,
+    participant:
+      row.display_name === null
+        ? { kind: row.kind, id: row.participant_id }
+        : { kind: row.kind, id: row.participant_id, displayName: row.display_name },
+    content: row.content,
+    timestamp: row.timestamp,
+    scope: row.scope,
+    metadata,
+    sequence: row.seq,
+  };
+  if (row.edited_at !== null) message.editedAt = row.edited_at;
+  if (row.deleted_at !== null) message.deletedAt = row.deleted_at;
+  return message;
+}
+
+const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+
+/**
+ * Any parseable date as colloquy stores it: ISO 8601, UTC, milliseconds. A date-time without
+ * a zone is taken as UTC. Unparseable input is a StoreError.
+ *
+ * @example
+ * ```ts
+ * normalizeTimestamp('2026-11-21T10:30:00+01:00'); // '2026-11-21T09:30:00.000Z'
+ * ```
+ */
+export function normalizeTimestamp(
+  value: string,
+  what = 'timestamp',
+  context: { conversationId?: string; messageId?: string } = {},
+): string {
+  const text = typeof value === 'string' ? value.trim() : '';
+  const date = new Date(ZONELESS.test(text) ? `${text.replace(' ', 'T')}Z` : text);
+  if (text === '' || Number.isNaN(date.getTime())) {
+    throw new StoreError(
+      `${what} ${JSON.stringify(value)} is not a date; colloquy stores ISO 8601 UTC timestamps ` +
+        `such as 2026-11-21T09:30:00.000Z`,
+      context,
+    );
+  }
+  return date.toISOString();
+}

@@ -1,0 +1,110 @@
+import type Database from 'better-sqlite3';
+import { MESSAGE_COLUMNS } from './rows.js';
+
+const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participant_id`;
+
+/** Every fixed statement of the store, prepared once when it opens. */
+const SQL = {
+  getById: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES} WHERE m.id = ?`,
+  getByPlatform: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES}
+    WHERE m.channel_type = ? AND m.channel_id = ? AND m.platform_message_id = ?`,
+  findByPlatform: `SELECT seq, content FROM messages
+    WHERE channel_type = ? AND channel_id = ? AND platform_message_id = ?`,
+
+  upsertParticipant: `INSERT INTO participants (id, kind, display_name, first_seen_at, last_seen_at)
+    VALUES (@id, @kind, @name, @ts, @ts)
+    ON CONFLICT (id) DO UPDATE SET
+      kind = CASE WHEN excluded.last_seen_at >= last_seen_at THEN excluded.kind ELSE kind END,
+      display_name = CASE
+        WHEN excluded.display_name IS NOT NULL
+          AND (excluded.last_seen_at >= last_seen_at OR display_name IS NULL)
+        THEN excluded.display_name ELSE display_name END,
+      first_seen_at = min(first_seen_at, excluded.first_seen_at),
+      last_seen_at = max(last_seen_at, excluded.last_seen_at)`,
+  upsertConversation: `INSERT INTO conversations (id, channel_type, channel_id, channel_name,
+      thread_id, scope, created_at, last_message_at, message_count)
+    VALUES (@conversationId, @channelType, @channelId, @channelName, @threadId, @scope,
+      @timestamp, @timestamp, 1)
+    ON CONFLICT (id) DO UPDATE SET
+      message_count = message_count + 1,
+      created_at = min(created_at, excluded.created_at),
+      last_message_at = max(last_message_at, excluded.last_message_at),
+      channel_name = coalesce(excluded.channel_name, channel_name),
+      thread_id = coalesce(thread_id, excluded.thread_id)`,
+  insertMessage: `INSERT INTO messages (id, conversation_id, participant_id, content, timestamp,
+      scope, channel_type, channel_id, thread_id, platform_message_id, reply_to_message_id,
+      reply_to_participant_id, is_summary, summary_for_agent_id, metadata)
+    VALUES (@id, @conversationId, @participantId, @content, @timestamp, @scope, @channelType,
+      @channelId, @threadId, @platformMessageId, @replyToMessageId, @replyToParticipantId,
+      @isSummary, @summaryForAgentId, @metadata)`,
+  insertMention: `INSERT OR IGNORE INTO message_mentions
+    (message_seq, conversation_id, participant_id, timestamp) VALUES (?, ?, ?, ?)`,
+
+  search: `WITH top AS MATERIALIZED (
+      SELECT messages_fts.rowid AS seq, messages_fts.rank AS score
+      FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
+      WHERE messages_fts MATCH @match AND m.conversation_id = @conversation
+        AND m.deleted_at IS NULL AND m.is_summary = 0
+      ORDER BY messages_fts.rank, messages_fts.rowid DESC LIMIT @limit)
+    SELECT ${MESSAGE_COLUMNS} FROM top t JOIN messages m ON m.seq = t.seq
+      JOIN participants p ON p.id = m.participant_id
+    ORDER BY t.score, t.seq DESC`,
+
+  deleteMessages: `DELETE FROM messages
+    WHERE conversation_id = ? AND id IN (SELECT value FROM json_each(?))`,
+  refreshConversation: `UPDATE conversations SET
+      message_count = (SELECT count(*) FROM messages WHERE conversation_id = @id),
+      created_at = coalesce((SELECT min(timestamp) FROM messages WHERE conversation_id = @id),
+        created_at),
+      last_message_at = coalesce(
+        (SELECT max(timestamp) FROM messages WHERE conversation_id = @id), last_message_at)
+    WHERE id = @id`,
+  getConversation: `SELECT * FROM conversations WHERE id = ?`,
+  deleteConversation: `DELETE FROM conversations WHERE id = ?`,
+  deleteEmptyConversation: `DELETE FROM conversations WHERE id = ? AND message_count = 0`,
+
+  conversationsOf: `SELECT DISTINCT conversation_id FROM messages WHERE participant_id = ?`,
+  deleteMessagesOf: `DELETE FROM messages WHERE participant_id = ?`,
+  deleteMentionsOf: `DELETE FROM message_mentions WHERE participant_id = ?`,
+  clearRepliesTo: `UPDATE messages SET reply_to_participant_id = NULL
+    WHERE reply_to_participant_id = ?`,
+  deleteParticipant: `DELETE FROM participants WHERE id = ?`,
+  redactRevisions: `DELETE FROM message_revisions
+    WHERE message_seq IN (SELECT seq FROM messages WHERE participant_id = ?)`,
+  redactMessages: `UPDATE messages SET content = '[redacted]' WHERE participant_id = ?`,
+  redactParticipant: `UPDATE participants SET display_name = NULL WHERE id = ?`,
+
+  insertRevision: `INSERT INTO message_revisions (message_seq, content, replaced_at)
+    VALUES (?, ?, ?)`,
+  applyEdit: `UPDATE messages SET content = ?, edited_at = ? WHERE seq = ?`,
+  markDeleted: `UPDATE messages SET deleted_at = coalesce(deleted_at, @deletedAt)
+    WHERE channel_type = @channelType AND channel_id = @channelId
+      AND platform_message_id = @messageId`,
+  getSummary: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES}
+    WHERE m.conversation_id = ? AND m.is_summary = 1 AND m.summary_for_agent_id = ?
+    ORDER BY m.seq DESC LIMIT 1`,
+} as const;
+
+/**
+ * The store's prepared statements, by name.
+ *
+ * @example
+ * ```ts
+ * const statements: Statements = prepareStatements(db);
+ * ```
+ */
+export type Statements = { [K in keyof typeof SQL]: Database.Statement };
+
+/**
+ * Prepares every fixed statement against an open, migrated database.
+ *
+ * @example
+ * ```ts
+ * const sql = prepareStatements(db);
+ * sql.getConversation.get('telegram:42');
+ * ```
+ */
+export function prepareStatements(db: Database.Database): Statements {
+  const entries = Object.entries(SQL).map(([name, text]) => [name, db.prepare(text)]);
+  return Object.fromEntries(entries) as Statements;
+}

@@ -1,0 +1,61 @@
+/**
+ * A support agent on your terminal: `npm start`.
+ *
+ * Every line you type is a turn in the conversation `console:local`; the agent answers and
+ * both are captured into SQLite. Without `COLLOQUY_MODEL` the offline model answers (no key,
+ * no network); with it, a real one does.
+ *
+ * Environment:
+ * - COLLOQUY_MODEL   e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, ollama:llama3.2
+ * - COLLOQUY_DB      SQLite file (default ./colloquy.db)
+ *
+ * Then ask the database: sqlite3 colloquy.db 'SELECT * FROM messages ORDER BY seq'
+ */
+import {
+  BaseAgent,
+  Bot,
+  defaultDbPath,
+  describeModel,
+  isOfflineModel,
+  modelFromEnv,
+} from 'colloquy';
+import { ConsoleChannel } from 'colloquy/console';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+
+let model: ReturnType<typeof modelFromEnv>;
+try {
+  model = modelFromEnv();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+}
+
+class SupportAgent extends BaseAgent {
+  name = 'support-agent';
+  description = 'Answers questions about orders';
+  instructions =
+    'You are a helpful support agent for an online shop. Answer briefly. Use conversation_search to look up what was said earlier.';
+  override model = model;
+}
+
+const dbPath = defaultDbPath();
+const store = SqliteConversationStore.open(dbPath);
+const channel = new ConsoleChannel();
+const bot = new Bot({ channels: [channel], agents: [new SupportAgent()], store });
+bot.catch((error) => console.error(`[${error.name}] ${error.message}`));
+
+console.error(
+  isOfflineModel(model)
+    ? 'colloquy: using the offline model — set COLLOQUY_MODEL=openai:gpt-4o-mini (and OPENAI_API_KEY) for a real one'
+    : `colloquy: using ${describeModel(model)}`,
+);
+console.error(
+  `colloquy: capturing into ${dbPath} (conversation ${channel.conversationId}); Ctrl-D or Ctrl-C to quit`,
+);
+
+bot.installSignalHandlers();
+await bot.start();
+// The end of input, Ctrl-D, Ctrl-C or SIGTERM all end here: stop the bot, then the store.
+await channel.closed;
+await bot.stop();
+await store.close();

@@ -1,0 +1,56 @@
+/**
+ * A Discord bot that answers when mentioned, replied to or written to in a DM, and keeps
+ * every conversation in SQLite.
+ *
+ *   DISCORD_BOT_TOKEN=... npx tsx examples/discord-bot.ts
+ *
+ * Environment:
+ * - DISCORD_BOT_TOKEN  the token from Developer Portal → your application → Bot (required)
+ * - DISCORD_API_URL    another REST API root (a FakeDiscord's `restApi`); the gateway URL
+ *                      comes from its `GET /gateway/bot`
+ * - COLLOQUY_DB        SQLite file (default ./colloquy.db)
+ * - COLLOQUY_MODEL     e.g. openai:gpt-4o-mini; the offline model when unset
+ *
+ * Switch on "Message Content Intent" (Bot → Privileged Gateway Intents) or the bot reads
+ * empty messages in servers. See docs/discord.md.
+ */
+import { BaseAgent, Bot, modelFromEnv } from 'colloquy';
+import { DiscordChannel } from 'colloquy/discord';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+
+const token = process.env.DISCORD_BOT_TOKEN;
+if (!token) {
+  console.error(
+    'DISCORD_BOT_TOKEN is not set. Create an application and a bot at\n' +
+      'https://discord.com/developers/applications (Bot → Reset Token), then run:\n' +
+      '  DISCORD_BOT_TOKEN=... npx tsx examples/discord-bot.ts',
+  );
+  process.exit(1);
+}
+
+class SupportAgent extends BaseAgent {
+  name = 'support-agent';
+  description = 'Answers questions about orders in Discord servers and DMs';
+  instructions =
+    'You are a friendly support agent on a Discord server. Answer briefly; Markdown is fine.';
+  override model = modelFromEnv();
+}
+
+const api = process.env.DISCORD_API_URL;
+const discord = new DiscordChannel({
+  token,
+  ...(api && { clientOptions: { rest: { api: api.replace(/\/+$/, '') } } }),
+});
+
+const store = new SqliteConversationStore({ path: process.env.COLLOQUY_DB ?? 'colloquy.db' });
+const bot = new Bot({ channels: [discord], agents: [new SupportAgent()], store });
+bot.catch((error) => console.error(`[${error.name}]`, error.message));
+
+await bot.start();
+console.log(`${discord.botIdentity?.username} is connected to Discord. Press Ctrl+C to stop.`);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void bot.stop().then(() => process.exit(0));
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * A Slack bot that answers when mentioned, written to in a DM, or replied to in its own
+ * threads, and keeps every conversation in SQLite.
+ *
+ *   SLACK_BOT_TOKEN=xoxb-… SLACK_SIGNING_SECRET=… npx tsx examples/slack-bot.ts     # HTTP events
+ *   SLACK_BOT_TOKEN=xoxb-… SLACK_APP_TOKEN=xapp-… npx tsx examples/slack-bot.ts      # Socket Mode
+ *
+ * Environment:
+ * - SLACK_BOT_TOKEN       the Bot User OAuth Token (xoxb-…) (required)
+ * - SLACK_SIGNING_SECRET  the app's Signing Secret (required for HTTP events)
+ * - SLACK_APP_TOKEN       an app-level token (xapp-…, scope connections:write): Socket Mode
+ * - PORT                  HTTP port for /slack/events (default 3000)
+ * - SLACK_API_URL         another Web API base, e.g. a FakeSlack's http://127.0.0.1:PORT/api/
+ * - COLLOQUY_DB           SQLite file (default ./colloquy.db)
+ * - COLLOQUY_MODEL        e.g. openai:gpt-4o-mini; the offline model when unset
+ */
+import { BaseAgent, Bot, modelFromEnv } from 'colloquy';
+import { SlackChannel } from 'colloquy/slack';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+
+const token = process.env.SLACK_BOT_TOKEN;
+const signingSecret = process.env.SLACK_SIGNING_SECRET;
+const appToken = process.env.SLACK_APP_TOKEN;
+const missing = [
+  ...(token ? [] : ['SLACK_BOT_TOKEN']),
+  ...(signingSecret || appToken
+    ? []
+    : ['SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN for Socket Mode)']),
+];
+if (missing.length > 0) {
+  console.error(
+    `Missing ${missing.join(' and ')}. See docs/slack.md to create the app, then run:\n` +
+      '  SLACK_BOT_TOKEN=xoxb-… SLACK_SIGNING_SECRET=… npx tsx examples/slack-bot.ts\n' +
+      '  SLACK_BOT_TOKEN=xoxb-… SLACK_APP_TOKEN=xapp-… npx tsx examples/slack-bot.ts   # Socket Mode',
+  );
+  process.exit(1);
+}
+
+class SupportAgent extends BaseAgent {
+  name = 'support-agent';
+  description = 'Answers questions about orders in Slack';
+  instructions =
+    'You are a friendly support agent in a Slack workspace. Answer briefly; Markdown is fine.';
+  override model = modelFromEnv();
+}
+
+const port = Number(process.env.PORT ?? 3000);
+const apiUrl = process.env.SLACK_API_URL;
+const slack = new SlackChannel({
+  token: token as string,
+  ...(appToken ? { appToken } : { signingSecret, port }),
+  ...(apiUrl && { clientOptions: { slackApiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/` } }),
+});
+
+const store = new SqliteConversationStore({ path: process.env.COLLOQUY_DB ?? 'colloquy.db' });
+const bot = new Bot({ channels: [slack], agents: [new SupportAgent()], store });
+bot.catch((error) => console.error(`[${error.name}]`, error.message));
+
+await bot.start();
+const me = slack.botIdentity;
+console.log(
+  appToken
+    ? `@${me?.displayName} is connected over Socket Mode. Press Ctrl+C to stop.`
+    : `@${me?.displayName} receives events at http://localhost:${port}/slack/events. Press Ctrl+C to stop.`,
+);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void bot.stop().then(() => process.exit(0));
+  });
+}

@@ -1,0 +1,404 @@
+/**
+ * Prompt assembly: an agent's LLM prompt, built from the conversation store.
+ *
+ * - **What is read.** With `addressedOnlyMode` (the default) the store itself returns only the
+ *   turns that concern the agent (`GetOptions.concerning`): never "load the latest N, then
+ *   filter", so in a busy channel the agent still sees its own last exchanges.
+ * - **The budget.** `tokenBudget` covers the whole history: the current message, the rolling
+ *   summary and the turns, each message costing its text (speaker prefix included; tool calls
+ *   their name and JSON input; tool results their name and output) plus
+ *   `MESSAGE_OVERHEAD_TOKENS`. The `systemPrompt` sits outside it. Priority: the current
+ *   message (always kept, cut down if it must be), then the summary (cut down if it must be),
+ *   then turns newest to oldest until one does not fit; that one is cut down (with
+ *   `TRUNCATION_MARKER`) when at least 16 tokens of it fit, and the history ends there.
+ * - **Tool use.** The agent's tool-call rows (`metadata.toolRole` `call` / `result`, linked by
+ *   `toolCallId`) become an assistant `tool-call` part and a `tool` message with its result,
+ *   always together. Results older than the newest `toolResultsInFull` and larger than
+ *   `maskToolResultsOverTokens` are replaced by `maskedToolResultNote(resultRowId, tokens)`;
+ *   a pair that does not fit is tried masked, then dropped whole.
+ * - **Rolling summaries.** When more than `rollingSummaryThreshold` loaded turns are not yet
+ *   covered by the agent's summary, the older ones are summarised: all but the newest turns
+ *   that fit the budget, of which at most half the threshold stay verbatim. The summary is
+ *   stored as its own row (`summaryRowId`, `metadata.isSummary`, `summaryForAgentId`,
+ *   `summaryThroughSequence`) and reused until the threshold is passed again. Turns older
+ *   than `maxTurnsToLoad` relevant turns are never read, so never summarised. Originals are
+ *   never deleted. The summary is shown whatever `scope` and `timeWindowMinutes` say: it
+ *   belongs to the agent and the conversation.
+ * - **Failures.** A store that cannot be read, or a summarizer or summary write that fails,
+ *   goes to `onError` (`StoreError` / `AgentError`, with `cause`); the prompt is still built.
+ */
+import type { ModelMessage } from 'ai';
+import { fitCurrent, fitSummary, fitUnits } from './assemble/budget.js';
+import type { FittedUnit } from './assemble/budget.js';
+import { maskOldToolResults, projectTurn, projectTurns, unitTurns } from './assemble/projection.js';
+import type { Unit } from './assemble/projection.js';
+import { coveredThrough, SUMMARY_PREFIX, summaryRow } from './assemble/summary.js';
+import type { Summarizer } from './assemble/summary.js';
+import { AgentError, StoreError } from './errors.js';
+import type { ColloquyError } from './errors.js';
+import type { ConversationStore, GetOptions } from './store.js';
+import { defaultTokenizer } from './tokenizer.js';
+import type { Tokenizer } from './tokenizer.js';
+import type { ConversationScope, NewMessage, StoredMessage } from './types.js';
+
+export {
+  countModelMessageTokens,
+  maskedToolResultNote,
+  MESSAGE_OVERHEAD_TOKENS,
+  RECALL_TOOL_NAME,
+} from './assemble/projection.js';
+export { TRUNCATION_MARKER } from './assemble/budget.js';
+export { SUMMARIZER_PARTICIPANT_ID, SUMMARY_PREFIX, summaryRowId } from './assemble/summary.js';
+export type { SummarizeInput, Summarizer } from './assemble/summary.js';
+
+/**
+ * How `assemblePrompt` chooses and shapes the history. Every field is optional.
+ *
+ * @example
+ * ```ts
+ * const options: AssemblerOptions = { tokenBudget: 2000, agentAliases: ['@orders_bot'] };
+ * ```
+ */
+export interface AssemblerOptions {
+  /** Only turns of this scope. */
+  scope?: ConversationScope;
+  /**
+   * Most tokens the history may cost: summary, turns (with speaker prefixes, tool calls and
+   * results) and the current message, each plus `MESSAGE_OVERHEAD_TOKENS`. The system prompt
+   * is not part of it. Default 3000; at least 16.
+   */
+  tokenBudget?: number;
+  /** Load only the turns that concern the agent, filtered by the store (default true). */
+  addressedOnlyMode?: boolean;
+  /** Summarise once more than this many turns are not yet covered by a summary (default 40). */
+  rollingSummaryThreshold?: number;
+  /** Only turns newer than now minus this many minutes. */
+  timeWindowMinutes?: number;
+  /** Most turns read from the store (default 100). */
+  maxTurnsToLoad?: number;
+  /** Further names the agent goes by (bot user ids, @username); its id and name always count. */
+  agentAliases?: readonly string[];
+  /** Counts and cuts tokens (default `defaultTokenizer`). */
+  tokenizer?: Tokenizer;
+  /** The inbound turn being answered: always included last, stored or not. */
+  currentMessage?: NewMessage;
+  /** The clock, for the time window and summary timestamps. */
+  now?: () => Date;
+  /** Instructions placed first as a system message, outside the token budget. */
+  systemPrompt?: string;
+  /** How many of the newest tool results are always shown in full (default 2). */
+  toolResultsInFull?: number;
+  /** Older tool results above this many tokens are masked (default 200). */
+  maskToolResultsOverTokens?: number;
+  /** Hears about a store or summarizer failure that assembly worked around. */
+  onError?: (error: ColloquyError) => void;
+}
+
+/**
+ * What `assemblePrompt` produced.
+ *
+ * @example
+ * ```ts
+ * const { messages, tokens, turns, summary } = await assemblePrompt(store, id, 'support', 'Support');
+ * ```
+ */
+export interface AssembledPrompt {
+  /** System prompt, summary, history and current message, ready for `generateText`. */
+  messages: ModelMessage[];
+  /** What the history cost against the budget (the system prompt excluded). */
+  tokens: number;
+  /** The turns included, oldest first, the current message last. */
+  turns: StoredMessage[];
+  /** The rolling summary included at the start of the history, when there was one. */
+  summary?: StoredMessage;
+}
+
+/**
+ * The defaults `assemblePrompt` uses for options left out.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_ASSEMBLER_OPTIONS } from 'colloquy';
+ * DEFAULT_ASSEMBLER_OPTIONS.tokenBudget; // 3000
+ * ```
+ */
+export const DEFAULT_ASSEMBLER_OPTIONS: Readonly<Required<Pick<AssemblerOptions, Defaulted>>> = {
+  tokenBudget: 3000,
+  addressedOnlyMode: true,
+  rollingSummaryThreshold: 40,
+  maxTurnsToLoad: 100,
+  toolResultsInFull: 2,
+  maskToolResultsOverTokens: 200,
+};
+
+type Defaulted =
+  | 'tokenBudget'
+  | 'addressedOnlyMode'
+  | 'rollingSummaryThreshold'
+  | 'maxTurnsToLoad'
+  | 'toolResultsInFull'
+  | 'maskToolResultsOverTokens';
+type Resolved = AssemblerOptions & Required<Pick<AssemblerOptions, Defaulted>>;
+
+interface Context {
+  store: ConversationStore;
+  conversationId: string;
+  agentId: string;
+  agentName: string;
+  tokenizer: Tokenizer;
+  now: () => Date;
+  report: (error: ColloquyError) => void;
+}
+
+/**
+ * Builds an agent's prompt from the store: the turns that concern it (filtered by the store),
+ * seen from its point of view, newest first into the token budget, with a rolling summary of
+ * what no longer fits. Store and summarizer failures never fail assembly: they go to
+ * `options.onError` and the prompt is built from what is left (at least the current message).
+ *
+ * @example
+ * ```ts
+ * import { assemblePrompt } from 'colloquy';
+ * import { generateText } from 'ai';
+ * const prompt = await assemblePrompt(store, 'slack:T1:C1', 'support', 'Support', {
+ *   agentAliases: ['slack:U0BOT'],
+ *   currentMessage: inbound,
+ *   systemPrompt: 'You answer questions about orders.',
+ * });
+ * const { text } = await generateText({ model, messages: prompt.messages, allowSystemInMessages: true });
+ * ```
+ */
+export async function assemblePrompt(
+  store: ConversationStore,
+  conversationId: string,
+  agentId: string,
+  agentName: string,
+  options: AssemblerOptions = {},
+  summarizer?: Summarizer,
+): Promise<AssembledPrompt> {
+  const o: Resolved = { ...DEFAULT_ASSEMBLER_OPTIONS, ...withoutUndefined(options) };
+  validate(o);
+  const ctx: Context = {
+    store,
+    conversationId,
+    agentId,
+    agentName,
+    tokenizer: o.tokenizer ?? defaultTokenizer,
+    now: o.now ?? (() => new Date()),
+    report: (error) => o.onError?.(error),
+  };
+  const aliases = new Set([agentId, agentName, ...(o.agentAliases ?? [])]);
+  const current = o.currentMessage;
+
+  const [loaded, existing] = await Promise.all([loadTurns(ctx, aliases, o), loadSummary(ctx)]);
+  const through = coveredThrough(existing.summary);
+  const pending = loaded.filter(
+    (turn) =>
+      turn.metadata.isSummary !== true &&
+      turn.id !== current?.id &&
+      !(turn.sequence !== undefined && turn.sequence <= through),
+  );
+  let units = maskOldToolResults(
+    projectTurns(pending, aliases),
+    o.toolResultsInFull,
+    o.maskToolResultsOverTokens,
+    ctx.tokenizer,
+  );
+
+  const currentFit =
+    current === undefined
+      ? undefined
+      : fitCurrent(projectTurn(current, aliases), o.tokenBudget, ctx.tokenizer);
+  const room = o.tokenBudget - (currentFit?.tokens ?? 0);
+  let summary = existing.summary;
+  let plan = fitHistory(summary, units, room, ctx.tokenizer);
+
+  const pendingTurns = units.reduce((n, unit) => n + unitTurns(unit).length, 0);
+  if (summarizer !== undefined && existing.ok && pendingTurns > o.rollingSummaryThreshold) {
+    const split = splitForSummary(units, plan.fitted, Math.floor(o.rollingSummaryThreshold / 2));
+    const created = split && (await summarize(ctx, summarizer, summary, split.older));
+    if (split && created) {
+      summary = created;
+      units = split.newer;
+      plan = fitHistory(summary, units, room, ctx.tokenizer);
+    }
+  }
+
+  const history = [...(plan.summary ? [plan.summary] : []), ...plan.fitted];
+  const currentTurn = current && (loaded.find((turn) => turn.id === current.id) ?? current);
+  return {
+    messages: [
+      ...(o.systemPrompt === undefined
+        ? []
+        : [{ role: 'system', content: o.systemPrompt } as const]),
+      ...history.flatMap((fitted) => fitted.messages),
+      ...(currentFit?.messages ?? []),
+    ],
+    tokens: o.tokenBudget - room + history.reduce((n, fitted) => n + fitted.tokens, 0),
+    turns: [
+      ...plan.fitted.flatMap((fitted) => unitTurns(fitted.unit)),
+      ...(currentTurn ? [currentTurn] : []),
+    ],
+    ...(plan.summary && summary ? { summary } : {}),
+  };
+}
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+function validate(o: Resolved): void {
+  const check = (name: string, value: number, min: number, integer = true) => {
+    if (!(value >= min) || (integer && !Number.isInteger(value))) {
+      throw new RangeError(
+        `assemblePrompt: ${name} must be ${integer ? 'an integer ' : ''}of at least ${min}, got ${value}`,
+      );
+    }
+  };
+  check('tokenBudget', o.tokenBudget, 16);
+  check('maxTurnsToLoad', o.maxTurnsToLoad, 1);
+  check('rollingSummaryThreshold', o.rollingSummaryThreshold, 1, false);
+  check('toolResultsInFull', o.toolResultsInFull, 0);
+  check('maskToolResultsOverTokens', o.maskToolResultsOverTokens, 0, false);
+  if (o.timeWindowMinutes !== undefined) check('timeWindowMinutes', o.timeWindowMinutes, 0, false);
+}
+
+async function loadTurns(
+  ctx: Context,
+  aliases: ReadonlySet<string>,
+  o: Resolved,
+): Promise<StoredMessage[]> {
+  const query: GetOptions = { limit: o.maxTurnsToLoad };
+  if (o.addressedOnlyMode) query.concerning = { aliases: [...aliases] };
+  if (o.scope !== undefined) query.scope = o.scope;
+  if (o.timeWindowMinutes !== undefined) {
+    query.sinceTimestamp = new Date(
+      ctx.now().getTime() - o.timeWindowMinutes * 60_000,
+    ).toISOString();
+  }
+  try {
+    return await ctx.store.get(ctx.conversationId, query);
+  } catch (cause) {
+    ctx.report(
+      new StoreError('Could not load the history for prompt assembly', {
+        cause,
+        conversationId: ctx.conversationId,
+      }),
+    );
+    return [];
+  }
+}
+
+async function loadSummary(ctx: Context): Promise<{ ok: boolean; summary?: StoredMessage }> {
+  try {
+    return { ok: true, summary: await ctx.store.getSummary(ctx.conversationId, ctx.agentId) };
+  } catch (cause) {
+    ctx.report(
+      new StoreError('Could not load the rolling summary for prompt assembly', {
+        cause,
+        conversationId: ctx.conversationId,
+      }),
+    );
+    return { ok: false };
+  }
+}
+
+/** The summary (when any) first, then as many recent units as fit what is left. */
+function fitHistory(
+  summary: StoredMessage | undefined,
+  units: readonly Unit[],
+  room: number,
+  tokenizer: Tokenizer,
+): { summary?: FittedUnit; fitted: FittedUnit[] } {
+  const summaryFit =
+    summary &&
+    fitSummary(
+      {
+        kind: 'text',
+        turn: summary,
+        role: 'system',
+        prefix: SUMMARY_PREFIX,
+        content: summary.content,
+      },
+      room,
+      tokenizer,
+    );
+  const { fitted } = fitUnits(units, room - (summaryFit?.tokens ?? 0), tokenizer);
+  return summaryFit ? { summary: summaryFit, fitted } : { fitted };
+}
+
+/**
+ * Which units a new summary covers: all but the newest ones that fit the budget, of which at
+ * most `keepTurns` turns stay verbatim (so each summary covers a good stretch and the next is
+ * due only after about half the threshold). `undefined` when nothing could be summarised.
+ */
+function splitForSummary(
+  units: readonly Unit[],
+  fitted: readonly FittedUnit[],
+  keepTurns: number,
+): { older: StoredMessage[]; newer: Unit[] } | undefined {
+  let keep = 0;
+  let kept = 0;
+  for (let i = fitted.length - 1; i >= 0; i--) {
+    const size = unitTurns((fitted[i] as FittedUnit).unit).length;
+    if (kept + size > keepTurns) break;
+    kept += size;
+    keep += 1;
+  }
+  const candidates = units.slice(0, units.length - keep).flatMap(unitTurns);
+  const sequences = candidates.flatMap((turn) =>
+    turn.sequence === undefined ? [] : [turn.sequence],
+  );
+  if (sequences.length === 0) return undefined;
+  const through = Math.max(...sequences);
+  // Everything at or before `through` is covered by the summary, so it must be summarised too.
+  const isOlder = (unit: Unit) =>
+    unitTurns(unit).some((turn) => (turn.sequence ?? Infinity) <= through);
+  return {
+    older: units.filter(isOlder).flatMap(unitTurns),
+    newer: units.filter((unit) => !isOlder(unit)),
+  };
+}
+
+/** Asks the summarizer for a new summary and stores it; `undefined` when that failed. */
+async function summarize(
+  ctx: Context,
+  summarizer: Summarizer,
+  previous: StoredMessage | undefined,
+  turns: StoredMessage[],
+): Promise<StoredMessage | undefined> {
+  const last = turns.reduce((a, b) =>
+    (b.sequence ?? -Infinity) > (a.sequence ?? -Infinity) ? b : a,
+  );
+  let content: string;
+  try {
+    content = await summarizer.summarize({
+      agentId: ctx.agentId,
+      agentName: ctx.agentName,
+      conversationId: ctx.conversationId,
+      ...(previous ? { previousSummary: previous.content } : {}),
+      turns,
+    });
+  } catch (cause) {
+    ctx.report(
+      new AgentError('The summarizer failed; the prompt was built without a new summary', {
+        cause,
+        conversationId: ctx.conversationId,
+      }),
+    );
+    return undefined;
+  }
+  const row = summaryRow(ctx.agentId, content, last, ctx.now().toISOString());
+  try {
+    return (await ctx.store.append(row)).message;
+  } catch (cause) {
+    ctx.report(
+      new StoreError('Could not store the rolling summary; it is used for this prompt only', {
+        cause,
+        conversationId: ctx.conversationId,
+        messageId: row.id,
+      }),
+    );
+    return row as StoredMessage;
+  }
+}

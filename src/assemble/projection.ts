@@ -1,0 +1,232 @@
+import type { ModelMessage, ToolCallPart, ToolResultPart } from 'ai';
+import type { Tokenizer } from '../tokenizer.js';
+import type { NewMessage, StoredMessage } from '../types.js';
+
+/**
+ * Projection: how stored turns look from one agent's point of view. Its own turns become
+ * `assistant`, people become `user` prefixed with their display name, other agents `user`
+ * prefixed with `name (agent)`, system turns `system`; its own tool-call rows become an
+ * assistant `tool-call` part followed by a `tool` message with the matching result.
+ */
+
+/**
+ * Fixed cost, in tokens, that every assembled message adds on top of its content (roles and
+ * separators in the provider's chat format).
+ *
+ * @example
+ * ```ts
+ * import { MESSAGE_OVERHEAD_TOKENS } from 'colloquy';
+ * const cost = defaultTokenizer.count('Alice: hi') + MESSAGE_OVERHEAD_TOKENS;
+ * ```
+ */
+export const MESSAGE_OVERHEAD_TOKENS = 4;
+
+/**
+ * The tool agents call to read a masked tool result back (provided by `agents/`).
+ *
+ * @example
+ * ```ts
+ * import { RECALL_TOOL_NAME } from 'colloquy';
+ * const tools = { [RECALL_TOOL_NAME]: recallToolResultTool(store, conversationId) };
+ * ```
+ */
+export const RECALL_TOOL_NAME = 'recall_tool_result';
+
+/**
+ * The text that stands in for a large, older tool result in an assembled prompt. The
+ * reference is the stored result row's message id, quoted; the `recall_tool_result` tool
+ * takes it as its `id` argument and returns the full output.
+ *
+ * @example
+ * ```ts
+ * import { maskedToolResultNote } from 'colloquy';
+ * maskedToolResultNote('tool:agent-1:call_7:result', 1234);
+ * // '[tool result masked: 1234 tokens; call recall_tool_result with id "tool:agent-1:call_7:result" to read it]'
+ * ```
+ */
+export function maskedToolResultNote(messageId: string, tokens: number): string {
+  return `[tool result masked: ${tokens} tokens; call ${RECALL_TOOL_NAME} with id ${JSON.stringify(messageId)} to read it]`;
+}
+
+/**
+ * Tokens one assembled message costs against the budget: its text (tool calls: tool name and
+ * JSON input; tool results: tool name and output) plus {@link MESSAGE_OVERHEAD_TOKENS}.
+ *
+ * @example
+ * ```ts
+ * import { countModelMessageTokens, defaultTokenizer } from 'colloquy';
+ * countModelMessageTokens({ role: 'user', content: 'Alice: hi' }, defaultTokenizer); // 3 + 4
+ * ```
+ */
+export function countModelMessageTokens(message: ModelMessage, tokenizer: Tokenizer): number {
+  if (typeof message.content === 'string') {
+    return MESSAGE_OVERHEAD_TOKENS + tokenizer.count(message.content);
+  }
+  let tokens = MESSAGE_OVERHEAD_TOKENS;
+  for (const part of message.content) {
+    if (part.type === 'text') tokens += tokenizer.count(part.text);
+    else if (part.type === 'tool-call') {
+      tokens += tokenizer.count(part.toolName) + tokenizer.count(JSON.stringify(part.input) ?? '');
+    } else if (part.type === 'tool-result') {
+      const output = part.output;
+      const value = 'value' in output ? output.value : output.type;
+      tokens +=
+        tokenizer.count(part.toolName) +
+        tokenizer.count(typeof value === 'string' ? value : JSON.stringify(value));
+    }
+  }
+  return tokens;
+}
+
+/** A turn projected to one text message. `prefix + content` is the message text. */
+export interface TextUnit {
+  kind: 'text';
+  turn: StoredMessage;
+  role: 'system' | 'user' | 'assistant';
+  prefix: string;
+  content: string;
+}
+
+/** One of the agent's tool calls with its result; always emitted (or dropped) together. */
+export interface ToolUnit {
+  kind: 'tool';
+  call: StoredMessage;
+  result: StoredMessage;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  output: string;
+  /** Replace the output with {@link maskedToolResultNote}. */
+  masked: boolean;
+}
+
+export type Unit = TextUnit | ToolUnit;
+
+/** How a turn reads in the prompt, from the point of view of the agent known by `aliases`. */
+export function projectTurn(turn: NewMessage, aliases: ReadonlySet<string>): TextUnit {
+  const { participant } = turn;
+  const asStored = turn as StoredMessage;
+  if (aliases.has(participant.id)) {
+    return { kind: 'text', turn: asStored, role: 'assistant', prefix: '', content: turn.content };
+  }
+  if (participant.kind === 'system') {
+    return { kind: 'text', turn: asStored, role: 'system', prefix: '', content: turn.content };
+  }
+  const name = participant.displayName ?? participant.id;
+  const prefix = participant.kind === 'agent' ? `${name} (agent): ` : `${name}: `;
+  return { kind: 'text', turn: asStored, role: 'user', prefix, content: turn.content };
+}
+
+function toolRole(turn: StoredMessage): 'call' | 'result' | undefined {
+  const role = turn.metadata['toolRole'];
+  return (role === 'call' || role === 'result') && typeof turn.metadata.toolCallId === 'string'
+    ? role
+    : undefined;
+}
+
+function parseInput(content: string): unknown {
+  try {
+    return JSON.parse(content);
+  } catch {
+    return content;
+  }
+}
+
+/**
+ * Groups chronological turns into units. Tool rows written by the agent pair up by
+ * `toolCallId` at the position of the call; a call without its result (or a result without
+ * its call) is dropped. Tool rows written by anyone else are not projected.
+ */
+export function projectTurns(
+  turns: readonly StoredMessage[],
+  aliases: ReadonlySet<string>,
+): Unit[] {
+  const slots: (Unit | undefined)[] = [];
+  const calls = new Map<string, { slot: number; call: StoredMessage }>();
+  const results = new Map<string, StoredMessage>();
+  for (const turn of turns) {
+    const role = toolRole(turn);
+    if (role === undefined) {
+      slots.push(projectTurn(turn, aliases));
+      continue;
+    }
+    if (!aliases.has(turn.participant.id)) continue;
+    const id = turn.metadata.toolCallId as string;
+    if (role === 'call') {
+      calls.set(id, { slot: slots.length, call: turn });
+      slots.push(undefined);
+    } else {
+      results.set(id, turn);
+    }
+  }
+  for (const [id, { slot, call }] of calls) {
+    const result = results.get(id);
+    if (result === undefined) continue;
+    slots[slot] = {
+      kind: 'tool',
+      call,
+      result,
+      toolCallId: id,
+      toolName: call.metadata.toolName ?? result.metadata.toolName ?? 'unknown',
+      input: parseInput(call.content),
+      output: result.content,
+      masked: false,
+    };
+  }
+  return slots.filter((unit): unit is Unit => unit !== undefined);
+}
+
+/** The stored rows a unit came from, chronological. */
+export function unitTurns(unit: Unit): StoredMessage[] {
+  return unit.kind === 'text' ? [unit.turn] : [unit.call, unit.result];
+}
+
+/**
+ * Marks for masking every tool result that is older than the newest `keepInFull` tool
+ * results and costs more than `overTokens` tokens.
+ */
+export function maskOldToolResults(
+  units: readonly Unit[],
+  keepInFull: number,
+  overTokens: number,
+  tokenizer: Tokenizer,
+): Unit[] {
+  let seen = 0;
+  const out = [...units];
+  for (let i = out.length - 1; i >= 0; i--) {
+    const unit = out[i];
+    if (unit?.kind !== 'tool') continue;
+    seen += 1;
+    if (seen > keepInFull && tokenizer.count(unit.output) > overTokens) {
+      out[i] = { ...unit, masked: true };
+    }
+  }
+  return out;
+}
+
+/** The model messages a unit becomes. */
+export function renderUnit(unit: Unit, tokenizer: Tokenizer): ModelMessage[] {
+  if (unit.kind === 'text') {
+    const content = unit.prefix + unit.content;
+    return [{ role: unit.role, content } as ModelMessage];
+  }
+  const callPart: ToolCallPart = {
+    type: 'tool-call',
+    toolCallId: unit.toolCallId,
+    toolName: unit.toolName,
+    input: unit.input,
+  };
+  const value = unit.masked
+    ? maskedToolResultNote(unit.result.id, tokenizer.count(unit.output))
+    : unit.output;
+  const resultPart: ToolResultPart = {
+    type: 'tool-result',
+    toolCallId: unit.toolCallId,
+    toolName: unit.toolName,
+    output: { type: 'text', value },
+  };
+  return [
+    { role: 'assistant', content: [callPart] },
+    { role: 'tool', content: [resultPart] },
+  ];
+}

@@ -1,0 +1,107 @@
+import type { NewMessage, StoredMessage } from '../types.js';
+
+/**
+ * What a summarizer is asked to fold into one rolling summary.
+ *
+ * @example
+ * ```ts
+ * const input: SummarizeInput = { agentId: 'support', agentName: 'Support', conversationId, turns };
+ * ```
+ */
+export interface SummarizeInput {
+  agentId: string;
+  agentName: string;
+  conversationId: string;
+  /** The agent's previous summary of this conversation, to extend rather than replace. */
+  previousSummary?: string;
+  /** The turns to fold in, oldest first (they may include the agent's tool-call rows). */
+  turns: StoredMessage[];
+}
+
+/**
+ * Writes rolling summaries for prompt assembly. `SummarizerAgent` (from `colloquy`'s agents)
+ * implements it with a language model; any object with this method will do.
+ *
+ * @example
+ * ```ts
+ * import type { Summarizer } from 'colloquy';
+ * const lengths: Summarizer = {
+ *   summarize: async ({ previousSummary, turns }) =>
+ *     `${previousSummary ?? ''} ${turns.length} more turns.`.trim(),
+ * };
+ * ```
+ */
+export interface Summarizer {
+  summarize(input: SummarizeInput): Promise<string>;
+}
+
+/**
+ * Participant id of the rows rolling summaries are stored as (kind `system`).
+ *
+ * @example
+ * ```sql
+ * SELECT content FROM messages WHERE participant_id = 'colloquy:summarizer';
+ * ```
+ */
+export const SUMMARIZER_PARTICIPANT_ID = 'colloquy:summarizer';
+
+/**
+ * How a summary is introduced to the model: the system message is this prefix + the summary.
+ *
+ * @example
+ * ```ts
+ * import { SUMMARY_PREFIX } from 'colloquy';
+ * const isSummary = text.startsWith(SUMMARY_PREFIX);
+ * ```
+ */
+export const SUMMARY_PREFIX = 'Summary of earlier conversation: ';
+
+/**
+ * The deterministic id of the summary row an agent stores for a conversation once it has
+ * summarised through turn `throughSequence`. Two assemblies racing to write the same summary
+ * store it once.
+ *
+ * @example
+ * ```ts
+ * import { summaryRowId } from 'colloquy';
+ * summaryRowId('support', 'slack:T1:C1', 420); // 'summary:support:slack:T1:C1:420'
+ * ```
+ */
+export function summaryRowId(agentId: string, conversationId: string, throughSequence: number) {
+  return `summary:${agentId}:${conversationId}:${throughSequence}`;
+}
+
+/** The row a new summary is stored as, placed in the conversation of its last covered turn. */
+export function summaryRow(
+  agentId: string,
+  content: string,
+  last: StoredMessage,
+  timestamp: string,
+): NewMessage {
+  const throughSequence = last.sequence as number;
+  const { channelType, channelId, channelName, threadId } = last.metadata;
+  return {
+    id: summaryRowId(agentId, last.conversationId, throughSequence),
+    conversationId: last.conversationId,
+    participant: { kind: 'system', id: SUMMARIZER_PARTICIPANT_ID, displayName: 'Summarizer' },
+    content,
+    timestamp,
+    scope: last.scope,
+    metadata: {
+      channelType,
+      channelId,
+      ...(channelName === undefined ? {} : { channelName }),
+      ...(threadId === undefined ? {} : { threadId }),
+      mentions: [],
+      isSummary: true,
+      summaryForAgentId: agentId,
+      summaryThroughSequence: throughSequence,
+    },
+  };
+}
+
+/** The sequence a stored summary covers through; `-Infinity` when there is none. */
+export function coveredThrough(summary: StoredMessage | undefined): number {
+  const through = summary?.metadata.summaryThroughSequence;
+  return typeof through === 'number' ? through : Number.NEGATIVE_INFINITY;
+}

@@ -1,0 +1,317 @@
+import type { Agent } from './agent.js';
+import { CaptureWriter } from './capture.js';
+import type { CaptureOptions } from './capture.js';
+import type { Interceptor } from './chain.js';
+import type { BotIdentity, Channel, ChannelHandlers } from './channel.js';
+import type { TurnContext } from './context.js';
+import { ColloquyError } from './errors.js';
+import { consoleLogger } from './logger.js';
+import type { Logger } from './logger.js';
+import type { ConversationStore } from './store.js';
+import type { MessageEdit, NewMessage } from './types.js';
+import { openDefaultStore } from './bot/default-store.js';
+import { TurnRunner } from './bot/runner.js';
+
+export { defaultDbPath } from './bot/default-store.js';
+export { mentionsName, trailingAgentTurns, withAgentMentions } from './bot/turn.js';
+
+/**
+ * How a `Bot` is put together; only `channels` and `agents` are required.
+ *
+ * @example
+ * ```ts
+ * const options: BotOptions = { channels: [telegram], agents: [new SupportAgent()], maxAgentDepth: 3 };
+ * ```
+ */
+export interface BotOptions {
+  channels: readonly Channel[];
+  /** Every agent on every channel, or a list per channel. */
+  agents: readonly Agent[] | ReadonlyMap<Channel, readonly Agent[]>;
+  /** Default: `SqliteConversationStore` at `COLLOQUY_DB` or `./colloquy.db`, opened by `start`. */
+  store?: ConversationStore;
+  /** Run after capture and before the agents, in order. */
+  interceptors?: readonly Interceptor<TurnContext>[];
+  logger?: Logger;
+  capture?: Omit<CaptureOptions, 'onError'>;
+  /** Most agent turns in a row before agents stop answering each other (default 5). */
+  maxAgentDepth?: number;
+  /** Answer turns written by other bots (default false: they are only recorded). */
+  answerBots?: boolean;
+  /** Run the agents again when a person edits a recent turn (default false). */
+  rerunOnEdit?: boolean;
+  /** How long `stop` waits for held captures to reach the store (default 5000 ms). */
+  flushTimeoutMs?: number;
+}
+
+/**
+ * The one error handler: every `ColloquyError` the bot meets goes here.
+ *
+ * @example
+ * ```ts
+ * const handler: ErrorHandler = (err) => console.error(err.name, err.conversationId, err.message);
+ * bot.catch(handler);
+ * ```
+ */
+export type ErrorHandler = (error: ColloquyError) => void | Promise<void>;
+
+const RECENT_TURNS = 1000;
+
+/**
+ * The runtime: starts channels, captures every turn into the store, runs each inbound turn
+ * through `[capture, ...interceptors, dispatch]` and sends the agents' answers. Errors in a
+ * turn are reported to `catch` and never stop the bot.
+ *
+ * @example
+ * ```ts
+ * import { Bot } from 'colloquy';
+ * import { ConsoleChannel } from 'colloquy/console';
+ * const bot = new Bot({ channels: [new ConsoleChannel()], agents: [new SupportAgent()] });
+ * bot.catch((err) => console.error(err.name, err.message));
+ * bot.installSignalHandlers();
+ * await bot.start();
+ * ```
+ */
+export class Bot {
+  readonly #options: BotOptions;
+  readonly #logger: Logger;
+  readonly #inflight = new Set<Promise<void>>();
+  readonly #identities = new Map<Channel, BotIdentity>();
+  readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
+  readonly #abort = new AbortController();
+  #store: ConversationStore | undefined;
+  #ownsStore = false;
+  #writer: CaptureWriter | undefined;
+  #runner: TurnRunner | undefined;
+  #accepting = false;
+  #started: Promise<void> | undefined;
+  #stopped: Promise<void> | undefined;
+  #handler: ErrorHandler;
+
+  constructor(options: BotOptions) {
+    this.#options = options;
+    this.#logger = options.logger ?? consoleLogger;
+    this.#store = options.store;
+    this.#handler = (error) =>
+      this.#logger.error(`${error.name}: ${error.message}`, {
+        conversationId: error.conversationId,
+        messageId: error.messageId,
+        cause: error.cause,
+      });
+  }
+
+  /** The store turns are captured into (opened by `start` when none was given). */
+  get store(): ConversationStore {
+    if (this.#store === undefined) throw new ColloquyError('the bot has no store before start()');
+    return this.#store;
+  }
+
+  /** The capture writer's counters (stored, buffered, dropped…), after `start`. */
+  get captureStats(): CaptureWriter['stats'] | undefined {
+    return this.#writer?.stats;
+  }
+
+  /** Replaces the error handler (default: log it). */
+  catch(handler: ErrorHandler): this {
+    this.#handler = handler;
+    return this;
+  }
+
+  /**
+   * Sends an error to the handler (wrapped in a `ColloquyError` if it is not one); the handler
+   * failing is logged, never thrown.
+   *
+   * @example
+   * ```ts
+   * bot.report(new MalformedEventError('unknown webhook payload'));
+   * ```
+   */
+  report(error: unknown): void {
+    const err =
+      error instanceof ColloquyError
+        ? error
+        : new ColloquyError(error instanceof Error ? error.message : String(error), {
+            cause: error,
+          });
+    const fallback = (cause: unknown) =>
+      this.#logger.error('the error handler threw', { error: err, cause });
+    try {
+      void Promise.resolve(this.#handler(err)).catch(fallback);
+    } catch (cause) {
+      fallback(cause);
+    }
+  }
+
+  /** The agents that answer on a channel. */
+  agentsOn(channel: Channel): readonly Agent[] {
+    const { agents } = this.#options;
+    return isAgentMap(agents) ? (agents.get(channel) ?? []) : agents;
+  }
+
+  /** Everything an agent is known by: id, name, its aliases and its channels' bot identities. */
+  aliasesOf(agent: Agent): readonly string[] {
+    const aliases = new Set([agent.id, agent.name, ...(agent.agentAliases ?? [])]);
+    for (const [channel, identity] of this.#identities) {
+      if (!this.agentsOn(channel).includes(agent)) continue;
+      aliases.add(identity.id);
+      if (identity.username !== undefined) {
+        aliases.add(identity.username);
+        aliases.add(`@${identity.username}`);
+      }
+    }
+    return [...aliases];
+  }
+
+  /** Opens the store if needed, starts every channel, then learns each channel's identity. */
+  start(): Promise<void> {
+    this.#started ??= this.#start();
+    return this.#started;
+  }
+
+  async #start(): Promise<void> {
+    if (this.#store === undefined) {
+      this.#store = await openDefaultStore();
+      this.#ownsStore = true;
+    }
+    const writer = new CaptureWriter(this.#store, {
+      logger: this.#logger,
+      ...this.#options.capture,
+      onError: (error) => this.report(error),
+    });
+    this.#writer = writer;
+    this.#runner = new TurnRunner({
+      store: this.#store,
+      writer,
+      interceptors: this.#options.interceptors ?? [],
+      agentsOn: (channel) => this.agentsOn(channel),
+      aliasesOf: (agent) => this.aliasesOf(agent),
+      identities: () => [...this.#identities.values()],
+      logger: this.#logger,
+      report: (error) => this.report(error),
+      maxAgentDepth: this.#options.maxAgentDepth ?? 5,
+      answerBots: this.#options.answerBots ?? false,
+      signal: this.#abort.signal,
+    });
+    this.#accepting = true;
+    for (const channel of this.#options.channels) {
+      await channel.start(this.#handlers(channel));
+      if (channel.botIdentity !== undefined) this.#identities.set(channel, channel.botIdentity);
+    }
+  }
+
+  #handlers(channel: Channel): ChannelHandlers {
+    return {
+      message: (message) => this.#track(() => this.#onMessage(message, channel)),
+      edit: (edit) => this.#track(() => this.#onEdit(edit)),
+      delete: (deletion) => this.#track(() => this.#writer!.delete(deletion)),
+      error: (error) => this.report(error),
+    };
+  }
+
+  /** Runs one unit of work as in-flight, so `stop` can wait for it; never rejects. */
+  async #track(work: () => Promise<void>): Promise<void> {
+    if (!this.#accepting) {
+      this.#logger.warn('the bot is stopping; an event arrived late and was not handled');
+      return;
+    }
+    const run = work().catch((error: unknown) => this.report(error));
+    this.#inflight.add(run);
+    try {
+      await run;
+    } finally {
+      this.#inflight.delete(run);
+    }
+  }
+
+  async #onMessage(message: NewMessage, channel: Channel): Promise<void> {
+    if (this.#options.rerunOnEdit === true && message.metadata.messageId !== undefined) {
+      this.#recent.set(
+        refKey(
+          message.metadata.channelType,
+          message.metadata.channelId,
+          message.metadata.messageId,
+        ),
+        { message, channel },
+      );
+      if (this.#recent.size > RECENT_TURNS) this.#recent.delete(this.#recent.keys().next().value!);
+    }
+    await this.#runner!.inbound(message, channel);
+  }
+
+  async #onEdit(edit: MessageEdit): Promise<void> {
+    await this.#writer!.edit(edit);
+    if (this.#options.rerunOnEdit !== true) return;
+    const recent = this.#recent.get(refKey(edit.channelType, edit.channelId, edit.messageId));
+    if (recent === undefined) return;
+    const edited = { ...recent.message, content: edit.content };
+    recent.message = edited;
+    await this.#runner!.edited(edited, recent.channel);
+  }
+
+  /**
+   * Stops taking turns, stops the channels, waits for the turns in flight, flushes capture
+   * and closes the store if the bot opened it. Safe to call more than once.
+   */
+  stop(): Promise<void> {
+    this.#stopped ??= this.#stop();
+    return this.#stopped;
+  }
+
+  async #stop(): Promise<void> {
+    await this.#started?.catch(() => undefined);
+    for (const channel of this.#options.channels) {
+      try {
+        await channel.stop();
+      } catch (cause) {
+        this.report(new ColloquyError(`could not stop the ${channel.type} channel`, { cause }));
+      }
+    }
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
+    this.#accepting = false;
+    this.#abort.abort();
+    const writer = this.#writer;
+    if (writer !== undefined) {
+      const flushed = await writer.flush(this.#options.flushTimeoutMs ?? 5000);
+      if (!flushed) {
+        this.#logger.error('stop: some turns could not be stored', { ...writer.stats });
+      }
+      writer.close();
+    }
+    if (this.#ownsStore) await this.#store?.close?.();
+  }
+
+  /**
+   * SIGINT / SIGTERM stop the bot gracefully (a second signal exits at once). Returns a
+   * function that removes the handlers.
+   *
+   * @example
+   * ```ts
+   * bot.installSignalHandlers();
+   * ```
+   */
+  installSignalHandlers(): () => void {
+    let signalled = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) process.exit(130);
+      signalled = true;
+      this.#logger.info(`${signal}: stopping`);
+      void this.stop().finally(() => uninstall());
+    };
+    const uninstall = () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    return uninstall;
+  }
+}
+
+function isAgentMap(
+  agents: BotOptions['agents'],
+): agents is ReadonlyMap<Channel, readonly Agent[]> {
+  return agents instanceof Map;
+}
+
+function refKey(channelType: string, channelId: string, messageId: string): string {
+  return `${channelType}\u0000${channelId}\u0000${messageId}`;
+}

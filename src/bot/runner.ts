@@ -1,0 +1,234 @@
+import { concerns } from '../agent.js';
+import type { Agent } from '../agent.js';
+import { captureInterceptor } from '../capture.js';
+import type { CaptureWriter } from '../capture.js';
+import { compose } from '../chain.js';
+import type { Interceptor } from '../chain.js';
+import type { BotIdentity, Channel } from '../channel.js';
+import type { TurnContext } from '../context.js';
+import { AgentError, ColloquyError, StoreError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ConversationStore } from '../store.js';
+import type { NewMessage, Participant } from '../types.js';
+import { outboundFor, sentTurn, trailingAgentTurns, withAgentMentions } from './turn.js';
+
+/** What the runner needs from the bot. */
+export interface RunnerDeps {
+  store: ConversationStore;
+  writer: CaptureWriter;
+  interceptors: readonly Interceptor<TurnContext>[];
+  agentsOn(channel: Channel): readonly Agent[];
+  aliasesOf(agent: Agent): readonly string[];
+  identities(): readonly BotIdentity[];
+  logger: Logger;
+  report(error: ColloquyError): void;
+  maxAgentDepth: number;
+  answerBots: boolean;
+  signal: AbortSignal;
+}
+
+/**
+ * Runs turns through the chain `[capture, ...interceptors, dispatch]`. Dispatch asks every
+ * agent of the channel whether it answers, runs it, sends its output, and hands a reply that
+ * mentions another of the bot's agents to that agent as a new turn (depth + 1), until
+ * `maxAgentDepth` agent turns in a row.
+ */
+export class TurnRunner {
+  /** Agent metadata (model, usage) for the reply being sent as this participant. */
+  readonly #replyMetadata = new WeakMap<Participant, Record<string, unknown>>();
+
+  constructor(private readonly deps: RunnerDeps) {}
+
+  /** A turn a channel delivered: captured first, then interceptors, then agents. */
+  async inbound(message: NewMessage, channel: Channel): Promise<void> {
+    const turn = withAgentMentions(message, this.deps.agentsOn(channel));
+    const depth = await this.#inboundDepth(turn);
+    await this.#run(turn, channel, depth, captureInterceptor(this.deps.writer));
+  }
+
+  /** An edited turn, answered again (the edit itself is already recorded). */
+  async edited(message: NewMessage, channel: Channel): Promise<void> {
+    await this.again(withAgentMentions(message, this.deps.agentsOn(channel)), channel, 0);
+  }
+
+  /** A turn already stored (an edit to re-answer, an agent's reply): replies are captured. */
+  async again(message: NewMessage, channel: Channel, depth: number): Promise<void> {
+    await this.#run(message, channel, depth, captureReplies(this.deps.writer));
+  }
+
+  async #run(
+    message: NewMessage,
+    channel: Channel,
+    depth: number,
+    capture: Interceptor<TurnContext>,
+  ) {
+    const ctx = this.#context(message, channel, depth);
+    const chain = compose<TurnContext>([capture, ...this.deps.interceptors, this.#dispatch]);
+    try {
+      await chain(ctx, async () => {});
+    } catch (cause) {
+      this.deps.report(
+        cause instanceof ColloquyError
+          ? cause
+          : new ColloquyError(`turn failed: ${messageOf(cause)}`, {
+              cause,
+              conversationId: message.conversationId,
+              messageId: message.id,
+            }),
+      );
+    }
+  }
+
+  #context(message: NewMessage, channel: Channel, depth: number): TurnContext {
+    return {
+      message,
+      channel,
+      store: this.deps.store,
+      depth,
+      identities: this.deps.identities(),
+      send: async (content, from) => {
+        const sent = await channel.send(outboundFor(message, content));
+        const turn = sentTurn({
+          inbound: message,
+          channelType: channel.type,
+          content,
+          from,
+          sent,
+          extra: this.#replyMetadata.get(from),
+        });
+        const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
+        return withAgentMentions(turn, others);
+      },
+    };
+  }
+
+  readonly #dispatch: Interceptor<TurnContext> = async (ctx, next) => {
+    const { message, channel } = ctx;
+    const author = message.participant;
+    const agents = this.deps.agentsOn(channel);
+    const ours = agents.some((agent) => agent.id === author.id);
+    if (author.kind === 'agent' && ctx.depth >= this.deps.maxAgentDepth) {
+      this.deps.logger.warn('loop guard: not answering, too many agent turns in a row', {
+        conversationId: message.conversationId,
+        messageId: message.id,
+        depth: ctx.depth,
+        maxAgentDepth: this.deps.maxAgentDepth,
+      });
+      return next();
+    }
+    if (author.kind === 'agent' && !ours && !this.deps.answerBots) return next();
+    for (const agent of agents) {
+      if (agent.id === author.id) continue;
+      const aliases = this.deps.aliasesOf(agent);
+      if (this.#wants(agent, message, aliases, ours)) await this.#answer(agent, ctx, aliases);
+    }
+    await next();
+  };
+
+  #wants(agent: Agent, message: NewMessage, aliases: readonly string[], ours: boolean): boolean {
+    try {
+      if (ours && !message.metadata.mentions.some((id) => aliases.includes(id))) return false;
+      return agent.shouldRespond?.(message, aliases) ?? concerns(message, aliases);
+    } catch (cause) {
+      this.deps.report(agentError(agent, message, 'shouldRespond threw', cause));
+      return false;
+    }
+  }
+
+  async #answer(agent: Agent, ctx: TurnContext, aliases: readonly string[]): Promise<void> {
+    const { message } = ctx;
+    try {
+      const result = await agent.run(message, {
+        conversationId: message.conversationId,
+        store: agent.conversationHistory ?? this.deps.store,
+        aliases,
+        record: (turn) => this.#record(turn),
+        depth: ctx.depth,
+        signal: this.deps.signal,
+      });
+      if (result.output.trim() === '') return;
+      const from: Participant = { kind: 'agent', id: agent.id, displayName: agent.name };
+      if (result.metadata !== undefined) this.#replyMetadata.set(from, result.metadata);
+      const reply = await ctx.send(result.output, from);
+      await this.#followUp(reply, ctx);
+    } catch (cause) {
+      this.deps.report(
+        cause instanceof ColloquyError ? cause : agentError(agent, message, 'failed', cause),
+      );
+    }
+  }
+
+  /** An agent's reply that mentions another agent of this channel is that agent's next turn. */
+  async #followUp(reply: NewMessage, ctx: TurnContext): Promise<void> {
+    const addressed = this.deps
+      .agentsOn(ctx.channel)
+      .some(
+        (agent) =>
+          agent.id !== reply.participant.id &&
+          reply.metadata.mentions.some((id) => this.deps.aliasesOf(agent).includes(id)),
+      );
+    if (addressed) await this.again(reply, ctx.channel, ctx.depth + 1);
+  }
+
+  async #record(turn: NewMessage): Promise<void> {
+    try {
+      await this.deps.writer.append(turn);
+    } catch (cause) {
+      this.deps.report(
+        new StoreError('could not record a tool turn', {
+          cause,
+          conversationId: turn.conversationId,
+          messageId: turn.id,
+        }),
+      );
+    }
+  }
+
+  /**
+   * A person's turn starts at depth 0. Another bot's turn is as deep as the run of agent turns
+   * it ends, counted in the store: two bots on different platforms cannot bounce forever.
+   */
+  async #inboundDepth(message: NewMessage): Promise<number> {
+    if (message.participant.kind !== 'agent' || !this.deps.answerBots) return 0;
+    try {
+      const recent = await this.deps.store.get(message.conversationId, {
+        limit: this.deps.maxAgentDepth * 4 + 4,
+      });
+      return trailingAgentTurns(recent.filter((turn) => turn.id !== message.id)) + 1;
+    } catch (cause) {
+      this.deps.report(
+        new StoreError('could not read the conversation for the loop guard', {
+          cause,
+          conversationId: message.conversationId,
+          messageId: message.id,
+        }),
+      );
+      return this.deps.maxAgentDepth;
+    }
+  }
+}
+
+/** Stores every reply sent through `ctx.send`, for a turn that is itself already stored. */
+function captureReplies(writer: CaptureWriter): Interceptor<TurnContext> {
+  return async (ctx, next) => {
+    const send = ctx.send.bind(ctx);
+    ctx.send = async (content, from) => {
+      const sent = await send(content, from);
+      await writer.append(sent);
+      return sent;
+    };
+    await next();
+  };
+}
+
+function agentError(agent: Agent, message: NewMessage, what: string, cause: unknown): AgentError {
+  return new AgentError(`agent ${agent.id} ${what}: ${messageOf(cause)}`, {
+    cause,
+    conversationId: message.conversationId,
+    messageId: message.id,
+  });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

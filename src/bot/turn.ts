@@ -1,0 +1,133 @@
+import type { Agent } from '../agent.js';
+import type { OutboundMessage, SentMessage } from '../channel.js';
+import { isoTimestamp } from '../types.js';
+import type { ChannelType, NewMessage, Participant, StoredMessage } from '../types.js';
+
+/**
+ * Pure helpers for one turn: mention resolution by agent name, the outbound message that
+ * answers an inbound one, the stored turn for what was sent, and the loop-guard count.
+ */
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * True when `text` mentions `@name` as a whole word, case-insensitively.
+ *
+ * @example
+ * ```ts
+ * mentionsName('thanks @Support-Agent!', 'support-agent'); // true
+ * mentionsName('mail me@support-agent.io', 'support-agent'); // false
+ * ```
+ */
+export function mentionsName(text: string, name: string): boolean {
+  if (name === '') return false;
+  return new RegExp(`(^|[^\\w@])@${escapeRegExp(name)}(?![\\w-])`, 'iu').test(text);
+}
+
+/**
+ * Adds to `metadata.mentions` the id of every agent whose name (or id) appears as `@name` in
+ * the text. Returns the same object when nothing was added.
+ *
+ * @example
+ * ```ts
+ * withAgentMentions(turn, [supportAgent]).metadata.mentions; // [..., 'support-agent']
+ * ```
+ */
+export function withAgentMentions(message: NewMessage, agents: readonly Agent[]): NewMessage {
+  const found = agents
+    .filter((agent) => !message.metadata.mentions.includes(agent.id))
+    .filter((agent) => agent.id !== message.participant.id)
+    .filter((agent) => [agent.name, agent.id].some((name) => mentionsName(message.content, name)))
+    .map((agent) => agent.id);
+  if (found.length === 0) return message;
+  return {
+    ...message,
+    metadata: { ...message.metadata, mentions: [...message.metadata.mentions, ...found] },
+  };
+}
+
+/**
+ * Where a reply to `inbound` goes: same conversation, channel and thread, as a reply to it.
+ *
+ * @example
+ * ```ts
+ * await channel.send(outboundFor(inbound, 'On its way!'));
+ * ```
+ */
+export function outboundFor(inbound: NewMessage, content: string): OutboundMessage {
+  const { channelId, threadId, messageId } = inbound.metadata;
+  return {
+    conversationId: inbound.conversationId,
+    scope: inbound.scope,
+    channelId,
+    ...(threadId === undefined ? {} : { threadId }),
+    ...(messageId === undefined ? {} : { replyToMessageId: messageId }),
+    content,
+  };
+}
+
+/**
+ * The turn to store for a reply the channel posted: participant `from`, the first platform id
+ * as `metadata.messageId`, the rest as `partMessageIds`.
+ *
+ * @example
+ * ```ts
+ * const sent = await channel.send(outboundFor(inbound, text));
+ * await store.append(sentTurn({ inbound, channelType: channel.type, content: text, from, sent }));
+ * ```
+ */
+export function sentTurn(options: {
+  inbound: NewMessage;
+  channelType: ChannelType;
+  content: string;
+  from: Participant;
+  sent: SentMessage;
+  extra?: Record<string, unknown>;
+}): NewMessage {
+  const { inbound, channelType, content, from, sent, extra } = options;
+  const [first, ...rest] = sent.messageIds;
+  const { channelId, channelName, threadId, messageId } = inbound.metadata;
+  const local =
+    first ?? `local-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  return {
+    id: `${channelType}:${channelId}:${local}`,
+    conversationId: inbound.conversationId,
+    participant: from,
+    content,
+    timestamp: sent.timestamp ?? isoTimestamp(),
+    scope: inbound.scope,
+    metadata: {
+      ...extra,
+      channelType,
+      channelId,
+      ...(channelName === undefined ? {} : { channelName }),
+      ...(threadId === undefined ? {} : { threadId }),
+      ...(first === undefined ? {} : { messageId: first }),
+      ...(rest.length === 0 ? {} : { partMessageIds: rest }),
+      mentions: [],
+      ...(messageId === undefined ? {} : { replyToMessageId: messageId }),
+      replyToParticipantId: inbound.participant.id,
+    },
+  };
+}
+
+/**
+ * How many agent turns in a row end the conversation (tool rows and summaries do not count).
+ *
+ * @example
+ * ```ts
+ * trailingAgentTurns(await store.get(conversationId, { limit: 20 })); // 3
+ * ```
+ */
+export function trailingAgentTurns(turns: readonly StoredMessage[]): number {
+  let count = 0;
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const turn = turns[i]!;
+    if (turn.metadata['toolRole'] !== undefined || turn.metadata.isSummary === true) continue;
+    if (turn.participant.kind !== 'agent') break;
+    count++;
+  }
+  return count;
+}

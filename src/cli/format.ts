@@ -1,0 +1,121 @@
+/** Rows as the CLI prints them: column names plus one array of cell values per row. */
+export interface ResultSet {
+  columns: string[];
+  rows: unknown[][];
+}
+
+/**
+ * Renders rows as an aligned plain-text table with a header, a rule and a row count.
+ * NULL prints as `NULL`, blobs as `<blob N bytes>`, and line breaks as a literal `\n` so
+ * every row stays on one line.
+ *
+ * @example
+ * ```ts
+ * formatTable({ columns: ['kind', 'n'], rows: [['user', 3]] });
+ * // kind  n\n----  -\nuser  3\n(1 row)\n
+ * ```
+ */
+export function formatTable(
+  result: ResultSet,
+  options: { footer?: boolean; nullText?: string } = {},
+): string {
+  const nullText = options.nullText ?? 'NULL';
+  const cells = result.rows.map((row) => row.map((value) => cellText(value, nullText)));
+  const numeric = result.columns.map((_, i) =>
+    result.rows.some((row) => typeof row[i] === 'number' || typeof row[i] === 'bigint'),
+  );
+  const widths = result.columns.map((name, i) =>
+    Math.max(name.length, ...cells.map((row) => (row[i] ?? '').length)),
+  );
+  const line = (values: string[], alignNumbers: boolean) =>
+    values
+      .map((value, i) => {
+        const width = widths[i] ?? 0;
+        return alignNumbers && numeric[i] ? value.padStart(width) : value.padEnd(width);
+      })
+      .join('  ')
+      .trimEnd();
+  const out = [
+    line(result.columns, false),
+    line(
+      widths.map((w) => '-'.repeat(w)),
+      false,
+    ),
+    ...cells.map((row) => line(row, true)),
+  ];
+  if (options.footer ?? true) out.push(rowCount(result.rows.length));
+  return `${out.join('\n')}\n`;
+}
+
+/** `(1 row)`, `(3 rows)`. */
+export function rowCount(n: number): string {
+  return `(${n} ${n === 1 ? 'row' : 'rows'})`;
+}
+
+/**
+ * Renders rows as RFC 4180 CSV with a header line. NULL is an empty field.
+ *
+ * @example
+ * ```ts
+ * formatCsv({ columns: ['a'], rows: [['x,y']] }); // 'a\r\n"x,y"\r\n'
+ * ```
+ */
+export function formatCsv(result: ResultSet): string {
+  const field = (value: unknown): string => {
+    const text = value === null || value === undefined ? '' : csvText(value);
+    return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  const lines = [result.columns, ...result.rows].map((row) => row.map(field).join(','));
+  return lines.map((l) => `${l}\r\n`).join('');
+}
+
+/**
+ * Renders rows as a JSON array of objects keyed by column name (a pretty-printed one).
+ * Blobs become base64 strings and bigints numbers when exact, strings otherwise.
+ */
+export function formatJson(result: ResultSet): string {
+  const objects = result.rows.map((row) =>
+    Object.fromEntries(result.columns.map((name, i) => [name, jsonValue(row[i])])),
+  );
+  return `${JSON.stringify(objects, null, 2)}\n`;
+}
+
+/** One value as it should appear in JSON output. */
+export function jsonValue(value: unknown): unknown {
+  if (value === undefined) return null;
+  if (typeof value === 'bigint') {
+    return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  }
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  return value;
+}
+
+function cellText(value: unknown, nullText: string): string {
+  if (value === null || value === undefined) return nullText;
+  if (Buffer.isBuffer(value)) return `<blob ${value.length} bytes>`;
+  return String(value)
+    .replace(/\r?\n/g, '\\n')
+    .replace(/[\t\r]/g, ' ');
+}
+
+function csvText(value: unknown): string {
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  return String(value);
+}
+
+/** `1234567` → `1,234,567`. */
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** `1536` → `1.5 KB`. */
+export function formatBytes(bytes: number): string {
+  const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+}

@@ -1,0 +1,17 @@
+import { InvalidArgumentError } from 'commander';
+
+/**
+ * Commander argument parser for counts and limits: a whole number of at least 1.
+ *
+ * @example
+ * ```ts
+ * program.option('-n, --lines <count>', 'how many', positiveInteger, 20);
+ * ```
+ */
+export function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) {
+    throw new InvalidArgumentError('expected a whole number of at least 1');
+  }
+  return n;
+}

@@ -1,0 +1,162 @@
+/**
+ * Where colloquy says what it is doing. Replaceable: pass any object with these four methods
+ * (pino and winston loggers fit with a one-line adapter).
+ *
+ * @example
+ * ```ts
+ * const logger: Logger = {
+ *   debug: () => {},
+ *   info: (msg, fields) => pino.info(fields, msg),
+ *   warn: (msg, fields) => pino.warn(fields, msg),
+ *   error: (msg, fields) => pino.error(fields, msg),
+ * };
+ * ```
+ */
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
+
+export interface ConsoleLoggerOptions {
+  /** Lowest level written; default `COLLOQUY_LOG_LEVEL` (read at each call), else `info`. */
+  level?: LogLevel;
+  /** Where a finished line goes (default: `process.stderr`). */
+  write?: (line: string) => void;
+  /** Clock for the line's timestamp (default: now). */
+  now?: () => Date;
+}
+
+/**
+ * A logger that writes one line per call to stderr:
+ * `2026-11-21T09:30:00.000Z WARN capture: store write failed {"conversationId":"telegram:42"}`.
+ * Fields and the message always pass through {@link redact} first.
+ *
+ * @example
+ * ```ts
+ * const logger = createConsoleLogger({ level: 'debug' });
+ * logger.debug('sent', { conversationId: 'telegram:42', token: 'hidden' }); // token: "[redacted]"
+ * ```
+ */
+export function createConsoleLogger(options: ConsoleLoggerOptions = {}): Logger {
+  const write = options.write ?? ((line: string) => void process.stderr.write(line));
+  const now = options.now ?? (() => new Date());
+  const log =
+    (level: Exclude<LogLevel, 'silent'>) => (msg: string, fields?: Record<string, unknown>) => {
+      if (LEVELS[level] < LEVELS[options.level ?? levelFromEnv()]) return;
+      const text = redactText(msg).replace(/\r?\n/g, '\\n');
+      const extra = fields && Object.keys(fields).length > 0 ? ` ${safeJson(redact(fields))}` : '';
+      write(`${now().toISOString()} ${level.toUpperCase()} ${text}${extra}\n`);
+    };
+  return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+}
+
+/**
+ * The default logger: stderr, level from `COLLOQUY_LOG_LEVEL` (`debug`, `info`, `warn`,
+ * `error`, `silent`; default `info`), secrets redacted.
+ *
+ * @example
+ * ```ts
+ * import { consoleLogger } from 'colloquy';
+ * consoleLogger.info('bot started', { channels: ['telegram'] });
+ * ```
+ */
+export const consoleLogger: Logger = createConsoleLogger();
+
+/**
+ * A logger that says nothing, for tests and embedding.
+ *
+ * @example
+ * ```ts
+ * new CaptureWriter(store, { logger: silentLogger });
+ * ```
+ */
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+function levelFromEnv(): LogLevel {
+  const value = process.env.COLLOQUY_LOG_LEVEL?.trim().toLowerCase();
+  return value !== undefined && value in LEVELS ? (value as LogLevel) : 'info';
+}
+
+const SECRET_KEY =
+  /(token|secret|password|passwd|passphrase|authorization|api[-_]?key|cookie|credentials?|signature|private[-_]?key)$/i;
+
+const SECRET_TEXT: RegExp[] = [
+  /xox[abeprs]-[A-Za-z0-9-]+/g, // Slack bot, user, app-level refresh and legacy tokens
+  /xapp-[A-Za-z0-9-]+/g, // Slack app-level tokens (Socket Mode)
+  /\d+:[A-Za-z0-9_-]{30,}/g, // Telegram bot tokens (123456:ABC…)
+  /[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,}/g, // Discord bot tokens
+];
+
+const MASK = '[redacted]';
+
+/**
+ * Masks anything that looks like a bot token inside a string.
+ *
+ * @example
+ * ```ts
+ * redactText('GET /bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq/getMe');
+ * // 'GET /bot[redacted]/getMe'
+ * ```
+ */
+export function redactText(text: string): string {
+  return SECRET_TEXT.reduce((out, pattern) => out.replace(pattern, MASK), text);
+}
+
+/**
+ * A copy of log fields that is safe to print: values under keys that look like secrets
+ * (`token`, `botToken`, `signingSecret`, `password`, `authorization`, `apiKey`, …) become
+ * `"[redacted]"`, and bot tokens inside any string are masked. Nested objects and arrays are
+ * walked; an `Error` becomes `{ name, message, cause }`.
+ *
+ * @example
+ * ```ts
+ * redact({ botToken: 'xoxb-1-2-abc', url: 'https://x/bot1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' });
+ * // { botToken: '[redacted]', url: 'https://x/bot[redacted]' }
+ * ```
+ */
+export function redact(fields: Record<string, unknown>): Record<string, unknown> {
+  return redactValue(fields, new WeakSet(), 0) as Record<string, unknown>;
+}
+
+function redactValue(value: unknown, seen: WeakSet<object>, depth: number): unknown {
+  if (typeof value === 'string') return redactText(value);
+  if (typeof value !== 'object' || value === null) return value;
+  if (seen.has(value)) return '[circular]';
+  if (depth > 8) return '[too deep]';
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) return value.map((item) => redactValue(item, seen, depth + 1));
+    if (value instanceof Error) {
+      const plain: Record<string, unknown> = { name: value.name, message: value.message };
+      for (const key of ['conversationId', 'messageId', 'code', 'cause'] as const) {
+        const field = (value as Error & Record<string, unknown>)[key];
+        if (field !== undefined) plain[key] = field;
+      }
+      return redactValue(plain, seen, depth + 1);
+    }
+    if (value instanceof Date) return value.toISOString();
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      out[key] = SECRET_KEY.test(key) && item != null ? MASK : redactValue(item, seen, depth + 1);
+    }
+    return out;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, (_key, item: unknown) =>
+      typeof item === 'bigint' ? item.toString() : item,
+    );
+  } catch {
+    return '"[unserializable fields]"';
+  }
+}

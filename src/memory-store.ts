@@ -1,0 +1,377 @@
+import { concerns } from './agent.js';
+import { searchWords } from './search-words.js';
+import type {
+  AppendResult,
+  ConversationStore,
+  ConversationSummary,
+  ForgetOptions,
+  GetOptions,
+  ListConversationsOptions,
+  Page,
+  SearchOptions,
+} from './store.js';
+import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
+import type {
+  MessageDeletion,
+  MessageEdit,
+  NewMessage,
+  PlatformMessageRef,
+  StoredMessage,
+} from './types.js';
+
+export interface InMemoryStoreOptions {
+  /** Most conversations kept; the least recently used one is evicted first (default 500). */
+  maxConversations?: number;
+  /** Most turns kept per conversation; the oldest are dropped first (default 500). */
+  maxMessagesPerConversation?: number;
+  /** Counts tokens for `search`'s `tokenCap` (default: `defaultTokenizer`). */
+  tokenizer?: Tokenizer;
+}
+
+interface Row {
+  message: StoredMessage;
+  words: string[];
+}
+
+interface Conversation {
+  info: Omit<ConversationSummary, 'messageCount'>;
+  /** Sorted by timestamp, then sequence. */
+  rows: Row[];
+}
+
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+
+/**
+ * A `ConversationStore` that lives in process memory: for tests, examples and bots that do
+ * not need their history after a restart. Bounded: it keeps at most `maxConversations`
+ * conversations (evicting the least recently used — appended to or read) and at most
+ * `maxMessagesPerConversation` turns in each (dropping the oldest). A dropped turn is
+ * forgotten entirely, so a late retry of it would be stored again.
+ *
+ * Search folds case and diacritics, matches any of the query's plain words and ranks by
+ * BM25 (ties: newest first). Edits replace the text; unlike the SQLite store it keeps no
+ * revisions.
+ *
+ * @example
+ * ```ts
+ * import { InMemoryConversationStore } from 'colloquy';
+ * const store = new InMemoryConversationStore({ maxConversations: 100 });
+ * await store.append(turn);
+ * const hits = await store.search(turn.conversationId, 'refund');
+ * ```
+ */
+export class InMemoryConversationStore implements ConversationStore {
+  readonly #maxConversations: number;
+  readonly #maxMessages: number;
+  readonly #tokenizer: Tokenizer;
+  /** Map order is recency order: the first entry is the least recently used. */
+  readonly #conversations = new Map<string, Conversation>();
+  readonly #byId = new Map<string, Row>();
+  readonly #byPlatform = new Map<string, Row>();
+  #sequence = 0;
+
+  constructor(options: InMemoryStoreOptions = {}) {
+    this.#maxConversations = Math.max(1, options.maxConversations ?? 500);
+    this.#maxMessages = Math.max(1, options.maxMessagesPerConversation ?? 500);
+    this.#tokenizer = options.tokenizer ?? defaultTokenizer;
+  }
+
+  async append(input: NewMessage): Promise<AppendResult> {
+    const existing = this.#byId.get(input.id) ?? this.#byPlatform.get(platformKeyOf(input));
+    if (existing) return { message: structuredClone(existing.message), inserted: false };
+
+    const message: StoredMessage = { ...structuredClone(input), sequence: ++this.#sequence };
+    const row: Row = { message, words: searchWords(message.content) };
+    const conversation = this.#touch(message.conversationId) ?? this.#create(message);
+    insertSorted(conversation.rows, row);
+    this.#index(row);
+    const { info } = conversation;
+    if (message.timestamp < info.firstMessageAt) info.firstMessageAt = message.timestamp;
+    if (message.timestamp > info.lastMessageAt) info.lastMessageAt = message.timestamp;
+    info.channelName ??= message.metadata.channelName;
+    while (conversation.rows.length > this.#maxMessages) {
+      const oldest = conversation.rows.shift();
+      if (oldest) this.#unindex(oldest);
+    }
+    return { message: structuredClone(message), inserted: true };
+  }
+
+  async get(conversationId: string, options: GetOptions = {}): Promise<StoredMessage[]> {
+    const rows = this.#touch(conversationId)?.rows ?? [];
+    const limit = options.limit ?? 100;
+    const participants = options.participantIds && new Set(options.participantIds);
+    const aliases = options.concerning?.aliases;
+    const found: StoredMessage[] = [];
+    for (let i = rows.length - 1; i >= 0 && found.length < limit; i--) {
+      const m = rows[i]!.message;
+      if (m.metadata.isSummary === true && !options.includeSummaries) continue;
+      if (m.deletedAt !== undefined && !options.includeDeleted) continue;
+      if (options.scope !== undefined && m.scope !== options.scope) continue;
+      if (options.sinceTimestamp !== undefined && m.timestamp < options.sinceTimestamp) continue;
+      if (options.before !== undefined && m.timestamp >= options.before) continue;
+      if (participants && !participants.has(m.participant.id)) continue;
+      if (aliases && !concerns(m, aliases)) continue;
+      found.push(structuredClone(m));
+    }
+    return found.reverse();
+  }
+
+  async search(
+    conversationId: string,
+    query: string,
+    options: SearchOptions = {},
+  ): Promise<StoredMessage[]> {
+    const terms = [...new Set(searchWords(query))];
+    const rows = this.#touch(conversationId)?.rows ?? [];
+    if (terms.length === 0 || rows.length === 0) return [];
+    const docs = rows.filter(
+      (r) => r.message.deletedAt === undefined && !r.message.metadata.isSummary,
+    );
+    const ranked = rankBm25(docs, terms);
+    return this.#capTokens(
+      ranked.slice(0, options.limit ?? 10).map((r) => r.message),
+      options.tokenCap ?? 2000,
+    );
+  }
+
+  async deleteMessages(conversationId: string, ids: string[]): Promise<number> {
+    const wanted = new Set(ids);
+    return this.#remove((m) => m.conversationId === conversationId && wanted.has(m.id));
+  }
+
+  async listConversations(
+    options: ListConversationsOptions = {},
+  ): Promise<Page<ConversationSummary>> {
+    const limit = Math.max(1, options.limit ?? 50);
+    const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const matching = [...this.#conversations.values()]
+      .filter(
+        (c) => options.channelType === undefined || c.info.channelType === options.channelType,
+      )
+      .filter(
+        (c) =>
+          options.participantId === undefined ||
+          c.rows.some((r) => r.message.participant.id === options.participantId),
+      )
+      .map((c) => c.info)
+      .sort(newestActivityFirst)
+      .filter((info) => after === undefined || newestActivityFirst(info, after) > 0);
+    const items = matching.slice(0, limit).map((info) => this.#summary(info.id)!);
+    const last = items[items.length - 1];
+    const more = matching.length > limit && last !== undefined;
+    return more ? { items, nextCursor: encodeCursor(last) } : { items };
+  }
+
+  async getConversation(conversationId: string): Promise<ConversationSummary | undefined> {
+    return this.#summary(conversationId);
+  }
+
+  async deleteConversation(conversationId: string): Promise<boolean> {
+    const conversation = this.#conversations.get(conversationId);
+    if (!conversation) return false;
+    this.#evict(conversationId, conversation);
+    return true;
+  }
+
+  async forgetParticipant(participantId: string, options: ForgetOptions = {}): Promise<number> {
+    if ((options.mode ?? 'delete') === 'delete') {
+      return this.#remove((m) => m.participant.id === participantId);
+    }
+    let count = 0;
+    for (const conversation of this.#conversations.values()) {
+      for (const row of conversation.rows) {
+        if (row.message.participant.id !== participantId) continue;
+        row.message.content = '';
+        delete row.message.participant.displayName;
+        row.words = [];
+        count++;
+      }
+    }
+    return count;
+  }
+
+  async recordEdit(edit: MessageEdit): Promise<boolean> {
+    const row = this.#byPlatform.get(platformKey(edit));
+    if (!row) return false;
+    row.message.content = edit.content;
+    row.message.editedAt = edit.editedAt;
+    row.words = searchWords(edit.content);
+    return true;
+  }
+
+  async recordDeletion(deletion: MessageDeletion): Promise<boolean> {
+    const row = this.#byPlatform.get(platformKey(deletion));
+    if (!row) return false;
+    row.message.deletedAt = deletion.deletedAt;
+    return true;
+  }
+
+  async getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {
+    let newest: StoredMessage | undefined;
+    for (const { message: m } of this.#touch(conversationId)?.rows ?? []) {
+      const mine = m.metadata.isSummary === true && m.metadata.summaryForAgentId === agentId;
+      if (mine && m.deletedAt === undefined && (newest?.sequence ?? 0) < (m.sequence ?? 0)) {
+        newest = m;
+      }
+    }
+    return newest && structuredClone(newest);
+  }
+
+  async close(): Promise<void> {}
+
+  /** Marks a conversation as just used; undefined when unknown. */
+  #touch(conversationId: string): Conversation | undefined {
+    const conversation = this.#conversations.get(conversationId);
+    if (conversation) {
+      this.#conversations.delete(conversationId);
+      this.#conversations.set(conversationId, conversation);
+    }
+    return conversation;
+  }
+
+  #create(message: StoredMessage): Conversation {
+    const { metadata } = message;
+    const info: Conversation['info'] = {
+      id: message.conversationId,
+      channelType: metadata.channelType,
+      channelId: metadata.channelId,
+      scope: message.scope,
+      firstMessageAt: message.timestamp,
+      lastMessageAt: message.timestamp,
+    };
+    if (metadata.channelName !== undefined) info.channelName = metadata.channelName;
+    if (metadata.threadId !== undefined) info.threadId = metadata.threadId;
+    const conversation: Conversation = { info, rows: [] };
+    this.#conversations.set(info.id, conversation);
+    while (this.#conversations.size > this.#maxConversations) {
+      const [oldestId, oldest] = this.#conversations.entries().next().value!;
+      this.#evict(oldestId, oldest);
+    }
+    return conversation;
+  }
+
+  #evict(conversationId: string, conversation: Conversation): void {
+    for (const row of conversation.rows) this.#unindex(row);
+    this.#conversations.delete(conversationId);
+  }
+
+  #index(row: Row): void {
+    this.#byId.set(row.message.id, row);
+    if (row.message.metadata.messageId !== undefined) {
+      this.#byPlatform.set(platformKeyOf(row.message), row);
+    }
+  }
+
+  #unindex(row: Row): void {
+    this.#byId.delete(row.message.id);
+    const key = platformKeyOf(row.message);
+    if (this.#byPlatform.get(key) === row) this.#byPlatform.delete(key);
+  }
+
+  #remove(predicate: (message: StoredMessage) => boolean): number {
+    let count = 0;
+    for (const conversation of this.#conversations.values()) {
+      conversation.rows = conversation.rows.filter((row) => {
+        if (!predicate(row.message)) return true;
+        this.#unindex(row);
+        count++;
+        return false;
+      });
+    }
+    return count;
+  }
+
+  #summary(conversationId: string): ConversationSummary | undefined {
+    const conversation = this.#conversations.get(conversationId);
+    return conversation && { ...conversation.info, messageCount: conversation.rows.length };
+  }
+
+  /** Keeps results, best first, while their content fits; truncates a lone first one. */
+  #capTokens(messages: StoredMessage[], cap: number): StoredMessage[] {
+    const kept: StoredMessage[] = [];
+    let used = 0;
+    for (const message of messages) {
+      const cost = this.#tokenizer.count(message.content);
+      if (kept.length === 0 && cost > cap) {
+        const content = this.#tokenizer.truncate(message.content, cap);
+        if (content.length > 0) kept.push({ ...structuredClone(message), content });
+        break;
+      }
+      if (used + cost > cap) break;
+      used += cost;
+      kept.push(structuredClone(message));
+    }
+    return kept;
+  }
+}
+
+/** Ranks the rows that contain any term by BM25; ties go to the newest turn. */
+function rankBm25(rows: Row[], terms: string[]): Row[] {
+  if (rows.length === 0) return [];
+  const averageLength = rows.reduce((sum, r) => sum + r.words.length, 0) / rows.length || 1;
+  const idf = new Map(
+    terms.map((term) => {
+      const n = rows.filter((r) => r.words.includes(term)).length;
+      return [term, Math.log(1 + (rows.length - n + 0.5) / (n + 0.5))];
+    }),
+  );
+  const scored: { row: Row; score: number }[] = [];
+  for (const row of rows) {
+    let score = 0;
+    for (const term of terms) {
+      const tf = row.words.reduce((count, word) => count + (word === term ? 1 : 0), 0);
+      if (tf === 0) continue;
+      const norm = 1 - BM25_B + (BM25_B * row.words.length) / averageLength;
+      score += (idf.get(term) ?? 0) * ((tf * (BM25_K1 + 1)) / (tf + BM25_K1 * norm));
+    }
+    if (score > 0) scored.push({ row, score });
+  }
+  return scored.sort((a, b) => b.score - a.score || compareRows(b.row, a.row)).map((s) => s.row);
+}
+
+function compareRows(a: Row, b: Row): number {
+  const x = a.message;
+  const y = b.message;
+  if (x.timestamp !== y.timestamp) return x.timestamp < y.timestamp ? -1 : 1;
+  return (x.sequence ?? 0) - (y.sequence ?? 0);
+}
+
+/** Inserts keeping timestamp-then-sequence order; appends in order cost O(1). */
+function insertSorted(rows: Row[], row: Row): void {
+  let index = rows.length;
+  while (index > 0 && compareRows(rows[index - 1]!, row) > 0) index--;
+  rows.splice(index, 0, row);
+}
+
+function platformKey(ref: PlatformMessageRef): string {
+  return JSON.stringify([ref.channelType, ref.channelId, ref.messageId]);
+}
+
+function platformKeyOf(message: NewMessage): string {
+  const { channelType, channelId, messageId } = message.metadata;
+  return messageId === undefined ? '' : platformKey({ channelType, channelId, messageId });
+}
+
+type CursorKey = Pick<ConversationSummary, 'id' | 'lastMessageAt'>;
+
+function newestActivityFirst(a: CursorKey, b: CursorKey): number {
+  if (a.lastMessageAt !== b.lastMessageAt) return a.lastMessageAt > b.lastMessageAt ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function encodeCursor(key: CursorKey): string {
+  return Buffer.from(JSON.stringify([key.lastMessageAt, key.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): CursorKey | undefined {
+  try {
+    const [lastMessageAt, id] = JSON.parse(
+      Buffer.from(cursor, 'base64url').toString(),
+    ) as unknown[];
+    if (typeof lastMessageAt === 'string' && typeof id === 'string') return { id, lastMessageAt };
+  } catch {
+    // An unreadable cursor starts from the beginning.
+  }
+  return undefined;
+}

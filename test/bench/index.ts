@@ -1,0 +1,93 @@
+/**
+ * `npm run bench`: colloquy's performance report. Every figure is printed next to a baseline
+ * measured in the same run and the target with PASS / MISS. Nothing here is asserted by the
+ * unit tests.
+ *
+ *   npm run bench -- [--messages 1000000] [--only store|assemble|pipeline] [--dir path]
+ *                    [--events 2000]
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { benchAssembleSection } from './assemble-section.js';
+import { benchPipeline } from './pipeline.js';
+import { int, peakRss, verdict } from './report.js';
+import { type Outcome, benchStore } from './store.js';
+
+const SECTIONS = ['store', 'assemble', 'pipeline'] as const;
+type Section = (typeof SECTIONS)[number];
+
+const USAGE = `usage: npm run bench -- [options]
+  --messages N   turns in the store benchmark's database, in 1,000 conversations (default 1,000,000)
+  --only S       run one section: store | assemble | pipeline
+  --dir PATH     keep the database files in PATH (default: a temporary folder, deleted after)
+  --events N     inbound Telegram updates per pipeline variant (default 2,000)`;
+
+function count(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value.replaceAll(/[,_]/g, ''));
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  return n;
+}
+
+/** Other work on the machine skews every figure; say how busy it was. */
+function load(): string {
+  const [one, five] = loadavg().map((n) => n.toFixed(1));
+  const busy = (loadavg()[0] ?? 0) > cpus().length;
+  return `load average ${one} (1 min), ${five} (5 min)${busy ? ' — the machine is busy, figures are pessimistic' : ''}`;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      messages: { type: 'string' },
+      only: { type: 'string' },
+      dir: { type: 'string' },
+      events: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) {
+    console.log(USAGE);
+    return;
+  }
+  const messages = count(values.messages, 1_000_000, 'messages');
+  const events = count(values.events, 2000, 'events');
+  const only = values.only as Section | undefined;
+  if (only !== undefined && !SECTIONS.includes(only)) {
+    throw new Error(`--only must be one of ${SECTIONS.join(', ')}`);
+  }
+  const dir =
+    values.dir === undefined ? mkdtempSync(join(tmpdir(), 'colloquy-bench-')) : resolve(values.dir);
+  mkdirSync(dir, { recursive: true });
+
+  const started = performance.now();
+  console.log(
+    `colloquy bench · node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`,
+  );
+  console.log(`database files in ${dir}${values.dir === undefined ? ' (deleted after)' : ''}`);
+  console.log(load());
+  const outcomes: Outcome[] = [];
+  try {
+    const runs = (section: Section) => only === undefined || only === section;
+    if (runs('store')) outcomes.push(...(await benchStore({ messages, dir })));
+    if (runs('assemble')) {
+      outcomes.push(
+        ...(await benchAssembleSection({ messages: Math.min(messages, 100_000), dir })),
+      );
+    }
+    if (runs('pipeline')) outcomes.push(...(await benchPipeline({ events, dir })));
+  } finally {
+    if (values.dir === undefined) rmSync(dir, { recursive: true, force: true });
+  }
+
+  const passed = outcomes.filter((o) => o.pass).length;
+  console.log(`\n── Targets: ${passed} of ${outcomes.length} met ──`);
+  for (const outcome of outcomes) console.log(`${verdict(outcome.pass)}  ${outcome.label}`);
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`\nwall time ${int(seconds)} s · peak memory (maxRSS) ${peakRss()} · ${load()}`);
+}
+
+await main();

@@ -1,0 +1,224 @@
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Chat, User } from 'grammy/types';
+import { TelegramChannel } from '../../channels/telegram/index.js';
+import { FakeTelegram } from '../../channels/telegram/fake.js';
+import { SqliteConversationStore } from '../../db/index.js';
+import type { Agent, AgentResult } from '../../src/agent.js';
+import { Bot } from '../../src/bot.js';
+import type { ColloquyError } from '../../src/errors.js';
+import { silentLogger } from '../../src/logger.js';
+import type { AppendResult, ConversationStore, Page } from '../../src/store.js';
+import type { ConversationSummary } from '../../src/store.js';
+import type { NewMessage } from '../../src/types.js';
+import { int, line, note, peakRss, verdict } from './report.js';
+import type { Outcome } from './store.js';
+
+export interface PipelineBenchOptions {
+  /** Inbound updates per variant, timed (default 2,000). */
+  events: number;
+  /** Folder for the database file. */
+  dir: string;
+  /** Concurrent senders, each in its own DM (default 4). */
+  senders?: number;
+  /** Untimed updates per variant first (default 200). */
+  warmUp?: number;
+}
+
+const SECRET = 'bench-webhook-secret';
+const BLOCKS = 4;
+
+/** The trivial agent: answers every turn that concerns it with a fixed text, at once. */
+class FixedReplyAgent implements Agent {
+  readonly id = 'bench-agent';
+  readonly name = 'Bench';
+  async run(): Promise<AgentResult> {
+    return { output: 'Thanks, noted. Someone from the orders team will get back to you.' };
+  }
+}
+
+/** Capture switched off: the Bot has no switch for it, so this store's append stores nothing. */
+class NoopStore implements ConversationStore {
+  #sequence = 0;
+  async append(message: NewMessage): Promise<AppendResult> {
+    return { message: { ...message, sequence: ++this.#sequence }, inserted: true };
+  }
+  async get(): Promise<[]> {
+    return [];
+  }
+  async search(): Promise<[]> {
+    return [];
+  }
+  async deleteMessages(): Promise<number> {
+    return 0;
+  }
+  async listConversations(): Promise<Page<ConversationSummary>> {
+    return { items: [] };
+  }
+  async getConversation(): Promise<undefined> {
+    return undefined;
+  }
+  async deleteConversation(): Promise<boolean> {
+    return false;
+  }
+  async forgetParticipant(): Promise<number> {
+    return 0;
+  }
+  async recordEdit(): Promise<boolean> {
+    return false;
+  }
+  async recordDeletion(): Promise<boolean> {
+    return false;
+  }
+  async getSummary(): Promise<undefined> {
+    return undefined;
+  }
+}
+
+interface Pipeline {
+  telegram: FakeTelegram;
+  bot: Bot;
+  server: Server;
+  url: string;
+  errors: ColloquyError[];
+  /** HTTP answers other than 200. */
+  refused: number;
+}
+
+/**
+ * FakeTelegram (the Bot API on loopback) ← TelegramChannel (grammy) ← Bot ← `store`, with the
+ * channel's `webhookHandler` mounted on a local HTTP server the fake POSTs updates to.
+ */
+async function startPipeline(store: ConversationStore): Promise<Pipeline> {
+  const telegram = await FakeTelegram.start({ bot: { username: 'colloquy_bench_bot' } });
+  const channel = new TelegramChannel({
+    token: telegram.token,
+    mode: 'webhook',
+    webhook: { secretToken: SECRET },
+    client: { apiRoot: telegram.apiRoot },
+    botInfo: telegram.botInfo,
+  });
+  const bot = new Bot({
+    channels: [channel],
+    agents: [new FixedReplyAgent()],
+    store,
+    logger: silentLogger,
+  });
+  const errors: ColloquyError[] = [];
+  bot.catch((error) => void errors.push(error));
+  await bot.start();
+  const server = createServer((req, res) => channel.webhookHandler(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { telegram, bot, server, url: `http://127.0.0.1:${port}/telegram`, errors, refused: 0 };
+}
+
+async function stopPipeline(pipeline: Pipeline): Promise<void> {
+  await pipeline.bot.stop();
+  pipeline.server.closeAllConnections();
+  await new Promise<void>((resolve) => pipeline.server.close(() => resolve()));
+  await pipeline.telegram.close();
+}
+
+/** `count` updates from `senders` people writing to the bot in DMs at once; ms taken. */
+async function send(pipeline: Pipeline, count: number, senders: number): Promise<number> {
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: senders }, async (_, s) => {
+      const from: User = { id: 2001 + s, is_bot: false, first_name: `Sender ${s + 1}` };
+      const chat: Chat = { id: from.id, type: 'private', first_name: from.first_name };
+      for (let k = s; k < count; k += senders) {
+        const text = `Hi, where is my order ${4700 + k}? It was due yesterday.`;
+        const message = pipeline.telegram.buildMessage({ chat, from, text });
+        const { status } = await pipeline.telegram.postWebhook(pipeline.url, { message }, SECRET);
+        if (status !== 200) pipeline.refused++;
+      }
+    }),
+  );
+  return performance.now() - start;
+}
+
+/**
+ * Issue 4: Telegram webhook updates per second through the whole pipeline with capture into
+ * SQLite, next to the same pipeline with capture off.
+ */
+export async function benchPipeline(options: PipelineBenchOptions): Promise<Outcome[]> {
+  const { events, dir } = options;
+  const senders = options.senders ?? 4;
+  const warmUp = options.warmUp ?? 200;
+  console.log(`\n── Pipeline (issue 4): Telegram webhook → Bot → capture → agent → reply ──`);
+  const sqlite = new SqliteConversationStore({ path: join(dir, 'pipeline.db') });
+  const captured = await startPipeline(sqlite);
+  const uncaptured = await startPipeline(new NoopStore());
+  let capturedMs = 0;
+  let uncapturedMs = 0;
+  try {
+    await send(captured, warmUp, senders);
+    await send(uncaptured, warmUp, senders);
+    // Blocks in the order A B B A A B B A…, so drift over time weighs on both alike.
+    const block = Math.ceil(events / BLOCKS);
+    for (let b = 0, done = 0; done < events; b++, done += block) {
+      const n = Math.min(block, events - done);
+      if (b % 2 === 0) {
+        capturedMs += await send(captured, n, senders);
+        uncapturedMs += await send(uncaptured, n, senders);
+      } else {
+        uncapturedMs += await send(uncaptured, n, senders);
+        capturedMs += await send(captured, n, senders);
+      }
+    }
+  } finally {
+    await stopPipeline(captured);
+    await stopPipeline(uncaptured);
+  }
+  const stored = sqlite.db.prepare('SELECT count(*) FROM messages').pluck().get() as number;
+  await sqlite.close();
+
+  const on = (events * 1000) / capturedMs;
+  const off = (events * 1000) / uncapturedMs;
+  const overhead = 1 - on / off;
+  const pass = overhead < 0.1;
+  console.log(
+    line(
+      'webhook events',
+      `${int(on)}/s with capture into SQLite`,
+      `capture off ${int(off)}/s`,
+      `overhead ${(overhead * 100).toFixed(1)}% (target < 10%) ${verdict(pass)}`,
+    ),
+  );
+  console.log(
+    note(
+      `${int(events)} updates per variant (+${int(warmUp)} warm-up) from ${senders} concurrent ` +
+        `senders in DMs, real HTTP POSTs with the secret token to channel.webhookHandler; ` +
+        `each POST answers once the reply was sent and captured; ${BLOCKS} alternating blocks`,
+    ),
+  );
+  console.log(
+    note(
+      `capture off = the same Bot with a store whose append is a no-op (BotOptions has no ` +
+        `switch to disable capture); the capture writer still runs`,
+    ),
+  );
+  const total = events + warmUp;
+  const sent = [captured, uncaptured].map((p) => p.telegram.sent.length);
+  const errors = captured.errors.length + uncaptured.errors.length;
+  const refused = captured.refused + uncaptured.refused;
+  console.log(
+    note(
+      `checked: replies sent ${sent.map(int).join(' / ')} of ${int(total)}, turns in SQLite ` +
+        `${int(stored)} of ${int(total * 2)}, non-200 answers ${refused}, bot errors ${errors}; ` +
+        `peak memory so far ${peakRss()}`,
+    ),
+  );
+  for (const error of [...captured.errors, ...uncaptured.errors].slice(0, 3)) {
+    console.log(note(`error: ${error.name}: ${error.message}`));
+  }
+  const complete = sent.every((n) => n === total) && stored === total * 2 && errors === 0;
+  return [
+    { label: 'pipeline capture overhead < 10%', pass },
+    ...(complete ? [] : [{ label: 'pipeline handled every update completely', pass: false }]),
+  ];
+}

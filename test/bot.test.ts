@@ -1,0 +1,323 @@
+import { describe, expect, it } from 'vitest';
+import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
+import type { ColloquyError, Interceptor, TurnContext } from 'colloquy';
+import { MemoryChannel } from '../src/testing/index.js';
+import { deferred, flakyStore, recordingLogger, scriptedAgent } from './bot.fixtures.js';
+
+const bob = { kind: 'user' as const, id: 'memory:bob', displayName: 'Bob' };
+
+function setup(options: Partial<ConstructorParameters<typeof Bot>[0]> = {}) {
+  const store = new InMemoryConversationStore();
+  const channel = new MemoryChannel();
+  const errors: ColloquyError[] = [];
+  const logger = recordingLogger();
+  const agent = scriptedAgent('support-agent', (m) => `re: ${m.content}`);
+  const bot = new Bot({ channels: [channel], agents: [agent], store, logger, ...options });
+  bot.catch((error) => void errors.push(error));
+  return { store, channel, errors, logger, agent, bot };
+}
+
+describe('Bot', () => {
+  it('stores an inbound turn even when no agent answers it', async () => {
+    // given a group channel and a turn that does not concern the agent
+    const { bot, channel, store, agent } = setup();
+    await bot.start();
+
+    // when it arrives
+    const turn = await channel.receive('anyone up for lunch?', { from: bob });
+    await bot.stop();
+
+    // then it is stored and nobody answered
+    expect((await store.get(channel.conversationId)).map((t) => t.id)).toEqual([turn.id]);
+    expect(agent.runs).toEqual([]);
+    expect(channel.sent).toEqual([]);
+  });
+
+  it('answers @name mentions and stores the reply as a reply to the turn', async () => {
+    // given an agent called support-agent
+    const { bot, channel, store } = setup();
+    await bot.start();
+
+    // when someone writes @Support-Agent in any case
+    const turn = await channel.receive('hi @Support-Agent, where is order 42?', { from: bob });
+    await bot.stop();
+
+    // then the turn is stored with the resolved mention, and the reply is posted and stored
+    expect(channel.sent).toEqual([
+      {
+        conversationId: 'memory:room',
+        scope: 'channel',
+        channelId: 'room',
+        replyToMessageId: turn.metadata.messageId,
+        content: 're: hi @Support-Agent, where is order 42?',
+      },
+    ]);
+    const [inbound, reply] = await store.get(channel.conversationId);
+    expect(inbound?.metadata.mentions).toEqual(['support-agent']);
+    expect(reply).toMatchObject({
+      participant: { kind: 'agent', id: 'support-agent', displayName: 'support-agent' },
+      metadata: {
+        messageId: 'out-2',
+        replyToMessageId: turn.metadata.messageId,
+        replyToParticipantId: 'memory:bob',
+        model: 'scripted',
+      },
+    });
+  });
+
+  it("adds each channel's bot identity to its agents' aliases after start", async () => {
+    // given a channel whose bot user is memory:bot (@bot)
+    const { bot, channel, agent } = setup();
+    await bot.start();
+
+    // when a turn mentions the bot user id (resolved by the channel)
+    await channel.receive('<@bot> status?', { from: bob, mentions: ['memory:bot'] });
+    await bot.stop();
+
+    // then the agent answered, and knows all its names
+    expect(agent.runs).toHaveLength(1);
+    expect(bot.aliasesOf(agent)).toEqual(['support-agent', 'memory:bot', 'bot', '@bot']);
+  });
+
+  it('records turns from other bots without answering them, unless answerBots', async () => {
+    const otherBot = { kind: 'agent' as const, id: 'memory:otherbot', displayName: 'Other' };
+    for (const answerBots of [false, true]) {
+      // given a bot that does or does not answer other bots
+      const { bot, channel, store, agent } = setup({ answerBots });
+      await bot.start();
+
+      // when another bot mentions the agent
+      await channel.receive('@support-agent ping', { from: otherBot });
+      await bot.stop();
+
+      // then the turn is stored either way, and answered only with answerBots
+      expect((await store.get(channel.conversationId))[0]?.participant).toEqual(otherBot);
+      expect(agent.runs).toHaveLength(answerBots ? 1 : 0);
+    }
+  });
+
+  it('runs user interceptors after capture, so a filtered turn is still stored', async () => {
+    // given an interceptor that drops turns containing "spam"
+    const seen: number[] = [];
+    const filter: Interceptor<TurnContext> = async (ctx, next) => {
+      seen.push(ctx.depth);
+      if (!ctx.message.content.includes('spam')) await next();
+    };
+    const { bot, channel, store, agent } = setup({ interceptors: [filter] });
+    await bot.start();
+
+    // when a spam turn and a normal one arrive
+    await channel.receive('@support-agent buy spam', { from: bob });
+    await channel.receive('@support-agent real question', { from: bob });
+    await bot.stop();
+
+    // then both are stored, only the second is answered
+    expect(seen).toEqual([0, 0]);
+    expect(agent.runs.map((m) => m.content)).toEqual(['@support-agent real question']);
+    expect(await store.get(channel.conversationId)).toHaveLength(3);
+  });
+
+  it('gives each channel its own agents when agents is a map', async () => {
+    // given two channels with one agent each
+    const store = new InMemoryConversationStore();
+    const sales = new MemoryChannel({ channelId: 'sales', scope: 'dm' });
+    const help = new MemoryChannel({ channelId: 'help', scope: 'dm' });
+    const seller = scriptedAgent('seller', () => 'buy!');
+    const helper = scriptedAgent('helper', () => 'help!');
+    const agents = new Map([
+      [sales, [seller]],
+      [help, [helper]],
+    ]);
+    const bot = new Bot({ channels: [sales, help], agents, store, logger: silentLogger });
+    await bot.start();
+
+    // when a DM arrives on each
+    await sales.receive('hello');
+    await help.receive('hello');
+    await bot.stop();
+
+    // then each channel's own agent answered
+    expect(sales.sent.map((m) => m.content)).toEqual(['buy!']);
+    expect(help.sent.map((m) => m.content)).toEqual(['help!']);
+  });
+
+  it('records edits and deletions, and re-answers an edit only with rerunOnEdit', async () => {
+    for (const rerunOnEdit of [false, true]) {
+      // given an answered turn
+      const { bot, channel, store, agent } = setup({ rerunOnEdit });
+      await bot.start();
+      const turn = await channel.receive('@support-agent wheer is order 42', { from: bob });
+
+      // when it is edited, and the reply deleted
+      await channel.edit(turn.metadata.messageId!, '@support-agent where is order 42');
+      await channel.delete('out-2');
+      await bot.stop();
+
+      // then the store has the edit and the tombstone
+      const turns = await store.get(channel.conversationId, { includeDeleted: true });
+      expect(turns[0]).toMatchObject({ content: '@support-agent where is order 42' });
+      expect(turns[0]?.editedAt).toBeDefined();
+      expect(turns[1]?.deletedAt).toBeDefined();
+      // and the agent ran again only when asked to
+      expect(agent.runs.map((m) => m.content)).toEqual(
+        rerunOnEdit
+          ? ['@support-agent wheer is order 42', '@support-agent where is order 42']
+          : ['@support-agent wheer is order 42'],
+      );
+    }
+  });
+});
+
+describe('Bot errors', () => {
+  it('keeps answering while the store fails, reports StoreErrors, and flushes on stop', async () => {
+    // given a store that refuses writes
+    const store = flakyStore(new InMemoryConversationStore());
+    const channel = new MemoryChannel();
+    const errors: ColloquyError[] = [];
+    const agent = scriptedAgent('support-agent', () => 'still here');
+    const bot = new Bot({
+      channels: [channel],
+      agents: [agent],
+      store,
+      logger: silentLogger,
+      capture: { retryBaseMs: 60_000 },
+    });
+    bot.catch((error) => void errors.push(error));
+    await bot.start();
+
+    // when a turn arrives
+    await channel.receive('@support-agent hello?', { from: bob });
+
+    // then it is answered, the failure reported, and the turns held
+    expect(channel.sent.map((m) => m.content)).toEqual(['still here']);
+    expect(errors[0]).toMatchObject({ name: 'StoreError', conversationId: 'memory:room' });
+    expect(bot.captureStats?.buffered).toBe(2);
+
+    // and when the store recovers, stop writes what was held
+    store.failing = false;
+    await bot.stop();
+    const turns = await store.get(channel.conversationId);
+    expect(turns.map((t) => t.content)).toEqual(['@support-agent hello?', 'still here']);
+  });
+
+  it('reports a failing agent and a refused send, and goes on with the next turn', async () => {
+    // given an agent that throws once, and a channel that refuses once
+    let calls = 0;
+    const { bot, channel, errors } = setup({
+      agents: [
+        scriptedAgent('support-agent', () => {
+          if (++calls === 1) throw new Error('boom');
+          return 'fine';
+        }),
+      ],
+    });
+    await bot.start();
+
+    // when three turns arrive
+    await channel.receive('@support-agent one', { from: bob });
+    channel.sendError = new Error('channel_not_found');
+    await channel.receive('@support-agent two', { from: bob });
+    channel.sendError = undefined;
+    await channel.receive('@support-agent three', { from: bob });
+    await bot.stop();
+
+    // then both failures were reported with their turn, and the third was answered
+    expect(errors.map((e) => [e.name, e.conversationId])).toEqual([
+      ['AgentError', 'memory:room'],
+      ['AgentError', 'memory:room'],
+    ]);
+    expect((errors[0]?.cause as Error).message).toBe('boom');
+    expect(channel.sent.map((m) => m.content)).toEqual(['fine']);
+  });
+
+  it('sends malformed-event reports from channels to the one handler', async () => {
+    const { bot, channel, errors } = setup();
+    await bot.start();
+    const { MalformedEventError } = await import('colloquy');
+    channel.fail(new MalformedEventError('unknown payload'));
+    await bot.stop();
+    expect(errors.map((e) => e.name)).toEqual(['MalformedEventError']);
+  });
+
+  it('logs errors by default and survives a throwing handler', async () => {
+    const channel = new MemoryChannel();
+    const logger = recordingLogger();
+    const agent = scriptedAgent('support-agent', () => Promise.reject(new Error('nope')));
+    const store = new InMemoryConversationStore();
+    const bot = new Bot({ channels: [channel], agents: [agent], store, logger });
+    await bot.start();
+    await channel.receive('@support-agent hi', { from: bob });
+    bot.catch(() => {
+      throw new Error('handler bug');
+    });
+    await channel.receive('@support-agent again', { from: bob });
+    await bot.stop();
+    expect(logger.lines.filter((l) => l.level === 'error').map((l) => l.msg)).toEqual([
+      expect.stringMatching(/^AgentError: agent support-agent failed: nope/),
+      'the error handler threw',
+    ]);
+  });
+});
+
+describe('Bot.stop', () => {
+  it('waits for the turn in flight, then captures its reply', async () => {
+    // given an agent that is still thinking
+    const thinking = deferred<string>();
+    const started = deferred();
+    const { bot, channel, store } = setup({
+      agents: [
+        scriptedAgent('support-agent', () => {
+          started.resolve();
+          return thinking.promise;
+        }),
+      ],
+    });
+    await bot.start();
+    const turn = channel.receive('@support-agent slow question', { from: bob });
+    await started.promise;
+
+    // when the bot is stopped mid-turn
+    const stopped = bot.stop();
+    thinking.resolve('slow answer');
+    await Promise.all([stopped, turn]);
+
+    // then the answer was sent and stored before stop resolved
+    expect((await store.get(channel.conversationId)).map((t) => t.content)).toEqual([
+      '@support-agent slow question',
+      'slow answer',
+    ]);
+  });
+
+  it('opens and closes the default SQLite store at COLLOQUY_DB', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const path = join(mkdtempSync(join(tmpdir(), 'colloquy-bot-')), 'bot.db');
+    const previous = process.env.COLLOQUY_DB;
+    process.env.COLLOQUY_DB = path;
+    try {
+      // given a bot without a store
+      const channel = new MemoryChannel({ scope: 'dm' });
+      const bot = new Bot({
+        channels: [channel],
+        agents: [scriptedAgent('support-agent', () => 'hi')],
+        logger: silentLogger,
+      });
+      await bot.start();
+      await channel.receive('hello');
+      await bot.stop();
+
+      // then the turns are in the SQLite file it opened
+      const { SqliteConversationStore } = await import('colloquy/sqlite');
+      const store = SqliteConversationStore.open(path);
+      expect((await store.get(channel.conversationId)).map((t) => t.content)).toEqual([
+        'hello',
+        'hi',
+      ]);
+      await store.close();
+    } finally {
+      if (previous === undefined) delete process.env.COLLOQUY_DB;
+      else process.env.COLLOQUY_DB = previous;
+    }
+  });
+});

@@ -1,0 +1,344 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CaptureWriter, captureInterceptor, type CaptureOptions } from '../src/capture.js';
+import { compose, type Interceptor } from '../src/chain.js';
+import type { Channel } from '../src/channel.js';
+import type { TurnContext } from '../src/context.js';
+import { StoreError } from '../src/errors.js';
+import type { Logger } from '../src/logger.js';
+import { InMemoryConversationStore } from '../src/memory-store.js';
+import type { ConversationStore } from '../src/store.js';
+import type { MessageDeletion, MessageEdit, NewMessage, Participant } from '../src/types.js';
+
+/** A real in-memory store behind a switch: down, or failing the next N writes. */
+class FlakyStore implements ConversationStore {
+  down = false;
+  failNext = 0;
+  readonly inner = new InMemoryConversationStore();
+
+  #gate(): void {
+    if (this.down) throw new Error('SQLITE_BUSY: database is locked');
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('SQLITE_BUSY: database is locked');
+    }
+  }
+  async append(message: NewMessage) {
+    this.#gate();
+    return this.inner.append(message);
+  }
+  async recordEdit(edit: MessageEdit) {
+    this.#gate();
+    return this.inner.recordEdit(edit);
+  }
+  async recordDeletion(deletion: MessageDeletion) {
+    this.#gate();
+    return this.inner.recordDeletion(deletion);
+  }
+  get = this.inner.get.bind(this.inner);
+  search = this.inner.search.bind(this.inner);
+  deleteMessages = this.inner.deleteMessages.bind(this.inner);
+  listConversations = this.inner.listConversations.bind(this.inner);
+  getConversation = this.inner.getConversation.bind(this.inner);
+  deleteConversation = this.inner.deleteConversation.bind(this.inner);
+  forgetParticipant = this.inner.forgetParticipant.bind(this.inner);
+  getSummary = this.inner.getSummary.bind(this.inner);
+}
+
+/** A logger that keeps its lines, so tests can read what was said. */
+function recordingLogger() {
+  const lines: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
+  const at =
+    (level: string) =>
+    (msg: string, fields?: Record<string, unknown>): void => {
+      lines.push({ level, msg, fields });
+    };
+  const logger: Logger = {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+  };
+  return { logger, lines };
+}
+
+const CONVERSATION = 'telegram:42';
+const alice: Participant = { kind: 'user', id: 'telegram:1001', displayName: 'Alice' };
+const agent: Participant = { kind: 'agent', id: 'support-agent', displayName: 'Support' };
+
+function turn(n: number, participant = alice): NewMessage {
+  return {
+    id: `telegram:42:${n}`,
+    conversationId: CONVERSATION,
+    participant,
+    content: `turn ${n}`,
+    timestamp: '2026-01-01T00:00:00.000Z',
+    scope: 'channel',
+    metadata: { channelType: 'telegram', channelId: '42', messageId: `${n}`, mentions: [] },
+  };
+}
+
+async function contents(store: ConversationStore): Promise<string[]> {
+  return (await store.get(CONVERSATION)).map((m) => m.content);
+}
+
+function writerFor(store: ConversationStore, options: CaptureOptions = {}) {
+  const errors: StoreError[] = [];
+  const { logger, lines } = recordingLogger();
+  const writer = new CaptureWriter(store, {
+    retryBaseMs: 10,
+    retryMaxMs: 1000,
+    logger,
+    onError: (error) => errors.push(error),
+    ...options,
+  });
+  return { writer, errors, lines };
+}
+
+describe('CaptureWriter', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('writes straight through while the store works', async () => {
+    const store = new FlakyStore();
+    const { writer } = writerFor(store);
+    expect(await writer.append(turn(1))).toBe('stored');
+    expect(await writer.append({ ...turn(1), id: 'retry-under-new-id' })).toBe('duplicate');
+    expect(writer.stats).toEqual({
+      stored: 1,
+      duplicates: 1,
+      failures: 0,
+      retries: 0,
+      buffered: 0,
+      dropped: 0,
+    });
+  });
+
+  it('loses nothing and keeps order when the store fails three times, then recovers', async () => {
+    // given a store that fails its next three writes
+    const store = new FlakyStore();
+    store.failNext = 3;
+    const { writer, errors } = writerFor(store);
+    // when turns, an edit and a deletion arrive during the outage
+    expect(await writer.append(turn(1))).toBe('buffered');
+    expect(await writer.append(turn(2))).toBe('buffered');
+    await writer.edit({
+      ...ref(1),
+      content: 'turn 1 (edited)',
+      editedAt: '2026-01-01T00:01:00.000Z',
+    });
+    await writer.delete({ ...ref(2), deletedAt: '2026-01-01T00:02:00.000Z' });
+    expect(await writer.append(turn(3))).toBe('buffered');
+    expect(writer.stats.buffered).toBe(5);
+    await vi.advanceTimersByTimeAsync(5_000);
+    // then everything was applied, in order
+    expect(await contents(store)).toEqual(['turn 1 (edited)', 'turn 3']);
+    const all = await store.get(CONVERSATION, { includeDeleted: true });
+    const sequences = all.map((m) => m.sequence ?? 0);
+    expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
+    expect(all.map((m) => m.content)).toEqual(['turn 1 (edited)', 'turn 2', 'turn 3']);
+    expect(writer.stats).toEqual({
+      stored: 5,
+      duplicates: 0,
+      failures: 3,
+      retries: 3,
+      buffered: 0,
+      dropped: 0,
+    });
+    // and each failed attempt was reported once, with the turn and the cause
+    expect(errors).toHaveLength(3);
+    expect(errors[0]).toBeInstanceOf(StoreError);
+    expect(errors[0]).toMatchObject({ conversationId: CONVERSATION, messageId: turn(1).id });
+    expect(String((errors[0]?.cause as Error).message)).toMatch(/SQLITE_BUSY/);
+    // and the next turn goes straight through again
+    expect(await writer.append(turn(4))).toBe('stored');
+  });
+
+  it('queues concurrent appends behind one in flight, in call order', async () => {
+    const store = new FlakyStore();
+    const { writer } = writerFor(store);
+    const outcomes = await Promise.all([1, 2, 3, 4].map((n) => writer.append(turn(n))));
+    expect(outcomes).toEqual(['stored', 'stored', 'stored', 'stored']);
+    const stored = await store.get(CONVERSATION);
+    expect(stored.map((m) => m.content)).toEqual(['turn 1', 'turn 2', 'turn 3', 'turn 4']);
+  });
+
+  it('backs off exponentially with jitter, never waiting longer than retryMaxMs', async () => {
+    // given a store that stays down
+    const store = new FlakyStore();
+    store.down = true;
+    const { writer } = writerFor(store, { retryBaseMs: 10, retryMaxMs: 10_000 });
+    await writer.append(turn(1));
+    // when one second passes: retries wait 5–10, 10–20, 20–40 … ms
+    await vi.advanceTimersByTimeAsync(1_000);
+    // then six or seven retries happened
+    expect(writer.stats.failures).toBeGreaterThanOrEqual(7);
+    expect(writer.stats.failures).toBeLessThanOrEqual(8);
+
+    // and with a small cap, every window of retryMaxMs sees a retry
+    const capped = writerFor(store, { retryBaseMs: 10, retryMaxMs: 200 }).writer;
+    await capped.append(turn(2));
+    await vi.advanceTimersByTimeAsync(2_000);
+    for (let window = 0; window < 5; window++) {
+      const before = capped.stats.failures;
+      await vi.advanceTimersByTimeAsync(200);
+      expect(capped.stats.failures).toBeGreaterThan(before);
+    }
+    writer.close();
+    capped.close();
+  });
+
+  it('drops the oldest held turns when a long outage fills the buffer, and says so loudly', async () => {
+    // given a store that is down and a buffer of three
+    const store = new FlakyStore();
+    store.down = true;
+    const { writer, lines } = writerFor(store, { maxBuffer: 3 });
+    // when five turns arrive
+    for (let n = 1; n <= 5; n++) expect(await writer.append(turn(n))).toBe('buffered');
+    await vi.advanceTimersByTimeAsync(10_000);
+    // then the two oldest were dropped, counted and logged with their ids
+    expect(writer.stats).toMatchObject({ buffered: 3, dropped: 2 });
+    const drops = lines.filter((line) => line.level === 'error');
+    expect(drops.map((line) => line.fields?.messageId)).toEqual([turn(1).id, turn(2).id]);
+    expect(drops[0]?.fields?.conversationId).toBe(CONVERSATION);
+    // and when the store comes back, the rest lands in order
+    store.down = false;
+    expect(await writer.flush()).toBe(true);
+    expect(await contents(store)).toEqual(['turn 3', 'turn 4', 'turn 5']);
+  });
+
+  it('warns once per failed attempt', async () => {
+    const store = new FlakyStore();
+    store.failNext = 2;
+    const { writer, lines, errors } = writerFor(store);
+    await writer.append(turn(1));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(lines.filter((line) => line.level === 'warn')).toHaveLength(2);
+    expect(errors).toHaveLength(2);
+  });
+
+  it('flushes on demand, giving up after the timeout while the store stays down', async () => {
+    const store = new FlakyStore();
+    store.down = true;
+    const { writer } = writerFor(store);
+    await writer.append(turn(1));
+    const flushed = writer.flush(500);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(await flushed).toBe(false);
+    store.down = false;
+    expect(await writer.flush()).toBe(true);
+    expect(await contents(store)).toEqual(['turn 1']);
+  });
+
+  it('stops retrying after close, but a flush still drains', async () => {
+    const store = new FlakyStore();
+    store.failNext = 1;
+    const { writer } = writerFor(store);
+    await writer.append(turn(1));
+    writer.close();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(writer.stats).toMatchObject({ failures: 1, retries: 0, buffered: 1 });
+    expect(await writer.flush()).toBe(true);
+    expect(await contents(store)).toEqual(['turn 1']);
+  });
+});
+
+describe('captureInterceptor', () => {
+  function setup(store: ConversationStore, later: Interceptor<TurnContext>) {
+    const { writer } = writerFor(store);
+    let platformId = 100;
+    const ctxFor = (message: NewMessage): TurnContext => ({
+      message,
+      channel,
+      store,
+      depth: 0,
+      identities: [],
+      async send(content, from) {
+        platformId++;
+        return {
+          ...message,
+          id: `telegram:42:${platformId}`,
+          participant: from,
+          content,
+          metadata: { ...message.metadata, messageId: `${platformId}` },
+        };
+      },
+    });
+    const chain = compose<TurnContext>([captureInterceptor(writer), later]);
+    return { writer, run: (message: NewMessage) => chain(ctxFor(message), async () => {}) };
+  }
+
+  it('stores the inbound turn before the rest of the chain runs', async () => {
+    const store = new InMemoryConversationStore();
+    let seen: string[] = [];
+    const { run } = setup(store, async (ctx) => {
+      seen = (await ctx.store.get(ctx.message.conversationId)).map((m) => m.id);
+    });
+    await run(turn(1));
+    expect(seen).toEqual([turn(1).id]);
+  });
+
+  it('stores each reply after it is sent, with the platform message id', async () => {
+    const store = new InMemoryConversationStore();
+    const { run } = setup(store, async (ctx) => {
+      await ctx.send('first reply', agent);
+      await ctx.send('second reply', agent);
+    });
+    await run(turn(1));
+    const stored = await store.get(CONVERSATION);
+    expect(stored.map((m) => [m.content, m.participant.id, m.metadata.messageId])).toEqual([
+      ['turn 1', alice.id, '1'],
+      ['first reply', agent.id, '101'],
+      ['second reply', agent.id, '102'],
+    ]);
+  });
+
+  it('does not answer a platform retry twice', async () => {
+    const store = new InMemoryConversationStore();
+    let answered = 0;
+    const { run } = setup(store, async (ctx) => {
+      answered++;
+      await ctx.send('reply', agent);
+    });
+    await run(turn(1));
+    await run({ ...turn(1), id: 'same-platform-message-new-id' });
+    expect(answered).toBe(1);
+    expect(await store.get(CONVERSATION)).toHaveLength(2);
+  });
+
+  it('never makes the chain throw when the store fails, and still answers', async () => {
+    vi.useFakeTimers();
+    try {
+      const store = new FlakyStore();
+      store.down = true;
+      let answered = 0;
+      const { run, writer } = setup(store, async (ctx) => {
+        answered++;
+        await ctx.send('reply', agent);
+      });
+      await expect(run(turn(1))).resolves.toBeUndefined();
+      expect(answered).toBe(1);
+      expect(writer.stats.buffered).toBe(2);
+      store.down = false;
+      expect(await writer.flush()).toBe(true);
+      expect(await contents(store)).toEqual(['turn 1', 'reply']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+const channel: Channel = {
+  type: 'telegram',
+  botIdentity: { id: 'telegram:99', username: 'orders_bot' },
+  start: async () => {},
+  stop: async () => {},
+  send: async () => ({ messageIds: ['1'] }),
+};
+
+function ref(n: number) {
+  return { channelType: 'telegram', channelId: '42', messageId: `${n}` };
+}

@@ -1,0 +1,89 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { buildIfStale, startConsoleBot } from './console-bot.fixtures.js';
+
+beforeAll(() => buildIfStale(), 180_000);
+
+describe('npm start: the console bot', () => {
+  it('answers piped lines with the offline model and captures the transcript in COLLOQUY_DB', async () => {
+    // given the built console bot with a fresh database and no COLLOQUY_MODEL
+    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+    const bot = startConsoleBot({ COLLOQUY_DB: db, COLLOQUY_USER_NAME: 'Ada' });
+
+    // when a person types two lines, waiting for each answer, then ends the input
+    const first = await bot.say('hello', 1);
+    const second = await bot.say('where is order 42?', 2);
+    bot.child.stdin.end();
+
+    // then each line got a labelled offline answer and the process exited cleanly
+    expect(first).toEqual([
+      '[offline model] I heard: "Ada: hello" — set COLLOQUY_MODEL to use a real model.',
+    ]);
+    expect(second[1]).toBe(
+      '[offline model] I heard: "Ada: where is order 42?" — set COLLOQUY_MODEL to use a real model.',
+    );
+    expect(await bot.exited).toBe(0);
+    expect(bot.stderr()).toContain(
+      'using the offline model — set COLLOQUY_MODEL=openai:gpt-4o-mini',
+    );
+    expect(bot.stderr()).toContain(db);
+
+    // and the database holds the conversation, readable through the transcript view
+    const store = SqliteConversationStore.open(db);
+    try {
+      const turns = await store.get('console:local');
+      expect(turns.map((t) => [t.participant.kind, t.content])).toEqual([
+        ['user', 'hello'],
+        ['agent', first[0]],
+        ['user', 'where is order 42?'],
+        ['agent', second[1]],
+      ]);
+      expect(turns[1]?.metadata).toMatchObject({ model: 'offline', offline: true });
+      const rows = store.db
+        .prepare("SELECT speaker, text FROM transcript WHERE conversation_id = 'console:local'")
+        .all();
+      expect(rows).toEqual([
+        { speaker: 'Ada', text: 'hello' },
+        { speaker: 'support-agent', text: first[0] },
+        { speaker: 'Ada', text: 'where is order 42?' },
+        { speaker: 'support-agent', text: second[1] },
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('adds to the same database on a second run without clashing ids', async () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+    for (const text of ['first run', 'second run']) {
+      const bot = startConsoleBot({ COLLOQUY_DB: db });
+      await bot.say(text, 1);
+      bot.child.stdin.end();
+      expect(await bot.exited).toBe(0);
+    }
+    const store = SqliteConversationStore.open(db);
+    try {
+      const users = (await store.get('console:local')).filter((t) => t.participant.kind === 'user');
+      expect(users.map((t) => t.content)).toEqual(['first run', 'second run']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+    const bot = startConsoleBot({ COLLOQUY_DB: db });
+    await bot.say('hi', 1);
+    bot.child.kill('SIGTERM');
+    expect(await bot.exited).toBe(0);
+  });
+
+  it('exits with the reason when COLLOQUY_MODEL cannot be used', async () => {
+    const bot = startConsoleBot({ COLLOQUY_MODEL: 'openai:gpt-4o-mini', OPENAI_API_KEY: '' });
+    expect(await bot.exited).toBe(1);
+    expect(bot.stderr()).toContain('OPENAI_API_KEY is not set');
+  });
+});

@@ -1,0 +1,278 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { LogLevel } from '@slack/bolt';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  MalformedEventError,
+  NetworkError,
+  PlatformError,
+  type ChannelHandlers,
+  type ColloquyError,
+  type MessageDeletion,
+  type MessageEdit,
+  type NewMessage,
+} from 'colloquy';
+import { SlackChannel, type SlackChannelOptions } from 'colloquy/slack';
+import { FakeSlack } from 'colloquy/testing';
+
+/** ChannelHandlers that record what the channel reports. */
+class Recorder implements ChannelHandlers {
+  readonly messages: NewMessage[] = [];
+  readonly edits: MessageEdit[] = [];
+  readonly deletions: MessageDeletion[] = [];
+  readonly errors: ColloquyError[] = [];
+  private waiters: (() => void)[] = [];
+
+  async message(message: NewMessage) {
+    this.messages.push(message);
+    this.notify();
+  }
+  async edit(edit: MessageEdit) {
+    this.edits.push(edit);
+    this.notify();
+  }
+  async delete(deletion: MessageDeletion) {
+    this.deletions.push(deletion);
+    this.notify();
+  }
+  error(error: ColloquyError) {
+    this.errors.push(error);
+    this.notify();
+  }
+  /** Resolves once `count` messages have arrived. */
+  waitForMessages(count: number): Promise<NewMessage[]> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.messages.length < count) return;
+        this.waiters = this.waiters.filter((w) => w !== check);
+        resolve(this.messages);
+      };
+      this.waiters.push(check);
+      check();
+    });
+  }
+  private notify() {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+}
+
+let slack: FakeSlack;
+let channel: SlackChannel;
+let handlers: Recorder;
+
+async function startChannel(options: Partial<SlackChannelOptions> = {}) {
+  channel = new SlackChannel({
+    token: slack.token,
+    signingSecret: slack.signingSecret,
+    port: 0,
+    host: '127.0.0.1',
+    // Hold each HTTP answer until the turn is handled, so a delivery resolves after it.
+    processBeforeResponse: true,
+    logLevel: LogLevel.ERROR,
+    clientOptions: {
+      slackApiUrl: slack.slackApiUrl,
+      retryConfig: { retries: 2, minTimeout: 10, maxTimeout: 20 },
+    },
+    ...options,
+  });
+  handlers = new Recorder();
+  await channel.start(handlers);
+  slack.eventsUrl = channel.eventsUrl;
+}
+
+beforeEach(async () => {
+  slack = await FakeSlack.start({ channels: { C0GENERAL: 'general' } });
+});
+
+afterEach(async () => {
+  await channel?.stop();
+  await slack.close();
+});
+
+describe('SlackChannel (HTTP events)', () => {
+  it('learns its identity from auth.test', async () => {
+    await startChannel();
+    expect(channel.botIdentity).toEqual({
+      id: 'slack:U0BOT',
+      username: 'colloquy',
+      displayName: 'colloquy',
+    });
+  });
+
+  it('delivers a mention once although Slack sends message and app_mention', async () => {
+    await startChannel();
+    await slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'status?' });
+    expect(handlers.messages).toHaveLength(1);
+    expect(handlers.messages[0]).toMatchObject({
+      conversationId: 'slack:T0FAKE:C0GENERAL',
+      participant: { kind: 'user', id: 'slack:U0ALICE', displayName: 'Alice' },
+      content: '@colloquy status?',
+      scope: 'channel',
+      metadata: { channelName: 'general', mentions: ['slack:U0BOT'] },
+    });
+  });
+
+  it('delivers a retried event once', async () => {
+    await startChannel();
+    const { event, delivery } = await slack.message({
+      channel: 'C0GENERAL',
+      user: 'U0BOB',
+      text: 'hi',
+    });
+    const retry = await slack.sendEvent(event, { eventId: delivery.eventId, retryNum: 1 });
+    expect(retry.status).toBe(200);
+    expect(handlers.messages).toHaveLength(1);
+  });
+
+  it('rejects a badly signed request with 401 and delivers nothing', async () => {
+    await startChannel();
+    const { delivery } = await slack.message(
+      { channel: 'C0GENERAL', user: 'U0BOB', text: 'hi' },
+      { signingSecret: 'not-the-secret' },
+    );
+    expect(delivery.status).toBe(401);
+    expect(handlers.messages).toHaveLength(0);
+  });
+
+  it('reports a malformed event and keeps delivering', async () => {
+    await startChannel();
+    await slack.sendEvent({ type: 'message', channel: 'C0GENERAL', text: 'no author, no ts' });
+    await slack.message({ channel: 'C0GENERAL', user: 'U0BOB', text: 'still there?' });
+    expect(handlers.errors[0]).toBeInstanceOf(MalformedEventError);
+    expect(handlers.messages.map((m) => m.content)).toEqual(['still there?']);
+  });
+
+  it('ignores its own messages', async () => {
+    await startChannel();
+    await slack.sendEvent({
+      type: 'message',
+      channel: 'C0GENERAL',
+      user: 'U0BOT',
+      bot_id: 'B0BOT',
+      text: 'me',
+      ts: slack.nextTs(),
+    });
+    expect(handlers.messages).toHaveLength(0);
+  });
+
+  it('reports edits and deletions', async () => {
+    await startChannel();
+    const { event } = await slack.message({
+      channel: 'C0GENERAL',
+      user: 'U0BOB',
+      text: 'teh plan',
+    });
+    const ts = event.ts as string;
+    await slack.sendEvent({
+      type: 'message',
+      subtype: 'message_changed',
+      channel: 'C0GENERAL',
+      ts: slack.nextTs(),
+      message: {
+        type: 'message',
+        user: 'U0BOB',
+        text: 'the plan',
+        ts,
+        edited: { user: 'U0BOB', ts: slack.nextTs() },
+      },
+      previous_message: { type: 'message', user: 'U0BOB', text: 'teh plan', ts },
+    });
+    await slack.sendEvent({
+      type: 'message',
+      subtype: 'message_deleted',
+      channel: 'C0GENERAL',
+      ts: slack.nextTs(),
+      deleted_ts: ts,
+    });
+    expect(handlers.edits).toMatchObject([
+      { channelId: 'C0GENERAL', messageId: ts, content: 'the plan' },
+    ]);
+    expect(handlers.deletions).toMatchObject([{ channelId: 'C0GENERAL', messageId: ts }]);
+  });
+
+  it('falls back to the user id when users.info fails', async () => {
+    await startChannel();
+    slack.failNext('users.info', { error: 'missing_scope' });
+    await slack.message({ channel: 'C0GENERAL', user: 'U0CAROL', text: 'hello' });
+    expect(handlers.messages[0]?.participant.displayName).toBe('U0CAROL');
+  });
+});
+
+describe('SlackChannel.send', () => {
+  const outbound = {
+    conversationId: 'slack:T0FAKE:C0GENERAL',
+    scope: 'channel' as const,
+    channelId: 'C0GENERAL',
+  };
+
+  it('posts in the thread and returns the ts', async () => {
+    await startChannel();
+    const sent = await channel.send({
+      ...outbound,
+      threadId: '1800000000.000001',
+      content: 'done',
+    });
+    expect(slack.posted).toMatchObject([
+      { channel: 'C0GENERAL', thread_ts: '1800000000.000001', text: 'done' },
+    ]);
+    expect(sent.messageIds).toEqual([slack.posted[0]?.ts]);
+  });
+
+  it('waits out a 429 and posts', async () => {
+    await startChannel();
+    slack.failNext('chat.postMessage', { status: 429, retryAfter: 1 });
+    const sent = await channel.send({ ...outbound, content: 'eventually' });
+    expect(sent.messageIds).toHaveLength(1);
+    expect(slack.calls.filter((c) => c.method === 'chat.postMessage')).toHaveLength(2);
+  });
+
+  it('throws a PlatformError with the Slack error code when Slack refuses', async () => {
+    await startChannel();
+    slack.failNext('chat.postMessage', { error: 'not_in_channel' });
+    const failure = channel.send({ ...outbound, content: 'hello?' });
+    await expect(failure).rejects.toBeInstanceOf(PlatformError);
+    await expect(failure).rejects.toMatchObject({ code: 'not_in_channel', platform: 'slack' });
+  });
+
+  it('throws a NetworkError when Slack cannot be reached', async () => {
+    await startChannel();
+    await slack.close();
+    await expect(channel.send({ ...outbound, content: 'anyone?' })).rejects.toBeInstanceOf(
+      NetworkError,
+    );
+    slack = await FakeSlack.start();
+  });
+});
+
+describe('SlackChannel (Socket Mode)', () => {
+  it('receives a mention over Socket Mode and acknowledges it', async () => {
+    await startChannel({ appToken: slack.appToken, signingSecret: undefined });
+    await slack.waitForSocket();
+    const { deliveries } = await slack.mention({
+      channel: 'C0GENERAL',
+      user: 'U0ALICE',
+      text: 'ping',
+    });
+    const [message] = await handlers.waitForMessages(1);
+    expect(message?.content).toBe('@colloquy ping');
+    expect(slack.acks).toEqual(deliveries.map((d) => d.envelopeId));
+  });
+});
+
+describe('SlackChannel on a server it does not own', () => {
+  it('serves events through requestListener and 404s other paths', async () => {
+    await startChannel({ listen: false, port: undefined, host: undefined });
+    const server = createServer((req, res) => channel.requestListener(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    slack.eventsUrl = `http://127.0.0.1:${port}/slack/events`;
+
+    await slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'mounted?' });
+    const other = await fetch(`http://127.0.0.1:${port}/elsewhere`);
+
+    expect(handlers.messages).toHaveLength(1);
+    expect(other.status).toBe(404);
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+});

@@ -1,0 +1,49 @@
+import { readFileSync } from 'node:fs';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { populate } from './fixtures/populate.js';
+
+/** Every ```sql block of docs/sql.md, with the `###` heading above it. */
+function examples(markdown: string): { title: string; sql: string }[] {
+  const found: { title: string; sql: string }[] = [];
+  let title = '';
+  for (const match of markdown.matchAll(/^### (.+)$|^```sql\n([\s\S]*?)^```$/gm)) {
+    if (match[1] !== undefined) title = match[1].trim();
+    else found.push({ title, sql: match[2]!.trim() });
+  }
+  return found;
+}
+
+const docs = examples(readFileSync(new URL('../docs/sql.md', import.meta.url), 'utf8'));
+
+describe('docs/sql.md', () => {
+  let store: SqliteConversationStore;
+  beforeAll(async () => {
+    store = new SqliteConversationStore({ path: ':memory:' });
+    await populate(store);
+  });
+  afterAll(() => store.close());
+
+  it('has at least twelve example queries, each under its own heading', () => {
+    expect(docs.length).toBeGreaterThanOrEqual(12);
+    expect(new Set(docs.map((d) => d.title)).size).toBe(docs.length);
+  });
+
+  it.each(docs.map((d) => [d.title, d.sql] as const))('%s: runs and returns rows', (_, sql) => {
+    const rows = store.db.prepare(sql).all();
+    expect(rows.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('finds exactly the unanswered mention and what the bot told Alice on Tuesday', () => {
+    const run = (title: string) => {
+      const example = docs.find((d) => d.title.startsWith(title));
+      return store.db.prepare(example!.sql).all() as Record<string, unknown>[];
+    };
+    expect(run('Turns that mentioned the bot').map((r) => r.content)).toEqual([
+      '<@UBOT> can you reset my password?',
+    ]);
+    expect(run('What did the bot tell Alice').map((r) => r.text)).toEqual([
+      'Yes: invoice 88 qualifies for a refund; it will reach your card within 5 days.',
+    ]);
+  });
+});

@@ -1,0 +1,6 @@
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { describeStoreContract } from './store-contract.js';
+
+describeStoreContract('SqliteConversationStore (:memory:)', () =>
+  SqliteConversationStore.open(':memory:'),
+);

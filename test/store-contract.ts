@@ -1,0 +1,596 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { concerns } from '../src/agent.js';
+import type { ConversationStore } from '../src/store.js';
+import { defaultTokenizer } from '../src/tokenizer.js';
+import type { NewMessage, Participant, StoredMessage } from '../src/types.js';
+
+/**
+ * The one contract every `ConversationStore` passes. Each test opens a fresh, empty store.
+ *
+ * Search semantics pinned here (both stores agree): a query is plain words — runs of
+ * letters and digits, lowercased, diacritics folded (`cafe` finds `café`), everything else is
+ * a separator and never syntax — and a turn matches when it contains ANY of the words.
+ * Deleted turns (tombstones) are not searchable.
+ *
+ * @example
+ * ```ts
+ * describeStoreContract('SqliteConversationStore', () => SqliteConversationStore.open(':memory:'));
+ * ```
+ */
+export function describeStoreContract(
+  name: string,
+  open: () => Promise<ConversationStore> | ConversationStore,
+  cleanup?: (store: ConversationStore) => Promise<void>,
+): void {
+  describe(`ConversationStore contract: ${name}`, () => {
+    let store: ConversationStore;
+    beforeEach(async () => {
+      store = await open();
+    });
+    afterEach(async () => {
+      if (cleanup) await cleanup(store);
+      else await store.close?.();
+    });
+
+    describe('append', () => {
+      it('stores a turn once when the same id is appended twice', async () => {
+        const message = turn();
+        const first = await store.append(message);
+        const second = await store.append({ ...message, content: 'changed' });
+        expect(first.inserted).toBe(true);
+        expect(second.inserted).toBe(false);
+        expect(second.message.id).toBe(message.id);
+        expect(second.message.sequence).toBe(first.message.sequence);
+        expect(await store.get(C1)).toHaveLength(1);
+        expect((await store.get(C1))[0]?.content).toBe(message.content);
+      });
+
+      it('stores a platform message once even under a new colloquy id', async () => {
+        const message = turn({ messageId: 'p-1' });
+        await store.append(message);
+        const retry = await store.append({ ...message, id: 'another-id' });
+        expect(retry.inserted).toBe(false);
+        expect(retry.message.id).toBe(message.id);
+        expect(await store.get(C1)).toHaveLength(1);
+        expect((await store.getConversation(C1))?.messageCount).toBe(1);
+      });
+
+      it('keeps the same platform message id apart in different channels', async () => {
+        await store.append(turn({ messageId: '7', channelId: 'a' }));
+        const other = await store.append(turn({ messageId: '7', channelId: 'b' }));
+        expect(other.inserted).toBe(true);
+      });
+
+      it('assigns an increasing sequence', async () => {
+        const a = await store.append(turn());
+        const b = await store.append(turn({ conversationId: C2 }));
+        const c = await store.append(turn());
+        expect(a.message.sequence).toBeTypeOf('number');
+        expect(b.message.sequence!).toBeGreaterThan(a.message.sequence!);
+        expect(c.message.sequence!).toBeGreaterThan(b.message.sequence!);
+      });
+
+      it('round-trips a turn with full metadata', async () => {
+        const message: NewMessage = {
+          id: 'slack:T1:C1:1700000000.000200',
+          conversationId: C1,
+          participant: { kind: 'user', id: 'slack:U1', displayName: 'Zoë 🌱' },
+          content: 'Ship it 🚀 — naïve café <@U2>',
+          timestamp: '2026-11-21T09:30:00.123Z',
+          scope: 'thread',
+          metadata: {
+            channelType: 'slack',
+            channelName: 'general',
+            channelId: 'C1',
+            threadId: '1700000000.000100',
+            messageId: '1700000000.000200',
+            partMessageIds: ['1700000000.000300'],
+            mentions: ['slack:U2'],
+            replyToMessageId: '1700000000.000100',
+            replyToParticipantId: 'slack:U2',
+            toolCallId: 'call_1',
+            toolName: 'lookup',
+            custom: { nested: [1, 'two', { three: true }], nothing: null },
+          },
+        };
+        await store.append(message);
+        const [stored] = await store.get(C1);
+        const { sequence, ...rest } = stored!;
+        expect(sequence).toBeTypeOf('number');
+        expect(rest).toEqual(message);
+      });
+
+      it('round-trips a 1 MB turn', async () => {
+        const content = 'x'.repeat(1024 * 1024 - 3) + 'end';
+        await store.append(turn({ content }));
+        expect((await store.get(C1))[0]?.content).toBe(content);
+      });
+    });
+
+    describe('get', () => {
+      it('returns the most recent `limit` turns, oldest first', async () => {
+        for (let i = 0; i < 10; i++)
+          await store.append(turn({ timestamp: at(i), content: `m${i}` }));
+        const recent = await store.get(C1, { limit: 3 });
+        expect(recent.map((m) => m.content)).toEqual(['m7', 'm8', 'm9']);
+      });
+
+      it('returns 100 turns by default', async () => {
+        for (let i = 0; i < 120; i++) await store.append(turn({ timestamp: at(i) }));
+        expect(await store.get(C1)).toHaveLength(100);
+      });
+
+      it('orders by timestamp, then by insertion', async () => {
+        await store.append(turn({ timestamp: at(3), content: 'late' }));
+        await store.append(turn({ timestamp: at(1), content: 'early' }));
+        await store.append(turn({ timestamp: at(2), content: 'tie-first' }));
+        await store.append(turn({ timestamp: at(2), content: 'tie-second' }));
+        const all = await store.get(C1);
+        expect(all.map((m) => m.content)).toEqual(['early', 'tie-first', 'tie-second', 'late']);
+      });
+
+      it('returns nothing for an unknown conversation and stays within its own', async () => {
+        await store.append(turn({ conversationId: C2 }));
+        expect(await store.get(C1)).toEqual([]);
+      });
+
+      it('filters by time: sinceTimestamp inclusive, before exclusive', async () => {
+        for (let i = 0; i < 6; i++)
+          await store.append(turn({ timestamp: at(i), content: `m${i}` }));
+        const window = await store.get(C1, { sinceTimestamp: at(2), before: at(4) });
+        expect(window.map((m) => m.content)).toEqual(['m2', 'm3']);
+      });
+
+      it('filters by scope and by participant', async () => {
+        await store.append(turn({ scope: 'thread', participant: bob }));
+        await store.append(turn({ scope: 'channel', participant: alice }));
+        await store.append(turn({ scope: 'channel', participant: bob }));
+        expect(await store.get(C1, { scope: 'thread' })).toHaveLength(1);
+        const bobs = await store.get(C1, { participantIds: [bob.id] });
+        expect(bobs.map((m) => m.participant.id)).toEqual([bob.id, bob.id]);
+        expect(await store.get(C1, { scope: 'channel', participantIds: [bob.id] })).toHaveLength(1);
+      });
+
+      it('keeps exactly the turns that concern an agent, by the same rule as concerns()', async () => {
+        const aliases = [agent.id, 'slack:UBOT'];
+        const variants: Partial<TurnFields>[] = [
+          {},
+          { participant: agent },
+          { participant: { kind: 'agent', id: 'slack:UBOT' } },
+          { mentions: ['slack:UBOT'] },
+          { mentions: ['slack:UOTHER'] },
+          { replyToParticipantId: agent.id },
+          { replyToParticipantId: bob.id },
+          { participant: otherAgent, mentions: [bob.id] },
+          { mentions: ['SLACK:UBOT'] },
+        ];
+        const all: NewMessage[] = [];
+        for (const [i, variant] of variants.entries()) {
+          const message = turn({ timestamp: at(i), ...variant });
+          all.push(message);
+          await store.append(message);
+        }
+        const dm = turn({ conversationId: C2, scope: 'dm' });
+        await store.append(dm);
+
+        const found = await store.get(C1, { concerning: { aliases } });
+        expect(found.map((m) => m.id)).toEqual(
+          all.filter((m) => concerns(m, aliases)).map((m) => m.id),
+        );
+        expect(await store.get(C2, { concerning: { aliases } })).toHaveLength(1);
+      });
+
+      it('finds an agent’s last exchanges in a busy channel', async () => {
+        const aliases = [agent.id, 'telegram:99'];
+        const all: NewMessage[] = [];
+        for (let i = 0; i < 500; i++) {
+          const message =
+            i % 50 === 48
+              ? turn({ timestamp: at(i), mentions: ['telegram:99'], content: `ask ${i}` })
+              : i % 50 === 49
+                ? turn({ timestamp: at(i), participant: agent, replyToParticipantId: bob.id })
+                : turn({ timestamp: at(i), participant: i % 2 ? alice : bob });
+          all.push(message);
+          await store.append(message);
+        }
+        const found = await store.get(C1, { concerning: { aliases }, limit: 5 });
+        const expected = all.filter((m) => concerns(m, aliases)).slice(-5);
+        expect(found.map((m) => m.id)).toEqual(expected.map((m) => m.id));
+        expect(found.map((m) => m.content)).toContain('ask 498');
+      });
+
+      it('leaves summaries out unless asked', async () => {
+        await store.append(turn({ timestamp: at(1) }));
+        await store.append(summary(agent.id, at(2)));
+        expect(await store.get(C1)).toHaveLength(1);
+        expect(await store.get(C1, { includeSummaries: true })).toHaveLength(2);
+      });
+    });
+
+    describe('search', () => {
+      it('finds turns in one conversation only', async () => {
+        await store.append(turn({ content: 'the invoice is late' }));
+        await store.append(turn({ conversationId: C2, content: 'another invoice' }));
+        const found = await store.search(C1, 'invoice');
+        expect(found.map((m) => m.conversationId)).toEqual([C1]);
+      });
+
+      it('matches any of the words and ranks the turn with all of them first', async () => {
+        await seedFiller(store);
+        const both = await store.append(turn({ content: 'deploy the build' }));
+        await store.append(turn({ content: 'deploy now' }));
+        await store.append(turn({ content: 'build it' }));
+        const found = await store.search(C1, 'deploy build');
+        expect(found).toHaveLength(3);
+        expect(found[0]?.id).toBe(both.message.id);
+      });
+
+      it('ranks a turn that repeats the word above one that says it once', async () => {
+        await seedFiller(store);
+        await store.append(turn({ content: 'refund for the order', timestamp: at(1) }));
+        const twice = await store.append(turn({ content: 'refund the refund', timestamp: at(0) }));
+        const found = await store.search(C1, 'refund');
+        expect(found[0]?.id).toBe(twice.message.id);
+      });
+
+      it.each([
+        ['"unbalanced'],
+        ['AND OR NOT'],
+        ['foo*'],
+        ['NEAR(a b)'],
+        ['%'],
+        ['_'],
+        ["'; DROP TABLE messages; --"],
+        ['column:foo'],
+        ['^start'],
+        ['-drill +table'],
+        ['a) OR (b'],
+        ['\\ \0 {} [] $'],
+      ])('treats %j as plain words', async (query) => {
+        const corpus = [
+          'unbalanced books',
+          'salt and pepper',
+          'this is not a drill',
+          'foo fighters',
+          'foobar is not foo-ish',
+          'near a b c',
+          'drop the table please',
+          'messages column start',
+          '100% sure',
+          'snake_case',
+        ];
+        for (const content of corpus) await store.append(turn({ content }));
+        const found = await store.search(C1, query, { limit: 100, tokenCap: 100_000 });
+        const wanted = new Set(words(query));
+        const expected = corpus.filter((c) => words(c).some((w) => wanted.has(w)));
+        expect(found.map((m) => m.content).sort()).toEqual(expected.sort());
+        expect(await store.get(C1)).toHaveLength(corpus.length);
+      });
+
+      it('returns nothing for an empty or punctuation-only query', async () => {
+        await store.append(turn({ content: 'hello world' }));
+        for (const query of ['', '   ', '?!', '***', '"', '🎉']) {
+          expect(await store.search(C1, query)).toEqual([]);
+        }
+      });
+
+      it('returns 10 results by default', async () => {
+        for (let i = 0; i < 15; i++) await store.append(turn({ content: `ticket ${i}` }));
+        expect(await store.search(C1, 'ticket')).toHaveLength(10);
+        expect(await store.search(C1, 'ticket', { limit: 3 })).toHaveLength(3);
+      });
+
+      it('keeps the results within the token cap, cutting lower-ranked ones first', async () => {
+        for (let i = 0; i < 8; i++) {
+          await store.append(turn({ content: `alpha ${'filler words here '.repeat(10)}${i}` }));
+        }
+        const uncapped = await store.search(C1, 'alpha', { tokenCap: 100_000 });
+        const each = defaultTokenizer.count(uncapped[0]!.content);
+        const capped = await store.search(C1, 'alpha', { tokenCap: each * 3 + 1 });
+        expect(tokens(capped)).toBeLessThanOrEqual(each * 3 + 1);
+        expect(capped.length).toBeGreaterThanOrEqual(1);
+        expect(capped[0]?.id).toBe(uncapped[0]?.id);
+        const order = uncapped.map((m) => m.id);
+        const positions = capped.map((m) => order.indexOf(m.id));
+        expect(positions).toEqual([...positions].sort((a, b) => a - b));
+      });
+
+      it('truncates the first result to the cap when it alone is too long', async () => {
+        const content = `needle ${'haystack '.repeat(2000)}`;
+        await store.append(turn({ content }));
+        const [only, ...rest] = await store.search(C1, 'needle', { tokenCap: 50 });
+        expect(rest).toEqual([]);
+        expect(defaultTokenizer.count(only!.content)).toBeLessThanOrEqual(50);
+        expect(content.startsWith(only!.content)).toBe(true);
+        expect(only!.content.length).toBeGreaterThan(0);
+      });
+
+      it('folds case and diacritics, and keeps emoji content intact', async () => {
+        await store.append(turn({ content: 'Meet at the Café 🎉' }));
+        await store.append(turn({ content: 'a naive question' }));
+        expect((await store.search(C1, 'cafe'))[0]?.content).toBe('Meet at the Café 🎉');
+        expect(await store.search(C1, 'CAFÉ')).toHaveLength(1);
+        expect(await store.search(C1, 'naïve')).toHaveLength(1);
+      });
+
+      it('does not find summaries', async () => {
+        await store.append(summary(agent.id, at(1), 'the customer wants a refund'));
+        expect(await store.search(C1, 'refund')).toEqual([]);
+      });
+
+      it('does not find deleted turns', async () => {
+        await store.append(turn({ messageId: 'p1', content: 'secret plan' }));
+        await store.recordDeletion({ ...ref('p1'), deletedAt: at(5) });
+        expect(await store.search(C1, 'plan')).toEqual([]);
+      });
+    });
+
+    describe('deleteMessages', () => {
+      it('deletes only within the given conversation and counts what went', async () => {
+        const a = await store.append(turn());
+        const b = await store.append(turn());
+        const elsewhere = await store.append(turn({ conversationId: C2 }));
+        const ids = [a.message.id, elsewhere.message.id, 'unknown'];
+        expect(await store.deleteMessages(C1, ids)).toBe(1);
+        expect((await store.get(C1)).map((m) => m.id)).toEqual([b.message.id]);
+        expect(await store.get(C2)).toHaveLength(1);
+        expect((await store.getConversation(C1))?.messageCount).toBe(1);
+      });
+
+      it('does nothing for an empty list', async () => {
+        await store.append(turn());
+        expect(await store.deleteMessages(C1, [])).toBe(0);
+        expect(await store.get(C1)).toHaveLength(1);
+      });
+    });
+
+    describe('conversations', () => {
+      it('describes a conversation, or undefined when unknown', async () => {
+        const first = { channelName: 'general', threadId: 't1', scope: 'thread' as const };
+        await store.append(turn({ ...first, timestamp: at(5) }));
+        await store.append(turn({ ...first, timestamp: at(1) }));
+        await store.append(turn({ ...first, timestamp: at(3) }));
+        expect(await store.getConversation(C1)).toEqual({
+          id: C1,
+          channelType: 'telegram',
+          channelId: '42',
+          channelName: 'general',
+          threadId: 't1',
+          scope: 'thread',
+          messageCount: 3,
+          firstMessageAt: at(1),
+          lastMessageAt: at(5),
+        });
+        expect(await store.getConversation('nope')).toBeUndefined();
+      });
+
+      it('lists the most recently active first, with message counts', async () => {
+        await store.append(turn({ conversationId: 'c-old', timestamp: at(1) }));
+        await store.append(turn({ conversationId: 'c-new', timestamp: at(2) }));
+        await store.append(turn({ conversationId: 'c-old', timestamp: at(3) }));
+        await store.append(turn({ conversationId: 'c-old', timestamp: at(0) }));
+        const page = await store.listConversations();
+        expect(page.items.map((c) => [c.id, c.messageCount])).toEqual([
+          ['c-old', 3],
+          ['c-new', 1],
+        ]);
+        expect(page.nextCursor).toBeUndefined();
+      });
+
+      it('filters by channel type and by participant', async () => {
+        await store.append(turn({ conversationId: 'tg', participant: alice }));
+        await store.append(turn({ conversationId: 'sl', channelType: 'slack', participant: bob }));
+        await store.append(
+          turn({ conversationId: 'sl2', channelType: 'slack', participant: alice }),
+        );
+        const slack = await store.listConversations({ channelType: 'slack' });
+        expect(slack.items.map((c) => c.id).sort()).toEqual(['sl', 'sl2']);
+        const alices = await store.listConversations({ participantId: alice.id });
+        expect(alices.items.map((c) => c.id).sort()).toEqual(['sl2', 'tg']);
+        const both = await store.listConversations({ channelType: 'slack', participantId: bob.id });
+        expect(both.items.map((c) => c.id)).toEqual(['sl']);
+      });
+
+      it('pages through every conversation exactly once, ties included', async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < 11; i++) {
+          ids.push(`c${i}`);
+          await store.append(turn({ conversationId: `c${i}`, timestamp: at(Math.floor(i / 3)) }));
+        }
+        const seen: string[] = [];
+        const lasts: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await store.listConversations({ limit: 3, cursor });
+          expect(page.items.length).toBeLessThanOrEqual(3);
+          seen.push(...page.items.map((c) => c.id));
+          lasts.push(...page.items.map((c) => c.lastMessageAt));
+          cursor = page.nextCursor;
+          pages++;
+        } while (cursor !== undefined && pages < 20);
+        expect(seen.slice().sort()).toEqual(ids.slice().sort());
+        expect(new Set(seen).size).toBe(ids.length);
+        expect(lasts).toEqual(lasts.slice().sort().reverse());
+        expect(pages).toBeLessThanOrEqual(5);
+      });
+
+      it('deletes a conversation with all its turns', async () => {
+        await store.append(turn({ content: 'gone soon' }));
+        await store.append(turn({ conversationId: C2 }));
+        expect(await store.deleteConversation(C1)).toBe(true);
+        expect(await store.deleteConversation(C1)).toBe(false);
+        expect(await store.get(C1)).toEqual([]);
+        expect(await store.search(C1, 'gone')).toEqual([]);
+        expect(await store.getConversation(C1)).toBeUndefined();
+        expect((await store.listConversations()).items.map((c) => c.id)).toEqual([C2]);
+      });
+    });
+
+    describe('forgetParticipant', () => {
+      async function seed(): Promise<void> {
+        await store.append(turn({ participant: alice, content: 'my card is 4242' }));
+        await store.append(turn({ participant: bob, content: 'thanks alice card received' }));
+        await store.append(turn({ conversationId: C2, participant: alice, content: 'card again' }));
+      }
+
+      it('deletes everything a participant wrote, everywhere', async () => {
+        await seed();
+        expect(await store.forgetParticipant(alice.id)).toBe(2);
+        expect((await store.get(C1)).map((m) => m.participant.id)).toEqual([bob.id]);
+        expect(await store.get(C2)).toEqual([]);
+        expect((await store.search(C1, 'card')).map((m) => m.participant.id)).toEqual([bob.id]);
+        expect(await store.search(C1, '4242')).toEqual([]);
+      });
+
+      it('redacts instead when asked: the turns stay, their text and name do not', async () => {
+        await seed();
+        expect(await store.forgetParticipant(alice.id, { mode: 'redact' })).toBe(2);
+        const turns = await store.get(C1);
+        expect(turns).toHaveLength(2);
+        const redacted = turns.find((m) => m.participant.id === alice.id);
+        expect(redacted?.content).not.toContain('4242');
+        expect(redacted?.participant.displayName).not.toBe(alice.displayName);
+        expect(turns.find((m) => m.participant.id === bob.id)?.content).toBe(
+          'thanks alice card received',
+        );
+        expect(await store.search(C1, '4242')).toEqual([]);
+        expect(await store.forgetParticipant('nobody')).toBe(0);
+      });
+    });
+
+    describe('edits, deletions and summaries', () => {
+      it('records an edit by platform message id', async () => {
+        await store.append(turn({ messageId: 'p1', content: 'teh original' }));
+        expect(
+          await store.recordEdit({ ...ref('p1'), content: 'the fixed', editedAt: at(9) }),
+        ).toBe(true);
+        const [edited] = await store.get(C1);
+        expect(edited?.content).toBe('the fixed');
+        expect(edited?.editedAt).toBe(at(9));
+        expect(await store.search(C1, 'fixed')).toHaveLength(1);
+        expect(await store.search(C1, 'teh')).toEqual([]);
+      });
+
+      it('answers false for an edit or deletion of an unknown message', async () => {
+        await store.append(turn({ messageId: 'p1' }));
+        expect(await store.recordEdit({ ...ref('p2'), content: 'x', editedAt: at(1) })).toBe(false);
+        expect(await store.recordDeletion({ ...ref('p2'), deletedAt: at(1) })).toBe(false);
+        expect(
+          await store.recordEdit({ ...ref('p1', 'other'), content: 'x', editedAt: at(1) }),
+        ).toBe(false);
+      });
+
+      it('keeps a deleted message as a tombstone, hidden unless asked', async () => {
+        await store.append(turn({ messageId: 'p1', content: 'oops' }));
+        await store.append(turn({ messageId: 'p2', content: 'fine' }));
+        expect(await store.recordDeletion({ ...ref('p1'), deletedAt: at(7) })).toBe(true);
+        expect((await store.get(C1)).map((m) => m.content)).toEqual(['fine']);
+        const all = await store.get(C1, { includeDeleted: true });
+        expect(all.map((m) => [m.content, m.deletedAt])).toEqual([
+          ['oops', at(7)],
+          ['fine', undefined],
+        ]);
+      });
+
+      it('returns the newest summary of that agent only', async () => {
+        await store.append(summary(agent.id, at(1), 'old summary'));
+        await store.append(summary(agent.id, at(2), 'new summary'));
+        await store.append(summary(otherAgent.id, at(3), 'not mine'));
+        await store.append(summary(agent.id, at(1), 'elsewhere', C2));
+        expect((await store.getSummary(C1, agent.id))?.content).toBe('new summary');
+        expect((await store.getSummary(C1, otherAgent.id))?.content).toBe('not mine');
+        expect(await store.getSummary(C1, 'nobody')).toBeUndefined();
+      });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Fixtures
+
+const C1 = 'telegram:42';
+const C2 = 'telegram:43';
+const alice: Participant = { kind: 'user', id: 'telegram:1001', displayName: 'Alice' };
+const bob: Participant = { kind: 'user', id: 'telegram:1002', displayName: 'Bob' };
+const agent: Participant = { kind: 'agent', id: 'support-agent', displayName: 'Support' };
+const otherAgent: Participant = { kind: 'agent', id: 'other-agent', displayName: 'Other' };
+
+interface TurnFields {
+  id: string;
+  conversationId: string;
+  participant: Participant;
+  content: string;
+  timestamp: string;
+  scope: NewMessage['scope'];
+  channelType: string;
+  channelId: string;
+  channelName: string;
+  threadId: string;
+  messageId: string;
+  mentions: string[];
+  replyToParticipantId: string;
+}
+
+let counter = 0;
+
+/** A turn in C1 by Alice unless told otherwise; only the given metadata keys are set. */
+function turn(fields: Partial<TurnFields> = {}): NewMessage {
+  counter++;
+  const { id, conversationId, participant, content, timestamp, scope, mentions, ...meta } = fields;
+  return {
+    id: id ?? `msg-${counter}`,
+    conversationId: conversationId ?? C1,
+    participant: participant ?? alice,
+    content: content ?? `turn number ${counter}`,
+    timestamp: timestamp ?? at(0),
+    scope: scope ?? 'channel',
+    metadata: {
+      channelType: meta.channelType ?? 'telegram',
+      channelId: meta.channelId ?? '42',
+      mentions: mentions ?? [],
+      ...(meta.channelName === undefined ? {} : { channelName: meta.channelName }),
+      ...(meta.threadId === undefined ? {} : { threadId: meta.threadId }),
+      ...(meta.messageId === undefined ? {} : { messageId: meta.messageId }),
+      ...(meta.replyToParticipantId === undefined
+        ? {}
+        : { replyToParticipantId: meta.replyToParticipantId }),
+    },
+  };
+}
+
+function summary(agentId: string, timestamp: string, content = 'summary', conversationId = C1) {
+  const message = turn({ conversationId, timestamp, content, participant: agent });
+  message.participant = { kind: 'agent', id: agentId };
+  message.metadata.isSummary = true;
+  message.metadata.summaryForAgentId = agentId;
+  return message;
+}
+
+function ref(messageId: string, channelId = '42') {
+  return { channelType: 'telegram', channelId, messageId };
+}
+
+/** Seconds after 2026-01-01T00:00:00Z, as a stored timestamp. */
+function at(seconds: number): string {
+  return new Date(Date.UTC(2026, 0, 1) + seconds * 1000).toISOString();
+}
+
+/** Plain words as the contract defines them. */
+function words(text: string): string[] {
+  const folded = text
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
+  return folded.match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+function tokens(messages: StoredMessage[]): number {
+  return messages.reduce((sum, m) => sum + defaultTokenizer.count(m.content), 0);
+}
+
+/** Unrelated turns, so that search ranking has document frequencies to work with. */
+async function seedFiller(store: ConversationStore): Promise<void> {
+  const filler = ['good morning', 'lunch at noon', 'see you tomorrow', 'weather is nice'];
+  for (const content of filler) await store.append(turn({ content }));
+}
