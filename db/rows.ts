@@ -60,6 +60,66 @@ export interface SelectedMessageRow {
   mentions: string;
 }
 
+/** The names of `MESSAGE_COLUMNS`, in order (what `fromValues` reads by position). */
+export const MESSAGE_COLUMN_NAMES = [
+  'seq',
+  'id',
+  'conversation_id',
+  'participant_id',
+  'kind',
+  'display_name',
+  'content',
+  'timestamp',
+  'scope',
+  'channel_type',
+  'channel_id',
+  'thread_id',
+  'platform_message_id',
+  'reply_to_message_id',
+  'reply_to_participant_id',
+  'is_summary',
+  'summary_for_agent_id',
+  'edited_at',
+  'deleted_at',
+  'metadata',
+  'mentions',
+] as const satisfies readonly (keyof SelectedMessageRow)[];
+
+/**
+ * The row of a statement read in raw mode (`statement.raw()`: arrays, in `MESSAGE_COLUMNS`
+ * order), which better-sqlite3 returns much faster than objects.
+ *
+ * @example
+ * ```ts
+ * const turns = (statement.raw().all(params) as unknown[][]).map((v) => toMessage(fromValues(v)));
+ * ```
+ */
+export function fromValues(v: unknown[]): SelectedMessageRow {
+  return {
+    seq: v[0],
+    id: v[1],
+    conversation_id: v[2],
+    participant_id: v[3],
+    kind: v[4],
+    display_name: v[5],
+    content: v[6],
+    timestamp: v[7],
+    scope: v[8],
+    channel_type: v[9],
+    channel_id: v[10],
+    thread_id: v[11],
+    platform_message_id: v[12],
+    reply_to_message_id: v[13],
+    reply_to_participant_id: v[14],
+    is_summary: v[15],
+    summary_for_agent_id: v[16],
+    edited_at: v[17],
+    deleted_at: v[18],
+    metadata: v[19],
+    mentions: v[20],
+  } as SelectedMessageRow;
+}
+
 /** Metadata keys stored in their own columns, not in the JSON. */
 const COLUMN_KEYS = new Set([
   'channelType',

@@ -2,24 +2,55 @@ import { defaultTokenizer } from '../src/tokenizer.js';
 import type { StoredMessage } from '../src/types.js';
 
 /** At most this many distinct words of a query are searched for. */
-const MAX_WORDS = 32;
+const MAX_WORDS = 16;
+
+const ASCII = /^[\x00-\x7f]*$/;
 
 /**
- * The plain words of a search query: runs of letters and digits, lowercased, diacritics
+ * How many turns a search considers per word, newest first: 50 for a one-word query, fewer
+ * per word for longer queries (never under 20). A word found in more turns than that is
+ * "common": its newest matches are candidates, older turns are found only through the
+ * query's other words. Finding a common word's matches inside one conversation is what
+ * costs time in FTS5 (one seek into a long doclist per match), so this bounds a search.
+ *
+ * @example
+ * ```ts
+ * candidatesPerWord(1); // 50
+ * candidatesPerWord(5); // 20
+ * ```
+ */
+export function candidatesPerWord(words: number): number {
+  return Math.max(20, Math.floor(100 / Math.max(2, words)));
+}
+
+/**
+ * The plain words of a text or query: runs of letters and digits, lowercased, diacritics
  * folded. Everything else (quotes, `*`, `NEAR(`, `-`, `:`) is a separator, never syntax.
  *
  * @example
  * ```ts
- * searchWords('"Café" AND NEAR(x*'); // ['cafe', 'and', 'near', 'x']
+ * plainWords('"Café" AND NEAR(x*'); // ['cafe', 'and', 'near', 'x']
  * ```
  */
-export function searchWords(query: string): string[] {
-  const folded = query
+export function plainWords(text: string): string[] {
+  if (ASCII.test(text)) return text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+  const folded = text
     .normalize('NFD')
     .replace(/\p{M}+/gu, '')
     .toLowerCase();
-  const words = folded.match(/[\p{L}\p{N}]+/gu) ?? [];
-  return [...new Set(words)].slice(0, MAX_WORDS);
+  return folded.match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+/**
+ * The distinct words a search looks for (at most 16).
+ *
+ * @example
+ * ```ts
+ * searchWords('refund the refund'); // ['refund', 'the']
+ * ```
+ */
+export function searchWords(query: string): string[] {
+  return [...new Set(plainWords(query))].slice(0, MAX_WORDS);
 }
 
 /**
@@ -36,18 +67,73 @@ export function conversationKey(conversationId: string): string {
 }
 
 /**
- * The FTS5 MATCH expression: this conversation's token AND any of the words in the text.
- * Every word is a quoted string, so nothing in a query can act as an operator.
+ * The FTS5 MATCH expression for one word in one conversation. The word is a quoted string
+ * and only the `content` column is searched, so nothing in a query acts as an operator or
+ * reaches the conversation token.
  *
  * @example
  * ```ts
- * matchExpression('telegram:42', ['refund', 'order']);
- * // 'conversation_key : "c74…" AND content : ("refund" OR "order")'
+ * matchExpression('telegram:42', 'refund');
+ * // 'conversation_key : "c74…" AND content : "refund"'
  * ```
  */
-export function matchExpression(conversationId: string, words: string[]): string {
-  const any = words.map((word) => `"${word.replaceAll('"', '""')}"`).join(' OR ');
-  return `conversation_key : "${conversationKey(conversationId)}" AND content : (${any})`;
+export function matchExpression(conversationId: string, word: string): string {
+  const quoted = `"${word.replaceAll('"', '""')}"`;
+  return `conversation_key : "${conversationKey(conversationId)}" AND content : ${quoted}`;
+}
+
+/** A turn that matched at least one word: its sequence and text. */
+export interface Candidate {
+  seq: number;
+  content: string;
+}
+
+/**
+ * Orders candidates by BM25 (k1 = 1.2, b = 0.75) computed over the conversation: `total` is
+ * its number of turns, `found` how many turns each word was found in (a common word's count
+ * is unknown past `candidatesPerWord`; it is then taken as `total`, so it weighs little).
+ * Ties go to the newer turn.
+ *
+ * @example
+ * ```ts
+ * rankCandidates(candidates, ['refund'], 1000, new Map([['refund', 3]])); // [seq, …]
+ * ```
+ */
+export function rankCandidates(
+  candidates: Candidate[],
+  words: string[],
+  total: number,
+  found: Map<string, number>,
+): number[] {
+  const lengths = new Map<number, number>();
+  const counts = new Map<number, Map<string, number>>();
+  let sum = 0;
+  for (const { seq, content } of candidates) {
+    const tokens = plainWords(content);
+    const tf = new Map<string, number>();
+    for (const token of tokens) if (found.has(token)) tf.set(token, (tf.get(token) ?? 0) + 1);
+    lengths.set(seq, tokens.length);
+    counts.set(seq, tf);
+    sum += tokens.length;
+  }
+  const average = Math.max(1, sum / Math.max(1, candidates.length));
+  const n = Math.max(total, candidates.length);
+  const score = (seq: number): number => {
+    const length = lengths.get(seq) ?? 0;
+    let value = 0;
+    for (const word of words) {
+      const tf = counts.get(seq)?.get(word) ?? 0;
+      if (tf === 0) continue;
+      const df = Math.min(n, found.get(word) ?? n);
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      value += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * length) / average));
+    }
+    return value;
+  };
+  const scores = new Map(candidates.map((c) => [c.seq, score(c.seq)]));
+  return candidates
+    .map((c) => c.seq)
+    .sort((a, b) => (scores.get(b) ?? 0) - (scores.get(a) ?? 0) || b - a);
 }
 
 /**

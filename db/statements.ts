@@ -40,18 +40,16 @@ const SQL = {
   insertMention: `INSERT OR IGNORE INTO message_mentions
     (message_seq, conversation_id, participant_id, timestamp) VALUES (?, ?, ?, ?)`,
 
-  search: `WITH top AS MATERIALIZED (
-      SELECT messages_fts.rowid AS seq, messages_fts.rank AS score
-      FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
-      WHERE messages_fts MATCH @match AND m.conversation_id = @conversation
-        AND m.deleted_at IS NULL AND m.is_summary = 0
-      ORDER BY messages_fts.rank, messages_fts.rowid DESC LIMIT @limit)
-    SELECT ${MESSAGE_COLUMNS} FROM top t JOIN messages m ON m.seq = t.seq
-      JOIN participants p ON p.id = m.participant_id
-    ORDER BY t.score, t.seq DESC`,
+  searchWord: `SELECT rowid FROM messages_fts WHERE messages_fts MATCH @match
+    ORDER BY rowid DESC LIMIT @limit`,
+  searchCandidates: `SELECT m.seq, substr(m.content, 1, 20000) AS content
+    FROM json_each(@seqs) j CROSS JOIN messages m ON m.seq = j.value
+    WHERE m.conversation_id = @conversation AND m.deleted_at IS NULL AND m.is_summary = 0`,
+  getBySeqs: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES}
+    WHERE m.seq IN (SELECT value FROM json_each(?))`,
 
   deleteMessages: `DELETE FROM messages
-    WHERE conversation_id = ? AND id IN (SELECT value FROM json_each(?))`,
+    WHERE +conversation_id = ? AND id IN (SELECT value FROM json_each(?))`,
   refreshConversation: `UPDATE conversations SET
       message_count = (SELECT count(*) FROM messages WHERE conversation_id = @id),
       created_at = coalesce((SELECT min(timestamp) FROM messages WHERE conversation_id = @id),
@@ -106,5 +104,12 @@ export type Statements = { [K in keyof typeof SQL]: Database.Statement };
  */
 export function prepareStatements(db: Database.Database): Statements {
   const entries = Object.entries(SQL).map(([name, text]) => [name, db.prepare(text)]);
-  return Object.fromEntries(entries) as Statements;
+  const statements = Object.fromEntries(entries) as Statements;
+  statements.searchWord.pluck();
+  for (const read of [statements.getById, statements.getByPlatform, statements.getBySeqs]) {
+    read.raw();
+  }
+  statements.getSummary.raw();
+  statements.conversationsOf.pluck();
+  return statements;
 }

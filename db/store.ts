@@ -13,8 +13,15 @@ import type {
 import type { MessageDeletion, MessageEdit, NewMessage, StoredMessage } from '../src/types.js';
 import { type SqliteStoreOptions, openDatabase } from './connection.js';
 import { buildGetQuery } from './queries.js';
-import { type SelectedMessageRow, normalizeTimestamp, toInsert, toMessage } from './rows.js';
-import { capByTokens, matchExpression, searchWords } from './search.js';
+import { fromValues, normalizeTimestamp, toInsert, toMessage } from './rows.js';
+import {
+  type Candidate,
+  capByTokens,
+  candidatesPerWord,
+  matchExpression,
+  rankCandidates,
+  searchWords,
+} from './search.js';
 import { type Statements, prepareStatements } from './statements.js';
 
 export type { SqliteStoreOptions } from './connection.js';
@@ -111,8 +118,8 @@ export class SqliteConversationStore implements ConversationStore {
         normalized.before = normalizeTimestamp(options.before, 'before');
       }
       const { sql, params } = buildGetQuery(conversationId, normalized);
-      const rows = this.statement(sql).all(params) as SelectedMessageRow[];
-      return rows.reverse().map(toMessage);
+      const rows = this.statement(sql).raw().all(params) as unknown[][];
+      return rows.reverse().map(read);
     });
   }
 
@@ -125,12 +132,11 @@ export class SqliteConversationStore implements ConversationStore {
       const words = searchWords(query);
       const limit = Math.max(0, Math.floor(options.limit ?? 10));
       if (words.length === 0 || limit === 0) return [];
-      const rows = this.sql.search.all({
-        match: matchExpression(conversationId, words),
-        conversation: conversationId,
-        limit,
-      }) as SelectedMessageRow[];
-      return capByTokens(rows.map(toMessage), options.tokenCap ?? 2000);
+      const ranked = this.rank(conversationId, words).slice(0, limit);
+      const rows = this.sql.getBySeqs.all(JSON.stringify(ranked)) as unknown[][];
+      const bySeq = new Map(rows.map((values) => [values[0] as number, read(values)]));
+      const results = ranked.flatMap((seq) => bySeq.get(seq) ?? []);
+      return capByTokens(results, options.tokenCap ?? 2000);
     });
   }
 
@@ -207,7 +213,7 @@ export class SqliteConversationStore implements ConversationStore {
             s.redactParticipant.run(participantId);
             return changes;
           }
-          const touched = s.conversationsOf.pluck().all(participantId) as string[];
+          const touched = s.conversationsOf.all(participantId) as string[];
           const { changes } = s.deleteMessagesOf.run(participantId);
           s.deleteMentionsOf.run(participantId);
           s.clearRepliesTo.run(participantId);
@@ -256,9 +262,8 @@ export class SqliteConversationStore implements ConversationStore {
 
   async getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {
     return this.guard('read a summary', conversationId, () => {
-      const row = this.sql.getSummary.get(conversationId, agentId) as
-        SelectedMessageRow | undefined;
-      return row === undefined ? undefined : toMessage(row);
+      const row = this.sql.getSummary.get(conversationId, agentId) as unknown[] | undefined;
+      return row === undefined ? undefined : read(row);
     });
   }
 
@@ -270,18 +275,44 @@ export class SqliteConversationStore implements ConversationStore {
     this.db.close();
   }
 
+  /**
+   * Search, step one: per word, the conversation's newest matches straight from FTS (the
+   * conversation token is ANDed into each MATCH), then BM25 over those candidates.
+   */
+  private rank(conversationId: string, words: string[]): number[] {
+    const conversation = this.sql.getConversation.get(conversationId) as
+      ConversationRow | undefined;
+    if (conversation === undefined) return [];
+    const total = conversation.message_count;
+    const found = new Map<string, number>();
+    const seqs = new Set<number>();
+    const limit = candidatesPerWord(words.length);
+    for (const word of words) {
+      const match = matchExpression(conversationId, word);
+      const hits = this.sql.searchWord.all({ match, limit }) as number[];
+      found.set(word, hits.length < limit ? hits.length : total);
+      for (const seq of hits) seqs.add(seq);
+    }
+    if (seqs.size === 0) return [];
+    const candidates = this.sql.searchCandidates.all({
+      seqs: JSON.stringify([...seqs]),
+      conversation: conversationId,
+    }) as Candidate[];
+    return rankCandidates(candidates, words, total, found);
+  }
+
   private findDuplicate(
     id: string,
     channelType: string,
     channelId: string,
     platformMessageId: string | null,
   ): StoredMessage | undefined {
-    let row = this.sql.getById.get(id) as SelectedMessageRow | undefined;
+    let row = this.sql.getById.get(id) as unknown[] | undefined;
     if (row === undefined && platformMessageId !== null) {
       row = this.sql.getByPlatform.get(channelType, channelId, platformMessageId) as
-        SelectedMessageRow | undefined;
+        unknown[] | undefined;
     }
-    return row === undefined ? undefined : toMessage(row);
+    return row === undefined ? undefined : read(row);
   }
 
   private statement(sql: string): Database.Statement {
@@ -309,6 +340,11 @@ export class SqliteConversationStore implements ConversationStore {
       throw new StoreError(`cannot ${action}: ${explain(error)}`, { conversationId, cause: error });
     }
   }
+}
+
+/** A turn from a raw-mode row. */
+function read(values: unknown[]): StoredMessage {
+  return toMessage(fromValues(values));
 }
 
 /** A short reason for a SQLite failure, by its result code. */

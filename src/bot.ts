@@ -2,7 +2,7 @@ import type { Agent } from './agent.js';
 import { CaptureWriter } from './capture.js';
 import type { CaptureOptions } from './capture.js';
 import type { Interceptor } from './chain.js';
-import type { BotIdentity, Channel, ChannelHandlers } from './channel.js';
+import type { Channel, ChannelHandlers } from './channel.js';
 import type { TurnContext } from './context.js';
 import { ColloquyError } from './errors.js';
 import { consoleLogger } from './logger.js';
@@ -32,7 +32,8 @@ export interface BotOptions {
   /** Run after capture and before the agents, in order. */
   interceptors?: readonly Interceptor<TurnContext>[];
   logger?: Logger;
-  capture?: Omit<CaptureOptions, 'onError'>;
+  /** Capture's buffer and retry settings; its failures also go to `catch`. */
+  capture?: CaptureOptions;
   /** Most agent turns in a row before agents stop answering each other (default 5). */
   maxAgentDepth?: number;
   /** Answer turns written by other bots (default false: they are only recorded). */
@@ -75,7 +76,6 @@ export class Bot {
   readonly #options: BotOptions;
   readonly #logger: Logger;
   readonly #inflight = new Set<Promise<void>>();
-  readonly #identities = new Map<Channel, BotIdentity>();
   readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
   readonly #abort = new AbortController();
   #store: ConversationStore | undefined;
@@ -150,8 +150,10 @@ export class Bot {
   /** Everything an agent is known by: id, name, its aliases and its channels' bot identities. */
   aliasesOf(agent: Agent): readonly string[] {
     const aliases = new Set([agent.id, agent.name, ...(agent.agentAliases ?? [])]);
-    for (const [channel, identity] of this.#identities) {
-      if (!this.agentsOn(channel).includes(agent)) continue;
+    for (const channel of this.#options.channels) {
+      // Read live: a channel may know its identity before `start` resolves.
+      const identity = channel.botIdentity;
+      if (identity === undefined || !this.agentsOn(channel).includes(agent)) continue;
       aliases.add(identity.id);
       if (identity.username !== undefined) {
         aliases.add(identity.username);
@@ -161,7 +163,10 @@ export class Bot {
     return [...aliases];
   }
 
-  /** Opens the store if needed, starts every channel, then learns each channel's identity. */
+  /**
+   * Opens the store if needed and starts every channel. Each channel's bot identity (known
+   * once it has started) joins the aliases of the agents on it.
+   */
   start(): Promise<void> {
     this.#started ??= this.#start();
     return this.#started;
@@ -175,7 +180,10 @@ export class Bot {
     const writer = new CaptureWriter(this.#store, {
       logger: this.#logger,
       ...this.#options.capture,
-      onError: (error) => this.report(error),
+      onError: (error) => {
+        this.#options.capture?.onError?.(error);
+        this.report(error);
+      },
     });
     this.#writer = writer;
     this.#runner = new TurnRunner({
@@ -184,7 +192,7 @@ export class Bot {
       interceptors: this.#options.interceptors ?? [],
       agentsOn: (channel) => this.agentsOn(channel),
       aliasesOf: (agent) => this.aliasesOf(agent),
-      identities: () => [...this.#identities.values()],
+      identities: () => this.#options.channels.flatMap((c) => c.botIdentity ?? []),
       logger: this.#logger,
       report: (error) => this.report(error),
       maxAgentDepth: this.#options.maxAgentDepth ?? 5,
@@ -192,10 +200,7 @@ export class Bot {
       signal: this.#abort.signal,
     });
     this.#accepting = true;
-    for (const channel of this.#options.channels) {
-      await channel.start(this.#handlers(channel));
-      if (channel.botIdentity !== undefined) this.#identities.set(channel, channel.botIdentity);
-    }
+    for (const channel of this.#options.channels) await channel.start(this.#handlers(channel));
   }
 
   #handlers(channel: Channel): ChannelHandlers {

@@ -33,6 +33,11 @@ export interface OutboundMessage {
 /** The platform's ids for what `send` posted, in order (a long reply may be split). */
 export interface SentMessage {
   messageIds: string[];
+  /**
+   * The colloquy id of the first part, in the channel's own id scheme (the one its inbound
+   * turns use). Defaults to `<channelType>:<channelId>:<first platform id>`.
+   */
+  id?: string;
   /** When the platform says it was posted (ISO 8601 UTC); defaults to now. */
   timestamp?: string;
 }

@@ -1,19 +1,22 @@
 // The public entry point `colloquy`. Platform channels live in their own subpaths
-// (`colloquy/slack`, `colloquy/discord`, `colloquy/telegram`, `colloquy/console`) and the
-// SQLite store in `colloquy/sqlite`, so a bot loads only what it uses.
+// (`colloquy/slack`, `colloquy/discord`, `colloquy/telegram`, `colloquy/console`), the SQLite
+// store in `colloquy/sqlite` and the offline fakes in `colloquy/testing`, so a bot loads only
+// what it uses.
 export * from './types.js';
 export * from './store.js';
 export * from './chain.js';
 export * from './channel.js';
 export * from './context.js';
 export * from './errors.js';
-export * from './tokenizer.js';
-export * from './agent.js';
-export * from './split.js';
-export * from './search-words.js';
-export * from './memory-store.js';
-export * from './assemble.js';
 export * from './logger.js';
+export * from './tokenizer.js';
+export * from './search-words.js';
+export * from './split.js';
+export * from './agent.js';
+export * from './memory-store.js';
 export * from './capture.js';
-export * from '../agents/index.js';
+export * from './assemble.js';
 export * from './bot.js';
+// The agent classes live in agents/ (which builds on src/); the barrel is the one place in
+// src/ that reaches them, so `import { BaseAgent } from 'colloquy'` works.
+export * from '../agents/index.js';

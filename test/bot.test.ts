@@ -72,11 +72,11 @@ describe('Bot', () => {
 
     // when a turn mentions the bot user id (resolved by the channel)
     await channel.receive('<@bot> status?', { from: bob, mentions: ['memory:bot'] });
-    await bot.stop();
 
     // then the agent answered, and knows all its names
     expect(agent.runs).toHaveLength(1);
     expect(bot.aliasesOf(agent)).toEqual(['support-agent', 'memory:bot', 'bot', '@bot']);
+    await bot.stop();
   });
 
   it('records turns from other bots without answering them, unless answerBots', async () => {

@@ -154,6 +154,7 @@ describe('a Bot on Discord (discord.js against FakeDiscord, SQLite store)', () =
       },
     });
     expect(answered).toMatchObject({
+      id: `discord:${GENERAL}:${reply?.id as string}`,
       scope: 'channel',
       participant: { kind: 'agent', id: 'support-agent' },
       content: 'On it.',

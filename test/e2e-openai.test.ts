@@ -5,7 +5,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { FakeOpenAIServer } from '../src/testing/index.js';
+import { FakeOpenAIServer } from 'colloquy/testing';
 import { buildIfStale, startConsoleBot } from './console-bot.fixtures.js';
 
 let server: FakeOpenAIServer;

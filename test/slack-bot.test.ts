@@ -115,6 +115,7 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
       },
     });
     expect(answered).toMatchObject({
+      id: `slack:${TEAM}:${GENERAL}:${slack.posted[0]?.ts as string}`,
       conversationId: inGeneral,
       participant: { kind: 'agent', id: 'support-agent' },
       content: 'On it.',

@@ -329,6 +329,17 @@ describe('SqliteConversationStore: what SQL users see', () => {
     expect(count(`SELECT count(*) FROM participants WHERE id = 'slack:U1'`)).toBe(0);
   });
 
+  it('reads message rows in the column order the raw-mode mapping expects', () => {
+    const store = storeAt();
+    const { sql, params } = queries.buildGetQuery(C1, {});
+    const names = store.db
+      .prepare(sql)
+      .columns()
+      .map((c) => c.name);
+    expect(names).toEqual([...rows.MESSAGE_COLUMN_NAMES]);
+    expect(params.conversation).toBe(C1);
+  });
+
   it('answers the addressed-only query from indexes, never by scanning the conversation', () => {
     const store = storeAt();
     const { buildGetQuery } = queries;
@@ -341,3 +352,4 @@ describe('SqliteConversationStore: what SQL users see', () => {
 });
 
 const queries = await import('../db/queries.js');
+const rows = await import('../db/rows.js');

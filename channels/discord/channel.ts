@@ -162,7 +162,12 @@ export class DiscordChannel implements Channel {
         });
       }
     }
-    return { messageIds, ...(timestamp !== undefined && { timestamp }) };
+    const first = messageIds[0];
+    return {
+      messageIds,
+      ...(first !== undefined && { id: `discord:${channelId}:${first}` }),
+      ...(timestamp !== undefined && { timestamp }),
+    };
   }
 
   private detach(): void {

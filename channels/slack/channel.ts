@@ -29,7 +29,12 @@ import type {
 } from '../../src/channel.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
-import { parseSlackEvent, slackParticipantId, slackUserIdsToResolve } from './parse.js';
+import {
+  parseSlackEvent,
+  slackMessageId,
+  slackParticipantId,
+  slackUserIdsToResolve,
+} from './parse.js';
 import type { SlackSelf } from './parse.js';
 
 export interface SlackChannelOptions {
@@ -248,6 +253,10 @@ export class SlackChannel implements Channel {
     const first = messageIds[0];
     return {
       messageIds,
+      ...(first !== undefined &&
+        this.teamId !== undefined && {
+          id: slackMessageId(this.teamId, message.channelId, first),
+        }),
       ...(first !== undefined && { timestamp: new Date(Number(first) * 1000).toISOString() }),
     };
   }

@@ -92,7 +92,7 @@ export function sentTurn(options: {
   const local =
     first ?? `local-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   return {
-    id: `${channelType}:${channelId}:${local}`,
+    id: sent.id ?? `${channelType}:${channelId}:${local}`,
     conversationId: inbound.conversationId,
     participant: from,
     content,

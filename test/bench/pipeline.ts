@@ -189,6 +189,13 @@ export async function benchPipeline(options: PipelineBenchOptions): Promise<Outc
       `overhead ${(overhead * 100).toFixed(1)}% (target < 10%) ${verdict(pass)}`,
     ),
   );
+  const perEvent = 1000 / on - 1000 / off;
+  console.log(
+    note(
+      `capture costs ${perEvent.toFixed(2)} ms of the one event loop per update ` +
+        `(its inbound and outbound turn: two store.append calls)`,
+    ),
+  );
   console.log(
     note(
       `${int(events)} updates per variant (+${int(warmUp)} warm-up) from ${senders} concurrent ` +

@@ -1,10 +1,7 @@
-import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import type Database from 'better-sqlite3';
 import { SqliteConversationStore } from '../../db/index.js';
 import { Corpus } from './corpus.js';
-import { handWrittenBatch, handWrittenInsert, handWrittenNewest, likeScan } from './raw.js';
+import { handWrittenNewest, likeScan } from './raw.js';
 import {
   type Latency,
   int,
@@ -14,11 +11,18 @@ import {
   note,
   peakRss,
   percentiles,
-  perSecond,
   rng,
   timed,
   verdict,
 } from './report.js';
+import {
+  fileSize,
+  fill,
+  measureAppend,
+  measureWalPerAppend,
+  removeDb,
+  warmUpWriters,
+} from './store-write.js';
 
 export interface StoreBenchOptions {
   /** Turns in the database (in 1,000 conversations). */
@@ -27,8 +31,10 @@ export interface StoreBenchOptions {
   dir: string;
   /** Turns written one by one through each writer (default min(100,000, messages)). */
   measured?: number;
-  /** Timed calls of each read (default 2,000). */
+  /** Timed `get` calls (default 2,000). */
   reads?: number;
+  /** Timed calls of each search (default 1,000). */
+  searches?: number;
 }
 
 /** A target met or missed, for the summary at the end. */
@@ -37,9 +43,6 @@ export interface Outcome {
   pass: boolean;
 }
 
-const CHUNK = 10_000;
-const FILL_BATCH = 10_000;
-
 /**
  * Issue 2: capture `append` against hand-written inserts, then `get` and `search` on an
  * N-turn database against hand-written SELECT and LIKE. Prints as it goes.
@@ -47,119 +50,67 @@ const FILL_BATCH = 10_000;
 export async function benchStore(options: StoreBenchOptions): Promise<Outcome[]> {
   const { messages, dir } = options;
   const measured = Math.min(options.measured ?? 100_000, messages);
-  const reads = options.reads ?? 2000;
   const storePath = join(dir, 'store.db');
   const rawPath = join(dir, 'raw.db');
   for (const path of [storePath, rawPath]) removeDb(path);
-
   console.log(`\n── Store (issue 2): ${int(messages)} turns in 1,000 conversations ──`);
-  const corpus = new Corpus();
-  await warmUp();
 
-  // 1. append vs hand-written inserts, same turns, two fresh files growing side by side.
+  const corpus = new Corpus();
+  await warmUpWriters(new Corpus({ seed: 1 }));
   const store = new SqliteConversationStore({ path: storePath });
-  const rawStore = new SqliteConversationStore({ path: rawPath });
-  const insert = handWrittenInsert(rawStore.db);
-  const storeTimes = new Float64Array(measured);
-  const rawTimes = new Float64Array(measured);
-  for (let from = 0, round = 0; from < measured; from += CHUNK, round++) {
-    const turns = corpus.take(Math.min(CHUNK, measured - from));
-    const viaStore = async () => {
-      for (let i = 0; i < turns.length; i++) {
-        const start = performance.now();
-        const { inserted } = await store.append(turns[i]!);
-        storeTimes[from + i] = performance.now() - start;
-        if (!inserted) throw new Error(`store.append refused ${turns[i]!.id}`);
-      }
-    };
-    const viaRaw = () => {
-      for (let i = 0; i < turns.length; i++) {
-        const start = performance.now();
-        const inserted = insert(turns[i]!);
-        rawTimes[from + i] = performance.now() - start;
-        if (!inserted) throw new Error(`hand-written insert refused ${turns[i]!.id}`);
-      }
-    };
-    // Alternate who goes first, so neither always meets a freshly checkpointed WAL.
-    if (round % 2 === 0) {
-      await viaStore();
-      viaRaw();
-    } else {
-      viaRaw();
-      await viaStore();
+  const outcomes: Outcome[] = [];
+  try {
+    const appendPass = await measureAppend(store, corpus, measured, rawPath);
+    outcomes.push({ label: 'append ≥ 80% of raw', pass: appendPass });
+    const probe = Math.min(1000, messages - measured);
+    if (probe > 0) await measureWalPerAppend(store, corpus.take(probe));
+    if (messages - measured - probe > 0) fill(store.db, corpus, messages - measured - probe);
+
+    const random = rng(7);
+    const ids = corpus.conversationIds;
+    const pick = () => ids[Math.floor(random() * ids.length)]!;
+    outcomes.push(await measureGet(store, pick, options.reads ?? 2000));
+    const queries: [string, (id: string) => string][] = [
+      ['search rare word', (id) => corpus.rareWordOf(id)],
+      ["search 'the order'", () => 'the order'],
+    ];
+    for (const [label, queryOf] of queries) {
+      outcomes.push(await measureSearch(store, pick, options.searches ?? 1000, label, queryOf));
     }
+  } finally {
+    await store.close();
   }
-  const append = latency(storeTimes);
-  const raw = latency(rawTimes);
-  const ratio = raw.totalMs / append.totalMs;
-  const pragmas = describePragmas(store.db);
-  const rawPragmas = describePragmas(rawStore.db);
-  const sameRows = countRows(store.db) === countRows(rawStore.db);
-  for (const db of [store.db, rawStore.db]) db.pragma('wal_checkpoint(TRUNCATE)');
-  const sizes = [fileSize(storePath), fileSize(rawPath)] as const;
-  await rawStore.close();
-  removeDb(rawPath);
+  const size = fileSize(storePath);
   console.log(
     line(
-      'append',
-      `${perSecond(append.calls, append.totalMs)}  ${percentiles(append)}`,
-      `raw insert ${perSecond(raw.calls, raw.totalMs)}  ${percentiles(raw)}`,
-      `${Math.round(ratio * 100)}% of raw (target ≥ 80%) ${verdict(ratio >= 0.8)}`,
+      'database file',
+      mib(size),
+      `${int(size / messages)} bytes per turn, indexes and FTS included`,
     ),
   );
-  console.log(
-    note(
-      `${int(measured)} turns each, one call (one IMMEDIATE transaction) per turn, into two ` +
-        `fresh files side by side, ${int(CHUNK)} at a time, alternating which goes first`,
-    ),
-  );
-  console.log(
-    note(
-      `raw = hand-written prepared statements (participant upsert, conversation upsert, ` +
-        `message insert deduped by the unique indexes, mentions), same schema, indexes and FTS ` +
-        `triggers; pragmas ${pragmas}${pragmas === rawPragmas ? ' on both' : `, raw: ${rawPragmas}`}`,
-    ),
-  );
-  console.log(
-    note(
-      `both files hold the same ${int(measured)} rows: ${sameRows ? 'yes' : 'NO'}; ` +
-        `files after a checkpoint: store ${mib(sizes[0])}, raw ${mib(sizes[1])}`,
-    ),
-  );
+  console.log(line('peak memory (maxRSS)', peakRss(), 'of the whole process so far'));
+  return outcomes;
+}
 
-  // 2. Fill the rest quickly.
-  const rest = messages - measured;
-  if (rest > 0) {
-    const fill = handWrittenBatch(store.db);
-    const start = performance.now();
-    for (let done = 0; done < rest; done += FILL_BATCH) {
-      fill(corpus.take(Math.min(FILL_BATCH, rest - done)));
-    }
-    const fillMs = performance.now() - start;
-    console.log(
-      note(
-        `filled the other ${int(rest)} turns with the hand-written inserts in ` +
-          `${int(FILL_BATCH)}-turn transactions (not capture's pattern, only to build the ` +
-          `database): ${(fillMs / 1000).toFixed(1)} s, ${perSecond(rest, fillMs)}`,
-      ),
-    );
-  }
-
-  // 3. get newest 100, on random conversations.
-  const random = rng(7);
-  const pick = () => corpus.conversationIds[Math.floor(random() * corpus.conversationIds.length)]!;
+/** `get` of the newest 100 turns of random conversations, against the hand-written SELECT. */
+async function measureGet(
+  store: SqliteConversationStore,
+  pick: () => string,
+  calls: number,
+): Promise<Outcome> {
   const newest = handWrittenNewest(store.db);
   let rowsSeen = 0;
-  const [get, rawGet] = await pairedCalls(reads, pick, {
+  const [get, raw] = await pairedCalls(calls, pick, {
     ours: async (id) => (rowsSeen += (await store.get(id, { limit: 100 })).length),
     theirs: (id) => newest(id),
   });
+  const pass = get.p50 < 1;
   console.log(
     line(
       'get newest 100',
       percentiles(get),
-      `raw SELECT ${percentiles(rawGet)}`,
-      `p50 < 1 ms ${verdict(get.p50 < 1)}`,
+      `raw SELECT ${percentiles(raw)}`,
+      `p50 < 1 ms ${verdict(pass)}`,
     ),
   );
   console.log(
@@ -168,67 +119,41 @@ export async function benchStore(options: StoreBenchOptions): Promise<Outcome[]>
         `turns each), alternating with the raw SELECT (same index walk, rows not mapped)`,
     ),
   );
-
-  // 4. search one conversation: a rare word, and common words.
-  const outcomes: Outcome[] = [
-    { label: 'append ≥ 80% of raw', pass: ratio >= 0.8 },
-    { label: 'get p50 < 1 ms', pass: get.p50 < 1 },
-  ];
-  const searches: [string, (id: string) => string][] = [
-    ['search rare word', (id) => corpus.rareWordOf(id)],
-    ["search 'the order'", () => 'the order'],
-  ];
-  for (const [label, queryOf] of searches) {
-    const words = queryOf(corpus.conversationIds[0]!).split(' ');
-    const like = likeScan(store.db, words.length);
-    let found = 0;
-    let likeFound = 0;
-    const [search, scan] = await pairedCalls(reads, pick, {
-      ours: async (id) => (found += (await store.search(id, queryOf(id))).length),
-      theirs: (id) => (likeFound += like(id, queryOf(id).split(' ')).length),
-    });
-    console.log(
-      line(
-        label,
-        percentiles(search),
-        `LIKE scan ${percentiles(scan)}`,
-        `p50 < 2 ms ${verdict(search.p50 < 2)}`,
-      ),
-    );
-    console.log(
-      note(
-        `${int(search.calls)} calls on random conversations; results per call: search ` +
-          `${(found / search.calls).toFixed(1)}, LIKE ${(likeFound / scan.calls).toFixed(1)} ` +
-          `(LIKE tests every turn of the conversation, returns the newest 10 matches)`,
-      ),
-    );
-    outcomes.push({ label: `${label} p50 < 2 ms`, pass: search.p50 < 2 });
-  }
-
-  await store.close();
-  console.log(
-    line(
-      'database file',
-      `${mib(fileSize(storePath))}`,
-      `${int(fileSize(storePath) / messages)} bytes per turn, indexes and FTS included`,
-    ),
-  );
-  console.log(line('peak memory (maxRSS)', peakRss(), 'of the whole process so far'));
-  return outcomes;
+  return { label: 'get p50 < 1 ms', pass };
 }
 
-/** JIT warm-up of both writers on a throwaway in-memory database. */
-async function warmUp(): Promise<void> {
-  const corpus = new Corpus({ seed: 1 });
-  const store = new SqliteConversationStore({ path: ':memory:' });
-  const raw = new SqliteConversationStore({ path: ':memory:' });
-  const insert = handWrittenInsert(raw.db);
-  for (const turn of corpus.take(3000)) {
-    await store.append(turn);
-    insert(turn);
-  }
-  await store.close();
-  await raw.close();
+/** `search` in random conversations, against a LIKE scan of the same conversation. */
+async function measureSearch(
+  store: SqliteConversationStore,
+  pick: () => string,
+  calls: number,
+  label: string,
+  queryOf: (conversationId: string) => string,
+): Promise<Outcome> {
+  const like = likeScan(store.db, queryOf(pick()).split(' ').length);
+  let found = 0;
+  let likeFound = 0;
+  const [search, scan] = await pairedCalls(calls, pick, {
+    ours: async (id) => (found += (await store.search(id, queryOf(id))).length),
+    theirs: (id) => (likeFound += like(id, queryOf(id).split(' ')).length),
+  });
+  const pass = search.p50 < 2;
+  console.log(
+    line(
+      label,
+      percentiles(search),
+      `LIKE scan ${percentiles(scan)}`,
+      `p50 < 2 ms ${verdict(pass)}`,
+    ),
+  );
+  console.log(
+    note(
+      `${int(search.calls)} calls on random conversations; results per call: search ` +
+        `${(found / search.calls).toFixed(1)}, LIKE ${(likeFound / scan.calls).toFixed(1)} ` +
+        `(LIKE tests every turn of the conversation, returns the newest 10 matches)`,
+    ),
+  );
+  return { label: `${label} p50 < 2 ms`, pass };
 }
 
 /**
@@ -258,25 +183,4 @@ async function pairedCalls(
     }
   }
   return [latency(ours), latency(theirs)];
-}
-
-function describePragmas(db: Database.Database): string {
-  const get = (name: string) => String(db.pragma(name, { simple: true }));
-  return (
-    `journal_mode=${get('journal_mode')} synchronous=${get('synchronous')} ` +
-    `foreign_keys=${get('foreign_keys')} cache_size=${get('cache_size')}`
-  );
-}
-
-function countRows(db: Database.Database): number {
-  return db.prepare('SELECT count(*) FROM messages').pluck().get() as number;
-}
-
-function fileSize(path: string): number {
-  return [path, `${path}-wal`].reduce((n, p) => n + (existsSync(p) ? statSync(p).size : 0), 0);
-}
-
-function removeDb(path: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal'])
-    rmSync(`${path}${suffix}`, { force: true });
 }
