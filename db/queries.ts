@@ -66,28 +66,29 @@ export function buildGetQuery(conversationId: string, options: GetOptions = {}):
     };
   }
 
+  // Each branch reads an index in (timestamp, seq) order; a compound SELECT with ORDER BY
+  // merges them (SQLite's merge of co-routines, no temp B-tree) and stops after `limit`
+  // rows, so it reads about `limit` turns however many each branch could return. UNION
+  // drops a turn found by two branches.
   const branches: string[] = [
     `SELECT m.seq, m.timestamp FROM messages m
-      WHERE m.conversation_id = @conversation AND m.scope = 'dm'${where} ${newestFirst}`,
+      WHERE m.conversation_id = @conversation AND m.scope = 'dm'${where}`,
   ];
   options.concerning.aliases.forEach((alias, i) => {
     params[`a${i}`] = alias;
     branches.push(
       `SELECT m.seq, m.timestamp FROM messages m
-        WHERE m.conversation_id = @conversation AND m.participant_id = @a${i}${where} ${newestFirst}`,
+        WHERE m.conversation_id = @conversation AND m.participant_id = @a${i}${where}`,
       `SELECT m.seq, m.timestamp FROM messages m
-        WHERE m.conversation_id = @conversation AND m.reply_to_participant_id = @a${i}${where}
-        ${newestFirst}`,
+        WHERE m.conversation_id = @conversation AND m.reply_to_participant_id = @a${i}${where}`,
       `SELECT mm.message_seq, mm.timestamp FROM message_mentions mm
         JOIN messages m ON m.seq = mm.message_seq
-        WHERE mm.conversation_id = @conversation AND mm.participant_id = @a${i}${where}
-        ORDER BY mm.timestamp DESC, mm.message_seq DESC LIMIT @limit`,
+        WHERE mm.conversation_id = @conversation AND mm.participant_id = @a${i}${where}`,
     );
   });
-  const union = branches.map((b) => `SELECT * FROM (${b})`).join('\nUNION ALL ');
   return {
-    sql: `WITH hits(seq, ts) AS (${union}),
-      top AS MATERIALIZED (SELECT DISTINCT seq, ts FROM hits ORDER BY ts DESC, seq DESC LIMIT @limit)
+    sql: `WITH top(seq, ts) AS MATERIALIZED (${branches.join('\nUNION ')}
+        ORDER BY 2 DESC, 1 DESC LIMIT @limit)
       SELECT ${MESSAGE_COLUMNS} FROM top h
       JOIN messages m ON m.seq = h.seq JOIN participants p ON p.id = m.participant_id
       ORDER BY h.ts DESC, h.seq DESC`,

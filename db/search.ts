@@ -4,6 +4,7 @@ import type { StoredMessage } from '../src/types.js';
 /** At most this many distinct words of a query are searched for. */
 const MAX_WORDS = 16;
 
+// eslint-disable-next-line no-control-regex -- "is every character ASCII?"
 const ASCII = /^[\x00-\x7f]*$/;
 
 /**

@@ -221,25 +221,30 @@ async function benchSearch(): Promise<void> {
     console.log(`generated 1M turns in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }
   const store = new SqliteConversationStore({ path, readonly: true });
-  const queries: [string, string][] = [
-    ['rare word', 'zanzibar'],
+  const queries: [string, string, string?][] = [
+    ['rare word, absent', 'zanzibar'],
+    ['rare word, present', 'zanzibar', 'telegram:7'],
     ['common word', 'the'],
     ['common words', 'the to a is and'],
     ['mid words', 'refund invoice'],
   ];
-  for (const [label, query] of queries) {
+  for (const [label, query, only] of queries) {
     const samples: number[] = [];
     let found = 0;
+    const cpu = process.cpuUsage();
     for (let i = 0; i < 300; i++) {
-      const conversation = `telegram:${(i * 37) % 1000}`;
+      const conversation = only ?? `telegram:${(i * 37) % 1000}`;
       samples.push(
         await timeAsync(async () => {
           found += (await store.search(conversation, query)).length;
         }),
       );
     }
+    const used = process.cpuUsage(cpu);
     console.log(
-      `search ${label} ${JSON.stringify(query)}: p50 ${percentile(samples, 0.5).toFixed(3)} ms, p95 ${percentile(samples, 0.95).toFixed(3)} ms (${(found / 300).toFixed(1)} results avg)`,
+      `search ${label} ${JSON.stringify(query)}: p50 ${percentile(samples, 0.5).toFixed(3)} ms, ` +
+        `p95 ${percentile(samples, 0.95).toFixed(3)} ms, cpu/call ` +
+        `${((used.user + used.system) / 300 / 1000).toFixed(3)} ms (${(found / 300).toFixed(1)} results avg)`,
     );
   }
   await store.close();

@@ -244,6 +244,23 @@ describe('SqliteConversationStore: content and search', () => {
     expect(await store.get(C1)).toHaveLength(1);
   });
 
+  it('finds an old turn through its rare word when a common word floods the conversation', async () => {
+    // given an old turn with a rare word, then 300 newer turns sharing a common one
+    const store = storeAt();
+    const old = await store.append(turn({ content: 'the zanzibar shipment is late' }));
+    const flood = store.db.transaction(() => {
+      for (let i = 0; i < 300; i++) void store.append(turn({ content: `the weather ${i}` }));
+    });
+    flood();
+
+    // when searching for both words
+    const found = await store.search(C1, 'the zanzibar');
+
+    // then the turn with both comes first, and the common word still finds newer turns
+    expect(found[0]?.id).toBe(old.message.id);
+    expect(found).toHaveLength(10);
+  });
+
   it('stores and finds a 1 MB turn, truncating it to the token cap', async () => {
     const store = storeAt();
     const content = `needle ${'lorem ipsum dolor sit amet '.repeat(40_000)}`.slice(0, 1024 * 1024);

@@ -114,7 +114,9 @@ export async function measureWalPerAppend(
   db.pragma('wal_autocheckpoint = 0');
   try {
     for (const turn of turns) await store.append(turn);
-    const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { log: number }[];
+    // PASSIVE reports the frames in the WAL; TRUNCATE would report 0 after emptying it.
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
+    db.pragma('wal_checkpoint(TRUNCATE)');
     const pages = (result?.log ?? 0) / turns.length;
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     console.log(
@@ -140,7 +142,7 @@ export function fill(db: Database.Database, corpus: Corpus, count: number): void
     note(
       `filled the other ${int(count)} turns with the hand-written inserts in ` +
         `${int(FILL_BATCH)}-turn transactions (not capture's pattern, only to build the ` +
-        `database): ${(fillMs / 1000).toFixed(1)} s, ${perSecond(count, fillMs)}`,
+        `database): ${(fillMs / 1000).toFixed(1)} s, ${perSecond(count, fillMs)} with generating the text`,
     ),
   );
 }
@@ -164,7 +166,8 @@ export function fileSize(path: string): number {
 }
 
 export function removeDb(path: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${path}${suffix}`, { force: true });
+  for (const suffix of ['', '-wal', '-shm', '-journal'])
+    rmSync(`${path}${suffix}`, { force: true });
 }
 
 /** Share (in %) of the total time spent in the slowest 1% of calls. */

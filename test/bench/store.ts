@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { SqliteConversationStore } from '../../db/index.js';
 import { Corpus } from './corpus.js';
 import { handWrittenNewest, likeScan } from './raw.js';
@@ -12,7 +13,6 @@ import {
   peakRss,
   percentiles,
   rng,
-  timed,
   verdict,
 } from './report.js';
 import {
@@ -99,11 +99,11 @@ async function measureGet(
   calls: number,
 ): Promise<Outcome> {
   const newest = handWrittenNewest(store.db);
-  let rowsSeen = 0;
-  const [get, raw] = await pairedCalls(calls, pick, {
-    ours: async (id) => (rowsSeen += (await store.get(id, { limit: 100 })).length),
-    theirs: (id) => newest(id),
+  const paired = await pairedCalls(calls, pick, {
+    ours: async (id) => (await store.get(id, { limit: 100 })).length,
+    theirs: (id) => newest(id).length,
   });
+  const { ours: get, theirs: raw } = paired;
   const pass = get.p50 < 1;
   console.log(
     line(
@@ -115,7 +115,7 @@ async function measureGet(
   );
   console.log(
     note(
-      `${int(get.calls)} calls on random conversations (${(rowsSeen / get.calls).toFixed(0)} ` +
+      `${int(get.calls)} calls on random conversations (${paired.oursRows.toFixed(0)} ` +
         `turns each), alternating with the raw SELECT (same index walk, rows not mapped)`,
     ),
   );
@@ -131,12 +131,11 @@ async function measureSearch(
   queryOf: (conversationId: string) => string,
 ): Promise<Outcome> {
   const like = likeScan(store.db, queryOf(pick()).split(' ').length);
-  let found = 0;
-  let likeFound = 0;
-  const [search, scan] = await pairedCalls(calls, pick, {
-    ours: async (id) => (found += (await store.search(id, queryOf(id))).length),
-    theirs: (id) => (likeFound += like(id, queryOf(id).split(' ')).length),
+  const paired = await pairedCalls(calls, pick, {
+    ours: async (id) => (await store.search(id, queryOf(id))).length,
+    theirs: (id) => like(id, queryOf(id).split(' ')).length,
   });
+  const { ours: search, theirs: scan } = paired;
   const pass = search.p50 < 2;
   console.log(
     line(
@@ -156,15 +155,23 @@ async function measureSearch(
   return { label: `${label} p50 < 2 ms`, pass };
 }
 
+/** Per-call latency of both readers, and how many rows each returned per call on average. */
+interface Paired {
+  ours: Latency;
+  theirs: Latency;
+  oursRows: number;
+  theirsRows: number;
+}
+
 /**
- * Times `calls` calls of two readers on the same random conversations, alternating which goes
- * first, after 100 untimed warm-up calls of each.
+ * Times `calls` calls of two readers (each returns how many rows it got) on the same random
+ * conversations, alternating which goes first, after 100 untimed warm-up calls of each.
  */
 async function pairedCalls(
   calls: number,
   pick: () => string,
-  readers: { ours: (id: string) => Promise<unknown>; theirs: (id: string) => unknown },
-): Promise<[Latency, Latency]> {
+  readers: { ours: (id: string) => Promise<number>; theirs: (id: string) => number },
+): Promise<Paired> {
   for (let i = 0; i < 100; i++) {
     const id = pick();
     await readers.ours(id);
@@ -172,15 +179,32 @@ async function pairedCalls(
   }
   const ours = new Float64Array(calls);
   const theirs = new Float64Array(calls);
+  let oursRows = 0;
+  let theirsRows = 0;
+  const runOurs = async (i: number, id: string) => {
+    const start = performance.now();
+    oursRows += await readers.ours(id);
+    ours[i] = performance.now() - start;
+  };
+  const runTheirs = (i: number, id: string) => {
+    const start = performance.now();
+    theirsRows += readers.theirs(id);
+    theirs[i] = performance.now() - start;
+  };
   for (let i = 0; i < calls; i++) {
     const id = pick();
     if (i % 2 === 0) {
-      ours[i] = await timed(() => readers.ours(id));
-      theirs[i] = await timed(() => readers.theirs(id));
+      await runOurs(i, id);
+      runTheirs(i, id);
     } else {
-      theirs[i] = await timed(() => readers.theirs(id));
-      ours[i] = await timed(() => readers.ours(id));
+      runTheirs(i, id);
+      await runOurs(i, id);
     }
   }
-  return [latency(ours), latency(theirs)];
+  return {
+    ours: latency(ours),
+    theirs: latency(theirs),
+    oursRows: oursRows / calls,
+    theirsRows: theirsRows / calls,
+  };
 }

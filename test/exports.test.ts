@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const run = promisify(execFile);
+
+/** Runs an ES module in a fresh node, from the package root, against the build (dist/). */
+async function node(source: string, flags: string[] = []): Promise<string> {
+  const { stdout } = await run('node', [...flags, '--input-type=module', '-e', source], {
+    cwd: root,
+    timeout: 30_000,
+  });
+  return stdout.trim();
+}
+
+describe('the built package', () => {
+  it.runIf(existsSync(`${root}dist/src/index.js`))(
+    'serves every public entry point by name from dist/',
+    async () => {
+      // Given the build, when each subpath is imported by its public name
+      const out = await node(`
+        const names = {};
+        for (const entry of ['colloquy', 'colloquy/sqlite', 'colloquy/console', 'colloquy/telegram',
+                             'colloquy/slack', 'colloquy/discord', 'colloquy/testing']) {
+          const mod = await import(entry);
+          names[entry] = Object.keys(mod).sort();
+        }
+        console.log(JSON.stringify(names));`);
+      const names = JSON.parse(out) as Record<string, string[]>;
+
+      // Then each serves what its documentation promises
+      expect(names['colloquy']).toEqual(
+        expect.arrayContaining([
+          'Bot',
+          'BaseAgent',
+          'SummarizerAgent',
+          'assemblePrompt',
+          'compose',
+          'InMemoryConversationStore',
+          'CaptureWriter',
+          'modelFromEnv',
+          'splitMessage',
+        ]),
+      );
+      expect(names['colloquy/sqlite']).toContain('SqliteConversationStore');
+      expect(names['colloquy/console']).toContain('ConsoleChannel');
+      expect(names['colloquy/telegram']).toContain('TelegramChannel');
+      expect(names['colloquy/slack']).toContain('SlackChannel');
+      expect(names['colloquy/discord']).toContain('DiscordChannel');
+      expect(names['colloquy/testing']).toEqual(
+        expect.arrayContaining(['FakeTelegram', 'FakeSlack', 'FakeDiscord', 'FakeOpenAIServer']),
+      );
+    },
+  );
+
+  it.runIf(existsSync(`${root}dist/src/index.js`))(
+    'lets a Telegram-only bot run without loading discord.js or Bolt',
+    async () => {
+      // Given a resolve hook that records every bare package a program loads
+      const hook = `data:text/javascript,${encodeURIComponent(`
+        export async function resolve(specifier, context, next) {
+          if (!specifier.startsWith('.') && !specifier.startsWith('node:') && !specifier.startsWith('file:'))
+            process.stderr.write('loaded ' + specifier + '\\n');
+          return next(specifier, context);
+        }`)}`;
+      const register = `data:text/javascript,${encodeURIComponent(
+        `import { register } from 'node:module'; register(${JSON.stringify(hook)});`,
+      )}`;
+
+      // When a program imports what a Telegram bot needs
+      const { stderr } = await run(
+        'node',
+        [
+          '--import',
+          register,
+          '--input-type=module',
+          '-e',
+          `await import('colloquy'); await import('colloquy/sqlite'); await import('colloquy/telegram');`,
+        ],
+        { cwd: root, timeout: 30_000 },
+      );
+
+      // Then grammy was loaded and the other platforms' libraries were not
+      expect(stderr).toContain('loaded grammy');
+      expect(stderr).not.toContain('discord.js');
+      expect(stderr).not.toContain('@slack/bolt');
+    },
+  );
+
+  it('is built before the suite runs (npm test builds first)', () => {
+    expect(existsSync(`${root}dist/src/index.js`)).toBe(true);
+  });
+});
