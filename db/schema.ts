@@ -26,8 +26,14 @@ export const conversations = sqliteTable(
     createdAt: text('created_at').notNull(),
     lastMessageAt: text('last_message_at').notNull(),
     messageCount: integer('message_count').notNull().default(0),
+    /**
+     * A small integer naming the conversation inside this file, set by a trigger when the row
+     * is inserted: the high 32 bits of its turns' `messages_fts` rowids.
+     */
+    number: integer('number'),
   },
   (t) => [
+    uniqueIndex('conversations_number_uq').on(t.number),
     index('conversations_last_message_at_idx').on(t.lastMessageAt),
     index('conversations_channel_type_last_idx').on(t.channelType, t.lastMessageAt),
   ],
@@ -72,14 +78,6 @@ export const messages = sqliteTable(
     createdAt: text('created_at')
       .notNull()
       .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
-    /**
-     * One FTS token per conversation (`c` + hex of the id), computed, never stored: the
-     * `messages_fts` index holds it so a search is restricted to one conversation inside FTS.
-     */
-    conversationKey: text('conversation_key').generatedAlwaysAs(
-      sql`('c' || hex(conversation_id))`,
-      { mode: 'virtual' },
-    ),
   },
   (t) => [
     uniqueIndex('messages_id_uq').on(t.id),
@@ -93,11 +91,10 @@ export const messages = sqliteTable(
       t.timestamp,
     ),
     index('messages_participant_time_idx').on(t.participantId, t.timestamp),
-    index('messages_conversation_reply_to_idx').on(
-      t.conversationId,
-      t.replyToParticipantId,
-      t.timestamp,
-    ),
+    /** Partial: most turns reply to no one and cost this index nothing. */
+    index('messages_conversation_reply_to_idx')
+      .on(t.conversationId, t.replyToParticipantId, t.timestamp)
+      .where(sql`${t.replyToParticipantId} is not null`),
     index('messages_summary_idx')
       .on(t.conversationId, t.summaryForAgentId, t.seq)
       .where(sql`${t.isSummary} = 1`),
@@ -122,7 +119,6 @@ export const messageMentions = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.messageSeq, t.participantId] }),
-    index('message_mentions_lookup_idx').on(t.conversationId, t.participantId, t.messageSeq),
     index('message_mentions_time_idx').on(
       t.conversationId,
       t.participantId,

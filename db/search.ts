@@ -11,8 +11,8 @@ const ASCII = /^[\x00-\x7f]*$/;
  * How many turns a search considers per word, newest first: 50 for a one-word query, fewer
  * per word for longer queries (never under 20). A word found in more turns than that is
  * "common": its newest matches are candidates, older turns are found only through the
- * query's other words. Finding a common word's matches inside one conversation is what
- * costs time in FTS5 (one seek into a long doclist per match), so this bounds a search.
+ * query's other words. This bounds a search in a long conversation: reading a word's
+ * matches and ranking them costs time per match.
  *
  * @example
  * ```ts
@@ -55,32 +55,16 @@ export function searchWords(query: string): string[] {
 }
 
 /**
- * The FTS5 token that stands for one conversation in `messages_fts.conversation_key`:
- * the same `'c' || hex(conversation_id)` the generated column computes.
+ * The FTS5 MATCH expression for one word: a quoted string, so nothing in a query acts as an
+ * operator. (The conversation is a rowid range, bound next to it.)
  *
  * @example
  * ```ts
- * conversationKey('telegram:42'); // 'c74656C656772616D3A3432'
+ * matchExpression('refund'); // '"refund"'
  * ```
  */
-export function conversationKey(conversationId: string): string {
-  return `c${Buffer.from(conversationId, 'utf8').toString('hex').toUpperCase()}`;
-}
-
-/**
- * The FTS5 MATCH expression for one word in one conversation. The word is a quoted string
- * and only the `content` column is searched, so nothing in a query acts as an operator or
- * reaches the conversation token.
- *
- * @example
- * ```ts
- * matchExpression('telegram:42', 'refund');
- * // 'conversation_key : "c74…" AND content : "refund"'
- * ```
- */
-export function matchExpression(conversationId: string, word: string): string {
-  const quoted = `"${word.replaceAll('"', '""')}"`;
-  return `conversation_key : "${conversationKey(conversationId)}" AND content : ${quoted}`;
+export function matchExpression(word: string): string {
+  return `"${word.replaceAll('"', '""')}"`;
 }
 
 /** A turn that matched at least one word: its sequence and text. */

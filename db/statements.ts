@@ -40,8 +40,12 @@ const SQL = {
   insertMention: `INSERT OR IGNORE INTO message_mentions
     (message_seq, conversation_id, participant_id, timestamp) VALUES (?, ?, ?, ?)`,
 
-  searchWord: `SELECT rowid FROM messages_fts WHERE messages_fts MATCH @match
-    ORDER BY rowid DESC LIMIT @limit`,
+  // A conversation's turns are the rowids (number << 32) | (4294967295 - seq): one range of
+  // each word's list, newest first in ascending rowid order (which FTS5 seeks fast).
+  searchWord: `SELECT 4294967295 - (rowid & 4294967295) FROM messages_fts
+    WHERE messages_fts MATCH @match
+      AND rowid BETWEEN @number << 32 AND (@number << 32) | 4294967295
+    ORDER BY rowid LIMIT @limit`,
   searchCandidates: `SELECT m.seq, substr(m.content, 1, 20000) AS content
     FROM json_each(@seqs) j CROSS JOIN messages m ON m.seq = j.value
     WHERE m.conversation_id = @conversation AND m.deleted_at IS NULL AND m.is_summary = 0`,

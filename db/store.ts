@@ -36,6 +36,7 @@ interface ConversationRow {
   created_at: string;
   last_message_at: string;
   message_count: number;
+  number: number;
 }
 
 /**
@@ -277,7 +278,7 @@ export class SqliteConversationStore implements ConversationStore {
 
   /**
    * Search, step one: per word, the conversation's newest matches straight from FTS (the
-   * conversation token is ANDed into each MATCH), then BM25 over those candidates.
+   * conversation's rowid range), then BM25 over those candidates.
    */
   private rank(conversationId: string, words: string[]): number[] {
     const conversation = this.sql.getConversation.get(conversationId) as
@@ -288,8 +289,9 @@ export class SqliteConversationStore implements ConversationStore {
     const seqs = new Set<number>();
     const limit = candidatesPerWord(words.length);
     for (const word of words) {
-      const match = matchExpression(conversationId, word);
-      const hits = this.sql.searchWord.all({ match, limit }) as number[];
+      const match = matchExpression(word);
+      const hits = this.sql.searchWord.all({ match, number: conversation.number, limit }) as
+        number[];
       found.set(word, hits.length < limit ? hits.length : total);
       for (const seq of hits) seqs.add(seq);
     }

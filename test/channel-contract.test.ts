@@ -4,7 +4,8 @@ import { PassThrough, Writable } from 'node:stream';
 import { LogLevel } from '@slack/bolt';
 import type { Chat, User } from 'grammy/types';
 import { ConsoleChannel } from 'colloquy/console';
-import { DiscordChannel, DISCORD_MESSAGE_LIMIT } from 'colloquy/discord';
+import { Client, Events, Partials, Routes } from 'discord.js';
+import { DEFAULT_DISCORD_INTENTS, DiscordChannel, DISCORD_MESSAGE_LIMIT } from 'colloquy/discord';
 import { SLACK_TEXT_LIMIT, SlackChannel } from 'colloquy/slack';
 import { TELEGRAM_MESSAGE_LIMIT, TelegramChannel } from 'colloquy/telegram';
 import { FakeDiscord, FakeSlack, FakeTelegram } from 'colloquy/testing';
@@ -245,7 +246,7 @@ const THREAD = '1202600000000000001';
 const DM = '1202570000000000001';
 const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice', global_name: 'Alice' };
 
-async function discordHarness(): Promise<ChannelHarness> {
+async function discordHarness(client: 'its own' | 'yours'): Promise<ChannelHarness> {
   const discord = await FakeDiscord.start();
   discord.addGuild({
     id: GUILD,
@@ -254,10 +255,23 @@ async function discordHarness(): Promise<ChannelHarness> {
   });
   discord.addThread({ id: THREAD, guildId: GUILD, parentId: TEXT_CHANNEL, name: 'deploys' });
   discord.addDmChannel({ id: DM, recipient: alice });
+  // A client of your own stays connected after the channel stops: events keep reaching it.
+  const yours =
+    client === 'yours'
+      ? new Client({
+          intents: [...DEFAULT_DISCORD_INTENTS],
+          partials: [Partials.Channel, Partials.Message],
+          rest: { api: discord.restApi },
+        })
+      : undefined;
   const channel = new DiscordChannel({
     token: discord.token,
-    clientOptions: { rest: { api: discord.restApi } },
+    ...(yours === undefined
+      ? { clientOptions: { rest: { api: discord.restApi } } }
+      : { client: yours }),
   });
+  /** Resolves once the client has received the message written last. */
+  let received: Promise<void> = Promise.resolve();
   const channelOf = (place: Place) => ({ group: TEXT_CHANNEL, thread: THREAD, dm: DM })[place];
   const placeOf = (id: string): Posted['place'] =>
     id === TEXT_CHANNEL ? 'group' : id === THREAD ? 'thread' : id === DM ? 'dm' : 'elsewhere';
@@ -271,6 +285,14 @@ async function discordHarness(): Promise<ChannelHarness> {
     },
     messageLimit: DISCORD_MESSAGE_LIMIT,
     async write({ place, text, mentionBot, replyTo }) {
+      received = new Promise((resolve) => {
+        const onRaw = (packet: { t?: string; d?: { content?: string } }) => {
+          if (packet.t !== 'MESSAGE_CREATE' || packet.d?.content?.endsWith(text) !== true) return;
+          channel.client.off(Events.Raw, onRaw);
+          resolve();
+        };
+        channel.client.on(Events.Raw, onRaw);
+      });
       const message = discord.userMessage({
         channelId: channelOf(place),
         author: alice,
@@ -297,14 +319,31 @@ async function discordHarness(): Promise<ChannelHarness> {
         platformId: m.id,
         place: placeOf(m.channel_id),
       })),
+    // A destroyed client receives nothing; one that is still connected gets the message.
+    settle: async () => {
+      if (!channel.client.isReady()) return;
+      await received;
+      // The channel handles a gateway event asynchronously: a REST round trip started after
+      // the event has arrived ends after that handling.
+      await channel.client.rest.get(Routes.gatewayBot());
+    },
     async close() {
       await channel.stop();
+      await yours?.destroy();
       await discord.close();
     },
   };
 }
 
-describeChannelContract('Discord', { type: 'discord', open: discordHarness });
+describeChannelContract('Discord (its own client)', {
+  type: 'discord',
+  open: () => discordHarness('its own'),
+});
+
+describeChannelContract('Discord (a client of your own)', {
+  type: 'discord',
+  open: () => discordHarness('yours'),
+});
 
 // ── Console: a DM on a pipe; one reply is one write.
 

@@ -11,26 +11,6 @@ import type {
 } from 'colloquy';
 import { outboundFor } from '../src/bot/turn.js';
 
-/**
- * The one contract every `Channel` passes, run against each platform's real library talking
- * to its loopback fake (STYLE.md point 6). Platform details (signatures, retries, intents,
- * markup) stay in the per-platform suites; this is what the runtime and the store rely on.
- *
- * Each test opens a fresh fake and channel, starts the channel with recording handlers and
- * closes both afterwards. A platform that cannot do something (Telegram never tells a bot about
- * deletions; the console has only a DM) declares it in `unsupported`, and those clauses are
- * skipped with the reason in their title.
- *
- * @example
- * ```ts
- * describeChannelContract('Telegram', {
- *   type: 'telegram',
- *   unsupported: { deletes: 'Telegram never tells a bot that a message was deleted' },
- *   open: async () => telegramHarness(await FakeTelegram.start()),
- * });
- * ```
- */
-
 /** Where a person writes: a group channel, a DM with the bot, a thread (topic) of that group. */
 export type Place = 'group' | 'dm' | 'thread';
 
@@ -112,6 +92,40 @@ export interface ChannelHarnessFactory {
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+/**
+ * The one contract every `Channel` passes, run against each platform's real library talking
+ * to its loopback fake (STYLE.md point 6). Platform details (signatures, retries, intents,
+ * markup) stay in the per-platform suites; this is what the runtime and the store rely on:
+ *
+ * - after `start`, `botIdentity.id` is `<type>:…`;
+ * - a person's message becomes one `NewMessage`: id `<type>:…:<platform id>`, the documented
+ *   conversation id, participant, ISO-8601 UTC timestamp, scope `channel` / `dm` / `thread`
+ *   (a thread is a conversation of its own, `<parent conversation>:<thread>`), metadata that
+ *   points at the platform message, the bot's id in `mentions` when it is mentioned, and
+ *   `replyToMessageId` / `replyToParticipantId` on a reply to the bot;
+ * - `send` posts where the question was, returns every part's platform id (a long reply in
+ *   parts within the platform's limit, in order), and `SentMessage.id` (or the runtime's
+ *   default `<type>:<channelId>:<first id>`) is the id an inbound message with that platform id
+ *   would get;
+ * - the bot's own posts never come back as turns; edits and deletions point at the platform
+ *   message exactly as the turn's metadata did, so the store finds it;
+ * - a malformed event goes to `handlers.error` as a `MalformedEventError` and the channel keeps
+ *   delivering; `stop` resolves, is idempotent, and no handler is called after it.
+ *
+ * Each test opens a fresh fake and channel, starts the channel with recording handlers and
+ * closes both afterwards. A platform that cannot do something (Telegram never tells a bot about
+ * deletions; the console has only a DM) declares it in `unsupported`, and those clauses are
+ * skipped with the reason in their title.
+ *
+ * @example
+ * ```ts
+ * describeChannelContract('Telegram', {
+ *   type: 'telegram',
+ *   unsupported: { deletes: 'Telegram never tells a bot that a message was deleted' },
+ *   open: telegramHarness, // a fresh FakeTelegram and TelegramChannel, and how to drive them
+ * });
+ * ```
+ */
 export function describeChannelContract(name: string, factory: ChannelHarnessFactory): void {
   const type = factory.type;
   const unsupported = factory.unsupported ?? {};

@@ -76,24 +76,14 @@ class BillingAgent extends BaseAgent {
   }
 }
 
-/** A logger that resolves `guarded` when the loop guard speaks. */
-function guardLogger(): Logger & { guarded: Promise<void>; warnings: string[] } {
-  let resolve!: () => void;
-  const guarded = new Promise<void>((r) => (resolve = r));
+/** A logger that keeps its warnings (the loop guard warns when it stops the agents). */
+function warningLogger(): Logger & { warnings: string[] } {
   const warnings: string[] = [];
-  return {
-    guarded,
-    warnings,
-    debug() {},
-    info() {},
-    warn(msg) {
-      warnings.push(msg);
-      if (msg.startsWith('loop guard')) resolve();
-    },
-    error() {},
-  };
+  return { warnings, debug() {}, info() {}, warn: (msg) => void warnings.push(msg), error() {} };
 }
 
+const loopGuardWarnings = (logger: { warnings: string[] }) =>
+  logger.warnings.filter((msg) => msg.startsWith('loop guard'));
 const agentTurns = (turns: StoredMessage[]) => turns.filter((t) => t.participant.kind === 'agent');
 
 describe('two agents on Telegram and Slack, one SQLite store', () => {
@@ -128,7 +118,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
       channels: [telegramChannel, slackChannel],
       agents: options.agents,
       store,
-      logger: options.logger ?? guardLogger(),
+      logger: options.logger ?? warningLogger(),
       ...(options.maxAgentDepth !== undefined && { maxAgentDepth: options.maxAgentDepth }),
     });
     bot.catch((error) => void errors.push(error));
@@ -197,14 +187,14 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
       // given two agents whose every reply mentions the other
       const triage = new TriageAgent((call) => `@billing-agent over to you (${call})`);
       const billing = new BillingAgent((call) => `@triage-agent back to you (${call})`);
-      const logger = guardLogger();
+      const logger = warningLogger();
       await startBot({ agents: [triage, billing], maxAgentDepth, logger });
 
       // when Alice starts them off
       await slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'billing question' });
 
-      // then the guard stops them after exactly that many agent turns
-      await logger.guarded;
+      // then the guard stops them after exactly that many agent turns, and says so
+      expect(loopGuardWarnings(logger)).toHaveLength(1);
       const first = await store.get(GENERAL);
       expect(agentTurns(first)).toHaveLength(expected);
       expect(first).toHaveLength(expected + 1);
@@ -219,6 +209,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
         metadata: { replyToParticipantId: 'slack:U0BOB' },
       });
       expect(agentTurns(second)).toHaveLength(expected);
+      expect(loopGuardWarnings(logger)).toHaveLength(2);
       expect(errors).toEqual([]);
     },
   );

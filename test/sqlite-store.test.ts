@@ -10,7 +10,6 @@ import { SqliteConversationStore, migrationsFolder } from 'colloquy/sqlite';
 import { StoreError } from 'colloquy';
 import type { NewMessage } from 'colloquy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { conversationKey } from '../db/search.js';
 
 const run = promisify(execFile);
 const C1 = 'slack:T1:C1';
@@ -221,12 +220,58 @@ describe('SqliteConversationStore: several writers', () => {
 });
 
 describe('SqliteConversationStore: content and search', () => {
-  it('never lets a query reach another conversation through the conversation token', async () => {
+  it('keeps a search inside its conversation, between neighbouring ones', async () => {
+    // given the same word in three conversations, numbered 1, 2 and 3
     const store = storeAt();
-    await store.append(turn({ content: 'hello there' }));
-    await store.append(turn({ conversationId: 'slack:T1:C2', content: 'hello elsewhere' }));
-    expect(await store.search(C1, conversationKey(C1))).toEqual([]);
-    expect(await store.search(C1, `hello ${conversationKey('slack:T1:C2')}`)).toHaveLength(1);
+    for (const conversationId of ['slack:T1:C0', C1, 'slack:T1:C2']) {
+      await store.append(turn({ conversationId, content: `hello from ${conversationId}` }));
+    }
+
+    // when searching the middle one, then only its turn comes back
+    expect((await store.search(C1, 'hello')).map((m) => m.conversationId)).toEqual([C1]);
+    const numbers = store.db.prepare('SELECT number FROM conversations ORDER BY number').pluck();
+    expect(numbers.all()).toEqual([1, 2, 3]);
+  });
+
+  it('does not let a new conversation find the words of a deleted one with its number', async () => {
+    // given the newest conversation deleted, and a new one that takes over its number
+    const store = storeAt();
+    await store.append(turn({ content: 'first words' }));
+    await store.append(turn({ conversationId: 'slack:T1:C2', content: 'secret plans' }));
+    await store.deleteConversation('slack:T1:C2');
+    await store.append(turn({ conversationId: 'slack:T1:C3', content: 'new plans' }));
+
+    // then its search finds only its own turn, and the index is consistent
+    expect((await store.search('slack:T1:C3', 'secret plans')).map((m) => m.content)).toEqual([
+      'new plans',
+    ]);
+    store.db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`);
+  });
+
+  it('keeps search in step when plain SQL inserts, moves and deletes turns', async () => {
+    // given a conversation written through the store
+    const store = storeAt();
+    await store.append(turn({ content: 'alpha' }));
+
+    // when plain SQL adds a conversation and a turn, then moves the turn, then deletes it
+    store.db.exec(`
+      INSERT INTO conversations (id, channel_type, channel_id, scope, created_at, last_message_at)
+      VALUES ('slack:T1:C9', 'slack', 'C9', 'channel', '2026-01-01', '2026-01-01');
+      INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
+        channel_type, channel_id)
+      VALUES ('raw-1', 'slack:T1:C9', 'slack:U1', 'beta', '2026-01-01T00:00:00.000Z',
+        'channel', 'slack', 'C9');`);
+    expect((await store.search('slack:T1:C9', 'beta')).map((m) => m.id)).toEqual(['raw-1']);
+    store.db.exec(`UPDATE messages SET conversation_id = '${C1}' WHERE id = 'raw-1'`);
+    expect(await store.search('slack:T1:C9', 'beta')).toEqual([]);
+    expect((await store.search(C1, 'beta')).map((m) => m.id)).toEqual(['raw-1']);
+    store.db.exec(`DELETE FROM messages WHERE id = 'raw-1'`);
+
+    // then nothing of it is left in the index
+    expect(await store.search(C1, 'beta')).toEqual([]);
+    const count = store.db.prepare(`SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'beta'`);
+    expect(count.pluck().get()).toBe(0);
+    store.db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`);
   });
 
   it.each([
@@ -235,7 +280,7 @@ describe('SqliteConversationStore: content and search', () => {
     'hello* OR NOT "world',
     '% _ %_',
     'content : hello',
-    'conversation_key : hello',
+    'rowid : hello',
   ])('survives the query %j', async (query) => {
     const store = storeAt();
     await store.append(turn({ content: 'hello world' }));

@@ -221,6 +221,8 @@ export class SlackChannel implements Channel {
   }
 
   async stop(): Promise<void> {
+    // Events can still arrive after stop (a server the app owns, Socket Mode closing): drop them.
+    this.handlers = undefined;
     if (
       this.ownsApp &&
       (this.server !== undefined ||

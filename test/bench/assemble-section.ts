@@ -4,6 +4,7 @@ import { benchAssemble } from './assemble.js';
 import type { Timing } from './assemble.js';
 import { int, line, ms, note, peakRss, verdict } from './report.js';
 import type { Outcome } from './store.js';
+import { removeDb } from './store-write.js';
 
 export interface AssembleSectionOptions {
   /** Turns in the one conversation (default 100,000). */
@@ -27,6 +28,7 @@ export async function benchAssembleSection(options: AssembleSectionOptions): Pro
   const messages = options.messages ?? 100_000;
   const dir = join(options.dir, 'assemble');
   mkdirSync(dir, { recursive: true });
+  removeDb(join(dir, 'assemble.db')); // benchAssemble's file; a reused --dir must start empty
   console.log(
     `\n── Assemble (issue 3): one conversation of ${int(messages)} turns, agent addressed in 1 of 100 ──`,
   );

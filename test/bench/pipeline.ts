@@ -16,6 +16,7 @@ import type { ConversationSummary } from '../../src/store.js';
 import type { NewMessage } from '../../src/types.js';
 import { int, line, note, peakRss, verdict } from './report.js';
 import type { Outcome } from './store.js';
+import { removeDb } from './store-write.js';
 
 export interface PipelineBenchOptions {
   /** Inbound updates per variant, timed (default 2,000). */
@@ -150,7 +151,9 @@ export async function benchPipeline(options: PipelineBenchOptions): Promise<Outc
   const senders = options.senders ?? 4;
   const warmUp = options.warmUp ?? 200;
   console.log(`\n── Pipeline (issue 4): Telegram webhook → Bot → capture → agent → reply ──`);
-  const sqlite = new SqliteConversationStore({ path: join(dir, 'pipeline.db') });
+  const path = join(dir, 'pipeline.db');
+  removeDb(path); // a fresh file: a reused --dir would hold these very turns already
+  const sqlite = new SqliteConversationStore({ path });
   const captured = await startPipeline(sqlite);
   const uncaptured = await startPipeline(new NoopStore());
   let capturedMs = 0;

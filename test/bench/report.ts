@@ -1,5 +1,3 @@
-import { performance } from 'node:perf_hooks';
-
 /** Latency figures of one measured operation, in milliseconds. */
 export interface Latency {
   calls: number;
@@ -17,13 +15,6 @@ export function latency(samples: ArrayLike<number>): Latency {
   let totalMs = 0;
   for (const value of sorted) totalMs += value;
   return { calls: sorted.length, p50: at(0.5), p99: at(0.99), totalMs };
-}
-
-/** Times one call; resolves with its duration in ms. */
-export async function timed(run: () => unknown): Promise<number> {
-  const start = performance.now();
-  await run();
-  return performance.now() - start;
 }
 
 /** `12,345` */

@@ -148,7 +148,7 @@ async function measureSearch(
   console.log(
     note(
       `${int(search.calls)} calls on random conversations; results per call: search ` +
-        `${(found / search.calls).toFixed(1)}, LIKE ${(likeFound / scan.calls).toFixed(1)} ` +
+        `${paired.oursRows.toFixed(1)}, LIKE ${paired.theirsRows.toFixed(1)} ` +
         `(LIKE tests every turn of the conversation, returns the newest 10 matches)`,
     ),
   );
