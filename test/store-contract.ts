@@ -225,6 +225,13 @@ export function describeStoreContract(
         expect(found[0]?.id).toBe(both.message.id);
       });
 
+      it('finds a turn that contains model special-token text, and caps it by tokens', async () => {
+        const odd = await store.append(turn({ content: 'my name is <|endoftext|> invoice' }));
+        const found = await store.search(C1, 'invoice <|im_start|>', { tokenCap: 3 });
+        expect(found.map((m) => m.id)).toEqual([odd.message.id]);
+        expect(defaultTokenizer.count(found[0]?.content ?? '')).toBeLessThanOrEqual(3);
+      });
+
       it('ranks a turn that repeats the word above one that says it once', async () => {
         await seedFiller(store);
         await store.append(turn({ content: 'refund for the order', timestamp: at(1) }));
