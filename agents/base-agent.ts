@@ -160,27 +160,34 @@ export abstract class BaseAgent implements Agent {
     input: NewMessage,
     ctx: AgentRunContext,
   ): Promise<void> {
+    const at = step.stepNumber;
     for (const part of step.content) {
       if (part.type === 'tool-call') {
-        await ctx.record(this.toolTurn(input, part, 'call', JSON.stringify(part.input) ?? 'null'));
+        const json = JSON.stringify(part.input) ?? 'null';
+        await ctx.record(this.toolTurn(input, at, part, 'call', json));
       } else if (part.type === 'tool-result') {
-        await ctx.record(this.toolTurn(input, part, 'result', textOf(part.output)));
+        await ctx.record(this.toolTurn(input, at, part, 'result', textOf(part.output)));
       } else if (part.type === 'tool-error') {
-        const turn = this.toolTurn(input, part, 'result', `Error: ${messageOf(part.error)}`);
+        const turn = this.toolTurn(input, at, part, 'result', `Error: ${messageOf(part.error)}`);
         await ctx.record({ ...turn, metadata: { ...turn.metadata, toolError: true } });
       }
     }
   }
 
+  /**
+   * One tool row. Its id holds the turn answered and the step as well as the model's call id
+   * (`<turn id>:tool:<step>:<call id>:call|result`): some servers say `call_0` in every step.
+   */
   private toolTurn(
     input: NewMessage,
+    step: number,
     part: { toolCallId: string; toolName: string },
     role: 'call' | 'result',
     content: string,
   ): NewMessage {
     const { channelType, channelId, channelName, threadId } = input.metadata;
     return {
-      id: `${input.id}:tool:${part.toolCallId}:${role}`,
+      id: `${input.id}:tool:${step}:${part.toolCallId}:${role}`,
       conversationId: input.conversationId,
       participant: this.participant,
       content,
@@ -195,6 +202,7 @@ export abstract class BaseAgent implements Agent {
         toolRole: role,
         toolCallId: part.toolCallId,
         toolName: part.toolName,
+        toolStep: step,
       },
     };
   }

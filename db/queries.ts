@@ -16,8 +16,8 @@ export interface BuiltQuery {
 
 /**
  * The SQL of `store.get`. Without `concerning` it walks `messages_conversation_time_idx`
- * backwards. With `concerning` it is a UNION of small index lookups, each taking only its
- * newest `limit` rows, so its cost does not grow with the conversation:
+ * backwards. With `concerning` it merges index ranges read newest first, stopping after
+ * `limit` turns, so its cost does not grow with the conversation:
  *
  * - per alias: turns it wrote (`messages_conversation_participant_idx`), turns replying to
  *   it (`messages_conversation_reply_to_idx`), turns mentioning it (`message_mentions_time_idx`);

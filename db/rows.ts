@@ -258,7 +258,7 @@ export function normalizeTimestamp(
     throw new StoreError(
       `${what} ${JSON.stringify(value)} is not a date; colloquy stores ISO 8601 UTC timestamps ` +
         `such as 2026-11-21T09:30:00.000Z`,
-      context,
+      { ...context, transient: false },
     );
   }
   return date.toISOString();

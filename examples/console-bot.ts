@@ -18,6 +18,7 @@ import {
   describeModel,
   isOfflineModel,
   modelFromEnv,
+  redactText,
 } from 'colloquy';
 import { ConsoleChannel } from 'colloquy/console';
 import { SqliteConversationStore } from 'colloquy/sqlite';
@@ -42,7 +43,7 @@ const dbPath = defaultDbPath();
 const store = SqliteConversationStore.open(dbPath);
 const channel = new ConsoleChannel();
 const bot = new Bot({ channels: [channel], agents: [new SupportAgent()], store });
-bot.catch((error) => console.error(`[${error.name}] ${error.message}`));
+bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
 
 console.error(
   isOfflineModel(model)
@@ -54,7 +55,15 @@ console.error(
 );
 
 bot.installSignalHandlers();
-await bot.start();
+try {
+  await bot.start();
+} catch (error) {
+  console.error(
+    `Could not start: ${redactText(error instanceof Error ? error.message : String(error))}`,
+  );
+  await bot.stop();
+  process.exit(1);
+}
 // The end of input, Ctrl-D, Ctrl-C or SIGTERM all end here: stop the bot, then the store.
 await channel.closed;
 await bot.stop();

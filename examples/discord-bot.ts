@@ -14,7 +14,7 @@
  * Switch on "Message Content Intent" (Bot → Privileged Gateway Intents) or the bot reads
  * empty messages in servers. See docs/discord.md.
  */
-import { BaseAgent, Bot, modelFromEnv } from 'colloquy';
+import { BaseAgent, Bot, modelFromEnv, redactText } from 'colloquy';
 import { DiscordChannel } from 'colloquy/discord';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 
@@ -44,9 +44,17 @@ const discord = new DiscordChannel({
 
 const store = new SqliteConversationStore({ path: process.env.COLLOQUY_DB ?? 'colloquy.db' });
 const bot = new Bot({ channels: [discord], agents: [new SupportAgent()], store });
-bot.catch((error) => console.error(`[${error.name}]`, error.message));
+bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
 
-await bot.start();
+try {
+  await bot.start();
+} catch (error) {
+  console.error(
+    `Could not start: ${redactText(error instanceof Error ? error.message : String(error))}`,
+  );
+  await bot.stop();
+  process.exit(1);
+}
 console.log(`${discord.botIdentity?.username} is connected to Discord. Press Ctrl+C to stop.`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -28,6 +28,7 @@ import {
   describeModel,
   isOfflineModel,
   modelFromEnv,
+  redactText,
 } from 'colloquy';
 import type { NewMessage } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
@@ -116,13 +117,15 @@ const bot = new Bot({
   channels: [telegram, slack],
   agents: [new TriageAgent(), new BillingAgent()],
 });
-bot.catch((error) => console.error(`[${error.name}]`, error.message));
+bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
 bot.installSignalHandlers(); // SIGINT / SIGTERM: finish the turns in flight, close the db, exit
 
 try {
   await bot.start();
 } catch (error) {
-  console.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(
+    `Could not start: ${redactText(error instanceof Error ? error.message : String(error))}`,
+  );
   await bot.stop();
   process.exit(1);
 }

@@ -14,7 +14,7 @@
  * - COLLOQUY_DB           SQLite file (default ./colloquy.db)
  * - COLLOQUY_MODEL        e.g. openai:gpt-4o-mini; the offline model when unset
  */
-import { BaseAgent, Bot, modelFromEnv } from 'colloquy';
+import { BaseAgent, Bot, modelFromEnv, redactText } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 
@@ -54,9 +54,17 @@ const slack = new SlackChannel({
 
 const store = new SqliteConversationStore({ path: process.env.COLLOQUY_DB ?? 'colloquy.db' });
 const bot = new Bot({ channels: [slack], agents: [new SupportAgent()], store });
-bot.catch((error) => console.error(`[${error.name}]`, error.message));
+bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
 
-await bot.start();
+try {
+  await bot.start();
+} catch (error) {
+  console.error(
+    `Could not start: ${redactText(error instanceof Error ? error.message : String(error))}`,
+  );
+  await bot.stop();
+  process.exit(1);
+}
 const me = slack.botIdentity;
 console.log(
   appToken

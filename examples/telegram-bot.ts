@@ -14,7 +14,7 @@
  * - COLLOQUY_MODEL           e.g. openai:gpt-4o-mini; the offline model when unset
  */
 import { randomBytes } from 'node:crypto';
-import { BaseAgent, Bot, modelFromEnv } from 'colloquy';
+import { BaseAgent, Bot, modelFromEnv, redactText } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { TelegramChannel } from 'colloquy/telegram';
 
@@ -53,9 +53,17 @@ const telegram = new TelegramChannel({
 
 const store = new SqliteConversationStore({ path: process.env.COLLOQUY_DB ?? 'colloquy.db' });
 const bot = new Bot({ channels: [telegram], agents: [new SupportAgent()], store });
-bot.catch((error) => console.error(`[${error.name}]`, error.message));
+bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
 
-await bot.start();
+try {
+  await bot.start();
+} catch (error) {
+  console.error(
+    `Could not start: ${redactText(error instanceof Error ? error.message : String(error))}`,
+  );
+  await bot.stop();
+  process.exit(1);
+}
 const me = telegram.botIdentity;
 console.log(
   webhookUrl

@@ -8,17 +8,27 @@ import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
 export interface CaptureOptions {
   /** Most operations held while the store is failing (default 10 000). */
   maxBuffer?: number;
+  /** Most bytes of text held while the store is failing, roughly (default 64 MiB). */
+  maxBufferBytes?: number;
+  /** How many rejected or dropped operations `deadLetters` keeps, newest last (default 1000). */
+  maxDeadLetters?: number;
   /** First retry delay in ms; doubles per failed retry (default 50). */
   retryBaseMs?: number;
   /** Longest retry delay in ms (default 30 000). */
   retryMaxMs?: number;
   logger?: Logger;
-  /** Called once per failed attempt, with the turn's ids and the store's error as `cause`. */
+  /**
+   * Called once per failed attempt, with the turn's ids and the store's error as `cause`;
+   * `transient: false` when the operation was rejected for good and will not be retried.
+   */
   onError?: (error: StoreError) => void;
 }
 
-/** `stored`: written now; `duplicate`: the store already had it; `buffered`: held for retry. */
-export type CaptureOutcome = 'stored' | 'duplicate' | 'buffered';
+/**
+ * `stored`: written now; `duplicate`: the store already had it; `buffered`: held for retry;
+ * `rejected`: the store can never take it (see `deadLetters`).
+ */
+export type CaptureOutcome = 'stored' | 'duplicate' | 'buffered' | 'rejected';
 
 /** Counters since the writer was made; `buffered` is the number of operations held right now. */
 export interface CaptureStats {
@@ -31,17 +41,41 @@ export interface CaptureStats {
   /** Attempts made by the retry timer or `flush`. */
   retries: number;
   buffered: number;
-  /** Operations given up because the buffer was full. */
+  /** Operations given up because the buffer was full (count or bytes). */
   dropped: number;
+  /** Operations the store refused for good (not retried; kept in `deadLetters`). */
+  rejected: number;
 }
 
-type Operation =
+/** One operation capture handed to the store. */
+export type CaptureOperation =
   | { kind: 'append'; message: NewMessage }
   | { kind: 'edit'; edit: MessageEdit }
   | { kind: 'delete'; deletion: MessageDeletion };
 
+/**
+ * An operation capture gave up on: `rejected` by the store for good, or `dropped` from a full
+ * buffer. Kept so an operator can inspect it, fix it and append it by hand.
+ *
+ * @example
+ * ```ts
+ * for (const { op, error } of writer.deadLetters) console.error(op.kind, error.message);
+ * ```
+ */
+export interface DeadLetter {
+  op: CaptureOperation;
+  reason: 'rejected' | 'dropped';
+  error: StoreError;
+  /** When capture gave up (ISO 8601 UTC). */
+  at: string;
+}
+
+type Operation = CaptureOperation;
+
 interface Entry {
   op: Operation;
+  /** Rough size in bytes, for `maxBufferBytes`. */
+  bytes: number;
   /** Set while the caller still waits for the outcome. */
   settle?: (outcome: CaptureOutcome) => void;
 }
@@ -49,20 +83,26 @@ interface Entry {
 /**
  * Writes turns to a store strictly in order and never loses one to a passing failure.
  *
- * While the store works, each operation is written straight through. When a write fails the
+ * While the store works, each operation is written straight through. When a write fails for
+ * a passing reason (locked, full, closed, I/O; see {@link isPermanentStoreFailure}) the
  * operation goes into a bounded FIFO buffer and resolves `'buffered'`; a timer retries the
  * head with exponential backoff and jitter (capped at `retryMaxMs`), and every later
  * operation queues behind it until the buffer has drained, so order is kept. Each failed
  * attempt is reported to `onError` and `logger.warn`.
  *
- * When the buffer is full the OLDEST held operation is dropped (counted in `stats.dropped`,
- * logged with `logger.error`): the newest turns are the ones agents need for their next
- * prompt, and an operation the store rejects for good cannot block the queue forever.
+ * An operation the store rejects for good (an invalid timestamp, a constraint, metadata that
+ * cannot be serialised) is not retried: it resolves `'rejected'`, moves to `deadLetters`, is
+ * counted in `stats.rejected` and reported to `onError` and `logger.error`, and the queue
+ * moves on.
+ *
+ * When the buffer is full (`maxBuffer` operations or `maxBufferBytes` of text) the OLDEST
+ * held operation is dropped (counted in `stats.dropped`, kept in `deadLetters`, logged with
+ * `logger.error`): the newest turns are the ones agents need for their next prompt.
  *
  * @example
  * ```ts
  * const writer = new CaptureWriter(store, { onError: (err) => bot.report(err) });
- * await writer.append(turn); // 'stored' | 'duplicate' | 'buffered'; never rejects
+ * await writer.append(turn); // 'stored' | 'duplicate' | 'buffered' | 'rejected'; never rejects
  * await writer.flush(5_000); // on shutdown
  * writer.close();
  * ```
@@ -70,6 +110,8 @@ interface Entry {
 export class CaptureWriter {
   readonly #store: ConversationStore;
   readonly #maxBuffer: number;
+  readonly #maxBufferBytes: number;
+  readonly #maxDeadLetters: number;
   readonly #retryBaseMs: number;
   readonly #retryMaxMs: number;
   readonly #logger: Logger;
@@ -77,6 +119,8 @@ export class CaptureWriter {
 
   /** Operations not yet applied, in order (the one being attempted is taken out). */
   #queue: Entry[] = [];
+  /** Bytes held in `#queue`. */
+  #bytes = 0;
   #inFlight = false;
   /** True from a failure until the queue has fully drained: new operations wait behind. */
   #backlog = false;
@@ -84,11 +128,21 @@ export class CaptureWriter {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #attempt = 0;
   #closed = false;
-  readonly #counts = { stored: 0, duplicates: 0, failures: 0, retries: 0, dropped: 0 };
+  readonly #deadLetters: DeadLetter[] = [];
+  readonly #counts = {
+    stored: 0,
+    duplicates: 0,
+    failures: 0,
+    retries: 0,
+    dropped: 0,
+    rejected: 0,
+  };
 
   constructor(store: ConversationStore, options: CaptureOptions = {}) {
     this.#store = store;
     this.#maxBuffer = Math.max(1, options.maxBuffer ?? 10_000);
+    this.#maxBufferBytes = Math.max(1, options.maxBufferBytes ?? 64 * 1024 * 1024);
+    this.#maxDeadLetters = Math.max(0, options.maxDeadLetters ?? 1000);
     this.#retryBaseMs = options.retryBaseMs ?? 50;
     this.#retryMaxMs = options.retryMaxMs ?? 30_000;
     this.#logger = options.logger ?? consoleLogger;
@@ -98,6 +152,11 @@ export class CaptureWriter {
   get stats(): Readonly<CaptureStats> {
     const held = this.#backlog ? this.#queue.length + (this.#inFlight ? 1 : 0) : 0;
     return { ...this.#counts, buffered: held };
+  }
+
+  /** The newest operations given up (rejected for good, or dropped from a full buffer), oldest first. */
+  get deadLetters(): readonly DeadLetter[] {
+    return [...this.#deadLetters];
   }
 
   /** Stores a turn. Never rejects. */
@@ -139,15 +198,27 @@ export class CaptureWriter {
   }
 
   #enqueue(op: Operation): Promise<CaptureOutcome> {
+    const entry: Entry = { op, bytes: sizeOf(op) };
     if (this.#backlog) {
-      this.#queue.push({ op });
+      this.#push(entry);
       this.#dropOverflow();
       return Promise.resolve('buffered');
     }
     return new Promise((settle) => {
-      this.#queue.push({ op, settle });
+      this.#push({ ...entry, settle });
       void this.#run();
     });
+  }
+
+  #push(entry: Entry): void {
+    this.#queue.push(entry);
+    this.#bytes += entry.bytes;
+  }
+
+  #shift(): Entry | undefined {
+    const entry = this.#queue.shift();
+    if (entry !== undefined) this.#bytes -= entry.bytes;
+    return entry;
   }
 
   /** Starts the worker unless it runs already; resolves when it stops. */
@@ -160,18 +231,19 @@ export class CaptureWriter {
     // Start on a later tick, so `#running` is set before this run can finish.
     await undefined;
     try {
-      for (let entry = this.#queue.shift(); entry; entry = this.#queue.shift()) {
+      for (let entry = this.#shift(); entry; entry = this.#shift()) {
         this.#inFlight = true;
         const outcome = await this.#apply(entry.op);
         this.#inFlight = false;
-        if (outcome === undefined) {
+        if (outcome === 'buffered') {
           this.#queue.unshift(entry);
+          this.#bytes += entry.bytes;
           this.#holdAll();
           this.#dropOverflow();
           this.#scheduleRetry();
           return;
         }
-        this.#attempt = 0;
+        if (outcome !== 'rejected') this.#attempt = 0;
         entry.settle?.(outcome);
       }
       this.#backlog = false;
@@ -181,8 +253,8 @@ export class CaptureWriter {
     }
   }
 
-  /** Applies one operation; undefined when the store failed. */
-  async #apply(op: Operation): Promise<Exclude<CaptureOutcome, 'buffered'> | undefined> {
+  /** Applies one operation; `buffered` when it should be retried, `rejected` when never. */
+  async #apply(op: Operation): Promise<CaptureOutcome> {
     try {
       if (op.kind === 'append') {
         const { inserted } = await this.#store.append(op.message);
@@ -198,8 +270,12 @@ export class CaptureWriter {
       return 'stored';
     } catch (cause) {
       this.#counts.failures++;
+      if (isPermanentStoreFailure(cause)) {
+        this.#reject(op, cause);
+        return 'rejected';
+      }
       this.#report(op, cause);
-      return undefined;
+      return 'buffered';
     }
   }
 
@@ -213,12 +289,23 @@ export class CaptureWriter {
   }
 
   #dropOverflow(): void {
-    while (this.#queue.length > this.#maxBuffer) {
-      const dropped = this.#queue.shift()!;
+    while (
+      this.#queue.length > this.#maxBuffer ||
+      (this.#bytes > this.#maxBufferBytes && this.#queue.length > 0)
+    ) {
+      const dropped = this.#shift()!;
       this.#counts.dropped++;
-      this.#logger.error('capture: buffer full, dropped the oldest held operation', {
-        ...refOf(dropped.op),
+      const ref = refOf(dropped.op);
+      const error = new StoreError('capture: buffer full, dropped the oldest held operation', {
+        conversationId: ref.conversationId,
+        messageId: ref.messageId,
+        transient: false,
+      });
+      this.#bury(dropped.op, 'dropped', error);
+      this.#logger.error(error.message, {
+        ...ref,
         maxBuffer: this.#maxBuffer,
+        maxBufferBytes: this.#maxBufferBytes,
         dropped: this.#counts.dropped,
       });
     }
@@ -248,20 +335,81 @@ export class CaptureWriter {
     this.#timer = undefined;
   }
 
+  #bury(op: Operation, reason: DeadLetter['reason'], error: StoreError): void {
+    if (this.#maxDeadLetters === 0) return;
+    this.#deadLetters.push({ op, reason, error, at: new Date().toISOString() });
+    if (this.#deadLetters.length > this.#maxDeadLetters) this.#deadLetters.shift();
+  }
+
+  /** A write that can never succeed: dead-lettered, reported loudly, not retried. */
+  #reject(op: Operation, cause: unknown): void {
+    const ref = refOf(op);
+    this.#counts.rejected++;
+    const error = new StoreError(
+      `capture: the store rejected ${op.kind} for good; not retried: ${messageOf(cause)}`,
+      { cause, conversationId: ref.conversationId, messageId: ref.messageId, transient: false },
+    );
+    this.#bury(op, 'rejected', error);
+    this.#logger.error(error.message, { ...ref, rejected: this.#counts.rejected, error: cause });
+    this.#notify(error);
+  }
+
   #report(op: Operation, cause: unknown): void {
     const ref = refOf(op);
     const error = new StoreError(`capture: could not store ${op.kind}; held for retry`, {
       cause,
       conversationId: ref.conversationId,
       messageId: ref.messageId,
+      transient: true,
     });
     this.#logger.warn(error.message, { ...ref, attempt: this.#attempt + 1, error: cause });
+    this.#notify(error);
+  }
+
+  #notify(error: StoreError): void {
     try {
       this.#onError?.(error);
     } catch (handlerError) {
       this.#logger.error('capture: onError handler threw', { error: handlerError });
     }
   }
+}
+
+/**
+ * True when a store failure will never pass, so retrying the write is pointless: a
+ * `StoreError` that says so (`transient: false`), a SQLite constraint or type mismatch, or a
+ * value that cannot be serialised (`TypeError`, `DataCloneError`), anywhere in the `cause`
+ * chain. Everything else — busy, locked, full, I/O, a closed store, an unknown error — is
+ * taken as passing.
+ *
+ * @example
+ * ```ts
+ * isPermanentStoreFailure(new StoreError('bad timestamp', { transient: false })); // true
+ * isPermanentStoreFailure(Object.assign(new Error('locked'), { code: 'SQLITE_BUSY' })); // false
+ * ```
+ */
+export function isPermanentStoreFailure(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Object && depth < 5; depth++) {
+    if (e instanceof StoreError && e.transient !== undefined) return !e.transient;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_')) {
+      return /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/.test(code);
+    }
+    if (e instanceof TypeError || (e as { name?: unknown }).name === 'DataCloneError') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** Roughly what an operation weighs in memory: its text, plus a little for the rest. */
+function sizeOf(op: Operation): number {
+  const text =
+    op.kind === 'append' ? op.message.content : op.kind === 'edit' ? op.edit.content : '';
+  return 256 + text.length * 2;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function refOf(op: Operation): {
@@ -277,12 +425,59 @@ function refOf(op: Operation): {
   return { platformMessageId: `${ref.channelType}:${ref.channelId}:${ref.messageId}` };
 }
 
+/** The turn of the parts that went out, for an error a failed `ctx.send` threw. */
+const partialReplies = new WeakMap<object, NewMessage>();
+
+/**
+ * Marks an error thrown by `ctx.send` as a reply that went out in part: `turn` holds the
+ * platform ids that did go out. Capture stores it before the error travels on. Returns the
+ * error, to throw.
+ *
+ * @example
+ * ```ts
+ * throw withPartialReply(error, { ...turn, metadata: { ...turn.metadata, partial: true } });
+ * ```
+ */
+export function withPartialReply<E>(error: E, turn: NewMessage): E {
+  if (typeof error === 'object' && error !== null) partialReplies.set(error, turn);
+  return error;
+}
+
+/**
+ * Stores every reply sent through `ctx.send` with the platform's message id — and, when a
+ * split reply failed part way, the parts that did go out (marked by {@link withPartialReply})
+ * before the error is thrown on. For a turn that is itself already stored.
+ *
+ * @example
+ * ```ts
+ * const chain = compose<TurnContext>([captureReplies(writer), dispatch]);
+ * ```
+ */
+export function captureReplies(writer: CaptureWriter): Interceptor<TurnContext> {
+  return async (ctx, next) => {
+    const send = ctx.send.bind(ctx);
+    ctx.send = async (content, from) => {
+      let sent: NewMessage;
+      try {
+        sent = await send(content, from);
+      } catch (error) {
+        const partial = typeof error === 'object' && error !== null && partialReplies.get(error);
+        if (partial) await writer.append(partial);
+        throw error;
+      }
+      await writer.append(sent);
+      return sent;
+    };
+    await next();
+  };
+}
+
 /**
  * The first link of every chain: stores the inbound turn before anything else runs, stops a
  * turn the store already had (a platform retry must not be answered twice), and stores every
- * reply sent through `ctx.send` with the platform's message id. While the store is failing a
- * turn is `buffered`, so it cannot be recognised as a retry and the chain goes on: answering
- * twice is preferred to not answering.
+ * reply sent through `ctx.send` with the platform's message id (see {@link captureReplies}).
+ * While the store is failing a turn is `buffered`, so it cannot be recognised as a retry and
+ * the chain goes on: answering twice is preferred to not answering.
  *
  * @example
  * ```ts
@@ -291,14 +486,9 @@ function refOf(op: Operation): {
  * ```
  */
 export function captureInterceptor(writer: CaptureWriter): Interceptor<TurnContext> {
+  const replies = captureReplies(writer);
   return async (ctx, next) => {
     if ((await writer.append(ctx.message)) === 'duplicate') return;
-    const send = ctx.send.bind(ctx);
-    ctx.send = async (content, from) => {
-      const sent = await send(content, from);
-      await writer.append(sent);
-      return sent;
-    };
-    await next();
+    await replies(ctx, next);
   };
 }

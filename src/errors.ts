@@ -15,6 +15,17 @@ export class ColloquyError extends Error {
   readonly conversationId?: string;
   /** The colloquy message id the failure happened with, when there was one. */
   readonly messageId?: string;
+  /**
+   * Set by a channel's `send` when a reply split into several platform messages failed part
+   * way: the platform ids of the parts that did go out, in order. The runtime stores those parts
+   * as the reply (with `metadata.partial: true`) before it reports the error.
+   *
+   * @example
+   * ```ts
+   * throw Object.assign(new PlatformError('slack', 'Slack refused part 2'), { sentMessageIds: ['1.1'] });
+   * ```
+   */
+  declare sentMessageIds?: string[];
 
   constructor(
     message: string,
@@ -26,9 +37,36 @@ export class ColloquyError extends Error {
   }
 }
 
-/** The store could not write or read (locked, full, closed, schema too new). */
+/**
+ * The store could not write or read (locked, full, closed, schema too new, or a turn it can
+ * never accept).
+ *
+ * @example
+ * ```ts
+ * throw new StoreError('cannot append a turn: SQLITE_BUSY', { cause, transient: true });
+ * ```
+ */
 export class StoreError extends ColloquyError {
   override name = 'StoreError';
+  /**
+   * Whether trying again later can succeed: true for a locked, full or closed store, false
+   * for a turn the store rejects for good (invalid timestamp, constraint, unserialisable
+   * metadata). Undefined when the store cannot tell; capture then guesses from the cause.
+   */
+  declare readonly transient?: boolean;
+
+  constructor(
+    message: string,
+    options: {
+      cause?: unknown;
+      conversationId?: string;
+      messageId?: string;
+      transient?: boolean;
+    } = {},
+  ) {
+    super(message, options);
+    if (options.transient !== undefined) this.transient = options.transient;
+  }
 }
 
 /** The platform answered and refused (bad token, missing permission, unknown channel). */

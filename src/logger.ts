@@ -95,6 +95,14 @@ const SECRET_TEXT: RegExp[] = [
 
 const MASK = '[redacted]';
 
+/** Secrets recognised by what stands before them, which the replacement keeps. */
+const SECRET_IN_CONTEXT: [RegExp, string][] = [
+  [/\bbot\d+:[A-Za-z0-9_-]+/g, `bot${MASK}`], // Telegram Bot API URLs (/bot<id>:<token>/getMe), any length
+  [/\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/g, `Bearer ${MASK}`], // Authorization header values
+  [/(\/webhooks\/\d+\/)[A-Za-z0-9_-]{20,}/g, `$1${MASK}`], // Discord webhook URLs
+  [/(hooks\.slack\.com\/services\/[A-Z0-9]+\/[A-Z0-9]+\/)[A-Za-z0-9]+/g, `$1${MASK}`], // Slack webhook URLs
+];
+
 /**
  * Masks anything that looks like a bot token inside a string.
  *
@@ -105,7 +113,81 @@ const MASK = '[redacted]';
  * ```
  */
 export function redactText(text: string): string {
-  return SECRET_TEXT.reduce((out, pattern) => out.replace(pattern, MASK), text);
+  const masked = SECRET_IN_CONTEXT.reduce(
+    (out, [pattern, replacement]) => out.replace(pattern, replacement),
+    text,
+  );
+  return SECRET_TEXT.reduce((out, pattern) => out.replace(pattern, MASK), masked);
+}
+
+/** Fields of a library's error worth keeping on its redacted copy: what failed, never the request. */
+const KEPT_ERROR_FIELDS = [
+  'code',
+  'status',
+  'statusCode',
+  'error_code',
+  'description',
+  'errno',
+  'syscall',
+  'retryAfter',
+] as const;
+
+/** Where libraries keep the error underneath: `cause`, grammy's `error`, Slack's `original`. */
+const INNER_ERROR_FIELDS = ['cause', 'error', 'original'] as const;
+
+/**
+ * A copy of a platform library's error that is safe to keep as a `cause`, print or serialise:
+ * a plain `Error` with the original's name, its message and stack passed through
+ * {@link redactText}, and only `code`, `status`, `statusCode`, `error_code`, `description`,
+ * `errno`, `syscall` and `retryAfter` kept. Request configs, headers, bodies, URLs and the
+ * library's own objects are left behind; the error underneath (`cause`, grammy's `error`,
+ * Slack's `original`) is copied the same way, a few levels deep.
+ *
+ * @example
+ * ```ts
+ * try { await bot.api.getMe(); }
+ * catch (error) { throw new NetworkError('Telegram getMe failed', { cause: redactError(error) }); }
+ * // cause: HttpError: Network request for 'getMe' failed!
+ * //   [cause]: FetchError: request to https://api.telegram.org/bot[redacted]/getMe failed …
+ * ```
+ */
+export function redactError(error: unknown): Error {
+  return redactedCopy(error, 0);
+}
+
+function redactedCopy(error: unknown, depth: number): Error {
+  const source = (typeof error === 'object' && error !== null ? error : {}) as Record<
+    string,
+    unknown
+  >;
+  const message =
+    typeof source.message === 'string'
+      ? source.message
+      : typeof source.description === 'string'
+        ? source.description
+        : String(error);
+  const inner =
+    depth < 4
+      ? INNER_ERROR_FIELDS.map((key) => source[key]).find(
+          (value) => value instanceof Error || (typeof value === 'object' && value !== null),
+        )
+      : undefined;
+  const copy = new Error(
+    redactText(message),
+    inner === undefined ? undefined : { cause: redactedCopy(inner, depth + 1) },
+  );
+  const name = typeof source.name === 'string' ? source.name : 'Error';
+  if (name !== 'Error') copy.name = redactText(name);
+  copy.stack =
+    typeof source.stack === 'string' ? redactText(source.stack) : `${copy.name}: ${copy.message}`;
+  for (const key of KEPT_ERROR_FIELDS) {
+    const value = source[key];
+    if (typeof value === 'string') Object.assign(copy, { [key]: redactText(value) });
+    else if (typeof value === 'number' || typeof value === 'boolean') {
+      Object.assign(copy, { [key]: value });
+    }
+  }
+  return copy;
 }
 
 /**

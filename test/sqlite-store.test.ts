@@ -121,6 +121,38 @@ describe('SqliteConversationStore: opening a file', () => {
     expect(concerning.map((m) => m.id)).toEqual(['old-1']);
   });
 
+  it('migrates a file searched by conversation token (0002), rebuilding its search index', async () => {
+    // given a database at migration 0002 with turns in two conversations, one of them edited
+    const path = join(dir, 'v2.db');
+    const old = new Database(path);
+    migrate(drizzle(old), { migrationsFolder: await migrationsUpTo(dir, 3) });
+    old.exec(`
+      INSERT INTO participants VALUES ('slack:U1', 'user', 'Alice', '2026-01-01', '2026-01-01');
+      INSERT INTO conversations VALUES ('${C1}', 'slack', 'C1', NULL, NULL, 'channel',
+        '2026-01-01', '2026-01-01', 2), ('slack:T1:C2', 'slack', 'C2', NULL, NULL, 'channel',
+        '2026-01-01', '2026-01-01', 1);
+      INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
+        channel_type, channel_id)
+      VALUES ('a', '${C1}', 'slack:U1', 'refund please', '2026-01-01T00:00:01.000Z', 'channel',
+        'slack', 'C1'),
+      ('b', 'slack:T1:C2', 'slack:U1', 'refund elsewhere', '2026-01-01T00:00:02.000Z',
+        'channel', 'slack', 'C2'),
+      ('c', '${C1}', 'slack:U1', 'draft', '2026-01-01T00:00:03.000Z', 'channel', 'slack', 'C1');
+      UPDATE messages SET content = 'refund again' WHERE id = 'c';`);
+    old.close();
+
+    // when the store opens it
+    const store = storeAt(path);
+
+    // then each conversation finds only its own turns, new turns are found too, and the
+    // index is consistent
+    expect((await store.search(C1, 'refund')).map((m) => m.id)).toEqual(['c', 'a']);
+    expect((await store.search('slack:T1:C2', 'refund')).map((m) => m.id)).toEqual(['b']);
+    await store.append(turn({ content: 'refund three' }));
+    expect(await store.search(C1, 'refund')).toHaveLength(3);
+    store.db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`);
+  });
+
   it('refuses a file written by a newer colloquy', async () => {
     const path = join(dir, 'newer.db');
     await storeAt(path).close();
@@ -269,7 +301,9 @@ describe('SqliteConversationStore: content and search', () => {
 
     // then nothing of it is left in the index
     expect(await store.search(C1, 'beta')).toEqual([]);
-    const count = store.db.prepare(`SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'beta'`);
+    const count = store.db.prepare(
+      `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'beta'`,
+    );
     expect(count.pluck().get()).toBe(0);
     store.db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`);
   });
@@ -409,9 +443,39 @@ describe('SqliteConversationStore: what SQL users see', () => {
     const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[];
     const scans = plan.map((p) => p.detail).filter((d) => /^SCAN (m|mm|messages)\b/.test(d));
     expect(scans).toEqual([]);
-    expect(plan.map((p) => p.detail).join('\n')).toMatch(/message_mentions_time_idx/);
+    const details = plan.map((p) => p.detail).join('\n');
+    expect(details).toMatch(/message_mentions_time_idx/);
+    // the branches are merged in index order: nothing is collected and sorted but the
+    // mentions of a returned turn (the correlated subquery's ORDER BY rowid)
+    expect(details).toMatch(/MERGE \(UNION\)/);
+    expect(details.match(/USE TEMP B-TREE/g)).toEqual(['USE TEMP B-TREE']);
+  });
+
+  it('searches a word inside one conversation as a rowid range of the index', () => {
+    const store = storeAt();
+    const search = `SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'x'
+      AND rowid BETWEEN 1 << 32 AND (1 << 32) | 4294967295 ORDER BY rowid LIMIT 5`;
+    const [step] = store.db.prepare(`EXPLAIN QUERY PLAN ${search}`).all() as { detail: string }[];
+    // FTS5 takes the MATCH (M) and both rowid bounds (>, <) itself, in rowid order
+    expect(step?.detail).toMatch(/^SCAN messages_fts VIRTUAL TABLE INDEX \d+:M\d*></);
   });
 });
+
+/** A copy of the first `count` migrations, as an older colloquy shipped them. */
+async function migrationsUpTo(parent: string, count: number): Promise<string> {
+  const { readFileSync } = await import('node:fs');
+  const folder = join(parent, `migrations-${count}`);
+  mkdirSync(join(folder, 'meta'), { recursive: true });
+  const journal = JSON.parse(
+    readFileSync(join(migrationsFolder(), 'meta/_journal.json'), 'utf8'),
+  ) as { entries: { tag: string }[] };
+  const entries = journal.entries.slice(0, count);
+  for (const { tag } of entries) {
+    copyFileSync(join(migrationsFolder(), `${tag}.sql`), join(folder, `${tag}.sql`));
+  }
+  writeFileSync(join(folder, 'meta/_journal.json'), JSON.stringify({ ...journal, entries }));
+  return folder;
+}
 
 const queries = await import('../db/queries.js');
 const rows = await import('../db/rows.js');

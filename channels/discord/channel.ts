@@ -1,11 +1,8 @@
 import {
   Client,
-  DiscordAPIError,
   Events,
   GatewayIntentBits,
-  HTTPError,
   Partials,
-  RateLimitError,
   Routes,
   type ClientOptions,
   type GatewayDispatchPayload,
@@ -23,7 +20,13 @@ import {
   NetworkError,
   PlatformError,
 } from '../../src/errors.js';
-import { DEFAULT_ALLOWED_MENTIONS, formatOutbound, type DiscordAllowedMentions } from './format.js';
+import { redactError } from '../../src/logger.js';
+import {
+  DEFAULT_ALLOWED_MENTIONS,
+  formatOutbound,
+  toColloquyError,
+  type DiscordAllowedMentions,
+} from './format.js';
 import {
   lacksContent,
   parseMessageCreate,
@@ -141,6 +144,11 @@ export class DiscordChannel implements Channel {
     if (this.ownsClient) await this.client.destroy();
   }
 
+  /**
+   * Posts a reply, split into parts of at most 2000 characters, the first as a reply. Throws
+   * `PlatformError` (Discord refused) or `NetworkError`; when some parts did get through,
+   * their ids are on the error as `sentMessageIds`.
+   */
   async send(message: OutboundMessage): Promise<SentMessage> {
     const { channelId, bodies } = formatOutbound(
       message,
@@ -157,9 +165,11 @@ export class DiscordChannel implements Channel {
         if (index === 0 && posted.timestamp) timestamp = new Date(posted.timestamp).toISOString();
       } catch (error) {
         const part = bodies.length > 1 ? ` (part ${index + 1} of ${bodies.length})` : '';
-        throw toColloquyError(error, `Discord refused a message in ${channelId}${part}`, {
+        const wrapped = toColloquyError(error, `Discord refused a message in ${channelId}${part}`, {
           conversationId: message.conversationId,
         });
+        if (messageIds.length > 0) wrapped.sentMessageIds = [...messageIds]; // what went out
+        throw wrapped;
       }
     }
     const first = messageIds[0];
@@ -187,7 +197,8 @@ export class DiscordChannel implements Channel {
   };
 
   private readonly onClientError = (error: Error): void => {
-    this.handlers?.error(new NetworkError(`Discord gateway: ${error.message}`, { cause: error }));
+    const cause = redactError(error);
+    this.handlers?.error(new NetworkError(`Discord gateway: ${cause.message}`, { cause }));
   };
 
   /**
@@ -293,51 +304,6 @@ export class DiscordChannel implements Channel {
       ...(parentName !== undefined && { parentName }),
     };
   }
-}
-
-/**
- * Sorts a discord.js failure into colloquy's errors: Discord answered and refused
- * (`DiscordAPIError`, with Discord's code: 50013 Missing Permissions, 10003 Unknown Channel…),
- * a rate limit discord.js was told not to wait out, or a server error → `PlatformError`;
- * anything else (refused connection, timeout) → `NetworkError`.
- */
-export function toColloquyError(
-  error: unknown,
-  message: string,
-  context: { conversationId?: string; messageId?: string } = {},
-): ColloquyError {
-  if (error instanceof ColloquyError) return error;
-  if (error instanceof DiscordAPIError) {
-    return new PlatformError('discord', `${message}: ${error.message} (${error.code})`, {
-      ...context,
-      cause: error,
-      code: String(error.code),
-    });
-  }
-  if (error instanceof RateLimitError) {
-    return new PlatformError('discord', `${message}: rate limited on ${error.route}`, {
-      ...context,
-      cause: error,
-      code: 'rate_limited',
-    });
-  }
-  if (error instanceof HTTPError) {
-    return new PlatformError('discord', `${message}: HTTP ${error.status}`, {
-      ...context,
-      cause: error,
-      code: `http_${error.status}`,
-    });
-  }
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code === 'TokenInvalid') {
-    return new PlatformError('discord', `${message}: the token was refused`, {
-      ...context,
-      cause: error,
-      code,
-    });
-  }
-  const reason = error instanceof Error ? error.message : String(error);
-  return new NetworkError(`${message}: ${reason}`, { ...context, cause: error });
 }
 
 /** The most recent ids seen, oldest forgotten first. */

@@ -1,4 +1,7 @@
+import { DiscordAPIError, HTTPError, RateLimitError } from 'discord.js';
 import type { OutboundMessage } from '../../src/channel.js';
+import { ColloquyError, NetworkError, PlatformError } from '../../src/errors.js';
+import { redactError, redactText } from '../../src/logger.js';
 import { splitMessage } from '../../src/split.js';
 
 /** Discord's limit on a message's `content`, in UTF-16 code units. */
@@ -70,4 +73,51 @@ export function formatOutbound(
       allowed_mentions: allowedMentions,
     })),
   };
+}
+
+/**
+ * Sorts a discord.js failure into colloquy's errors: Discord answered and refused
+ * (`DiscordAPIError`, with Discord's code: 50013 Missing Permissions, 10003 Unknown Channel…),
+ * a rate limit discord.js was told not to wait out, or a server error → `PlatformError`;
+ * anything else (refused connection, timeout) → `NetworkError`. The token never reaches the
+ * result: the message is redacted and `cause` is a redacted copy ({@link redactError}) of the
+ * discord.js error, which carries the request's URL and body.
+ *
+ * @example
+ * ```ts
+ * try { await client.rest.post(Routes.channelMessages(channelId), { body }); }
+ * catch (error) { throw toColloquyError(error, `Discord refused a message in ${channelId}`); }
+ * ```
+ */
+export function toColloquyError(
+  error: unknown,
+  message: string,
+  context: { conversationId?: string; messageId?: string } = {},
+): ColloquyError {
+  if (error instanceof ColloquyError) return error;
+  const cause = redactError(error);
+  const where = { ...context, cause };
+  if (error instanceof DiscordAPIError) {
+    return new PlatformError('discord', `${message}: ${cause.message} (${error.code})`, {
+      ...where,
+      code: String(error.code),
+    });
+  }
+  if (error instanceof RateLimitError) {
+    return new PlatformError('discord', `${message}: rate limited on ${redactText(error.route)}`, {
+      ...where,
+      code: 'rate_limited',
+    });
+  }
+  if (error instanceof HTTPError) {
+    return new PlatformError('discord', `${message}: HTTP ${error.status}`, {
+      ...where,
+      code: `http_${error.status}`,
+    });
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code === 'TokenInvalid') {
+    return new PlatformError('discord', `${message}: the token was refused`, { ...where, code });
+  }
+  return new NetworkError(`${message}: ${cause.message}`, where);
 }

@@ -1,15 +1,11 @@
 // `colloquy/discord`: the Discord channel. Loads discord.js (an optional peer dependency);
 // bots that do not use Discord never import this entry point.
-export {
-  DEFAULT_DISCORD_INTENTS,
-  DiscordChannel,
-  toColloquyError,
-  type DiscordChannelOptions,
-} from './channel.js';
+export { DEFAULT_DISCORD_INTENTS, DiscordChannel, type DiscordChannelOptions } from './channel.js';
 export {
   DEFAULT_ALLOWED_MENTIONS,
   DISCORD_MESSAGE_LIMIT,
   formatOutbound,
+  toColloquyError,
   type DiscordAllowedMentions,
   type DiscordMessageBody,
   type DiscordOutbound,

@@ -73,6 +73,12 @@ export interface SlackChannelOptions {
   appOptions?: Partial<AppOptions>;
   /** Longest reply part (default 4000: chat.postMessage truncates longer text). */
   textLimit?: number;
+  /**
+   * Let replies keep `<!here>`, `<!channel>`, `<!everyone>` and `<!subteam^…>`, which notify a
+   * whole channel or user group. Default false: they are escaped into plain text, so a model
+   * (or a prompt injected into it) cannot page everyone.
+   */
+  allowBroadcastMentions?: boolean;
   /** How many event ids and message ts values to remember for de-duplication (default 5000). */
   dedupeSize?: number;
 }
@@ -234,6 +240,11 @@ export class SlackChannel implements Channel {
     this.server = undefined;
   }
 
+  /**
+   * Posts a reply, split into parts of at most `textLimit` characters, in the thread. Throws
+   * `PlatformError` (Slack refused) or `NetworkError`; when some parts did get through, their
+   * `ts` values are on the error as `sentMessageIds`.
+   */
   async send(message: OutboundMessage): Promise<SentMessage> {
     const parts = formatSlackText(message.content, this.options.textLimit ?? SLACK_TEXT_LIMIT);
     const messageIds: string[] = [];
@@ -246,10 +257,12 @@ export class SlackChannel implements Channel {
         });
         if (typeof result.ts === 'string') messageIds.push(result.ts);
       } catch (error) {
-        throw toColloquyError(error, {
+        const wrapped = toColloquyError(error, {
           method: 'chat.postMessage',
           conversationId: message.conversationId,
         });
+        if (messageIds.length > 0) wrapped.sentMessageIds = [...messageIds]; // what went out
+        throw wrapped;
       }
     }
     const first = messageIds[0];

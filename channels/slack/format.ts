@@ -10,6 +10,7 @@
  * ```
  */
 import { ColloquyError, NetworkError, PlatformError } from '../../src/errors.js';
+import { redactError, redactText } from '../../src/logger.js';
 import { splitMessage } from '../../src/split.js';
 
 /** chat.postMessage truncates `text` beyond 4,000 characters (Slack API docs). */
@@ -18,14 +19,39 @@ export const SLACK_TEXT_LIMIT = 4000;
 /** Slack tokens an agent may write on purpose (`<@U1>`, `<#C1>`, `<!here>`, `<https://…|label>`). */
 const SLACK_TOKEN = /<(?:@[UWB][A-Z0-9]+|#C[A-Z0-9]+|![a-z^]+|(?:https?|mailto):)[^<>\n]*>/g;
 
-/** Escapes `&`, `<` and `>` as Slack asks, keeping Slack's own `<…>` tokens intact. */
-export function escapeSlackText(text: string): string {
+/** `<!here>`, `<!channel>`, `<!everyone>`, `<!group>`, `<!subteam^S1|@team>`: they ping many people. */
+const BROADCAST = /^<!(?:here|channel|everyone|group|subteam\^)/;
+
+/** Options of {@link escapeSlackText} and {@link formatSlackText}. */
+export interface SlackTextOptions {
+  /**
+   * Keep `<!here>`, `<!channel>`, `<!everyone>` and `<!subteam^…>` as mentions that notify a
+   * whole channel or user group. Default false: they are escaped and show as plain text, so a
+   * model (or a prompt injected into it) cannot page everyone.
+   */
+  allowBroadcastMentions?: boolean;
+}
+
+/**
+ * Escapes `&`, `<` and `>` as Slack asks, keeping Slack's own `<…>` tokens intact — except the
+ * broadcast mentions (`<!here>`, `<!channel>`, `<!everyone>`, `<!subteam^…>`), which are escaped
+ * into plain text unless `allowBroadcastMentions` is set.
+ *
+ * @example
+ * ```ts
+ * escapeSlackText('<@U0ALICE> see <!here> & <https://example.com|this>');
+ * // '<@U0ALICE> see &lt;!here&gt; &amp; <https://example.com|this>'
+ * ```
+ */
+export function escapeSlackText(text: string, options: SlackTextOptions = {}): string {
   const escape = (plain: string) =>
     plain.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const keep = (token: string) =>
+    options.allowBroadcastMentions === true || !BROADCAST.test(token) ? token : escape(token);
   let out = '';
   let last = 0;
   for (const match of text.matchAll(SLACK_TOKEN)) {
-    out += escape(text.slice(last, match.index)) + match[0];
+    out += escape(text.slice(last, match.index)) + keep(match[0]);
     last = match.index + match[0].length;
   }
   return out + escape(text.slice(last));
@@ -59,15 +85,24 @@ function convertProse(text: string): string {
 /**
  * An agent's answer as the texts of the Slack messages to post, each at most `limit`
  * characters, split at paragraph, line or word boundaries with code fences kept balanced.
+ * Broadcast mentions are escaped unless `options.allowBroadcastMentions` (see
+ * {@link escapeSlackText}).
  */
-export function formatSlackText(content: string, limit: number = SLACK_TEXT_LIMIT): string[] {
-  const text = escapeSlackText(markdownToMrkdwn(content));
+export function formatSlackText(
+  content: string,
+  limit: number = SLACK_TEXT_LIMIT,
+  options: SlackTextOptions = {},
+): string[] {
+  const text = escapeSlackText(markdownToMrkdwn(content), options);
   return splitMessage(text, limit).filter((part) => part.trim().length > 0);
 }
 
 /**
  * A Web API failure as `PlatformError` (Slack refused: `not_in_channel`…, with `code`) or
- * `NetworkError` (Slack unreachable, or a 5xx).
+ * `NetworkError` (Slack unreachable, or a 5xx). The token never reaches the result: the
+ * message is redacted, and `cause` is a redacted copy of the Web API error
+ * ({@link redactError}), never the error itself, which can hold the HTTP request and its
+ * `Authorization: Bearer xoxb-…` header.
  *
  * @example
  * ```ts
@@ -86,10 +121,10 @@ export function toColloquyError(
     statusCode?: unknown;
     retryAfter?: unknown;
   };
-  const where = { cause: error, conversationId: context.conversationId };
+  const where = { cause: redactError(error), conversationId: context.conversationId };
   switch (coded?.code) {
     case 'slack_webapi_platform_error': {
-      const code = String(coded.data?.error ?? 'unknown_error');
+      const code = redactText(String(coded.data?.error ?? 'unknown_error'));
       return new PlatformError('slack', `Slack refused ${context.method}: ${code}`, {
         ...where,
         code,
@@ -111,8 +146,10 @@ export function toColloquyError(
       });
     }
     default: {
-      const message = error instanceof Error ? error.message : String(error);
-      return new NetworkError(`Could not reach Slack for ${context.method}: ${message}`, where);
+      return new NetworkError(
+        `Could not reach Slack for ${context.method}: ${where.cause.message}`,
+        where,
+      );
     }
   }
 }

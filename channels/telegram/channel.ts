@@ -12,9 +12,10 @@ import type {
   SentMessage,
 } from '../../src/channel.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
+import { consoleLogger, redactError } from '../../src/logger.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
 import type { RetryOptions } from './format.js';
-import { displayName, parseUpdate, participantId } from './parse.js';
+import { conversationId, displayName, parseUpdate, participantId } from './parse.js';
 import type { TelegramSelf } from './parse.js';
 
 /** Options for receiving updates by webhook. */
@@ -88,6 +89,9 @@ export class TelegramChannel implements Channel {
   private polling: Promise<void> | undefined;
   private server: Server | undefined;
   private readonly recent = new Set<number>();
+  /** The last turn queued per conversation: turns of one chat run in order, chats in parallel. */
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly inFlight = new Set<Promise<void>>();
   private readonly callback: (req: IncomingMessage, res: ServerResponse) => Promise<unknown>;
 
   constructor(options: TelegramChannelOptions) {
@@ -144,9 +148,9 @@ export class TelegramChannel implements Channel {
       this.report(
         unreadable
           ? new MalformedEventError('Skipped a Telegram webhook request that was not JSON', {
-              cause: error,
+              cause: redactError(error),
             })
-          : new ColloquyError('Telegram webhook request failed', { cause: error }),
+          : new ColloquyError('Telegram webhook request failed', { cause: redactError(error) }),
       );
       if (!res.headersSent) res.writeHead(unreadable ? 400 : 500);
       res.end();
@@ -181,7 +185,7 @@ export class TelegramChannel implements Channel {
           .stop()
           .catch((error: unknown) => this.report(toColloquyError(error, 'stop')));
       }
-      await this.polling; // lets the update being handled finish
+      await this.polling;
       this.polling = undefined;
     }
     const server = this.server;
@@ -189,6 +193,8 @@ export class TelegramChannel implements Channel {
     if (server !== undefined) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+    // No update arrives any more: let the turns already handed over finish.
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     this.handlers = undefined;
   }
 
@@ -266,31 +272,64 @@ export class TelegramChannel implements Channel {
     this.server = server;
   }
 
-  /** Runs for every update grammy receives; never throws. */
+  /**
+   * Runs for every update grammy receives; never throws. The turn is queued behind the earlier
+   * turns of its conversation and handed to the runtime; polling goes on to the next update at
+   * once, so one slow answer does not hold up other chats. A webhook request waits for its turn
+   * (up to `answerWithinMs`), so Telegram is answered once the turn is handled.
+   */
   private async onUpdate(update: Update): Promise<void> {
     const handlers = this.handlers;
     const self = this.self ?? { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
     if (handlers === undefined) return;
     if (this.seen(update.update_id)) return;
     const parsed = parseUpdate(update, self);
-    try {
-      if (parsed.kind === 'message') await handlers.message(parsed.message);
-      else if (parsed.kind === 'edit') await handlers.edit(parsed.edit);
-      else if (parsed.kind === 'malformed') {
-        const error = new MalformedEventError(
-          `Skipped a malformed Telegram update ${String(update.update_id)}: ${parsed.reason}`,
-        );
-        Object.assign(error, { update });
-        this.report(error);
-      }
-    } catch (error) {
-      const conversationId = parsed.kind === 'message' ? parsed.message.conversationId : undefined;
-      this.report(
-        error instanceof ColloquyError
-          ? error
-          : new ColloquyError('Telegram update handling failed', { cause: error, conversationId }),
+    if (parsed.kind === 'malformed') {
+      const error = new MalformedEventError(
+        `Skipped a malformed Telegram update ${String(update.update_id)}: ${parsed.reason}`,
       );
+      Object.assign(error, { update });
+      this.report(error);
+      return;
     }
+    let turn: Promise<void>;
+    if (parsed.kind === 'message') {
+      const { conversationId: key } = parsed.message;
+      turn = this.enqueue(key, () => handlers.message(parsed.message));
+    } else if (parsed.kind === 'edit') {
+      const edited = update.edited_message ?? update.edited_channel_post;
+      const topic = edited?.is_topic_message === true ? edited.message_thread_id : undefined;
+      turn = this.enqueue(conversationId(parsed.edit.channelId, topic), () =>
+        handlers.edit(parsed.edit),
+      );
+    } else return;
+    if (this.options.mode === 'webhook') await turn;
+  }
+
+  /** Runs `work` after the turns queued before it in the same conversation; never rejects. */
+  private enqueue(key: string, work: () => Promise<void>): Promise<void> {
+    const run = async () => {
+      try {
+        await work();
+      } catch (error) {
+        this.report(
+          error instanceof ColloquyError
+            ? error
+            : new ColloquyError('Telegram update handling failed', {
+                cause: error,
+                conversationId: key,
+              }),
+        );
+      }
+    };
+    const turn = (this.queues.get(key) ?? Promise.resolve()).then(run);
+    this.queues.set(key, turn);
+    this.inFlight.add(turn);
+    void turn.finally(() => {
+      this.inFlight.delete(turn);
+      if (this.queues.get(key) === turn) this.queues.delete(key);
+    });
+    return turn;
   }
 
   /** True when this update_id was handled recently (a redelivery); remembers it otherwise. */
@@ -308,6 +347,6 @@ export class TelegramChannel implements Channel {
 
   private report(error: ColloquyError): void {
     if (this.handlers !== undefined) this.handlers.error(error);
-    else console.error(error);
+    else consoleLogger.error(`${error.name}: ${error.message}`, { cause: error.cause });
   }
 }

@@ -14,6 +14,7 @@ import type { ReplyParameters } from 'grammy/types';
 import type { OutboundMessage } from '../../src/channel.js';
 import { NetworkError, PlatformError } from '../../src/errors.js';
 import type { ColloquyError } from '../../src/errors.js';
+import { redactError, redactText } from '../../src/logger.js';
 import { splitMessage } from '../../src/split.js';
 
 /** Telegram's limit for one text message, in UTF-16 code units. */
@@ -131,7 +132,9 @@ function isApiError(error: unknown): error is ApiErrorLike {
 
 /**
  * Wraps a failed Bot API call: the API answered with an error → `PlatformError` (code = the
- * `error_code`, message = Telegram's description); anything else → `NetworkError`.
+ * `error_code`, message = Telegram's description); anything else → `NetworkError`. The bot
+ * token never reaches the result: the message is redacted and `cause` is a redacted copy of
+ * grammy's error ({@link redactError}), not the error itself, whose request URL holds the token.
  *
  * @example
  * ```ts
@@ -144,15 +147,24 @@ export function toColloquyError(
   method: string,
   context: { conversationId?: string; messageId?: string } = {},
 ): ColloquyError {
+  const cause = redactError(error);
   if (isApiError(error)) {
-    return new PlatformError('telegram', `Telegram ${method} failed: ${error.description}`, {
-      ...context,
-      cause: error,
-      code: String(error.error_code),
-    });
+    return new PlatformError(
+      'telegram',
+      `Telegram ${method} failed: ${redactText(error.description)}`,
+      {
+        ...context,
+        cause,
+        code: String(error.error_code),
+      },
+    );
   }
-  const reason = error instanceof Error ? error.message : String(error);
-  return new NetworkError(`Telegram ${method} failed: ${reason}`, { ...context, cause: error });
+  // grammy's HttpError says which call failed; the reason (refused, timed out…) is underneath.
+  const reason = cause.cause instanceof Error ? ` (${cause.cause.message})` : '';
+  return new NetworkError(`Telegram ${method} failed: ${cause.message}${reason}`, {
+    ...context,
+    cause,
+  });
 }
 
 function sleep(ms: number): Promise<void> {

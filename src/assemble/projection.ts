@@ -133,17 +133,19 @@ function parseInput(content: string): unknown {
 }
 
 /**
- * Groups chronological turns into units. Tool rows written by the agent pair up by
- * `toolCallId` at the position of the call; a call without its result (or a result without
- * its call) is dropped. Tool rows written by anyone else are not projected.
+ * Groups chronological turns into units. Tool rows written by the agent pair up at the
+ * position of the call: a result goes with the latest earlier call of the same
+ * `toolCallId` (and `toolStep`) that has no result yet, so a server that says `call_0` in
+ * every step still pairs right. A call without its result (or a result without its call) is
+ * dropped. Tool rows written by anyone else are not projected.
  */
 export function projectTurns(
   turns: readonly StoredMessage[],
   aliases: ReadonlySet<string>,
 ): Unit[] {
   const slots: (Unit | undefined)[] = [];
-  const calls = new Map<string, { slot: number; call: StoredMessage }>();
-  const results = new Map<string, StoredMessage>();
+  /** Calls still waiting for their result, newest last, by call id and step. */
+  const open = new Map<string, { slot: number; call: StoredMessage }[]>();
   for (const turn of turns) {
     const role = toolRole(turn);
     if (role === undefined) {
@@ -151,25 +153,25 @@ export function projectTurns(
       continue;
     }
     if (!aliases.has(turn.participant.id)) continue;
-    const id = turn.metadata.toolCallId as string;
+    const key = JSON.stringify([turn.metadata.toolCallId, turn.metadata['toolStep'] ?? null]);
+    const waiting = open.get(key) ?? [];
     if (role === 'call') {
-      calls.set(id, { slot: slots.length, call: turn });
+      waiting.push({ slot: slots.length, call: turn });
+      open.set(key, waiting);
       slots.push(undefined);
-    } else {
-      results.set(id, turn);
+      continue;
     }
-  }
-  for (const [id, { slot, call }] of calls) {
-    const result = results.get(id);
-    if (result === undefined) continue;
+    const paired = waiting.pop();
+    if (paired === undefined) continue;
+    const { slot, call } = paired;
     slots[slot] = {
       kind: 'tool',
       call,
-      result,
-      toolCallId: id,
-      toolName: call.metadata.toolName ?? result.metadata.toolName ?? 'unknown',
+      result: turn,
+      toolCallId: turn.metadata.toolCallId as string,
+      toolName: call.metadata.toolName ?? turn.metadata.toolName ?? 'unknown',
       input: parseInput(call.content),
-      output: result.content,
+      output: turn.content,
       masked: false,
     };
   }

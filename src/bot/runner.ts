@@ -1,16 +1,19 @@
 import { concerns } from '../agent.js';
 import type { Agent } from '../agent.js';
-import { captureInterceptor } from '../capture.js';
+import { captureInterceptor, captureReplies, withPartialReply } from '../capture.js';
 import type { CaptureWriter } from '../capture.js';
 import { compose } from '../chain.js';
 import type { Interceptor } from '../chain.js';
-import type { BotIdentity, Channel } from '../channel.js';
+import type { BotIdentity, Channel, SentMessage } from '../channel.js';
 import type { TurnContext } from '../context.js';
 import { AgentError, ColloquyError, StoreError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage, Participant } from '../types.js';
-import { outboundFor, sentTurn, trailingAgentTurns, withAgentMentions } from './turn.js';
+import { outboundFor, sentIdsOf, sentTurn, trailingAgentRun, withAgentMentions } from './turn.js';
+
+/** Most rows the loop guard reads back through, however many tool rows there are. */
+const LOOP_GUARD_MAX_ROWS = 5000;
 
 /** What the runner needs from the bot. */
 export interface RunnerDeps {
@@ -87,17 +90,30 @@ export class TurnRunner {
       depth,
       identities: this.deps.identities(),
       send: async (content, from) => {
-        const sent = await channel.send(outboundFor(message, content));
-        const turn = sentTurn({
-          inbound: message,
-          channelType: channel.type,
-          content,
-          from,
-          sent,
-          extra: this.#replyMetadata.get(from),
-        });
         const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
-        return withAgentMentions(turn, others);
+        const extra = this.#replyMetadata.get(from);
+        const turnFor = (sent: SentMessage, partial: boolean) =>
+          withAgentMentions(
+            sentTurn({
+              inbound: message,
+              channelType: channel.type,
+              content,
+              from,
+              sent,
+              extra: partial ? { ...extra, partial: true } : extra,
+            }),
+            others,
+          );
+        let sent: SentMessage;
+        try {
+          sent = await channel.send(outboundFor(message, content));
+        } catch (error) {
+          // A split reply failed part way: the parts that went out are the reply, stored.
+          const messageIds = sentIdsOf(error);
+          if (messageIds.length > 0) withPartialReply(error, turnFor({ messageIds }, true));
+          throw error;
+        }
+        return turnFor(sent, false);
       },
     };
   }
@@ -190,11 +206,15 @@ export class TurnRunner {
    */
   async #inboundDepth(message: NewMessage): Promise<number> {
     if (message.participant.kind !== 'agent' || !this.deps.answerBots) return 0;
+    const { maxAgentDepth } = this.deps;
     try {
-      const recent = await this.deps.store.get(message.conversationId, {
-        limit: this.deps.maxAgentDepth * 4 + 4,
-      });
-      return trailingAgentTurns(recent.filter((turn) => turn.id !== message.id)) + 1;
+      // Tool rows do not count but fill the window: read further back until the run ends.
+      for (let limit = maxAgentDepth * 4 + 4; ; limit *= 4) {
+        const rows = await this.deps.store.get(message.conversationId, { limit });
+        const run = trailingAgentRun(rows.filter((turn) => turn.id !== message.id));
+        const whole = run.ended || rows.length < limit || limit >= LOOP_GUARD_MAX_ROWS;
+        if (whole || run.count >= maxAgentDepth) return run.count + 1;
+      }
     } catch (cause) {
       this.deps.report(
         new StoreError('could not read the conversation for the loop guard', {
@@ -203,22 +223,9 @@ export class TurnRunner {
           messageId: message.id,
         }),
       );
-      return this.deps.maxAgentDepth;
+      return maxAgentDepth;
     }
   }
-}
-
-/** Stores every reply sent through `ctx.send`, for a turn that is itself already stored. */
-function captureReplies(writer: CaptureWriter): Interceptor<TurnContext> {
-  return async (ctx, next) => {
-    const send = ctx.send.bind(ctx);
-    ctx.send = async (content, from) => {
-      const sent = await send(content, from);
-      await writer.append(sent);
-      return sent;
-    };
-    await next();
-  };
 }
 
 function agentError(agent: Agent, message: NewMessage, what: string, cause: unknown): AgentError {

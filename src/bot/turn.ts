@@ -122,12 +122,42 @@ export function sentTurn(options: {
  * ```
  */
 export function trailingAgentTurns(turns: readonly StoredMessage[]): number {
+  return trailingAgentRun(turns).count;
+}
+
+/**
+ * The run of agent turns that ends the conversation: its length, and whether a turn that is
+ * not an agent's was reached (`ended`) — when not, older rows may hold more of the run.
+ *
+ * @example
+ * ```ts
+ * const { count, ended } = trailingAgentRun(await store.get(conversationId, { limit: 20 }));
+ * ```
+ */
+export function trailingAgentRun(turns: readonly StoredMessage[]): {
+  count: number;
+  ended: boolean;
+} {
   let count = 0;
   for (let i = turns.length - 1; i >= 0; i--) {
     const turn = turns[i]!;
     if (turn.metadata['toolRole'] !== undefined || turn.metadata.isSummary === true) continue;
-    if (turn.participant.kind !== 'agent') break;
+    if (turn.participant.kind !== 'agent') return { count, ended: true };
     count++;
   }
-  return count;
+  return { count, ended: false };
+}
+
+/**
+ * The platform ids of the parts a failed `Channel.send` did post, from the error's
+ * `sentMessageIds` (see `ColloquyError.sentMessageIds`); empty when none went out.
+ *
+ * @example
+ * ```ts
+ * try { await channel.send(outbound); } catch (error) { sentIdsOf(error); // ['1700.01'] }
+ * ```
+ */
+export function sentIdsOf(error: unknown): string[] {
+  const ids = (error as { sentMessageIds?: unknown } | null)?.sentMessageIds;
+  return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
 }

@@ -22,9 +22,9 @@ export function int(value: number): string {
   return Math.round(value).toLocaleString('en-US');
 }
 
-/** `0.021 ms` with three significant-ish decimals, whatever the magnitude. */
+/** `0.021 ms`, `1.004 ms`, `12.3 ms`, `176 ms`: three decimals under 10 ms, so 1.004 never reads as 1.00. */
 export function ms(value: number): string {
-  const digits = value >= 100 ? 0 : value >= 10 ? 1 : value >= 1 ? 2 : 3;
+  const digits = value >= 100 ? 0 : value >= 10 ? 1 : 3;
   return `${value.toFixed(digits)} ms`;
 }
 
