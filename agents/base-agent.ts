@@ -151,7 +151,7 @@ export abstract class BaseAgent implements Agent {
   protected builtInTools(ctx: AgentRunContext): ToolSet {
     return {
       [CONVERSATION_SEARCH_TOOL]: conversationSearchTool(ctx.store, ctx.conversationId),
-      [RECALL_TOOL_NAME]: recallToolResultTool(ctx.store, ctx.conversationId),
+      [RECALL_TOOL_NAME]: recallToolResultTool(ctx.store, ctx.conversationId, this.id),
     };
   }
 

@@ -1,6 +1,7 @@
 import { generateText } from 'ai';
 import type { LanguageModel } from 'ai';
 import type { SummarizeInput, Summarizer } from '../src/assemble.js';
+import { speakerLabel } from '../src/assemble/projection.js';
 import type { StoredMessage } from '../src/types.js';
 
 /** Tool results are clipped to this many characters in the transcript a summary is made from. */
@@ -98,8 +99,7 @@ export function summaryPrompt(input: SummarizeInput): string {
 function transcriptLine(turn: StoredMessage, input: SummarizeInput): string {
   const { participant, metadata } = turn;
   const own = participant.id === input.agentId;
-  const name = own ? `${input.agentName} (assistant)` : (participant.displayName ?? participant.id);
-  const speaker = participant.kind === 'agent' && !own ? `${name} (agent)` : name;
+  const speaker = own ? `${input.agentName} (assistant)` : speakerLabel(participant);
   const when = turn.timestamp.slice(0, 16).replace('T', ' ');
   if (metadata['toolRole'] === 'call') {
     return `[${when}] ${speaker} called tool ${metadata.toolName ?? 'unknown'} with ${turn.content}`;

@@ -21,6 +21,12 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Open without writing: no migrations, no WAL switch; writes fail with a StoreError. */
   readonly?: boolean;
+  /**
+   * Run WAL checkpoints on a worker thread instead of inside the commit that crosses SQLite's
+   * threshold, so capture never stalls the event loop on a checkpoint's fsync. Default true
+   * for files opened for writing.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 const MIGRATIONS_TABLE = '__drizzle_migrations';

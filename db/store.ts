@@ -11,6 +11,7 @@ import type {
   SearchOptions,
 } from '../src/store.js';
 import type { MessageDeletion, MessageEdit, NewMessage, StoredMessage } from '../src/types.js';
+import { Checkpointer } from './checkpointer.js';
 import { type SqliteStoreOptions, openDatabase } from './connection.js';
 import { buildGetQuery } from './queries.js';
 import { type MessageInsert, fromValues, normalizeTimestamp, toInsert, toMessage } from './rows.js';
@@ -62,10 +63,24 @@ export class SqliteConversationStore implements ConversationStore {
     (message: NewMessage, row: MessageInsert) => AppendResult
   >;
   private closed = false;
+  private readonly checkpointer: Promise<Checkpointer | undefined> | undefined;
 
   constructor(options: SqliteStoreOptions) {
     this.db = openDatabase(options);
     this.sql = prepareStatements(this.db);
+    const inFile = options.path !== ':memory:' && options.path !== '';
+    if (inFile && options.readonly !== true && options.backgroundCheckpoints !== false) {
+      // Until the worker is up (or if it cannot start) SQLite's own checkpoints carry on.
+      this.checkpointer = Checkpointer.start(options.path).then(
+        (checkpointer) => {
+          // The connection may have been closed meanwhile (also directly, through `db`).
+          if (this.closed || !this.db.open) return void checkpointer.close();
+          this.db.pragma('wal_autocheckpoint = 0');
+          return checkpointer;
+        },
+        () => undefined,
+      );
+    }
     this.insertTurn = this.db.transaction((message: NewMessage, row: MessageInsert) => {
       const existing = this.findDuplicate(
         row.id,
@@ -272,11 +287,35 @@ export class SqliteConversationStore implements ConversationStore {
     });
   }
 
+  async getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {
+    return this.guard('read a turn', conversationId, () => {
+      const row = this.sql.getById.get(id) as unknown[] | undefined;
+      const message = row === undefined ? undefined : read(row);
+      return message?.conversationId === conversationId ? message : undefined;
+    });
+  }
+
+  /**
+   * Copies the WAL back into the database file now (on the checkpoint worker when there is
+   * one). Stores do this by themselves every second; call it before copying the file.
+   *
+   * @example
+   * ```ts
+   * await store.checkpoint();
+   * ```
+   */
+  async checkpoint(): Promise<void> {
+    const checkpointer = await this.checkpointer;
+    if (checkpointer !== undefined) return checkpointer.checkpoint();
+    await this.guard('checkpoint', undefined, () => this.db.pragma('wal_checkpoint(PASSIVE)'));
+  }
+
   /** Closes the connection; later calls fail with a StoreError. Closing twice is fine. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.cache.clear();
+    await (await this.checkpointer)?.close();
     this.db.close();
   }
 

@@ -110,6 +110,11 @@ export class Bot {
     return this.#writer?.stats;
   }
 
+  /** Captures given up on (rejected for good by the store, or dropped from a full buffer). */
+  get captureDeadLetters(): CaptureWriter['deadLetters'] {
+    return this.#writer?.deadLetters ?? [];
+  }
+
   /** Replaces the error handler (default: log it). */
   catch(handler: ErrorHandler): this {
     this.#handler = handler;

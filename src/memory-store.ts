@@ -218,6 +218,13 @@ export class InMemoryConversationStore implements ConversationStore {
     return newest && structuredClone(newest);
   }
 
+  async getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {
+    const row = this.#byId.get(id);
+    return row?.message.conversationId === conversationId
+      ? structuredClone(row.message)
+      : undefined;
+  }
+
   async close(): Promise<void> {}
 
   /** Marks a conversation as just used; undefined when unknown. */

@@ -108,6 +108,11 @@ export interface ConversationStore {
   recordDeletion(deletion: MessageDeletion): Promise<boolean>;
   /** The newest rolling summary an agent stored for a conversation. */
   getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined>;
+  /**
+   * One turn by its colloquy id, only if it belongs to this conversation (deleted turns
+   * included: check `deletedAt`). Optional: callers fall back to a bounded `get`.
+   */
+  getMessage?(conversationId: string, id: string): Promise<StoredMessage | undefined>;
 
   close?(): Promise<void>;
 }

@@ -121,8 +121,8 @@ describe('BaseAgent through the real AI SDK client', () => {
     const turns = await store.get(channel.conversationId);
     const tail = turns.slice(-3);
     expect(tail.map((t) => [t.id, t.metadata['toolRole'] ?? 'reply'])).toEqual([
-      [`${inbound.id}:tool:call_1:call`, 'call'],
-      [`${inbound.id}:tool:call_1:result`, 'result'],
+      [`${inbound.id}:tool:0:call_1:call`, 'call'],
+      [`${inbound.id}:tool:0:call_1:result`, 'result'],
       [expect.stringMatching(/^memory:room:out-/), 'reply'],
     ]);
     const [call, result] = tail as [StoredMessage, StoredMessage];
@@ -134,6 +134,49 @@ describe('BaseAgent through the real AI SDK client', () => {
     expect(JSON.parse(call.content)).toEqual({ query: 'refund' });
     expect(call.metadata).toMatchObject({ toolCallId: 'call_1', toolName: 'conversation_search' });
     expect(result.content).toContain('I want a refund for order 42');
+  });
+
+  it('keeps every tool turn, paired right, when the server says call_0 in every step', async () => {
+    // given earlier turns about a refund and a lost parcel, and a model that searches twice with one call id
+    await store.append(channel.turn('I want a refund', { from: alice }));
+    await store.append(channel.turn('my parcel is lost', { from: alice }));
+    const search = (query: string) => ({
+      toolCalls: [{ id: 'call_0', name: 'conversation_search', arguments: { query } }],
+    });
+    server.reply(search('refund'), search('parcel'), 'Both noted.', 'Anything else?');
+    const bot = await startBot(new SupportAgent());
+
+    // when Alice asks, and then asks again
+    const inbound = await channel.receive('@support-agent what did I say?', { from: alice });
+    await channel.receive('@support-agent and now?', { from: alice });
+    await bot.stop();
+
+    // then both steps' tool turns are stored under their own ids, with the model's call id
+    const tools = (await store.get(channel.conversationId)).filter(
+      (t) => t.metadata['toolRole'] !== undefined,
+    );
+    expect(tools.map((t) => [t.id, t.metadata.toolCallId])).toEqual([
+      [`${inbound.id}:tool:0:call_0:call`, 'call_0'],
+      [`${inbound.id}:tool:0:call_0:result`, 'call_0'],
+      [`${inbound.id}:tool:1:call_0:call`, 'call_0'],
+      [`${inbound.id}:tool:1:call_0:result`, 'call_0'],
+    ]);
+
+    // and the next prompt shows each call followed by its own result
+    const next = server.requests[3]?.messages ?? [];
+    const toolTurns = next
+      .filter((m) => m.tool_calls !== undefined || m.role === 'tool')
+      .map((m) =>
+        m.role === 'tool'
+          ? String(m.content)
+          : JSON.stringify(m.tool_calls).match(/refund|parcel/)?.[0],
+      );
+    expect(toolTurns).toHaveLength(4);
+    expect(toolTurns[0]).toBe('refund');
+    expect(toolTurns[1]).toContain('I want a refund');
+    expect(toolTurns[2]).toBe('parcel');
+    expect(toolTurns[3]).toContain('my parcel is lost');
+    expect(errors).toEqual([]);
   });
 
   it('records the model and its usage on the reply', async () => {

@@ -105,4 +105,44 @@ describe('agents answering agents', () => {
     expect(logger.lines.some((l) => l.msg.startsWith('loop guard'))).toBe(true);
     expect(await store.get(channel.conversationId)).toHaveLength(12);
   });
+
+  it('counts agent turns across the tool rows of agents that call many tools a turn', async () => {
+    // given our agent answering bots, recording ten tool calls (twenty rows) per answer
+    const store = new InMemoryConversationStore();
+    const channel = new MemoryChannel();
+    const ours = scriptedAgent('support-agent', async (message, ctx) => {
+      for (let call = 0; call < 10; call++) {
+        for (const toolRole of ['call', 'result']) {
+          await ctx.record({
+            ...message,
+            id: `${message.id}:tool:0:call_${call}:${toolRole}`,
+            participant: { kind: 'agent', id: 'support-agent' },
+            content: '{}',
+            metadata: { ...message.metadata, messageId: undefined, mentions: [], toolRole },
+          });
+        }
+      }
+      return 'hello @relay-bot';
+    });
+    const bot = new Bot({
+      channels: [channel],
+      agents: [ours],
+      store,
+      logger: silentLogger,
+      answerBots: true,
+      maxAgentDepth: 5,
+    });
+    await bot.start();
+    const relay = { kind: 'agent' as const, id: 'memory:relay', displayName: 'relay-bot' };
+
+    // when another bot keeps writing to it
+    for (let i = 0; i < 6; i++) await channel.receive(`@support-agent relay ${i}`, { from: relay });
+    await bot.stop();
+
+    // then it stops after as many agent turns as without tool rows
+    expect(ours.runs.map((m) => m.content)).toEqual([
+      '@support-agent relay 0',
+      '@support-agent relay 1',
+    ]);
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
-import type { ColloquyError, Interceptor, TurnContext } from 'colloquy';
+import { Bot, InMemoryConversationStore, PlatformError, silentLogger, StoreError } from 'colloquy';
+import type { ColloquyError, Interceptor, StoredMessage, TurnContext } from 'colloquy';
 import { MemoryChannel } from '../src/testing/index.js';
 import { deferred, flakyStore, recordingLogger, scriptedAgent } from './bot.fixtures.js';
 
@@ -200,6 +200,34 @@ describe('Bot errors', () => {
     expect(turns.map((t) => t.content)).toEqual(['@support-agent hello?', 'still here']);
   });
 
+  it('reports a turn the store can never take, keeps it as a dead letter, and goes on', async () => {
+    // given a store that refuses one turn for good
+    const { bot, channel, store, errors, agent } = setup();
+    const append = store.append.bind(store);
+    store.append = (message) =>
+      message.content === '@support-agent poison'
+        ? Promise.reject(new StoreError('timestamp is not a date', { transient: false }))
+        : append(message);
+    await bot.start();
+
+    // when it arrives, then another turn twice (a platform retry)
+    await channel.receive('@support-agent poison', { from: bob });
+    const next = channel.turn('@support-agent next', { from: bob });
+    await channel.receive(next.content, { from: bob, messageId: next.metadata.messageId });
+    await channel.receive(next.content, { from: bob, messageId: next.metadata.messageId });
+    await bot.stop();
+
+    // then it was reported and kept, and the retry was still recognised
+    expect(errors.map((e) => [e.name, (e as StoreError).transient])).toEqual([
+      ['StoreError', false],
+    ]);
+    expect(bot.captureDeadLetters.map((d) => d.reason)).toEqual(['rejected']);
+    expect(agent.runs.map((m) => m.content)).toEqual([
+      '@support-agent poison',
+      '@support-agent next',
+    ]);
+  });
+
   it('reports a failing agent and a refused send, and goes on with the next turn', async () => {
     // given an agent that throws once, and a channel that refuses once
     let calls = 0;
@@ -228,6 +256,30 @@ describe('Bot errors', () => {
     ]);
     expect((errors[0]?.cause as Error).message).toBe('boom');
     expect(channel.sent.map((m) => m.content)).toEqual(['fine']);
+  });
+
+  it('stores the parts of a split reply that went out, marked partial, before reporting the refusal', async () => {
+    // given a channel that posts the first part of a reply, then is refused
+    const { bot, channel, store } = setup();
+    const refused = new PlatformError('memory', 'refused part 2 of 2');
+    refused.sentMessageIds = ['out-part-1'];
+    channel.sendError = refused;
+    const reported: { error: ColloquyError; stored: Promise<StoredMessage[]> }[] = [];
+    bot.catch((error) => void reported.push({ error, stored: store.get(channel.conversationId) }));
+    await bot.start();
+
+    // when the agent answers
+    await channel.receive('@support-agent tell me everything', { from: bob });
+    await bot.stop();
+
+    // then the refusal was reported, and by then the reply was stored with the part that went out
+    expect(reported.map((r) => r.error)).toEqual([refused]);
+    const [, reply] = await reported[0]!.stored;
+    expect(reply).toMatchObject({
+      participant: { kind: 'agent', id: 'support-agent' },
+      content: 're: @support-agent tell me everything',
+      metadata: { messageId: 'out-part-1', partial: true, model: 'scripted' },
+    });
   });
 
   it('sends malformed-event reports from channels to the one handler', async () => {

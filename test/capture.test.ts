@@ -1,9 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CaptureWriter, captureInterceptor, type CaptureOptions } from '../src/capture.js';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import {
+  CaptureWriter,
+  captureInterceptor,
+  isPermanentStoreFailure,
+  withPartialReply,
+  type CaptureOptions,
+} from '../src/capture.js';
 import { compose, type Interceptor } from '../src/chain.js';
 import type { Channel } from '../src/channel.js';
 import type { TurnContext } from '../src/context.js';
-import { StoreError } from '../src/errors.js';
+import { PlatformError, StoreError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
 import { InMemoryConversationStore } from '../src/memory-store.js';
 import type { ConversationStore } from '../src/store.js';
@@ -114,6 +121,7 @@ describe('CaptureWriter', () => {
       retries: 0,
       buffered: 0,
       dropped: 0,
+      rejected: 0,
     });
   });
 
@@ -147,6 +155,7 @@ describe('CaptureWriter', () => {
       retries: 3,
       buffered: 0,
       dropped: 0,
+      rejected: 0,
     });
     // and each failed attempt was reported once, with the turn and the cause
     expect(errors).toHaveLength(3);
@@ -246,6 +255,140 @@ describe('CaptureWriter', () => {
   });
 });
 
+describe('CaptureWriter and writes that can never succeed', () => {
+  /** Metadata the memory store cannot clone (a DataCloneError, every time). */
+  const callback = () => 'not data';
+  const unclonable = (n: number): NewMessage => ({
+    ...turn(n),
+    metadata: { ...turn(n).metadata, callback },
+  });
+
+  it('moves a write the store rejects for good to the dead letters and goes on', async () => {
+    // given a working store, and a turn it can never take
+    const store = new InMemoryConversationStore();
+    const { writer, errors, lines } = writerFor(store);
+
+    // when that turn and two more arrive
+    expect(await writer.append(unclonable(1))).toBe('rejected');
+    expect(await writer.append(turn(2))).toBe('stored');
+    expect(await writer.append({ ...turn(2), id: 'a-retry' })).toBe('duplicate');
+
+    // then the later turns were written straight through, nothing is held or retried
+    expect(await contents(store)).toEqual(['turn 2']);
+    expect(writer.stats).toMatchObject({ stored: 1, rejected: 1, buffered: 0, retries: 0 });
+
+    // and the rejected turn is kept, and reported loudly with its ids
+    expect(writer.deadLetters).toEqual([
+      {
+        op: { kind: 'append', message: unclonable(1) },
+        reason: 'rejected',
+        error: expect.any(StoreError),
+        at: expect.any(String),
+      },
+    ]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({
+      conversationId: CONVERSATION,
+      messageId: turn(1).id,
+      transient: false,
+    });
+    expect((errors[0]?.cause as Error).name).toBe('DataCloneError');
+    const loud = lines.filter((line) => line.level === 'error');
+    expect(loud.map((line) => [line.fields?.conversationId, line.fields?.messageId])).toEqual([
+      [CONVERSATION, turn(1).id],
+    ]);
+  });
+
+  it('rejects an unparseable timestamp and BigInt metadata from SQLite, and stores what follows', async () => {
+    // given a SQLite store
+    const store = SqliteConversationStore.open(':memory:');
+    const { writer, errors } = writerFor(store);
+
+    // when a turn with a bad timestamp, one with a BigInt and a good one arrive
+    const outcomes = [
+      await writer.append({ ...turn(1), timestamp: 'yesterday-ish' }),
+      await writer.append({ ...turn(2), metadata: { ...turn(2).metadata, size: 10n } }),
+      await writer.append(turn(3)),
+    ];
+
+    // then the first two are rejected, never retried, and the third is stored
+    expect(outcomes).toEqual(['rejected', 'rejected', 'stored']);
+    expect(await contents(store)).toEqual(['turn 3']);
+    expect(writer.deadLetters.map((d) => d.op.kind === 'append' && d.op.message.id)).toEqual([
+      turn(1).id,
+      turn(2).id,
+    ]);
+    expect(errors.map((e) => e.transient)).toEqual([false, false]);
+    await store.close();
+  });
+
+  it('keeps only the newest maxDeadLetters dead letters', async () => {
+    const { writer } = writerFor(new InMemoryConversationStore(), { maxDeadLetters: 2 });
+    for (let n = 1; n <= 3; n++) await writer.append(unclonable(n));
+    expect(writer.stats.rejected).toBe(3);
+    expect(writer.deadLetters.map((d) => d.op.kind === 'append' && d.op.message.id)).toEqual([
+      turn(2).id,
+      turn(3).id,
+    ]);
+  });
+
+  it('tells passing failures from permanent ones', () => {
+    const coded = (code: string) => Object.assign(new Error(code), { code });
+    const wrapped = (cause: unknown) => new StoreError('cannot append a turn', { cause });
+    // passing: retried
+    for (const error of [
+      wrapped(coded('SQLITE_BUSY')),
+      wrapped(coded('SQLITE_LOCKED_SHAREDCACHE')),
+      wrapped(coded('SQLITE_FULL')),
+      wrapped(coded('SQLITE_IOERR_WRITE')),
+      wrapped(coded('SQLITE_CANTOPEN')),
+      new StoreError('cannot append a turn: the store is closed', { transient: true }),
+      new Error('SQLITE_BUSY: database is locked'),
+      new Error('connection reset'),
+    ]) {
+      expect(isPermanentStoreFailure(error), String(error)).toBe(false);
+    }
+    // permanent: dead-lettered
+    for (const error of [
+      wrapped(coded('SQLITE_CONSTRAINT_UNIQUE')),
+      wrapped(coded('SQLITE_MISMATCH')),
+      wrapped(new TypeError('Do not know how to serialize a BigInt')),
+      new StoreError('timestamp "soon" is not a date', { transient: false }),
+      new DOMException('() => 1 could not be cloned.', 'DataCloneError'),
+    ]) {
+      expect(isPermanentStoreFailure(error), String(error)).toBe(true);
+    }
+  });
+
+  it('drops the oldest held turns once the held text passes maxBufferBytes', async () => {
+    vi.useFakeTimers();
+    try {
+      // given a store that is down, and room for about two 3,000-character turns
+      const store = new FlakyStore();
+      store.down = true;
+      const { writer, lines } = writerFor(store, { maxBufferBytes: 15_000 });
+      const long = (n: number) => ({ ...turn(n), content: `${n}`.repeat(3000) });
+
+      // when four such turns arrive
+      for (let n = 1; n <= 4; n++) expect(await writer.append(long(n))).toBe('buffered');
+
+      // then the two oldest were dropped, loudly, and kept as dead letters
+      expect(writer.stats).toMatchObject({ buffered: 2, dropped: 2 });
+      const drops = lines.filter((line) => line.level === 'error');
+      expect(drops.map((line) => line.fields?.messageId)).toEqual([turn(1).id, turn(2).id]);
+      expect(writer.deadLetters.map((d) => d.reason)).toEqual(['dropped', 'dropped']);
+
+      // and the rest lands once the store is back
+      store.down = false;
+      expect(await writer.flush()).toBe(true);
+      expect((await store.get(CONVERSATION)).map((m) => m.id)).toEqual([turn(3).id, turn(4).id]);
+      writer.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
 describe('captureInterceptor', () => {
   function setup(store: ConversationStore, later: Interceptor<TurnContext>) {
     const { writer } = writerFor(store);
@@ -307,6 +450,61 @@ describe('captureInterceptor', () => {
     await run({ ...turn(1), id: 'same-platform-message-new-id' });
     expect(answered).toBe(1);
     expect(await store.get(CONVERSATION)).toHaveLength(2);
+  });
+
+  it('still answers a platform retry once after a turn the store rejected for good', async () => {
+    // given a turn the store can never take
+    const store = new InMemoryConversationStore();
+    let answered = 0;
+    const { run, writer } = setup(store, async (ctx) => {
+      answered++;
+      await ctx.send('reply', agent);
+    });
+    await run({ ...turn(1), metadata: { ...turn(1).metadata, callback: () => 'not data' } });
+
+    // when the next turn is delivered twice
+    await run(turn(2));
+    await run({ ...turn(2), id: 'same-platform-message-new-id' });
+
+    // then the retry is recognised: the poisoned turn (and its reply, which copied its
+    // metadata) did not stop capture
+    expect(answered).toBe(2);
+    expect(writer.stats).toMatchObject({ rejected: 2, buffered: 0, duplicates: 1 });
+  });
+
+  it('stores the parts of a split reply that went out before the send failed', async () => {
+    // given a send that posted part one, then failed, marking what went out
+    const store = new InMemoryConversationStore();
+    const { writer } = writerFor(store);
+    const partial = {
+      ...turn(7, agent),
+      content: 'long reply',
+      metadata: { ...turn(7).metadata, partial: true },
+    };
+    const refused = withPartialReply(new PlatformError('telegram', 'refused part 2'), partial);
+    const chain = compose<TurnContext>([
+      captureInterceptor(writer),
+      async (ctx) => {
+        await ctx.send('long reply', agent);
+      },
+    ]);
+    const ctx: TurnContext = {
+      message: turn(1),
+      channel,
+      store,
+      depth: 0,
+      identities: [],
+      send: () => Promise.reject(refused),
+    };
+
+    // when the chain runs, the error travels on
+    await expect(chain(ctx, async () => {})).rejects.toBe(refused);
+
+    // and the part that went out was stored first
+    expect((await store.get(CONVERSATION)).map((m) => [m.content, m.metadata['partial']])).toEqual([
+      ['turn 1', undefined],
+      ['long reply', true],
+    ]);
   });
 
   it('never makes the chain throw when the store fails, and still answers', async () => {

@@ -115,7 +115,7 @@ describe('the console bot against an OpenAI-compatible server', () => {
         'agent',
       ]);
       expect(turns[3]).toMatchObject({
-        id: `${turns[2]?.id}:tool:call_9:call`,
+        id: `${turns[2]?.id}:tool:0:call_9:call`,
         content: '{"query":"broken"}',
         participant: { kind: 'agent', id: 'support-agent' },
         metadata: { toolCallId: 'call_9', toolName: 'conversation_search' },

@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { inspect } from 'node:util';
 import {
   consoleLogger,
   createConsoleLogger,
   redact,
+  redactError,
   redactText,
   silentLogger,
 } from '../src/logger.js';
@@ -50,6 +52,27 @@ describe('redact', () => {
       url: 'https://api.example/bot[redacted]/getMe',
       nested: [{ note: '[redacted]' }],
     });
+  });
+
+  it('masks a Telegram token of any length in a Bot API URL', () => {
+    expect(redactText('request to http://127.0.0.1:9/bot42:wrong/getMe failed')).toBe(
+      'request to http://127.0.0.1:9/bot[redacted]/getMe failed',
+    );
+    expect(redactText('GET /file/bot123456:AA-b_c/photos/1.jpg')).toBe(
+      'GET /file/bot[redacted]/photos/1.jpg',
+    );
+  });
+
+  it('masks bearer credentials and webhook URL tokens', () => {
+    expect(redactText('Authorization: Bearer sk-live-0123456789')).toBe(
+      'Authorization: Bearer [redacted]',
+    );
+    expect(
+      redactText('POST https://discord.com/api/v10/webhooks/1100000000000000001/' + 'a'.repeat(68)),
+    ).toBe('POST https://discord.com/api/v10/webhooks/1100000000000000001/[redacted]');
+    expect(
+      redactText('https://hooks.slack.com/services/T0001/B0001/XXXXXXXXXXXXXXXXXXXXXXXX'),
+    ).toBe('https://hooks.slack.com/services/T0001/B0001/[redacted]');
   });
 
   it('leaves ordinary ids and timestamps alone', () => {
@@ -132,5 +155,54 @@ describe('createConsoleLogger', () => {
     const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     silentLogger.error('nothing');
     expect(write).not.toHaveBeenCalled();
+  });
+});
+
+describe('redactError', () => {
+  it('copies a library error into a plain Error without its request', () => {
+    // given an HTTP client error holding the URL, headers and the error underneath
+    const underneath = Object.assign(
+      new Error(`request to https://api.telegram.org/bot${telegram}/getMe failed`),
+      { code: 'ECONNREFUSED', errno: -111, syscall: 'connect', address: '127.0.0.1' },
+    );
+    class HttpError extends Error {
+      override name = 'HttpError';
+      config = { headers: { Authorization: `Bearer ${slackBot}` }, url: `/bot${telegram}/getMe` };
+      error = underneath;
+    }
+    const original = new HttpError("Network request for 'getMe' failed!");
+
+    // when it is copied
+    const copy = redactError(original);
+
+    // then the copy keeps what failed and nothing of the request
+    expect(Object.getPrototypeOf(copy)).toBe(Error.prototype);
+    expect(copy).toMatchObject({
+      name: 'HttpError',
+      message: "Network request for 'getMe' failed!",
+    });
+    expect(Object.keys(copy)).toEqual(['name']);
+    expect(copy.cause).toMatchObject({
+      message: 'request to https://api.telegram.org/bot[redacted]/getMe failed',
+      code: 'ECONNREFUSED',
+      errno: -111,
+      syscall: 'connect',
+    });
+    expect(copy.cause).not.toHaveProperty('address');
+    const printed = [inspect(copy, { depth: 10 }), String(copy.stack), JSON.stringify(copy)];
+    for (const text of printed) {
+      expect(text).not.toContain(telegram);
+      expect(text).not.toContain(slackBot);
+    }
+  });
+
+  it('copies an API error object and a thrown string', () => {
+    const apiError = { error_code: 401, description: `Unauthorized ${telegram}`, method: 'getMe' };
+    expect(redactError(apiError)).toMatchObject({
+      message: 'Unauthorized [redacted]',
+      error_code: 401,
+      description: 'Unauthorized [redacted]',
+    });
+    expect(redactError(`failed: ${discord}`).message).toBe('failed: [redacted]');
   });
 });

@@ -234,6 +234,25 @@ describe('SlackChannel.send', () => {
     await expect(failure).rejects.toMatchObject({ code: 'not_in_channel', platform: 'slack' });
   });
 
+  it('puts the ts of the parts that went out on the error when a later part is refused', async () => {
+    // given a reply split in two, and Slack refusing the second part
+    await startChannel({ textLimit: 100 });
+    const firstPosted = slack
+      .waitForPosted(1)
+      .then(() => slack.failNext('chat.postMessage', { error: 'not_in_channel' }));
+
+    // when it is sent
+    const error = await channel
+      .send({ ...outbound, content: `${'a'.repeat(80)}\n\n${'b'.repeat(80)}` })
+      .catch((e: unknown) => e);
+    await firstPosted;
+
+    // then the error says which part did get through
+    expect(error).toBeInstanceOf(PlatformError);
+    expect(error).toMatchObject({ code: 'not_in_channel', sentMessageIds: [slack.posted[0]?.ts] });
+    expect(slack.posted).toHaveLength(1);
+  });
+
   it('throws a NetworkError when Slack cannot be reached', async () => {
     await startChannel();
     await slack.close();

@@ -48,9 +48,9 @@ function channelFor(slackApiUrl: string, options: Partial<SlackChannelOptions> =
 
 describe('Slack errors never carry the bot token', () => {
   it('when the Web API cannot be reached at start', async () => {
-    const url = slack.slackApiUrl;
-    await slack.close();
-    slack = await FakeSlack.start({ token: TOKEN }); // a new port; the old one is closed
+    const gone = await FakeSlack.start({ token: TOKEN });
+    const url = gone.slackApiUrl;
+    await gone.close();
 
     const error = await channelFor(url)
       .start(handlers)
@@ -96,7 +96,9 @@ describe('Slack errors never carry the bot token', () => {
           headers: { Authorization: `Bearer ${TOKEN}` },
           data: `token=${TOKEN}&channel=C0GENERAL`,
         },
-        request: { _header: `POST /api/chat.postMessage HTTP/1.1\r\nAuthorization: Bearer ${TOKEN}` },
+        request: {
+          _header: `POST /api/chat.postMessage HTTP/1.1\r\nAuthorization: Bearer ${TOKEN}`,
+        },
       },
     );
     const webApiError = Object.assign(
@@ -146,7 +148,12 @@ describe('Slack broadcast mentions in replies', () => {
     expect(formatSlackText(pings, undefined, { allowBroadcastMentions: true })).toEqual([pings]);
   });
 
-  it.todo(
-    'SlackChannel({ allowBroadcastMentions: true }) posts <!here> as a mention (needs send() to pass the option to formatSlackText)',
-  );
+  it('posts broadcast mentions as mentions when the channel allows them', async () => {
+    await channelFor(slack.slackApiUrl, { allowBroadcastMentions: true }).start(handlers);
+
+    await channel!.send({ ...outbound, content: 'heads up <!here>' });
+
+    const [post] = await slack.waitForPosted(1);
+    expect(post?.text).toBe('heads up <!here>');
+  });
 });

@@ -207,6 +207,23 @@ export function describeStoreContract(
       });
     });
 
+    describe('getMessage', () => {
+      it('reads one turn by id, only within its own conversation', async () => {
+        if (store.getMessage === undefined) return; // optional: callers fall back to get
+        const here = turn({ content: 'the one I want' });
+        await store.append(here);
+        await store.append(turn({ id: 'elsewhere', conversationId: C2 }));
+        expect(await store.getMessage(C1, here.id)).toMatchObject({
+          id: here.id,
+          content: 'the one I want',
+          participant: alice,
+        });
+        expect(await store.getMessage(C1, 'elsewhere')).toBeUndefined();
+        expect(await store.getMessage(C2, here.id)).toBeUndefined();
+        expect(await store.getMessage(C1, 'never-stored')).toBeUndefined();
+      });
+    });
+
     describe('search', () => {
       it('finds turns in one conversation only', async () => {
         await store.append(turn({ content: 'the invoice is late' }));

@@ -1,5 +1,6 @@
 import { jsonSchema, tool } from 'ai';
 import type { Tool } from 'ai';
+import { speakerLabel } from '../../src/assemble/projection.js';
 import type { ConversationStore } from '../../src/store.js';
 import type { StoredMessage } from '../../src/types.js';
 import { validateObject } from './validate.js';
@@ -73,7 +74,5 @@ export function conversationSearchTool(
  * ```
  */
 export function formatMatch(turn: StoredMessage): string {
-  const name = turn.participant.displayName ?? turn.participant.id;
-  const speaker = turn.participant.kind === 'agent' ? `${name} (agent)` : name;
-  return `[${turn.timestamp}] ${speaker}: ${turn.content}`;
+  return `[${turn.timestamp}] ${speakerLabel(turn.participant)}: ${turn.content}`;
 }

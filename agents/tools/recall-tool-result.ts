@@ -1,25 +1,37 @@
 import { jsonSchema, tool } from 'ai';
 import type { Tool } from 'ai';
 import type { ConversationStore } from '../../src/store.js';
+import type { StoredMessage } from '../../src/types.js';
 import { validateObject } from './validate.js';
 
-/** How many recent turns `recall_tool_result` looks through for the id. */
+/** How many of the agent's own recent turns the fallback looks through, for stores without `getMessage`. */
 const RECALL_WINDOW = 1000;
 
 /**
  * The `recall_tool_result` tool: returns the full text of a tool result that prompt assembly
- * masked (`call recall_tool_result with id "<message id>"`). Bound to one conversation: a row
- * of any other conversation is "not found".
+ * masked (`call recall_tool_result with id "<message id>"`). Bound to one conversation and
+ * one agent: a row of another conversation, a row another agent wrote, or a row that is not
+ * a tool result is "not found". The row is read by id (`store.getMessage`); a store without
+ * it is searched among the agent's last 1000 turns.
  *
  * @example
  * ```ts
- * const tools = { recall_tool_result: recallToolResultTool(store, 'telegram:42') };
+ * const tools = { recall_tool_result: recallToolResultTool(store, 'telegram:42', 'support-agent') };
  * ```
  */
 export function recallToolResultTool(
   store: ConversationStore,
   conversationId: string,
+  agentId: string,
 ): Tool<{ id: string }, string> {
+  const find = async (id: string): Promise<StoredMessage | undefined> => {
+    if (store.getMessage !== undefined) return store.getMessage(conversationId, id);
+    const mine = await store.get(conversationId, {
+      limit: RECALL_WINDOW,
+      participantIds: [agentId],
+    });
+    return mine.find((turn) => turn.id === id);
+  };
   return tool({
     description:
       'Read the full output of an earlier tool result that was masked in the conversation history.',
@@ -36,17 +48,14 @@ export function recallToolResultTool(
       },
     ),
     execute: async ({ id }) => {
-      const turns = await store.get(conversationId, {
-        limit: RECALL_WINDOW,
-        includeDeleted: false,
-      });
-      const row = turns.find(
-        (turn) =>
-          turn.id === id &&
-          turn.conversationId === conversationId &&
-          turn.metadata['toolRole'] === 'result',
-      );
-      return row?.content ?? `No tool result with id "${id}" in this conversation.`;
+      const row = await find(id);
+      const readable =
+        row !== undefined &&
+        row.conversationId === conversationId &&
+        row.participant.id === agentId &&
+        row.metadata['toolRole'] === 'result' &&
+        row.deletedAt === undefined;
+      return readable ? row.content : `No tool result with id "${id}" in this conversation.`;
     },
   });
 }

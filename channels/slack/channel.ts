@@ -246,7 +246,9 @@ export class SlackChannel implements Channel {
    * `ts` values are on the error as `sentMessageIds`.
    */
   async send(message: OutboundMessage): Promise<SentMessage> {
-    const parts = formatSlackText(message.content, this.options.textLimit ?? SLACK_TEXT_LIMIT);
+    const parts = formatSlackText(message.content, this.options.textLimit ?? SLACK_TEXT_LIMIT, {
+      allowBroadcastMentions: this.options.allowBroadcastMentions === true,
+    });
     const messageIds: string[] = [];
     for (const text of parts) {
       try {

@@ -1,6 +1,6 @@
 import type { ModelMessage, ToolCallPart, ToolResultPart } from 'ai';
 import type { Tokenizer } from '../tokenizer.js';
-import type { NewMessage, StoredMessage } from '../types.js';
+import type { NewMessage, Participant, StoredMessage } from '../types.js';
 
 /**
  * Projection: how stored turns look from one agent's point of view. Its own turns become
@@ -27,7 +27,7 @@ export const MESSAGE_OVERHEAD_TOKENS = 4;
  * @example
  * ```ts
  * import { RECALL_TOOL_NAME } from 'colloquy';
- * const tools = { [RECALL_TOOL_NAME]: recallToolResultTool(store, conversationId) };
+ * const tools = { [RECALL_TOOL_NAME]: recallToolResultTool(store, conversationId, agentId) };
  * ```
  */
 export const RECALL_TOOL_NAME = 'recall_tool_result';
@@ -112,9 +112,43 @@ export function projectTurn(turn: NewMessage, aliases: ReadonlySet<string>): Tex
   if (participant.kind === 'system') {
     return { kind: 'text', turn: asStored, role: 'system', prefix: '', content: turn.content };
   }
-  const name = participant.displayName ?? participant.id;
-  const prefix = participant.kind === 'agent' ? `${name} (agent): ` : `${name}: `;
+  const prefix = `${speakerLabel(participant)}: `;
   return { kind: 'text', turn: asStored, role: 'user', prefix, content: turn.content };
+}
+
+/** Line breaks and other control characters: each becomes a space. */
+const CONTROL = /[\p{Cc}\p{Zl}\p{Zp}]/gu;
+/** Invisible format characters (zero-width, bidi overrides): removed. */
+const INVISIBLE = /\p{Cf}/gu;
+/** The same, keeping the zero-width joiner that emoji sequences need. */
+const INVISIBLE_BUT_ZWJ = /(?!\u200d)\p{Cf}/gu;
+/** The labels prompts give agents, which no person's name may carry. */
+const ROLE_LABEL = /\(\s*(?:agent|assistant)\s*\)/giu;
+
+/**
+ * How a participant is named in a prompt: its display name (or id) on one line, without
+ * control or invisible characters, and `name (agent)` for agents. A person's name loses any
+ * `(agent)` or `(assistant)` it carries, so a person called "billing-agent (agent)" cannot
+ * pass for a peer agent.
+ *
+ * @example
+ * ```ts
+ * speakerLabel({ kind: 'user', id: 'slack:U1', displayName: 'billing-agent (agent)' }); // 'billing-agent'
+ * speakerLabel({ kind: 'agent', id: 'billing', displayName: 'Billing' }); // 'Billing (agent)'
+ * ```
+ */
+export function speakerLabel(participant: Participant): string {
+  const clean = (text: string | undefined): string => {
+    let name = (text ?? '').normalize('NFKC').replace(CONTROL, ' ');
+    if (participant.kind !== 'agent') {
+      const visible = name.replace(INVISIBLE, '');
+      const unlabelled = visible.replace(ROLE_LABEL, ' ');
+      if (unlabelled !== visible) name = unlabelled;
+    }
+    return name.replace(INVISIBLE_BUT_ZWJ, '').replace(/\s+/gu, ' ').trim();
+  };
+  const name = clean(participant.displayName) || clean(participant.id) || 'unknown';
+  return participant.kind === 'agent' ? `${name} (agent)` : name;
 }
 
 function toolRole(turn: StoredMessage): 'call' | 'result' | undefined {

@@ -45,7 +45,12 @@ export async function openStore(path: string, options: { write?: boolean } = {})
   assertDatabaseExists(path);
   const { SqliteConversationStore } = await import('colloquy/sqlite');
   try {
-    return new SqliteConversationStore({ path, readonly: !options.write });
+    // A short-lived command: SQLite's own checkpoints are enough, no worker thread.
+    return new SqliteConversationStore({
+      path,
+      readonly: !options.write,
+      backgroundCheckpoints: false,
+    });
   } catch (error) {
     throw describeOpenFailure(path, error);
   }
