@@ -7,7 +7,7 @@ import { AgentError, ColloquyError } from '../src/errors.js';
 import { consoleLogger } from '../src/logger.js';
 import type { Logger } from '../src/logger.js';
 import type { ConversationStore } from '../src/store.js';
-import { isoTimestamp } from '../src/types.js';
+import { isoTimestamp, samePlace } from '../src/types.js';
 import type { NewMessage, Participant } from '../src/types.js';
 import { describeModel, modelFromEnv } from './models.js';
 import { isOfflineModel } from './offline-model.js';
@@ -185,7 +185,6 @@ export abstract class BaseAgent implements Agent {
     role: 'call' | 'result',
     content: string,
   ): NewMessage {
-    const { channelType, channelId, channelName, threadId } = input.metadata;
     return {
       id: `${input.id}:tool:${step}:${part.toolCallId}:${role}`,
       conversationId: input.conversationId,
@@ -194,11 +193,7 @@ export abstract class BaseAgent implements Agent {
       timestamp: isoTimestamp(),
       scope: input.scope,
       metadata: {
-        channelType,
-        channelId,
-        ...(channelName === undefined ? {} : { channelName }),
-        ...(threadId === undefined ? {} : { threadId }),
-        mentions: [],
+        ...samePlace(input),
         toolRole: role,
         toolCallId: part.toolCallId,
         toolName: part.toolName,

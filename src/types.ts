@@ -104,6 +104,26 @@ export interface MessageDeletion extends PlatformMessageRef {
   deletedAt: string;
 }
 
+/**
+ * Where a turn was posted (platform, channel and its name, thread) with no mentions: the
+ * metadata to start another turn in the same place with (a reply, a tool row, a summary).
+ *
+ * @example
+ * ```ts
+ * const reply = { ...inbound, id: 'r1', metadata: { ...samePlace(inbound), messageId: 'r1' } };
+ * ```
+ */
+export function samePlace(message: Pick<NewMessage, 'metadata'>): MessageMetadata {
+  const { channelType, channelId, channelName, threadId } = message.metadata;
+  return {
+    channelType,
+    channelId,
+    ...(channelName === undefined ? {} : { channelName }),
+    ...(threadId === undefined ? {} : { threadId }),
+    mentions: [],
+  };
+}
+
 /** Formats a Date (default: now) the way colloquy stores timestamps. */
 export function isoTimestamp(date: Date = new Date()): string {
   return date.toISOString();

@@ -1,3 +1,4 @@
+import { samePlace } from '../types.js';
 import type { NewMessage, StoredMessage } from '../types.js';
 
 /**
@@ -79,7 +80,6 @@ export function summaryRow(
   timestamp: string,
 ): NewMessage {
   const throughSequence = last.sequence as number;
-  const { channelType, channelId, channelName, threadId } = last.metadata;
   return {
     id: summaryRowId(agentId, last.conversationId, throughSequence),
     conversationId: last.conversationId,
@@ -88,11 +88,7 @@ export function summaryRow(
     timestamp,
     scope: last.scope,
     metadata: {
-      channelType,
-      channelId,
-      ...(channelName === undefined ? {} : { channelName }),
-      ...(threadId === undefined ? {} : { threadId }),
-      mentions: [],
+      ...samePlace(last),
       isSummary: true,
       summaryForAgentId: agentId,
       summaryThroughSequence: throughSequence,

@@ -1,6 +1,6 @@
 import type { Agent } from '../agent.js';
 import type { OutboundMessage, SentMessage } from '../channel.js';
-import { isoTimestamp } from '../types.js';
+import { isoTimestamp, samePlace } from '../types.js';
 import type { ChannelType, NewMessage, Participant, StoredMessage } from '../types.js';
 
 /**
@@ -88,7 +88,7 @@ export function sentTurn(options: {
 }): NewMessage {
   const { inbound, channelType, content, from, sent, extra } = options;
   const [first, ...rest] = sent.messageIds;
-  const { channelId, channelName, threadId, messageId } = inbound.metadata;
+  const { channelId, messageId } = inbound.metadata;
   const local =
     first ?? `local-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   return {
@@ -100,13 +100,10 @@ export function sentTurn(options: {
     scope: inbound.scope,
     metadata: {
       ...extra,
+      ...samePlace(inbound),
       channelType,
-      channelId,
-      ...(channelName === undefined ? {} : { channelName }),
-      ...(threadId === undefined ? {} : { threadId }),
       ...(first === undefined ? {} : { messageId: first }),
       ...(rest.length === 0 ? {} : { partMessageIds: rest }),
-      mentions: [],
       ...(messageId === undefined ? {} : { replyToMessageId: messageId }),
       replyToParticipantId: inbound.participant.id,
     },
