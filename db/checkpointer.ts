@@ -59,12 +59,16 @@ export class Checkpointer {
   }
 
   /** A last checkpoint, then the worker closes its connection and the thread ends. */
-  async close(): Promise<void> {
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.ref();
-    this.worker.postMessage({ close: true });
-    await exited;
+  close(): Promise<void> {
+    this.closing ??= new Promise<void>((resolve) => {
+      this.worker.once('exit', () => resolve());
+      this.worker.ref();
+      this.worker.postMessage({ close: true });
+    });
+    return this.closing;
   }
+
+  private closing: Promise<void> | undefined;
 }
 
 const WORKER_SOURCE = `

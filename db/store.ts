@@ -19,9 +19,10 @@ import {
   type Candidate,
   capByTokens,
   candidatesPerWord,
+  type QueryWord,
   matchExpression,
+  queryWords,
   rankCandidates,
-  searchWords,
 } from './search.js';
 import { type Statements, prepareStatements } from './statements.js';
 
@@ -73,10 +74,10 @@ export class SqliteConversationStore implements ConversationStore {
       // Until the worker is up (or if it cannot start) SQLite's own checkpoints carry on.
       this.checkpointer = Checkpointer.start(options.path).then(
         (checkpointer) => {
-          // The connection may have been closed meanwhile (also directly, through `db`).
-          if (this.closed || !this.db.open) return void checkpointer.close();
-          this.db.pragma('wal_autocheckpoint = 0');
-          return checkpointer;
+          if (!this.closed && this.db.open) this.db.pragma('wal_autocheckpoint = 0');
+          // Closed directly through `db`: nothing else will end the worker.
+          else if (!this.closed) void checkpointer.close();
+          return checkpointer; // `close()` awaits its end, even when it started late
         },
         () => undefined,
       );
@@ -149,7 +150,7 @@ export class SqliteConversationStore implements ConversationStore {
     options: SearchOptions = {},
   ): Promise<StoredMessage[]> {
     return this.guard('search', conversationId, () => {
-      const words = searchWords(query);
+      const words = queryWords(query);
       const limit = Math.max(0, Math.floor(options.limit ?? 10));
       if (words.length === 0 || limit === 0) return [];
       const ranked = this.rank(conversationId, words).slice(0, limit);
@@ -217,7 +218,14 @@ export class SqliteConversationStore implements ConversationStore {
   async deleteConversation(conversationId: string): Promise<boolean> {
     return this.guard('delete a conversation', conversationId, () =>
       this.db
-        .transaction(() => this.sql.deleteConversation.run(conversationId).changes > 0)
+        .transaction(() => {
+          const s = this.sql;
+          const authors = s.authorsIn.all(conversationId) as string[];
+          if (s.deleteConversation.run(conversationId).changes === 0) return false;
+          s.deleteSilentParticipants.run(JSON.stringify(authors));
+          s.optimizeSearch.run();
+          return true;
+        })
         .immediate(),
     );
   }
@@ -231,6 +239,7 @@ export class SqliteConversationStore implements ConversationStore {
             s.redactRevisions.run(participantId);
             const { changes } = s.redactMessages.run(participantId);
             s.redactParticipant.run(participantId);
+            if (changes > 0) s.optimizeSearch.run();
             return changes;
           }
           const touched = s.conversationsOf.all(participantId) as string[];
@@ -242,6 +251,7 @@ export class SqliteConversationStore implements ConversationStore {
             s.refreshConversation.run({ id });
             s.deleteEmptyConversation.run(id);
           }
+          if (changes > 0) s.optimizeSearch.run();
           return changes;
         })
         .immediate(),
@@ -323,7 +333,7 @@ export class SqliteConversationStore implements ConversationStore {
    * Search, step one: per word, the conversation's newest matches straight from FTS (the
    * conversation's rowid range), then BM25 over those candidates.
    */
-  private rank(conversationId: string, words: string[]): number[] {
+  private rank(conversationId: string, words: QueryWord[]): number[] {
     const conversation = this.sql.getConversation.get(conversationId) as
       ConversationRow | undefined;
     if (conversation === undefined) return [];
@@ -331,14 +341,14 @@ export class SqliteConversationStore implements ConversationStore {
     const found = new Map<string, number>();
     const seqs = new Set<number>();
     const limit = candidatesPerWord(words.length);
-    for (const word of words) {
+    for (const { word, key } of words) {
       const match = matchExpression(word);
       const hits = this.sql.searchWord.all({
         match,
         number: conversation.number,
         limit,
       }) as number[];
-      found.set(word, hits.length < limit ? hits.length : total);
+      found.set(key, hits.length < limit ? hits.length : total);
       for (const seq of hits) seqs.add(seq);
     }
     if (seqs.size === 0) return [];
@@ -346,7 +356,12 @@ export class SqliteConversationStore implements ConversationStore {
       seqs: JSON.stringify([...seqs]),
       conversation: conversationId,
     }) as Candidate[];
-    return rankCandidates(candidates, words, total, found);
+    return rankCandidates(
+      candidates,
+      words.map((w) => w.key),
+      total,
+      found,
+    );
   }
 
   private findDuplicate(

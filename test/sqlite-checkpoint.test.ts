@@ -63,3 +63,20 @@ describe('SqliteConversationStore checkpoints', () => {
     await store.close();
   });
 });
+
+describe('SqliteConversationStore close', () => {
+  it('leaves no file behind once closed, even straight after opening', async () => {
+    // Given stores closed before their checkpoint worker could even start
+    for (let i = 0; i < 5; i++) {
+      const path = tempPath();
+      const store = new SqliteConversationStore({ path });
+      await store.append(turn(i));
+      await store.close();
+
+      // Then nothing writes beside the file any more: the folder can be removed at once
+      const dir = join(path, '..');
+      rmSync(dir, { recursive: true });
+      expect(() => statSync(dir)).toThrow();
+    }
+  });
+});
