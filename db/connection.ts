@@ -104,6 +104,9 @@ export function openDatabase(options: SqliteStoreOptions): Database.Database {
     if (!readonly) {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
+      // Deleted rows are overwritten with zeros, so forgotten text leaves no readable trace
+      // in free pages (appends cost no more: they free nothing).
+      db.pragma('secure_delete = ON');
     }
     bringSchemaUpToDate(db, path, readonly);
     return db;

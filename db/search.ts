@@ -1,11 +1,9 @@
+import { searchKeys, searchWords, wordKey } from '../src/search-words.js';
 import { defaultTokenizer } from '../src/tokenizer.js';
 import type { StoredMessage } from '../src/types.js';
 
 /** At most this many distinct words of a query are searched for. */
 const MAX_WORDS = 16;
-
-// eslint-disable-next-line no-control-regex -- "is every character ASCII?"
-const ASCII = /^[\x00-\x7f]*$/;
 
 /**
  * How many turns a search considers per word, newest first: 50 for a one-word query, fewer
@@ -25,46 +23,49 @@ export function candidatesPerWord(words: number): number {
 }
 
 /**
- * The plain words of a text or query: runs of letters and digits, lowercased, diacritics
- * folded. Everything else (quotes, `*`, `NEAR(`, `-`, `:`) is a separator, never syntax.
- *
- * @example
- * ```ts
- * plainWords('"Café" AND NEAR(x*'); // ['cafe', 'and', 'near', 'x']
- * ```
+ * A word a search looks for: as typed (composed, lowercased, marks kept), which FTS5's own
+ * tokenizer folds, and its key ({@link wordKey}), which ranking counts it by.
  */
-export function plainWords(text: string): string[] {
-  if (ASCII.test(text)) return text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
-  const folded = text
-    .normalize('NFD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase();
-  return folded.match(/[\p{L}\p{N}]+/gu) ?? [];
+export interface QueryWord {
+  word: string;
+  key: string;
 }
 
 /**
- * The distinct words a search looks for (at most 16).
+ * The distinct words a search looks for (at most 16), from `searchWords` in `src/`, the
+ * same splitter the in-memory store uses.
  *
  * @example
  * ```ts
- * searchWords('refund the refund'); // ['refund', 'the']
+ * queryWords('Refund the REFUND café');
+ * // [{ word: 'refund', key: 'refund' }, { word: 'the', … }, { word: 'café', key: 'cafe' }]
  * ```
  */
-export function searchWords(query: string): string[] {
-  return [...new Set(plainWords(query))].slice(0, MAX_WORDS);
+export function queryWords(query: string): QueryWord[] {
+  const byKey = new Map<string, string>();
+  for (const word of searchWords(query)) {
+    const key = wordKey(word);
+    if (key !== '' && !byKey.has(key)) byKey.set(key, word);
+  }
+  return [...byKey].slice(0, MAX_WORDS).map(([key, word]) => ({ word, key }));
 }
 
 /**
  * The FTS5 MATCH expression for one word: a quoted string, so nothing in a query acts as an
- * operator. (The conversation is a rowid range, bound next to it.)
+ * operator, and FTS5 tokenizes it as it tokenized the text (folding Latin diacritics; other
+ * combining marks split it into a phrase). Text is indexed as stored, so a word whose
+ * decomposed (NFD) spelling differs, like Hangul, also looks for that spelling. (The
+ * conversation is a rowid range, bound next to it.)
  *
  * @example
  * ```ts
  * matchExpression('refund'); // '"refund"'
+ * matchExpression('한국어'); // '"한국어" OR "한국어"': composed, then decomposed (jamo)
  * ```
  */
 export function matchExpression(word: string): string {
-  return `"${word.replaceAll('"', '""')}"`;
+  const spellings = new Set([word, word.normalize('NFD')]);
+  return [...spellings].map((spelling) => `"${spelling.replaceAll('"', '""')}"`).join(' OR ');
 }
 
 /** A turn that matched at least one word: its sequence and text. */
@@ -74,10 +75,10 @@ export interface Candidate {
 }
 
 /**
- * Orders candidates by BM25 (k1 = 1.2, b = 0.75) computed over the conversation: `total` is
- * its number of turns, `found` how many turns each word was found in (a common word's count
- * is unknown past `candidatesPerWord`; it is then taken as `total`, so it weighs little).
- * Ties go to the newer turn.
+ * Orders candidates by BM25 (k1 = 1.2, b = 0.75) computed over the conversation, counting
+ * words by their keys: `total` is its number of turns, `found` how many turns each key was
+ * found in (a common word's count is unknown past `candidatesPerWord`; it is then taken as
+ * `total`, so it weighs little). Ties go to the newer turn.
  *
  * @example
  * ```ts
@@ -86,7 +87,7 @@ export interface Candidate {
  */
 export function rankCandidates(
   candidates: Candidate[],
-  words: string[],
+  keys: string[],
   total: number,
   found: Map<string, number>,
 ): number[] {
@@ -94,7 +95,7 @@ export function rankCandidates(
   const counts = new Map<number, Map<string, number>>();
   let sum = 0;
   for (const { seq, content } of candidates) {
-    const tokens = plainWords(content);
+    const tokens = searchKeys(content);
     const tf = new Map<string, number>();
     for (const token of tokens) if (found.has(token)) tf.set(token, (tf.get(token) ?? 0) + 1);
     lengths.set(seq, tokens.length);
@@ -106,10 +107,10 @@ export function rankCandidates(
   const score = (seq: number): number => {
     const length = lengths.get(seq) ?? 0;
     let value = 0;
-    for (const word of words) {
-      const tf = counts.get(seq)?.get(word) ?? 0;
+    for (const key of keys) {
+      const tf = counts.get(seq)?.get(key) ?? 0;
       if (tf === 0) continue;
-      const df = Math.min(n, found.get(word) ?? n);
+      const df = Math.min(n, found.get(key) ?? n);
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
       value += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * length) / average));
     }

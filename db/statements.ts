@@ -63,6 +63,13 @@ const SQL = {
     WHERE id = @id`,
   getConversation: `SELECT * FROM conversations WHERE id = ?`,
   deleteConversation: `DELETE FROM conversations WHERE id = ?`,
+  authorsIn: `SELECT DISTINCT participant_id FROM messages WHERE conversation_id = ?`,
+  deleteSilentParticipants: `DELETE FROM participants
+    WHERE id IN (SELECT value FROM json_each(?))
+      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.participant_id = participants.id)`,
+  // A contentless index only marks deleted turns; their words stay in its segments until
+  // they are merged. 'optimize' merges them all, dropping those words now.
+  optimizeSearch: `INSERT INTO messages_fts (messages_fts) VALUES ('optimize')`,
   deleteEmptyConversation: `DELETE FROM conversations WHERE id = ? AND message_count = 0`,
 
   conversationsOf: `SELECT DISTINCT conversation_id FROM messages WHERE participant_id = ?`,
@@ -115,5 +122,6 @@ export function prepareStatements(db: Database.Database): Statements {
   }
   statements.getSummary.raw();
   statements.conversationsOf.pluck();
+  statements.authorsIn.pluck();
   return statements;
 }

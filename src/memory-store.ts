@@ -1,5 +1,5 @@
 import { concerns } from './agent.js';
-import { searchWords } from './search-words.js';
+import { searchKeys } from './search-words.js';
 import type {
   AppendResult,
   ConversationStore,
@@ -49,9 +49,9 @@ const BM25_B = 0.75;
  * `maxMessagesPerConversation` turns in each (dropping the oldest). A dropped turn is
  * forgotten entirely, so a late retry of it would be stored again.
  *
- * Search folds case and diacritics, matches any of the query's plain words and ranks by
- * BM25 (ties: newest first). Edits replace the text; unlike the SQLite store it keeps no
- * revisions.
+ * Search matches any of the query's words (`searchKeys`: case and Latin diacritics folded,
+ * like the SQLite store's FTS5 index) and ranks by BM25 (ties: newest first). Edits replace
+ * the text; unlike the SQLite store it keeps no revisions.
  *
  * @example
  * ```ts
@@ -82,7 +82,7 @@ export class InMemoryConversationStore implements ConversationStore {
     if (existing) return { message: structuredClone(existing.message), inserted: false };
 
     const message: StoredMessage = { ...structuredClone(input), sequence: ++this.#sequence };
-    const row: Row = { message, words: searchWords(message.content) };
+    const row: Row = { message, words: searchKeys(message.content) };
     const conversation = this.#touch(message.conversationId) ?? this.#create(message);
     insertSorted(conversation.rows, row);
     this.#index(row);
@@ -122,7 +122,7 @@ export class InMemoryConversationStore implements ConversationStore {
     query: string,
     options: SearchOptions = {},
   ): Promise<StoredMessage[]> {
-    const terms = [...new Set(searchWords(query))];
+    const terms = [...new Set(searchKeys(query))];
     const rows = this.#touch(conversationId)?.rows ?? [];
     if (terms.length === 0 || rows.length === 0) return [];
     const docs = rows.filter(
@@ -196,7 +196,7 @@ export class InMemoryConversationStore implements ConversationStore {
     if (!row) return false;
     row.message.content = edit.content;
     row.message.editedAt = edit.editedAt;
-    row.words = searchWords(edit.content);
+    row.words = searchKeys(edit.content);
     return true;
   }
 

@@ -1,19 +1,65 @@
+// eslint-disable-next-line no-control-regex -- "is every character ASCII?"
+const ASCII = /^[\x00-\x7f]*$/;
+
 /**
- * Splits text into the plain words colloquy searches by: runs of letters and digits,
- * lowercased, with diacritics folded (NFD, combining marks removed) — the same words
- * SQLite's FTS5 `unicode61 remove_diacritics 2` tokenizer produces. Everything else
- * (quotes, `*`, `:`, `^`, parentheses, `%`, `_`, emoji) is a separator, never syntax.
+ * Splits text into the words colloquy searches by: the text composed (NFC) and lowercased,
+ * then runs of letters, digits and combining marks, so a word keeps its vowel signs and
+ * Hangul its syllables. Everything else (quotes, `*`, `:`, `^`, parentheses, `%`, `_`,
+ * emoji) is a separator, never syntax. Compare words by their {@link wordKey}.
  *
  * @example
  * ```ts
  * import { searchWords } from 'colloquy';
- * searchWords('Café "NEAR(a b)" foo*'); // ['cafe', 'near', 'a', 'b', 'foo']
+ * searchWords('Café "NEAR(a b)" foo*'); // ['café', 'near', 'a', 'b', 'foo']
+ * searchWords('한국어, हिंदी'); // ['한국어', 'हिंदी']
  * ```
  */
 export function searchWords(text: string): string[] {
-  const folded = text
-    .toLowerCase()
-    .normalize('NFD')
-    .replace(/\p{M}+/gu, '');
-  return folded.match(/[\p{L}\p{N}]+/gu) ?? [];
+  if (ASCII.test(text)) return text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+  return (
+    text
+      .normalize('NFC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}\p{M}]+/gu) ?? []
+  );
+}
+
+/**
+ * What a word from {@link searchWords} is compared by, the way SQLite's FTS5
+ * `unicode61 remove_diacritics 2` tokenizer sees it: Latin letters lose their diacritics
+ * (`café` → `cafe`), other combining marks (Devanagari and Arabic vowel signs) separate the
+ * word's pieces, so `हिंदी` is the pieces `ह द` and never matches the word `हद`. Empty for
+ * a word of marks alone.
+ *
+ * @example
+ * ```ts
+ * import { wordKey } from 'colloquy';
+ * wordKey('café'); // 'cafe'
+ * wordKey('हिंदी'); // 'ह द'
+ * ```
+ */
+export function wordKey(word: string): string {
+  if (ASCII.test(word)) return word;
+  const pieces = word.match(/[\p{L}\p{N}]+/gu) ?? [];
+  return pieces.map((piece) => piece.replace(/\p{Script=Latin}/gu, unaccent)).join(' ');
+}
+
+/**
+ * The keys of a text's words ({@link searchWords}, then {@link wordKey}): what both stores
+ * index a turn by and look a query up by.
+ *
+ * @example
+ * ```ts
+ * import { searchKeys } from 'colloquy';
+ * searchKeys('Café, हिंदी!'); // ['cafe', 'ह द']
+ * ```
+ */
+export function searchKeys(text: string): string[] {
+  return searchWords(text)
+    .map(wordKey)
+    .filter((key) => key !== '');
+}
+
+function unaccent(letter: string): string {
+  return letter.normalize('NFD').replace(/\p{M}+/gu, '');
 }

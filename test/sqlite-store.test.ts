@@ -1,5 +1,13 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -73,8 +81,9 @@ function openError(fn: () => unknown): StoreError {
 }
 
 describe('SqliteConversationStore: opening a file', () => {
-  it('sets WAL, synchronous=NORMAL, foreign keys and a 5 s busy timeout', () => {
+  it('sets WAL, synchronous=NORMAL, secure delete, foreign keys and a 5 s busy timeout', () => {
     const store = storeAt();
+    expect(store.db.pragma('secure_delete', { simple: true })).toBe(1);
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(store.db.pragma('synchronous', { simple: true })).toBe(1);
     expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
@@ -423,6 +432,67 @@ describe('SqliteConversationStore: what SQL users see', () => {
       0,
     );
     expect(count(`SELECT count(*) FROM participants WHERE id = 'slack:U1'`)).toBe(0);
+  });
+
+  it.each(['delete', 'redact'] as const)(
+    'leaves no trace of a forgotten person in the file or its WAL (%s)',
+    async (mode) => {
+      const path = join(dir, 'colloquy.db');
+      const store = storeAt(path);
+      const secret = 'quokkazanzibar7731';
+      const name = 'Wilhelmina Quetzalcoatl';
+      const person = { kind: 'user' as const, id: 'slack:U9', displayName: name };
+      for (let i = 0; i < 200; i++) await store.append(turn({ content: `weather ${i} is fine` }));
+      await store.append(turn({ participant: person, content: `my code is ${secret}` }));
+      await store.append(
+        turn({ participant: person, content: `${secret} ${'long '.repeat(2000)}` }),
+      );
+      await store.append(
+        turn({ conversationId: 'slack:T1:C2', participant: person, content: `again ${secret}` }),
+      );
+      for (let i = 0; i < 200; i++) await store.append(turn({ content: `later ${i} as well` }));
+      await store.checkpoint();
+
+      await store.forgetParticipant(person.id, { mode });
+      await store.checkpoint();
+      store.db.pragma('wal_checkpoint(TRUNCATE)');
+
+      const wal = `${path}-wal`;
+      const bytes = Buffer.concat([
+        readFileSync(path),
+        existsSync(wal) ? readFileSync(wal) : Buffer.alloc(0),
+      ]);
+      expect(bytes.includes(secret)).toBe(false);
+      expect(bytes.includes(name)).toBe(false);
+      expect(await store.search(C1, 'weather')).not.toEqual([]);
+    },
+  );
+
+  it('leaves no trace of a deleted conversation in the file, nor of the people only it had', async () => {
+    const path = join(dir, 'colloquy.db');
+    const store = storeAt(path);
+    const secret = 'quokkazanzibar7731';
+    const name = 'Wilhelmina Quetzalcoatl';
+    const person = { kind: 'user' as const, id: 'slack:U9', displayName: name };
+    const C2 = 'slack:T1:C2';
+    for (let i = 0; i < 200; i++) await store.append(turn({ content: `weather ${i} is fine` }));
+    await store.append(turn({ conversationId: C2, participant: person, content: secret }));
+    await store.append(turn({ conversationId: C2, content: `re ${secret}` }));
+    await store.checkpoint();
+
+    expect(await store.deleteConversation(C2)).toBe(true);
+    await store.checkpoint();
+    store.db.pragma('wal_checkpoint(TRUNCATE)');
+
+    const ids = store.db.prepare('SELECT id FROM participants').pluck().all();
+    expect(ids).toEqual(['slack:U1']);
+    const wal = `${path}-wal`;
+    const bytes = Buffer.concat([
+      readFileSync(path),
+      existsSync(wal) ? readFileSync(wal) : Buffer.alloc(0),
+    ]);
+    expect(bytes.includes(secret)).toBe(false);
+    expect(bytes.includes(name)).toBe(false);
   });
 
   it('reads message rows in the column order the raw-mode mapping expects', () => {

@@ -8,9 +8,11 @@ import type { NewMessage, Participant, StoredMessage } from '../src/types.js';
  * The one contract every `ConversationStore` passes. Each test opens a fresh, empty store.
  *
  * Search semantics pinned here (both stores agree): a query is plain words — runs of
- * letters and digits, lowercased, diacritics folded (`cafe` finds `café`), everything else is
- * a separator and never syntax — and a turn matches when it contains ANY of the words.
- * Deleted turns (tombstones) are not searchable.
+ * letters, digits and combining marks in the composed (NFC) text, lowercased, Latin
+ * diacritics folded (`cafe` finds `café`), other marks kept (`हिंदी` is not `हद`),
+ * everything else a separator and never syntax — and a turn matches when it contains ANY
+ * of the words, whether it was stored composed or decomposed. Deleted turns (tombstones)
+ * are not searchable.
  *
  * @example
  * ```ts
@@ -337,6 +339,39 @@ export function describeStoreContract(
         expect(await store.search(C1, 'naïve')).toHaveLength(1);
       });
 
+      it.each([
+        ['Korean', '한국어', '저는 한국어를 배워요 한국어 좋아요'],
+        ['Hindi', 'हिंदी', 'मुझे हिंदी पसंद है'],
+        ['Arabic, with vowel marks', 'مَرْحَبًا', 'مَرْحَبًا بِكُمْ'],
+      ])('finds a word in %s by its exact spelling', async (_script, word, content) => {
+        await store.append(turn({ content: 'hello world' }));
+        const written = await store.append(turn({ content }));
+        expect((await store.search(C1, word)).map((m) => m.id)).toEqual([written.message.id]);
+      });
+
+      it('does not find a word by its consonants alone when its vowel signs differ', async () => {
+        await store.append(turn({ content: 'मुझे हिंदी पसंद है' }));
+        expect(await store.search(C1, 'हद')).toEqual([]);
+      });
+
+      it('finds text stored decomposed (NFD) by a composed query, and the reverse', async () => {
+        const cafe = await store.append(turn({ content: 'Meet at the Café'.normalize('NFD') }));
+        const korean = await store.append(turn({ content: '한국어 수업'.normalize('NFD') }));
+        const composed = await store.append(turn({ content: '오늘 한국어 수업' }));
+        expect((await store.search(C1, 'café')).map((m) => m.id)).toEqual([cafe.message.id]);
+        expect((await store.search(C1, 'cafe')).map((m) => m.id)).toEqual([cafe.message.id]);
+        const found = await store.search(C1, '한국어');
+        expect(found.map((m) => m.id).sort()).toEqual(
+          [korean.message.id, composed.message.id].sort(),
+        );
+        const reverse = await store.search(C1, '한국어'.normalize('NFD'));
+        expect(reverse.map((m) => m.id).sort()).toEqual(
+          [korean.message.id, composed.message.id].sort(),
+        );
+        const stored = (await store.get(C1)).find((m) => m.id === korean.message.id);
+        expect(stored?.content).toBe('한국어 수업'.normalize('NFD'));
+      });
+
       it('does not find summaries', async () => {
         await store.append(summary(agent.id, at(1), 'the customer wants a refund'));
         expect(await store.search(C1, 'refund')).toEqual([]);
@@ -600,13 +635,14 @@ function at(seconds: number): string {
   return new Date(Date.UTC(2026, 0, 1) + seconds * 1000).toISOString();
 }
 
-/** Plain words as the contract defines them. */
+/** Plain words as the contract defines them (for the ASCII queries they are compared on). */
 function words(text: string): string[] {
-  const folded = text
-    .normalize('NFD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase();
-  return folded.match(/[\p{L}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .normalize('NFC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}\p{M}]+/gu) ?? []
+  );
 }
 
 function tokens(messages: StoredMessage[]): number {
