@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import type { Command } from 'commander';
 import { openSql } from '../database.js';
 import { dbPathOf, note, print } from '../context.js';
@@ -33,7 +33,8 @@ Examples:
   $ colloquy tail --conversation slack:T024BE7LD:C024BE91L --follow`,
     )
     .action(async (options: TailOptions, command: Command) => {
-      const db = await openSql(dbPathOf(command));
+      const path = dbPathOf(command);
+      const db = await openSql(path);
       try {
         if (options.conversation !== undefined) assertConversationExists(db, options.conversation);
         const turns = newestTurns(db, options.conversation, options.lines);
@@ -45,15 +46,20 @@ Examples:
         if (turns.length === 0 && process.stderr.isTTY) {
           note('no messages yet; waiting for new ones');
         }
-        await follow(db, options, turns.at(-1)?.seq ?? 0);
-      } finally {
         db.close();
+        await follow(path, options, turns.at(-1)?.seq ?? 0);
+      } finally {
+        if (db.open) db.close();
       }
     });
 }
 
-/** Polls for turns after `lastSeq` until SIGINT or SIGTERM. */
-function follow(db: Database.Database, options: TailOptions, lastSeq: number): Promise<void> {
+/**
+ * Polls for turns after `lastSeq` until SIGINT or SIGTERM, on a fresh read-only connection
+ * each time: a read-only connection opened while the file had no WAL may never notice the
+ * WAL a writer creates later, and a fresh one always reads what the file holds now.
+ */
+function follow(path: string, options: TailOptions, lastSeq: number): Promise<void> {
   let seen = lastSeq;
   return new Promise<void>((resolve, reject) => {
     const finish = (error?: unknown) => {
@@ -65,7 +71,9 @@ function follow(db: Database.Database, options: TailOptions, lastSeq: number): P
     };
     const onSignal = () => finish();
     const poll = () => {
+      let db: Database.Database | undefined;
       try {
+        db = new Database(path, { readonly: true, fileMustExist: true });
         let batch: TranscriptLine[];
         do {
           batch = turnsAfter(db, options.conversation, seen, PAGE);
@@ -74,6 +82,8 @@ function follow(db: Database.Database, options: TailOptions, lastSeq: number): P
         } while (batch.length === PAGE);
       } catch (error) {
         finish(error);
+      } finally {
+        db?.close();
       }
     };
     const timer = setInterval(poll, options.interval);
