@@ -64,10 +64,12 @@ describe('colloquy tail', () => {
     const exited = once(child, 'close');
     await waitForOutput(child.stdout, 'Alice (user): nice\n');
 
+    // Listen before writing: the tail may print the turn before the writer has closed.
+    const next = waitForOutput(child.stdout, 'anyone there?');
     const store = new SqliteConversationStore({ path: followed });
     await store.append(turn(13, bob, 'anyone there?', CHANNEL));
     await store.close();
-    const seen = await waitForOutput(child.stdout, 'anyone there?');
+    const seen = await next;
     child.kill('SIGINT');
 
     const [code] = (await exited) as [number | null];
