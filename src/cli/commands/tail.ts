@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { Command } from 'commander';
 import { openSql } from '../database.js';
 import { dbPathOf, note, print } from '../context.js';
@@ -33,8 +33,7 @@ Examples:
   $ colloquy tail --conversation slack:T024BE7LD:C024BE91L --follow`,
     )
     .action(async (options: TailOptions, command: Command) => {
-      const path = dbPathOf(command);
-      const db = await openSql(path);
+      const db = await openSql(dbPathOf(command));
       try {
         if (options.conversation !== undefined) assertConversationExists(db, options.conversation);
         const turns = newestTurns(db, options.conversation, options.lines);
@@ -46,20 +45,15 @@ Examples:
         if (turns.length === 0 && process.stderr.isTTY) {
           note('no messages yet; waiting for new ones');
         }
-        db.close();
-        await follow(path, options, turns.at(-1)?.seq ?? 0);
+        await follow(db, options, turns.at(-1)?.seq ?? 0);
       } finally {
-        if (db.open) db.close();
+        db.close();
       }
     });
 }
 
-/**
- * Polls for turns after `lastSeq` until SIGINT or SIGTERM, on a fresh read-only connection
- * each time: a read-only connection opened while the file had no WAL may never notice the
- * WAL a writer creates later, and a fresh one always reads what the file holds now.
- */
-function follow(path: string, options: TailOptions, lastSeq: number): Promise<void> {
+/** Polls for turns after `lastSeq` until SIGINT or SIGTERM. */
+function follow(db: Database.Database, options: TailOptions, lastSeq: number): Promise<void> {
   let seen = lastSeq;
   return new Promise<void>((resolve, reject) => {
     const finish = (error?: unknown) => {
@@ -71,9 +65,7 @@ function follow(path: string, options: TailOptions, lastSeq: number): Promise<vo
     };
     const onSignal = () => finish();
     const poll = () => {
-      let db: Database.Database | undefined;
       try {
-        db = new Database(path, { readonly: true, fileMustExist: true });
         let batch: TranscriptLine[];
         do {
           batch = turnsAfter(db, options.conversation, seen, PAGE);
@@ -82,8 +74,6 @@ function follow(path: string, options: TailOptions, lastSeq: number): Promise<vo
         } while (batch.length === PAGE);
       } catch (error) {
         finish(error);
-      } finally {
-        db?.close();
       }
     };
     const timer = setInterval(poll, options.interval);
