@@ -12,6 +12,7 @@ export * from './logger.js';
 export * from './tokenizer.js';
 export * from './search-words.js';
 export * from './split.js';
+export * from './recent.js';
 export * from './agent.js';
 export * from './memory-store.js';
 export * from './capture.js';

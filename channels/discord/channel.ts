@@ -21,6 +21,7 @@ import {
   PlatformError,
 } from '../../src/errors.js';
 import { redactError } from '../../src/logger.js';
+import { RecentKeys } from '../../src/recent.js';
 import {
   DEFAULT_ALLOWED_MENTIONS,
   formatOutbound,
@@ -85,7 +86,7 @@ export class DiscordChannel implements Channel {
   private identity: BotIdentity | undefined;
   private handlers: ChannelHandlers | undefined;
   private readonly ownsClient: boolean;
-  private readonly seen: RecentIds;
+  private readonly seen: RecentKeys<string>;
   private queue: Promise<void> = Promise.resolve();
   private readonly inFlight = new Set<Promise<void>>();
   private warnedAboutContent = false;
@@ -99,7 +100,7 @@ export class DiscordChannel implements Channel {
         ...options.clientOptions,
         intents: options.intents ?? options.clientOptions?.intents ?? [...DEFAULT_DISCORD_INTENTS],
       });
-    this.seen = new RecentIds(options.dedupeSize ?? 2000);
+    this.seen = new RecentKeys<string>(options.dedupeSize ?? 2000);
   }
 
   get botIdentity(): BotIdentity | undefined {
@@ -303,22 +304,5 @@ export class DiscordChannel implements Channel {
       ...(channel.parentId !== null && { parentId: channel.parentId }),
       ...(parentName !== undefined && { parentName }),
     };
-  }
-}
-
-/** The most recent ids seen, oldest forgotten first. */
-class RecentIds {
-  private readonly ids = new Set<string>();
-  constructor(private readonly capacity: number) {}
-
-  /** Remembers `id`; false when it was already remembered. */
-  add(id: string): boolean {
-    if (this.ids.has(id)) return false;
-    this.ids.add(id);
-    if (this.ids.size > this.capacity) {
-      const oldest = this.ids.values().next().value;
-      if (oldest !== undefined) this.ids.delete(oldest);
-    }
-    return true;
   }
 }

@@ -28,6 +28,7 @@ import type {
   SentMessage,
 } from '../../src/channel.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
+import { RecentKeys } from '../../src/recent.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
 import {
   parseSlackEvent,
@@ -110,15 +111,15 @@ export class SlackChannel implements Channel {
   private self: SlackSelf | undefined;
   private teamId: string | undefined;
   private server: Server | undefined;
-  private readonly seenEvents: Lru<string>;
-  private readonly seenMessages: Lru<string>;
+  private readonly seenEvents: RecentKeys<string>;
+  private readonly seenMessages: RecentKeys<string>;
   private readonly names = new Map<string, Promise<string | undefined>>();
   private readonly channelNames = new Map<string, Promise<string | undefined>>();
 
   constructor(options: SlackChannelOptions) {
     this.options = options;
-    this.seenEvents = new Lru(options.dedupeSize ?? 5000);
-    this.seenMessages = new Lru(options.dedupeSize ?? 5000);
+    this.seenEvents = new RecentKeys<string>(options.dedupeSize ?? 5000);
+    this.seenMessages = new RecentKeys<string>(options.dedupeSize ?? 5000);
     if (options.app !== undefined) {
       this.app = options.app;
       this.ownsApp = false;
@@ -370,22 +371,6 @@ export class SlackChannel implements Channel {
     this.channelNames.set(channelId, lookup);
     trim(this.channelNames, this.options.dedupeSize ?? 5000);
     return lookup;
-  }
-}
-
-/** A bounded set that forgets its oldest entries. */
-class Lru<T> {
-  private readonly items = new Set<T>();
-  constructor(private readonly size: number) {}
-  /** Adds `item`; false when it was already there. */
-  add(item: T): boolean {
-    if (this.items.has(item)) return false;
-    this.items.add(item);
-    if (this.items.size > this.size) {
-      const oldest = this.items.values().next().value as T;
-      this.items.delete(oldest);
-    }
-    return true;
   }
 }
 

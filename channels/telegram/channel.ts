@@ -13,6 +13,7 @@ import type {
 } from '../../src/channel.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { consoleLogger, redactError } from '../../src/logger.js';
+import { RecentKeys } from '../../src/recent.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
 import type { RetryOptions } from './format.js';
 import { conversationId, displayName, parseUpdate, participantId } from './parse.js';
@@ -88,7 +89,7 @@ export class TelegramChannel implements Channel {
   private self: TelegramSelf | undefined;
   private polling: Promise<void> | undefined;
   private server: Server | undefined;
-  private readonly recent = new Set<number>();
+  private readonly recent: RecentKeys<number>;
   /** The last turn queued per conversation: turns of one chat run in order, chats in parallel. */
   private readonly queues = new Map<string, Promise<void>>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -98,6 +99,7 @@ export class TelegramChannel implements Channel {
     if (!options.token && options.bot === undefined) {
       throw new TypeError('TelegramChannel: a bot token is required (from @BotFather)');
     }
+    this.recent = new RecentKeys(options.recentUpdates ?? 1000);
     const mode = options.mode ?? (options.webhook !== undefined ? 'webhook' : 'polling');
     if (mode === 'webhook' && options.webhook?.secretToken === undefined) {
       throw new TypeError('TelegramChannel: webhook mode needs webhook.secretToken');
@@ -335,14 +337,7 @@ export class TelegramChannel implements Channel {
   /** True when this update_id was handled recently (a redelivery); remembers it otherwise. */
   private seen(updateId: unknown): boolean {
     if (typeof updateId !== 'number') return false;
-    if (this.recent.has(updateId)) return true;
-    this.recent.add(updateId);
-    const capacity = this.options.recentUpdates ?? 1000;
-    if (this.recent.size > capacity) {
-      const oldest = this.recent.values().next().value;
-      if (oldest !== undefined) this.recent.delete(oldest);
-    }
-    return false;
+    return !this.recent.add(updateId);
   }
 
   private report(error: ColloquyError): void {

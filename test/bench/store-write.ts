@@ -94,7 +94,7 @@ export async function measureAppend(
   console.log(
     note(
       `the slowest 1% of calls take ${slowShare(storeTimes)}% of append's time and ` +
-        `${slowShare(rawTimes)}% of raw's (they run the WAL autocheckpoints, with fsync)`,
+        `${slowShare(rawTimes)}% of raw's (WAL checkpoints run on the store's worker thread)`,
     ),
   );
   return ratio >= 0.8;
