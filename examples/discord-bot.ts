@@ -16,7 +16,6 @@
  */
 import { BaseAgent, Bot, modelFromEnv, redactText } from 'colloquy';
 import { DiscordChannel } from 'colloquy/discord';
-import { SqliteConversationStore } from 'colloquy/sqlite';
 
 const token = process.env.DISCORD_BOT_TOKEN;
 if (!token) {
@@ -42,8 +41,9 @@ const discord = new DiscordChannel({
   ...(api && { clientOptions: { rest: { api: api.replace(/\/+$/, '') } } }),
 });
 
-const store = new SqliteConversationStore({ path: process.env.COLLOQUY_DB ?? 'colloquy.db' });
-const bot = new Bot({ channels: [discord], agents: [new SupportAgent()], store });
+// No store given: the bot opens SQLite at COLLOQUY_DB (default ./colloquy.db) and closes it on stop.
+const bot = new Bot({ channels: [discord], agents: [new SupportAgent()] });
+bot.installSignalHandlers(); // Ctrl-C / SIGTERM: finish in-flight turns, flush capture, close the db
 bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
 
 try {
@@ -56,9 +56,3 @@ try {
   process.exit(1);
 }
 console.log(`${discord.botIdentity?.username} is connected to Discord. Press Ctrl+C to stop.`);
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void bot.stop().then(() => process.exit(0));
-  });
-}

@@ -16,7 +16,6 @@
  */
 import { BaseAgent, Bot, modelFromEnv, redactText } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
-import { SqliteConversationStore } from 'colloquy/sqlite';
 
 const token = process.env.SLACK_BOT_TOKEN;
 const signingSecret = process.env.SLACK_SIGNING_SECRET;
@@ -52,8 +51,9 @@ const slack = new SlackChannel({
   ...(apiUrl && { clientOptions: { slackApiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/` } }),
 });
 
-const store = new SqliteConversationStore({ path: process.env.COLLOQUY_DB ?? 'colloquy.db' });
-const bot = new Bot({ channels: [slack], agents: [new SupportAgent()], store });
+// No store given: the bot opens SQLite at COLLOQUY_DB (default ./colloquy.db) and closes it on stop.
+const bot = new Bot({ channels: [slack], agents: [new SupportAgent()] });
+bot.installSignalHandlers(); // Ctrl-C / SIGTERM: finish in-flight turns, flush capture, close the db
 bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
 
 try {
@@ -71,9 +71,3 @@ console.log(
     ? `@${me?.displayName} is connected over Socket Mode. Press Ctrl+C to stop.`
     : `@${me?.displayName} receives events at http://localhost:${port}/slack/events. Press Ctrl+C to stop.`,
 );
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void bot.stop().then(() => process.exit(0));
-  });
-}

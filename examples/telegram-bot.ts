@@ -15,7 +15,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { BaseAgent, Bot, modelFromEnv, redactText } from 'colloquy';
-import { SqliteConversationStore } from 'colloquy/sqlite';
 import { TelegramChannel } from 'colloquy/telegram';
 
 const token = process.env.TELEGRAM_BOT_TOKEN;
@@ -51,8 +50,9 @@ const telegram = new TelegramChannel({
   }),
 });
 
-const store = new SqliteConversationStore({ path: process.env.COLLOQUY_DB ?? 'colloquy.db' });
-const bot = new Bot({ channels: [telegram], agents: [new SupportAgent()], store });
+// No store given: the bot opens SQLite at COLLOQUY_DB (default ./colloquy.db) and closes it on stop.
+const bot = new Bot({ channels: [telegram], agents: [new SupportAgent()] });
+bot.installSignalHandlers(); // Ctrl-C / SIGTERM: finish in-flight turns, flush capture, close the db
 bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
 
 try {
@@ -70,9 +70,3 @@ console.log(
     ? `@${me?.username} receives updates at ${webhookUrl} (port ${telegram.webhookPort}).`
     : `@${me?.username} is polling for updates. Press Ctrl+C to stop.`,
 );
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void bot.stop().then(() => process.exit(0));
-  });
-}
