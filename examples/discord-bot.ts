@@ -27,12 +27,20 @@ if (!token) {
   process.exit(1);
 }
 
+let model: ReturnType<typeof modelFromEnv>;
+try {
+  model = modelFromEnv();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error); // e.g. an unknown provider, a missing key
+  process.exit(1);
+}
+
 class SupportAgent extends BaseAgent {
   name = 'support-agent';
   description = 'Answers questions about orders in Discord servers and DMs';
   instructions =
     'You are a friendly support agent on a Discord server. Answer briefly; Markdown is fine.';
-  override model = modelFromEnv();
+  override model = model;
 }
 
 const api = process.env.DISCORD_API_URL;

@@ -35,12 +35,20 @@ if (missing.length > 0) {
   process.exit(1);
 }
 
+let model: ReturnType<typeof modelFromEnv>;
+try {
+  model = modelFromEnv();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error); // e.g. an unknown provider, a missing key
+  process.exit(1);
+}
+
 class SupportAgent extends BaseAgent {
   name = 'support-agent';
   description = 'Answers questions about orders in Slack';
   instructions =
     'You are a friendly support agent in a Slack workspace. Answer briefly; Markdown is fine.';
-  override model = modelFromEnv();
+  override model = model;
 }
 
 const port = Number(process.env.PORT ?? 3000);

@@ -26,12 +26,20 @@ if (!token) {
   process.exit(1);
 }
 
+let model: ReturnType<typeof modelFromEnv>;
+try {
+  model = modelFromEnv();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error); // e.g. an unknown provider, a missing key
+  process.exit(1);
+}
+
 class SupportAgent extends BaseAgent {
   name = 'support-agent';
   description = 'Answers questions about orders in Telegram chats';
   instructions =
     'You are a friendly support agent in a Telegram chat. Answer briefly and in plain text.';
-  override model = modelFromEnv();
+  override model = model;
 }
 
 const apiRoot = process.env.TELEGRAM_API_ROOT;
