@@ -41,8 +41,13 @@ function* pieces(text: string): Generator<string> {
   }
 }
 
+/** The start of the last whitespace run in (from, to]: a run cut in two would count differently. */
 function lastSpace(text: string, from: number, to: number): number {
-  for (let i = to; i > from; i--) if (/\s/.test(text[i] ?? '')) return i;
+  for (let i = to; i > from; i--) {
+    if (!/\s/.test(text[i] ?? '')) continue;
+    while (i - 1 > from && /\s/.test(text[i - 1] ?? '')) i--;
+    return i;
+  }
   return -1;
 }
 

@@ -24,6 +24,16 @@ describe('defaultTokenizer', () => {
     expect(count(run)).toBe(encode(run).length);
   });
 
+  it('counts exactly when whitespace runs fall at the edge of a piece', () => {
+    const separators = ['\n\n', '  ', '\n', '. \n', ' \t\n  '];
+    for (const separator of separators) {
+      for (let at = 490; at <= 520; at++) {
+        const text = `${'word '.repeat(200).slice(0, at)}${separator}${'next words here '.repeat(60)}`;
+        expect(count(text), JSON.stringify({ separator, at })).toBe(encode(text).length);
+      }
+    }
+  });
+
   it('truncates to a prefix that fits the limit, never splitting a character', () => {
     const text = 'héllo wörld 👋🏽 '.repeat(200);
     for (const max of [1, 7, 50, 333]) {
