@@ -6,8 +6,12 @@ const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participa
 /** Every fixed statement of the store, prepared once when it opens. */
 const SQL = {
   getById: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES} WHERE m.id = ?`,
-  getByPlatform: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES}
-    WHERE m.channel_type = ? AND m.channel_id = ? AND m.platform_message_id = ?`,
+  /** The seq of a stored turn with this id or this platform message (both unique indexes). */
+  findDuplicateSeq: `SELECT seq FROM messages WHERE id = ?
+    UNION ALL SELECT seq FROM messages
+      WHERE channel_type = ? AND channel_id = ? AND platform_message_id = ?
+    LIMIT 1`,
+  getBySeq: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES} WHERE m.seq = ?`,
   findByPlatform: `SELECT seq, content FROM messages
     WHERE channel_type = ? AND channel_id = ? AND platform_message_id = ?`,
 
@@ -117,7 +121,8 @@ export function prepareStatements(db: Database.Database): Statements {
   const entries = Object.entries(SQL).map(([name, text]) => [name, db.prepare(text)]);
   const statements = Object.fromEntries(entries) as Statements;
   statements.searchWord.pluck();
-  for (const read of [statements.getById, statements.getByPlatform, statements.getBySeqs]) {
+  statements.findDuplicateSeq.pluck();
+  for (const read of [statements.getById, statements.getBySeq, statements.getBySeqs]) {
     read.raw();
   }
   statements.getSummary.raw();

@@ -370,12 +370,11 @@ export class SqliteConversationStore implements ConversationStore {
     channelId: string,
     platformMessageId: string | null,
   ): StoredMessage | undefined {
-    let row = this.sql.getById.get(id) as unknown[] | undefined;
-    if (row === undefined && platformMessageId !== null) {
-      row = this.sql.getByPlatform.get(channelType, channelId, platformMessageId) as
-        unknown[] | undefined;
-    }
-    return row === undefined ? undefined : read(row);
+    // The common case is a new turn: look for it through the unique indexes only, and read
+    // the whole row just for a duplicate.
+    const seq = this.sql.findDuplicateSeq.get(id, channelType, channelId, platformMessageId);
+    if (seq === undefined) return undefined;
+    return read(this.sql.getBySeq.get(seq) as unknown[]);
   }
 
   private statement(sql: string): Database.Statement {
