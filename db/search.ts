@@ -1,6 +1,4 @@
 import { searchKeys, searchWords, wordKey } from '../src/search-words.js';
-import { defaultTokenizer } from '../src/tokenizer.js';
-import type { StoredMessage } from '../src/types.js';
 
 /** At most this many distinct words of a query are searched for. */
 const MAX_WORDS = 16;
@@ -120,28 +118,4 @@ export function rankCandidates(
   return candidates
     .map((c) => c.seq)
     .sort((a, b) => (scores.get(b) ?? 0) - (scores.get(a) ?? 0) || b - a);
-}
-
-/**
- * Keeps results, best first, while their content fits in `tokenCap` tokens; the first is
- * always kept, truncated to the cap when it alone is longer.
- *
- * @example
- * ```ts
- * capByTokens(ranked, 2000);
- * ```
- */
-export function capByTokens(ranked: StoredMessage[], tokenCap: number): StoredMessage[] {
-  const kept: StoredMessage[] = [];
-  let used = 0;
-  for (const message of ranked) {
-    const cost = defaultTokenizer.count(message.content);
-    if (kept.length === 0 && cost > tokenCap) {
-      return [{ ...message, content: defaultTokenizer.truncate(message.content, tokenCap) }];
-    }
-    if (used + cost > tokenCap) break;
-    kept.push(message);
-    used += cost;
-  }
-  return kept;
 }

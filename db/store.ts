@@ -11,13 +11,13 @@ import type {
   SearchOptions,
 } from '../src/store.js';
 import type { MessageDeletion, MessageEdit, NewMessage, StoredMessage } from '../src/types.js';
+import { capByTokens } from '../src/tokenizer.js';
 import { Checkpointer } from './checkpointer.js';
 import { type SqliteStoreOptions, openDatabase } from './connection.js';
 import { buildGetQuery } from './queries.js';
 import { type MessageInsert, fromValues, normalizeTimestamp, toInsert, toMessage } from './rows.js';
 import {
   type Candidate,
-  capByTokens,
   candidatesPerWord,
   type QueryWord,
   matchExpression,

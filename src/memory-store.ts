@@ -10,7 +10,7 @@ import type {
   Page,
   SearchOptions,
 } from './store.js';
-import { defaultTokenizer, type Tokenizer } from './tokenizer.js';
+import { capByTokens, defaultTokenizer, type Tokenizer } from './tokenizer.js';
 import type {
   MessageDeletion,
   MessageEdit,
@@ -129,9 +129,9 @@ export class InMemoryConversationStore implements ConversationStore {
       (r) => r.message.deletedAt === undefined && !r.message.metadata.isSummary,
     );
     const ranked = rankBm25(docs, terms);
-    return this.#capTokens(
-      ranked.slice(0, options.limit ?? 10).map((r) => r.message),
-      options.tokenCap ?? 2000,
+    const top = ranked.slice(0, options.limit ?? 10).map((r) => r.message);
+    return capByTokens(top, options.tokenCap ?? 2000, this.#tokenizer).map((m) =>
+      structuredClone(m),
     );
   }
 
@@ -295,22 +295,6 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   /** Keeps results, best first, while their content fits; truncates a lone first one. */
-  #capTokens(messages: StoredMessage[], cap: number): StoredMessage[] {
-    const kept: StoredMessage[] = [];
-    let used = 0;
-    for (const message of messages) {
-      const cost = this.#tokenizer.count(message.content);
-      if (kept.length === 0 && cost > cap) {
-        const content = this.#tokenizer.truncate(message.content, cap);
-        if (content.length > 0) kept.push({ ...structuredClone(message), content });
-        break;
-      }
-      if (used + cost > cap) break;
-      used += cost;
-      kept.push(structuredClone(message));
-    }
-    return kept;
-  }
 }
 
 /** Ranks the rows that contain any term by BM25; ties go to the newest turn. */

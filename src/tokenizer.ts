@@ -95,3 +95,33 @@ function truncate(text: string, maxTokens: number): string {
 }
 
 export const defaultTokenizer: Tokenizer = { count, truncate };
+
+/**
+ * Keeps results, best first, while their content fits in `tokenCap` tokens. The first is
+ * always kept, truncated to the cap when it alone is longer (and dropped only when nothing
+ * of it fits). Every store's `search` caps its results with this.
+ *
+ * @example
+ * ```ts
+ * capByTokens(ranked, 2000);
+ * ```
+ */
+export function capByTokens<M extends { content: string }>(
+  ranked: readonly M[],
+  tokenCap: number,
+  tokenizer: Tokenizer = defaultTokenizer,
+): M[] {
+  const kept: M[] = [];
+  let used = 0;
+  for (const message of ranked) {
+    const cost = tokenizer.count(message.content);
+    if (kept.length === 0 && cost > tokenCap) {
+      const content = tokenizer.truncate(message.content, tokenCap);
+      return content.length > 0 ? [{ ...message, content }] : [];
+    }
+    if (used + cost > tokenCap) break;
+    kept.push(message);
+    used += cost;
+  }
+  return kept;
+}
