@@ -63,7 +63,7 @@ export interface SelectedMessageRow {
   mentions: string;
 }
 
-/** The names of `MESSAGE_COLUMNS`, in order (what `fromValues` reads by position). */
+/** The names of `MESSAGE_COLUMNS`, in order; `fromValues` reads the same positions by index. */
 export const MESSAGE_COLUMN_NAMES = [
   'seq',
   'id',
