@@ -10,6 +10,7 @@ import type { Logger } from './logger.js';
 import type { ConversationStore } from './store.js';
 import type { MessageEdit, NewMessage } from './types.js';
 import { openDefaultStore } from './bot/default-store.js';
+import { TurnOrder, refKey } from './bot/order.js';
 import { TurnRunner } from './bot/runner.js';
 
 export { defaultDbPath } from './bot/default-store.js';
@@ -59,8 +60,10 @@ const RECENT_TURNS = 1000;
 
 /**
  * The runtime: starts channels, captures every turn into the store, runs each inbound turn
- * through `[capture, ...interceptors, dispatch]` and sends the agents' answers. Errors in a
- * turn are reported to `catch` and never stop the bot.
+ * through `[capture, ...interceptors, dispatch]` and sends the agents' answers. On every
+ * channel the turns of one conversation run one after another in the order they arrived
+ * (an edit or deletion after the turn it changes); different conversations run concurrently.
+ * Errors in a turn are reported to `catch` and never stop the bot, nor the turns after it.
  *
  * @example
  * ```ts
@@ -77,6 +80,7 @@ export class Bot {
   readonly #logger: Logger;
   readonly #inflight = new Set<Promise<void>>();
   readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
+  readonly #order = new TurnOrder((error) => this.report(error));
   readonly #abort = new AbortController();
   #store: ConversationStore | undefined;
   #ownsStore = false;
@@ -210,14 +214,27 @@ export class Bot {
 
   #handlers(channel: Channel): ChannelHandlers {
     return {
-      message: (message) => this.#track(() => this.#onMessage(message, channel)),
-      edit: (edit) => this.#track(() => this.#onEdit(edit)),
-      delete: (deletion) => this.#track(() => this.#writer!.delete(deletion)),
+      message: (message) =>
+        this.#track(() => this.#order.message(message, () => this.#onMessage(message, channel))),
+      // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
+      edit: (edit) =>
+        this.#track(() =>
+          this.#order.change(
+            edit,
+            () => this.#onEdit(edit),
+            this.#recent.get(refKey(edit))?.message.conversationId,
+          ),
+        ),
+      delete: (deletion) =>
+        this.#track(() => this.#order.change(deletion, () => this.#writer!.delete(deletion))),
       error: (error) => this.report(error),
     };
   }
 
-  /** Runs one unit of work as in-flight, so `stop` can wait for it; never rejects. */
+  /**
+   * Runs one unit of work as in-flight (from the moment it is queued), so `stop` can wait for
+   * it; never rejects.
+   */
   async #track(work: () => Promise<void>): Promise<void> {
     if (!this.#accepting) {
       this.#logger.warn('the bot is stopping; an event arrived late and was not handled');
@@ -234,14 +251,8 @@ export class Bot {
 
   async #onMessage(message: NewMessage, channel: Channel): Promise<void> {
     if (this.#options.rerunOnEdit === true && message.metadata.messageId !== undefined) {
-      this.#recent.set(
-        refKey(
-          message.metadata.channelType,
-          message.metadata.channelId,
-          message.metadata.messageId,
-        ),
-        { message, channel },
-      );
+      const { channelType, channelId, messageId } = message.metadata;
+      this.#recent.set(refKey({ channelType, channelId, messageId }), { message, channel });
       if (this.#recent.size > RECENT_TURNS) this.#recent.delete(this.#recent.keys().next().value!);
     }
     await this.#runner!.inbound(message, channel);
@@ -250,7 +261,7 @@ export class Bot {
   async #onEdit(edit: MessageEdit): Promise<void> {
     await this.#writer!.edit(edit);
     if (this.#options.rerunOnEdit !== true) return;
-    const recent = this.#recent.get(refKey(edit.channelType, edit.channelId, edit.messageId));
+    const recent = this.#recent.get(refKey(edit));
     if (recent === undefined) return;
     const edited = { ...recent.message, content: edit.content };
     recent.message = edited;
@@ -258,8 +269,9 @@ export class Bot {
   }
 
   /**
-   * Stops taking turns, stops the channels, waits for the turns in flight, flushes capture
-   * and closes the store if the bot opened it. Safe to call more than once.
+   * Stops taking turns, stops the channels, waits for the turns in flight and those queued
+   * behind them, flushes capture and closes the store if the bot opened it. Safe to call more
+   * than once.
    */
   stop(): Promise<void> {
     this.#stopped ??= this.#stop();
@@ -320,8 +332,4 @@ function isAgentMap(
   agents: BotOptions['agents'],
 ): agents is ReadonlyMap<Channel, readonly Agent[]> {
   return agents instanceof Map;
-}
-
-function refKey(channelType: string, channelId: string, messageId: string): string {
-  return `${channelType}\u0000${channelId}\u0000${messageId}`;
 }

@@ -16,7 +16,7 @@ import { consoleLogger, redactError } from '../../src/logger.js';
 import { RecentKeys } from '../../src/recent.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
 import type { RetryOptions } from './format.js';
-import { conversationId, displayName, parseUpdate, participantId } from './parse.js';
+import { displayName, parseUpdate, participantId } from './parse.js';
 import type { TelegramSelf } from './parse.js';
 
 /** Options for receiving updates by webhook. */
@@ -90,8 +90,7 @@ export class TelegramChannel implements Channel {
   private polling: Promise<void> | undefined;
   private server: Server | undefined;
   private readonly recent: RecentKeys<number>;
-  /** The last turn queued per conversation: turns of one chat run in order, chats in parallel. */
-  private readonly queues = new Map<string, Promise<void>>();
+  /** Updates handed to the runtime and not yet handled, for `stop` to wait for. */
   private readonly inFlight = new Set<Promise<void>>();
   private readonly callback: (req: IncomingMessage, res: ServerResponse) => Promise<unknown>;
 
@@ -275,10 +274,11 @@ export class TelegramChannel implements Channel {
   }
 
   /**
-   * Runs for every update grammy receives; never throws. The turn is queued behind the earlier
-   * turns of its conversation and handed to the runtime; polling goes on to the next update at
-   * once, so one slow answer does not hold up other chats. A webhook request waits for its turn
-   * (up to `answerWithinMs`), so Telegram is answered once the turn is handled.
+   * Runs for every update grammy receives; never throws. The turn is handed to the runtime,
+   * which runs the turns of one conversation in order and different chats concurrently; polling
+   * goes on to the next update at once, so one slow answer does not hold up other chats. A
+   * webhook request waits for its turn (up to `answerWithinMs`), so Telegram is answered once
+   * the turn is handled.
    */
   private async onUpdate(update: Update): Promise<void> {
     const handlers = this.handlers;
@@ -296,41 +296,28 @@ export class TelegramChannel implements Channel {
     }
     let turn: Promise<void>;
     if (parsed.kind === 'message') {
-      const { conversationId: key } = parsed.message;
-      turn = this.enqueue(key, () => handlers.message(parsed.message));
-    } else if (parsed.kind === 'edit') {
-      const edited = update.edited_message ?? update.edited_channel_post;
-      const topic = edited?.is_topic_message === true ? edited.message_thread_id : undefined;
-      turn = this.enqueue(conversationId(parsed.edit.channelId, topic), () =>
-        handlers.edit(parsed.edit),
-      );
-    } else return;
+      const { conversationId } = parsed.message;
+      turn = this.track(handlers.message(parsed.message), conversationId);
+    } else if (parsed.kind === 'edit') turn = this.track(handlers.edit(parsed.edit));
+    else return;
     if (this.options.mode === 'webhook') await turn;
   }
 
-  /** Runs `work` after the turns queued before it in the same conversation; never rejects. */
-  private enqueue(key: string, work: () => Promise<void>): Promise<void> {
-    const run = async () => {
-      try {
-        await work();
-      } catch (error) {
+  /** Keeps a handed-over turn in flight until it is handled; never rejects. */
+  private track(work: Promise<void>, conversationId?: string): Promise<void> {
+    const turn: Promise<void> = work
+      .catch((error: unknown) => {
         this.report(
           error instanceof ColloquyError
             ? error
             : new ColloquyError('Telegram update handling failed', {
                 cause: error,
-                conversationId: key,
+                conversationId,
               }),
         );
-      }
-    };
-    const turn = (this.queues.get(key) ?? Promise.resolve()).then(run);
-    this.queues.set(key, turn);
+      })
+      .finally(() => this.inFlight.delete(turn));
     this.inFlight.add(turn);
-    void turn.finally(() => {
-      this.inFlight.delete(turn);
-      if (this.queues.get(key) === turn) this.queues.delete(key);
-    });
     return turn;
   }
 
