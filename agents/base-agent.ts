@@ -3,6 +3,7 @@ import type { LanguageModel, LanguageModelUsage, StepResult, ToolSet } from 'ai'
 import type { Agent, AgentResult, AgentRunContext } from '../src/agent.js';
 import { assemblePrompt, RECALL_TOOL_NAME } from '../src/assemble.js';
 import type { AssemblerOptions, Summarizer } from '../src/assemble.js';
+import { messageOf } from '../src/error-message.js';
 import { AgentError, ColloquyError } from '../src/errors.js';
 import { consoleLogger } from '../src/logger.js';
 import type { Logger } from '../src/logger.js';
@@ -205,10 +206,6 @@ export abstract class BaseAgent implements Agent {
 
 function textOf(output: unknown): string {
   return typeof output === 'string' ? output : (JSON.stringify(output) ?? String(output));
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function usageOf(usage: LanguageModelUsage): Record<string, number> {

@@ -9,4 +9,5 @@
  */
 export { SqliteConversationStore, type SqliteStoreOptions } from './store.js';
 export { migrationsFolder } from './connection.js';
+export { MESSAGE_COLUMNS, toMessage, type SelectedMessageRow } from './rows.js';
 export * as schema from './schema.js';

@@ -1,6 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultDbPath } from '../src/bot/default-store.js';
 import { assertBinIsBuilt, colloquy, createEmpty, populate, tempDir } from './cli-harness.js';
 
 const dir = tempDir();
@@ -74,6 +75,25 @@ describe('colloquy: finding the database', () => {
     });
     expect(code).toBe(0);
     expect(stdout).toMatch(/\b7\b/);
+  });
+
+  it('reads COLLOQUY_DB trimmed, and a blank one as unset, as the bot does', async () => {
+    // Given COLLOQUY_DB with blanks around the path, when the CLI and the bot resolve it
+    const padded = await colloquy(['sql', 'select count(*) as n from messages'], {
+      env: { COLLOQUY_DB: ` ${db} ` },
+    });
+    // Then both use the path without them
+    expect(padded.code).toBe(0);
+    expect(padded.stdout).toMatch(/\b7\b/);
+    expect(defaultDbPath({ COLLOQUY_DB: ` ${db} ` })).toBe(db);
+
+    // Given a COLLOQUY_DB of blanks only, then both fall back to ./colloquy.db
+    const blank = await colloquy(['stats'], { cwd: dir.path, env: { COLLOQUY_DB: '  ' } });
+    expect(blank.code).toBe(1);
+    expect(blank.stderr).toBe(
+      'colloquy: no database at ./colloquy.db — start a bot first or pass --db / COLLOQUY_DB\n',
+    );
+    expect(defaultDbPath({ COLLOQUY_DB: '  ' })).toBe('./colloquy.db');
   });
 
   it('prefers --db over COLLOQUY_DB', async () => {

@@ -1,7 +1,9 @@
+import { resolveDbPath } from '../db-path.js';
 import type { ConversationStore } from '../store.js';
 
 /**
- * Where the bot keeps conversations when it is given no store: `COLLOQUY_DB`, else `./colloquy.db`.
+ * Where the bot keeps conversations when it is given no store: `COLLOQUY_DB` (trimmed; blank
+ * counts as unset), else `./colloquy.db`, the same rule as the CLI's.
  *
  * @example
  * ```ts
@@ -9,7 +11,7 @@ import type { ConversationStore } from '../store.js';
  * ```
  */
 export function defaultDbPath(env: Record<string, string | undefined> = process.env): string {
-  return env.COLLOQUY_DB?.trim() || './colloquy.db';
+  return resolveDbPath(undefined, env);
 }
 
 /**

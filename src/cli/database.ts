@@ -2,26 +2,6 @@ import { existsSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { CliError } from './errors.js';
 
-/** Where the CLI looks when neither `--db` nor `COLLOQUY_DB` says otherwise. */
-export const DEFAULT_DB_PATH = './colloquy.db';
-
-/**
- * The database path to use: `--db`, else `COLLOQUY_DB`, else `./colloquy.db`.
- *
- * @example
- * ```ts
- * resolveDbPath(undefined, { COLLOQUY_DB: '/var/lib/bot.db' }); // '/var/lib/bot.db'
- * ```
- */
-export function resolveDbPath(
-  option: string | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): string {
-  if (option !== undefined && option !== '') return option;
-  const fromEnv = env.COLLOQUY_DB;
-  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_DB_PATH;
-}
-
 /** Fails with the one-line hint when there is no database file; the CLI never creates one. */
 export function assertDatabaseExists(path: string): void {
   if (!existsSync(path)) {

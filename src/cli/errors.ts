@@ -1,3 +1,5 @@
+import { messageOf, oneLine } from '../error-message.js';
+
 /**
  * CLI failures: one line on stderr prefixed `colloquy: `, exit 2 for usage and 1 for
  * everything that went wrong at run time. `COLLOQUY_DEBUG=1` adds the stack and causes.
@@ -52,13 +54,4 @@ export function reportError(
     }
   }
   return exitCode;
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
 }

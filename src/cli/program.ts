@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
+import { DEFAULT_DB_PATH } from '../db-path.js';
+import { oneLine } from '../error-message.js';
 import { registerConversations } from './commands/conversations.js';
 import { registerExport } from './commands/export.js';
 import { registerForget } from './commands/forget.js';
@@ -7,7 +9,6 @@ import { registerMigrate } from './commands/migrate.js';
 import { registerSql } from './commands/sql.js';
 import { registerStats } from './commands/stats.js';
 import { registerTail } from './commands/tail.js';
-import { DEFAULT_DB_PATH } from './database.js';
 
 /**
  * The `colloquy` command line: every command, the global `--db` option, help and version.
@@ -62,8 +63,4 @@ Errors print one line and exit 1 (2 for a wrong command line); COLLOQUY_DEBUG=1 
 function packageVersion(): string {
   const require = createRequire(import.meta.url);
   return (require('colloquy/package.json') as { version: string }).version;
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
 }

@@ -49,7 +49,7 @@ Examples:
         const showProgress = options.progress ?? process.stderr.isTTY === true;
         const bar = showProgress ? new ProgressBar(process.stderr, total) : undefined;
         const count = await writeMessages(
-          iterateMessages(db, options.conversation),
+          await iterateMessages(db, options.conversation),
           options.out,
           bar,
         );
