@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { StoreError } from '../src/errors.js';
+import { configureConnection } from './pragmas.js';
 
 /**
  * How to open a colloquy SQLite database.
@@ -27,6 +28,13 @@ export interface SqliteStoreOptions {
    * for files opened for writing.
    */
   backgroundCheckpoints?: boolean;
+  /**
+   * Run writes on a worker thread with a connection of its own, so a commit (or a wait for
+   * another process's lock) never blocks the event loop, and appends that queue up meanwhile
+   * commit together. Default true for files opened for writing; `:memory:` always writes
+   * inline.
+   */
+  writerThread?: boolean;
 }
 
 const MIGRATIONS_TABLE = '__drizzle_migrations';
@@ -99,15 +107,7 @@ export function openDatabase(options: SqliteStoreOptions): Database.Database {
     });
   }
   try {
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
-    db.pragma('foreign_keys = ON');
-    if (!readonly) {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      // Deleted rows are overwritten with zeros, so forgotten text leaves no readable trace
-      // in free pages (appends cost no more: they free nothing).
-      db.pragma('secure_delete = ON');
-    }
+    configureConnection(db, { busyTimeoutMs, readonly });
     bringSchemaUpToDate(db, path, readonly);
     return db;
   } catch (error) {

@@ -10,12 +10,18 @@ import type {
   Page,
   SearchOptions,
 } from '../src/store.js';
-import type { MessageDeletion, MessageEdit, NewMessage, StoredMessage } from '../src/types.js';
+import type {
+  MessageDeletion,
+  MessageEdit,
+  NewMessage,
+  PlatformMessageRef,
+  StoredMessage,
+} from '../src/types.js';
 import { capByTokens } from '../src/tokenizer.js';
 import { Checkpointer } from './checkpointer.js';
 import { type SqliteStoreOptions, openDatabase } from './connection.js';
 import { buildGetQuery } from './queries.js';
-import { type MessageInsert, fromValues, normalizeTimestamp, toInsert, toMessage } from './rows.js';
+import { fromValues, normalizeTimestamp, toInsert, toMessage } from './rows.js';
 import {
   type Candidate,
   candidatesPerWord,
@@ -25,6 +31,8 @@ import {
   rankCandidates,
 } from './search.js';
 import { type Statements, prepareStatements } from './statements.js';
+import { InlineWriter, ThreadWriter, type Writer } from './writer.js';
+import type { AppendInput } from './writes.js';
 
 export type { SqliteStoreOptions } from './connection.js';
 
@@ -45,6 +53,11 @@ interface ConversationRow {
  * The SQLite `ConversationStore`: one file in WAL mode, safe for several processes writing it
  * at once, schema migrated on open. Query the file with plain SQL (see docs/sql.md).
  *
+ * Reads run on the store's own connection (`db`). Writes run on a worker thread with a
+ * connection of its own (`writerThread`, on by default for files), one after another in call
+ * order, so a commit never blocks the event loop and writes that queue up meanwhile commit
+ * together; `await` a write before reading what it wrote.
+ *
  * @example
  * ```ts
  * import { SqliteConversationStore } from 'colloquy/sqlite';
@@ -55,14 +68,15 @@ interface ConversationRow {
  * ```
  */
 export class SqliteConversationStore implements ConversationStore {
-  /** The better-sqlite3 connection, for raw SQL next to the store. */
+  /**
+   * The store's reading connection (better-sqlite3), for raw SQL next to the store. Its
+   * writes go through SQLite's locking like any other process's.
+   */
   readonly db: Database.Database;
   private readonly sql: Statements;
   private readonly cache = new Map<string, Database.Statement>();
-  /** The write of `append`, wrapped once (making a better-sqlite3 transaction costs ~10 µs). */
-  private readonly insertTurn: Database.Transaction<
-    (message: NewMessage, row: MessageInsert) => AppendResult
-  >;
+  /** Where writes run: the writer thread for files, this connection for `:memory:`. */
+  private readonly writer: Writer;
   private closed = false;
   private readonly checkpointer: Promise<Checkpointer | undefined> | undefined;
 
@@ -70,11 +84,19 @@ export class SqliteConversationStore implements ConversationStore {
     this.db = openDatabase(options);
     this.sql = prepareStatements(this.db);
     const inFile = options.path !== ':memory:' && options.path !== '';
-    if (inFile && options.readonly !== true && options.backgroundCheckpoints !== false) {
+    const writable = inFile && options.readonly !== true;
+    this.writer =
+      writable && options.writerThread !== false
+        ? new ThreadWriter(options.path, options.busyTimeoutMs ?? 5000, () => this.inlineWriter())
+        : this.inlineWriter();
+    if (writable && options.backgroundCheckpoints !== false) {
       // Until the worker is up (or if it cannot start) SQLite's own checkpoints carry on.
       this.checkpointer = Checkpointer.start(options.path).then(
         (checkpointer) => {
-          if (!this.closed && this.db.open) this.db.pragma('wal_autocheckpoint = 0');
+          if (!this.closed && this.db.open) {
+            this.db.pragma('wal_autocheckpoint = 0');
+            void this.writer.run('setAutoCheckpoint', 0).catch(() => undefined);
+          }
           // Closed directly through `db`: nothing else will end the worker.
           else if (!this.closed) void checkpointer.close();
           return checkpointer; // `close()` awaits its end, even when it started late
@@ -82,31 +104,11 @@ export class SqliteConversationStore implements ConversationStore {
         () => undefined,
       );
     }
-    this.insertTurn = this.db.transaction((message: NewMessage, row: MessageInsert) => {
-      const existing = this.findDuplicate(
-        row.id,
-        row.channelType,
-        row.channelId,
-        row.platformMessageId,
-      );
-      if (existing !== undefined) return { message: existing, inserted: false };
-      const timestamp = row.timestamp;
-      this.sql.upsertParticipant.run({
-        id: row.participantId,
-        kind: message.participant.kind,
-        name: message.participant.displayName ?? null,
-        ts: timestamp,
-      });
-      this.sql.upsertConversation.run({
-        ...row,
-        channelName: message.metadata.channelName ?? null,
-      });
-      const seq = Number(this.sql.insertMessage.run(row).lastInsertRowid);
-      for (const participantId of message.metadata.mentions) {
-        this.sql.insertMention.run(seq, row.conversationId, participantId, timestamp);
-      }
-      return { message: { ...message, timestamp, sequence: seq }, inserted: true };
-    });
+  }
+
+  /** Where writes run right now: `thread` (the default for files) or `inline`. */
+  get writerMode(): 'inline' | 'thread' {
+    return this.writer.mode;
   }
 
   /**
@@ -122,10 +124,20 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async append(message: NewMessage): Promise<AppendResult> {
-    return this.guard('append a turn', message.conversationId, () => {
+    return this.guard('append a turn', message.conversationId, async () => {
       const context = { conversationId: message.conversationId, messageId: message.id };
       const timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
-      return this.insertTurn.immediate(message, toInsert(message, timestamp));
+      const input: AppendInput = {
+        row: toInsert(message, timestamp),
+        kind: message.participant.kind,
+        displayName: message.participant.displayName ?? null,
+        channelName: message.metadata.channelName ?? null,
+        mentions: message.metadata.mentions,
+      };
+      const outcome = await this.writer.run('append', input);
+      return 'seq' in outcome
+        ? { message: { ...message, timestamp, sequence: outcome.seq }, inserted: true }
+        : { message: read(outcome.existing), inserted: false };
     });
   }
 
@@ -164,13 +176,7 @@ export class SqliteConversationStore implements ConversationStore {
   async deleteMessages(conversationId: string, ids: string[]): Promise<number> {
     if (ids.length === 0) return 0;
     return this.guard('delete turns', conversationId, () =>
-      this.db
-        .transaction(() => {
-          const { changes } = this.sql.deleteMessages.run(conversationId, JSON.stringify(ids));
-          if (changes > 0) this.sql.refreshConversation.run({ id: conversationId });
-          return changes;
-        })
-        .immediate(),
+      this.writer.run('deleteMessages', conversationId, ids),
     );
   }
 
@@ -217,76 +223,28 @@ export class SqliteConversationStore implements ConversationStore {
 
   async deleteConversation(conversationId: string): Promise<boolean> {
     return this.guard('delete a conversation', conversationId, () =>
-      this.db
-        .transaction(() => {
-          const s = this.sql;
-          const authors = s.authorsIn.all(conversationId) as string[];
-          if (s.deleteConversation.run(conversationId).changes === 0) return false;
-          s.deleteSilentParticipants.run(JSON.stringify(authors));
-          s.optimizeSearch.run();
-          return true;
-        })
-        .immediate(),
+      this.writer.run('deleteConversation', conversationId),
     );
   }
 
   async forgetParticipant(participantId: string, options: ForgetOptions = {}): Promise<number> {
+    const mode = options.mode === 'redact' ? 'redact' : 'delete';
     return this.guard('forget a participant', undefined, () =>
-      this.db
-        .transaction(() => {
-          const s = this.sql;
-          if (options.mode === 'redact') {
-            s.redactRevisions.run(participantId);
-            const { changes } = s.redactMessages.run(participantId);
-            s.redactParticipant.run(participantId);
-            if (changes > 0) s.optimizeSearch.run();
-            return changes;
-          }
-          const touched = s.conversationsOf.all(participantId) as string[];
-          const { changes } = s.deleteMessagesOf.run(participantId);
-          s.deleteMentionsOf.run(participantId);
-          s.clearRepliesTo.run(participantId);
-          s.deleteParticipant.run(participantId);
-          for (const id of touched) {
-            s.refreshConversation.run({ id });
-            s.deleteEmptyConversation.run(id);
-          }
-          if (changes > 0) s.optimizeSearch.run();
-          return changes;
-        })
-        .immediate(),
+      this.writer.run('forgetParticipant', participantId, mode),
     );
   }
 
   async recordEdit(edit: MessageEdit): Promise<boolean> {
     return this.guard('record an edit', undefined, () => {
       const editedAt = normalizeTimestamp(edit.editedAt, 'editedAt');
-      return this.db
-        .transaction(() => {
-          const found = this.sql.findByPlatform.get(
-            edit.channelType,
-            edit.channelId,
-            edit.messageId,
-          ) as { seq: number; content: string } | undefined;
-          if (found === undefined) return false;
-          this.sql.insertRevision.run(found.seq, found.content, editedAt);
-          this.sql.applyEdit.run(edit.content, editedAt, found.seq);
-          return true;
-        })
-        .immediate();
+      return this.writer.run('recordEdit', platformRef(edit), edit.content, editedAt);
     });
   }
 
   async recordDeletion(deletion: MessageDeletion): Promise<boolean> {
     return this.guard('record a deletion', undefined, () => {
       const deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
-      const { channelType, channelId, messageId } = deletion;
-      return this.db
-        .transaction(
-          () =>
-            this.sql.markDeleted.run({ deletedAt, channelType, channelId, messageId }).changes > 0,
-        )
-        .immediate();
+      return this.writer.run('recordDeletion', platformRef(deletion), deletedAt);
     });
   }
 
@@ -325,6 +283,7 @@ export class SqliteConversationStore implements ConversationStore {
     if (this.closed) return;
     this.closed = true;
     this.cache.clear();
+    await this.writer.close();
     await (await this.checkpointer)?.close();
     this.db.close();
   }
@@ -364,17 +323,8 @@ export class SqliteConversationStore implements ConversationStore {
     );
   }
 
-  private findDuplicate(
-    id: string,
-    channelType: string,
-    channelId: string,
-    platformMessageId: string | null,
-  ): StoredMessage | undefined {
-    // The common case is a new turn: look for it through the unique indexes only, and read
-    // the whole row just for a duplicate.
-    const seq = this.sql.findDuplicateSeq.get(id, channelType, channelId, platformMessageId);
-    if (seq === undefined) return undefined;
-    return read(this.sql.getBySeq.get(seq) as unknown[]);
+  private inlineWriter(): InlineWriter {
+    return new InlineWriter(this.db);
   }
 
   private statement(sql: string): Database.Statement {
@@ -390,7 +340,7 @@ export class SqliteConversationStore implements ConversationStore {
   private async guard<T>(
     action: string,
     conversationId: string | undefined,
-    fn: () => T,
+    fn: () => T | Promise<T>,
   ): Promise<T> {
     if (this.closed) {
       throw new StoreError(`cannot ${action}: the store is closed`, {
@@ -399,7 +349,7 @@ export class SqliteConversationStore implements ConversationStore {
       });
     }
     try {
-      return fn();
+      return await fn();
     } catch (error) {
       if (error instanceof ColloquyError) throw error;
       throw new StoreError(`cannot ${action}: ${explain(error)}`, {
@@ -409,6 +359,15 @@ export class SqliteConversationStore implements ConversationStore {
       });
     }
   }
+}
+
+/** Exactly the three keys that name a platform message (the statement binds no others). */
+function platformRef({
+  channelType,
+  channelId,
+  messageId,
+}: PlatformMessageRef): PlatformMessageRef {
+  return { channelType, channelId, messageId };
 }
 
 /** A turn from a raw-mode row. */

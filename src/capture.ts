@@ -81,9 +81,11 @@ interface Entry {
 }
 
 /**
- * Writes turns to a store strictly in order and never loses one to a passing failure.
+ * Writes turns to a store in order and never loses one to a passing failure.
  *
- * While the store works, each operation is written straight through. When a write fails for
+ * While the store works, each operation is written straight through. Operations on one
+ * platform channel reach the store one at a time, in call order; operations waiting on
+ * different channels are handed over together (see `#takeWave`). When a write fails for
  * a passing reason (locked, full, closed, I/O; see {@link isPermanentStoreFailure}) the
  * operation goes into a bounded FIFO buffer and resolves `'buffered'`; a timer retries the
  * head with exponential backoff and jitter (capped at `retryMaxMs`), and every later
@@ -121,7 +123,8 @@ export class CaptureWriter {
   #queue: Entry[] = [];
   /** Bytes held in `#queue`. */
   #bytes = 0;
-  #inFlight = false;
+  /** Operations handed to the store and not yet answered (one wave). */
+  #inFlight = 0;
   /** True from a failure until the queue has fully drained: new operations wait behind. */
   #backlog = false;
   #running: Promise<void> | undefined;
@@ -150,7 +153,7 @@ export class CaptureWriter {
   }
 
   get stats(): Readonly<CaptureStats> {
-    const held = this.#backlog ? this.#queue.length + (this.#inFlight ? 1 : 0) : 0;
+    const held = this.#backlog ? this.#queue.length + this.#inFlight : 0;
     return { ...this.#counts, buffered: held };
   }
 
@@ -184,7 +187,7 @@ export class CaptureWriter {
       this.#clearTimer();
       if (this.#backlog && !this.#running) this.#counts.retries++;
       await this.#run();
-      if (this.#queue.length === 0 && !this.#inFlight) return true;
+      if (this.#queue.length === 0 && this.#inFlight === 0) return true;
       const remaining = deadline - Date.now();
       if (remaining <= 0) return false;
       await new Promise((resolve) => setTimeout(resolve, Math.min(remaining, this.#delay())));
@@ -231,26 +234,49 @@ export class CaptureWriter {
     // Start on a later tick, so `#running` is set before this run can finish.
     await undefined;
     try {
-      for (let entry = this.#shift(); entry; entry = this.#shift()) {
-        this.#inFlight = true;
-        const outcome = await this.#apply(entry.op);
-        this.#inFlight = false;
-        if (outcome === 'buffered') {
-          this.#queue.unshift(entry);
-          this.#bytes += entry.bytes;
+      for (let wave = this.#takeWave(); wave.length > 0; wave = this.#takeWave()) {
+        this.#inFlight = wave.length;
+        const outcomes = await Promise.all(wave.map((entry) => this.#apply(entry.op)));
+        this.#inFlight = 0;
+        const failed = wave.filter((_, i) => outcomes[i] === 'buffered');
+        if (failed.length === 0 && outcomes.some((outcome) => outcome !== 'rejected')) {
+          this.#attempt = 0;
+        }
+        wave.forEach((entry, i) => outcomes[i] !== 'buffered' && entry.settle?.(outcomes[i]!));
+        if (failed.length > 0) {
+          // Back at the head, in their order: nothing queued behind them goes first.
+          this.#queue.unshift(...failed);
+          for (const entry of failed) this.#bytes += entry.bytes;
           this.#holdAll();
           this.#dropOverflow();
           this.#scheduleRetry();
           return;
         }
-        if (outcome !== 'rejected') this.#attempt = 0;
-        entry.settle?.(outcome);
       }
       this.#backlog = false;
     } finally {
       // Same tick as the loop's last check: an operation queued after this starts a new run.
       this.#running = undefined;
     }
+  }
+
+  /**
+   * The next operations to hand the store at once: from the head of the queue, in order, up
+   * to the first one in a place (platform channel) already taken. Operations on one channel
+   * therefore reach the store one at a time, in order (an edit after its turn, a reply after
+   * the turn it answers), while different channels' writes go together, which a store can
+   * commit as one (the SQLite store's writer thread does).
+   */
+  #takeWave(): Entry[] {
+    const wave: Entry[] = [];
+    const places = new Set<string>();
+    for (let head = this.#queue[0]; head !== undefined; head = this.#queue[0]) {
+      const place = placeOf(head.op);
+      if (places.has(place) || wave.length >= MAX_WAVE) break;
+      places.add(place);
+      wave.push(this.#shift()!);
+    }
+    return wave;
   }
 
   /** Applies one operation; `buffered` when it should be retried, `rejected` when never. */
@@ -399,6 +425,16 @@ export function isPermanentStoreFailure(error: unknown): boolean {
     e = (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/** Most operations handed to the store at once. */
+const MAX_WAVE = 64;
+
+/** The platform channel an operation writes to: operations on one go one at a time. */
+function placeOf(op: Operation): string {
+  const { channelType, channelId } =
+    op.kind === 'append' ? op.message.metadata : op.kind === 'edit' ? op.edit : op.deletion;
+  return `${channelType}\u0000${channelId}`;
 }
 
 /** Roughly what an operation weighs in memory: its text, plus a little for the rest. */

@@ -175,6 +175,49 @@ describe('CaptureWriter', () => {
     expect(stored.map((m) => m.content)).toEqual(['turn 1', 'turn 2', 'turn 3', 'turn 4']);
   });
 
+  it("hands different channels' writes to the store together, one channel's one at a time", async () => {
+    // given a store that answers only when told, and records what it was handed
+    const inner = new InMemoryConversationStore();
+    const handed: string[] = [];
+    const answers: (() => void)[] = [];
+    const store: ConversationStore = Object.assign(Object.create(inner) as ConversationStore, {
+      append: async (message: NewMessage) => {
+        handed.push(message.id);
+        await new Promise<void>((resolve) => answers.push(resolve));
+        return inner.append(message);
+      },
+    });
+    const { writer } = writerFor(store);
+    const elsewhere = (n: number, channelId: string): NewMessage => {
+      const base = turn(n);
+      return {
+        ...base,
+        id: `telegram:${channelId}:${n}`,
+        conversationId: `telegram:${channelId}`,
+        metadata: { ...base.metadata, channelId },
+      };
+    };
+
+    // when one channel gets two turns and two other channels one each, all at once
+    const outcomes = Promise.all([
+      writer.append(turn(1)),
+      writer.append(elsewhere(1, '7')),
+      writer.append(turn(2)),
+      writer.append(elsewhere(1, '8')),
+    ]);
+    await vi.waitFor(() => expect(handed).toHaveLength(2));
+
+    // then the store holds the first turn of each channel up to the second turn of channel 42
+    expect(handed).toEqual(['telegram:42:1', 'telegram:7:1']);
+    answers.splice(0).forEach((answer) => answer());
+    // and the rest follow together once those are answered, channel 42's second turn first
+    await vi.waitFor(() => expect(handed).toHaveLength(4));
+    expect(handed.slice(2)).toEqual(['telegram:42:2', 'telegram:8:1']);
+    answers.splice(0).forEach((answer) => answer());
+    expect(await outcomes).toEqual(['stored', 'stored', 'stored', 'stored']);
+    expect(await contents(inner)).toEqual(['turn 1', 'turn 2']);
+  });
+
   it('backs off exponentially with jitter, never waiting longer than retryMaxMs', async () => {
     // given a store that stays down
     const store = new FlakyStore();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import type { NewMessage } from 'colloquy';
+import { Checkpointer } from '../db/checkpointer.js';
 
 const dirs: string[] = [];
 function tempPath(): string {
@@ -53,6 +54,27 @@ describe('SqliteConversationStore checkpoints', () => {
     expect((await again.getConversation('telegram:42'))?.messageCount).toBe(600);
     expect(again.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
     await again.close();
+  });
+
+  it('starts the WAL over once it grows past the limit', async () => {
+    // Given a file whose WAL holds many pages, and a checkpointer with a small limit
+    const path = tempPath();
+    const options = { path, backgroundCheckpoints: false, writerThread: false };
+    const store = new SqliteConversationStore(options);
+    store.db.pragma('wal_autocheckpoint = 0');
+    for (let i = 0; i < 300; i++) await store.append(turn(i));
+    const walBefore = statSync(`${path}-wal`).size;
+    const checkpointer = await Checkpointer.start(path, 60_000, 64 * 1024);
+
+    // When it checkpoints
+    await checkpointer.checkpoint();
+
+    // Then the WAL, past the limit, is empty again, and every turn is in the file
+    expect(walBefore).toBeGreaterThan(64 * 1024);
+    expect(statSync(`${path}-wal`).size).toBe(0);
+    await checkpointer.close();
+    expect((await store.getConversation('telegram:42'))?.messageCount).toBe(300);
+    await store.close();
   });
 
   it('keeps SQLite checkpointing by itself for an in-memory database', async () => {

@@ -14,7 +14,11 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { SqliteConversationStore, migrationsFolder } from 'colloquy/sqlite';
+import {
+  SqliteConversationStore,
+  type SqliteStoreOptions,
+  migrationsFolder,
+} from 'colloquy/sqlite';
 import { StoreError } from 'colloquy';
 import type { NewMessage } from 'colloquy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -33,7 +37,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function storeAt(path = join(dir, 'colloquy.db'), options: { busyTimeoutMs?: number } = {}) {
+function storeAt(path = join(dir, 'colloquy.db'), options: Partial<SqliteStoreOptions> = {}) {
   const store = new SqliteConversationStore({ path, ...options });
   open.push(store);
   return store;
@@ -244,7 +248,8 @@ describe('SqliteConversationStore: several writers', () => {
   });
 
   it('reports a full disk as a StoreError naming the conversation', async () => {
-    const store = storeAt();
+    // (inline writes: the page limit below caps only the connection it is set on)
+    const store = storeAt(undefined, { writerThread: false });
     store.db.pragma(`max_page_count = ${store.db.pragma('page_count', { simple: true })}`);
     const error = await rejection(store.append(turn({ content: 'x'.repeat(100_000) })));
     expect(error.message).toMatch(/disk is full/);
@@ -336,10 +341,9 @@ describe('SqliteConversationStore: content and search', () => {
     // given an old turn with a rare word, then 300 newer turns sharing a common one
     const store = storeAt();
     const old = await store.append(turn({ content: 'the zanzibar shipment is late' }));
-    const flood = store.db.transaction(() => {
-      for (let i = 0; i < 300; i++) void store.append(turn({ content: `the weather ${i}` }));
-    });
-    flood();
+    await Promise.all(
+      Array.from({ length: 300 }, (_, i) => store.append(turn({ content: `the weather ${i}` }))),
+    );
 
     // when searching for both words
     const found = await store.search(C1, 'the zanzibar');

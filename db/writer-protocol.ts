@@ -1,0 +1,65 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { WriteName } from './writes.js';
+
+/** What the store hands the writer thread when it starts it. */
+export interface WriterThreadData {
+  path: string;
+  busyTimeoutMs: number;
+  /** The thread's end of the channel the calls and answers cross. */
+  port: MessagePort;
+}
+
+/** A write call, or the last message: finish what came before, close, end. */
+export type Request = { id: number; name: WriteName; args: unknown[] } | { close: true };
+
+/** What survives of an error crossing threads: enough for the store to explain it. */
+export interface SerializedError {
+  name: string;
+  message: string;
+  code?: string;
+}
+
+/** The thread's answers: opened (or could not), then one answer per call, in order. */
+export type Reply =
+  | { ready: true }
+  | { failed: SerializedError }
+  | { id: number; value: unknown }
+  | { id: number; error: SerializedError };
+
+/**
+ * An error as it crosses a thread: name, message and SQLite's `code` (structured clone would
+ * drop the code and turn every subclass into a plain Error).
+ *
+ * @example
+ * ```ts
+ * port.postMessage({ id, error: serializeError(error) });
+ * ```
+ */
+export function serializeError(error: unknown): SerializedError {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string'
+    ? { name: error.name, message: error.message, code }
+    : { name: error.name, message: error.message };
+}
+
+/**
+ * An error from the thread as the store's guard expects it: same name, message and code.
+ *
+ * @example
+ * ```ts
+ * waiting.reject(revive(reply.error));
+ * ```
+ */
+export function revive(serialized: SerializedError): Error {
+  const { name, message, code } = serialized;
+  const error =
+    name === 'TypeError'
+      ? new TypeError(message)
+      : name === 'RangeError'
+        ? new RangeError(message)
+        : new Error(message);
+  if (name !== error.name) error.name = name;
+  if (code !== undefined) Object.assign(error, { code });
+  return error;
+}

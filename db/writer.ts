@@ -1,0 +1,211 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import { StoreError } from '../src/errors.js';
+import { type Reply, type Request, type WriterThreadData, revive } from './writer-protocol.js';
+import {
+  StoreWrites,
+  type WriteArgs,
+  type WriteName,
+  type WriteResult,
+  callWrite,
+} from './writes.js';
+
+/**
+ * Where the SQLite store's writes run: on its own connection (`InlineWriter`) or on a worker
+ * thread with a connection of its own (`ThreadWriter`). Either way they run one at a time, in
+ * the order they were asked for.
+ *
+ * @example
+ * ```ts
+ * const { seq } = await writer.run('append', input);
+ * ```
+ */
+export interface Writer {
+  readonly mode: 'inline' | 'thread';
+  run<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>>;
+  /** Finishes the writes already asked for, then stops. */
+  close(): Promise<void>;
+}
+
+/**
+ * Writes on the caller's connection, on the caller's thread: for `:memory:` databases, which
+ * a second connection cannot see, and for `writerThread: false`.
+ *
+ * @example
+ * ```ts
+ * const writer = new InlineWriter(db);
+ * ```
+ */
+export class InlineWriter implements Writer {
+  readonly mode = 'inline';
+  readonly #writes: StoreWrites;
+
+  constructor(db: Database.Database) {
+    this.#writes = new StoreWrites(db);
+  }
+
+  async run<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>> {
+    return callWrite(this.#writes, name, args) as WriteResult<K>;
+  }
+
+  /** `run`, with the call named at run time (a thread's calls, replayed). */
+  async apply(name: WriteName, args: unknown[]): Promise<unknown> {
+    return callWrite(this.#writes, name, args);
+  }
+
+  async close(): Promise<void> {}
+}
+
+interface Waiting {
+  name: WriteName;
+  args: unknown[];
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Writes on a worker thread that owns a second connection to the file, so a commit (and a
+ * wait for another process's write lock) never stalls the event loop. Calls cross over a
+ * `MessagePort` in order; the thread commits what has queued up meanwhile in one
+ * transaction, each call in a savepoint of its own (group commit).
+ *
+ * If the thread cannot start (it cannot open the file, or the sources run without tsx) the
+ * calls made so far, and every later one, run inline instead, so the store works either way.
+ * If it stops later, the calls it held fail with a transient StoreError (capture retries
+ * them; an append is idempotent) and later ones run inline.
+ *
+ * @example
+ * ```ts
+ * const writer = new ThreadWriter('./colloquy.db', 5000, () => new InlineWriter(db));
+ * ```
+ */
+export class ThreadWriter implements Writer {
+  #inline: InlineWriter | undefined;
+  #ready = false;
+  #next = 0;
+  readonly #waiting = new Map<number, Waiting>();
+  readonly #worker: Worker | undefined;
+  readonly #port: MessagePort;
+  #closing: Promise<void> | undefined;
+
+  constructor(
+    path: string,
+    busyTimeoutMs: number,
+    private readonly fallback: () => InlineWriter,
+  ) {
+    const { port1, port2 } = new MessageChannel();
+    this.#port = port1;
+    try {
+      const data: WriterThreadData = { path, busyTimeoutMs, port: port2 };
+      this.#worker = spawn(data, port2);
+    } catch (error) {
+      this.#fail(error);
+      return;
+    }
+    port1.on('message', (reply: Reply) => this.#receive(reply));
+    this.#worker.on('error', (error) => this.#fail(error));
+    this.#worker.on('exit', (code) => {
+      if (this.#closing === undefined) this.#fail(new Error(`it exited with code ${code}`));
+    });
+    // Neither keeps the process alive by itself, only while a call waits for its answer.
+    this.#worker.unref();
+    port1.unref();
+  }
+
+  get mode(): 'inline' | 'thread' {
+    return this.#inline === undefined ? 'thread' : 'inline';
+  }
+
+  run<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>> {
+    if (this.#inline !== undefined) return this.#inline.run(name, ...args);
+    const id = ++this.#next;
+    return new Promise((resolve, reject) => {
+      try {
+        this.#port.postMessage({ id, name, args } satisfies Request);
+      } catch (error) {
+        // A value structured clone cannot copy (a function, a symbol): it never will.
+        const reason = error instanceof Error ? error.message : String(error);
+        return reject(new TypeError(`cannot hand this ${name} to the writer thread: ${reason}`));
+      }
+      this.#waiting.set(id, { name, args, resolve: resolve as (v: unknown) => void, reject });
+      if (this.#waiting.size === 1) this.#port.ref();
+    });
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= new Promise<void>((resolve) => {
+      const worker = this.#worker;
+      if (worker === undefined || this.#inline !== undefined) return resolve();
+      worker.once('exit', () => resolve());
+      worker.ref();
+      this.#port.postMessage({ close: true } satisfies Request);
+    }).then(() => {
+      this.#port.close();
+      this.#rejectWaiting(new StoreError('the store closed before this write finished'));
+    });
+    return this.#closing;
+  }
+
+  #receive(reply: Reply): void {
+    if ('ready' in reply) {
+      this.#ready = true;
+      return;
+    }
+    if ('failed' in reply) return this.#fail(revive(reply.failed));
+    const waiting = this.#waiting.get(reply.id);
+    if (waiting === undefined) return;
+    this.#waiting.delete(reply.id);
+    if (this.#waiting.size === 0) this.#port.unref();
+    if ('error' in reply) waiting.reject(revive(reply.error));
+    else waiting.resolve(reply.value);
+  }
+
+  /** The thread could not start, or stopped: carry on inline. */
+  #fail(cause: unknown): void {
+    if (this.#inline !== undefined) return;
+    this.#inline = this.fallback();
+    this.#port.close();
+    void this.#worker?.terminate();
+    const waiting = [...this.#waiting.values()];
+    this.#waiting.clear();
+    if (!this.#ready) {
+      // Nothing reached the thread's connection: run it all here, in order.
+      for (const call of waiting)
+        this.#inline.apply(call.name, call.args).then(call.resolve, call.reject);
+      return;
+    }
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    for (const call of waiting) {
+      call.reject(
+        new StoreError(
+          `the store's writer thread stopped (${reason}); this ${call.name} may not have been ` +
+            `written; later writes run on the main thread`,
+          { cause, transient: true },
+        ),
+      );
+    }
+  }
+
+  #rejectWaiting(error: StoreError): void {
+    for (const call of this.#waiting.values()) call.reject(error);
+    this.#waiting.clear();
+  }
+}
+
+/**
+ * Starts the thread from the build (`dist/db/writer-thread.js`) or, running from the
+ * TypeScript sources (vitest, tsx), from `writer-thread.ts`: Node 20 applies no module hooks
+ * inside workers, so that thread registers tsx's CommonJS hook itself first.
+ */
+function spawn(workerData: WriterThreadData, port: MessagePort): Worker {
+  const options = { workerData, transferList: [port] };
+  const built = new URL('./writer-thread.js', import.meta.url);
+  if (existsSync(fileURLToPath(built))) return new Worker(built, options);
+  const source = fileURLToPath(new URL('./writer-thread.ts', import.meta.url));
+  const tsx = createRequire(import.meta.url).resolve('tsx/cjs/api');
+  const boot = `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(source)});`;
+  return new Worker(boot, { ...options, eval: true });
+}

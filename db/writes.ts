@@ -1,0 +1,156 @@
+import type Database from 'better-sqlite3';
+import type { ParticipantKind, PlatformMessageRef } from '../src/types.js';
+import type { MessageInsert } from './rows.js';
+import { type Statements, prepareStatements } from './statements.js';
+
+/**
+ * Everything `append` needs to write a turn, already validated and flattened on the caller's
+ * thread: only strings, numbers and arrays of strings, so it crosses to the writer thread as
+ * cheaply as it can and means the same on either side.
+ */
+export interface AppendInput {
+  row: MessageInsert;
+  kind: ParticipantKind;
+  displayName: string | null;
+  channelName: string | null;
+  mentions: string[];
+}
+
+/** A new turn's sequence number, or the stored row (raw, `MESSAGE_COLUMNS` order) it repeats. */
+export type AppendOutcome = { seq: number } | { existing: unknown[] };
+
+/**
+ * Every write of the SQLite store as one synchronous call, each its own IMMEDIATE
+ * transaction (a savepoint when called inside a batch). The store runs them on its own
+ * connection, or on the writer thread's (see `db/writer.ts`); the code is the same.
+ *
+ * @example
+ * ```ts
+ * const writes = new StoreWrites(db);
+ * writes.deleteMessages('telegram:42', ['a', 'b']); // 2
+ * ```
+ */
+export class StoreWrites {
+  private readonly sql: Statements;
+
+  constructor(readonly db: Database.Database) {
+    this.sql = prepareStatements(db);
+    // Wrapped once: making a better-sqlite3 transaction costs ~10 µs a call.
+    this.append = this.immediate(this.append);
+    this.deleteMessages = this.immediate(this.deleteMessages);
+    this.deleteConversation = this.immediate(this.deleteConversation);
+    this.forgetParticipant = this.immediate(this.forgetParticipant);
+    this.recordEdit = this.immediate(this.recordEdit);
+    this.recordDeletion = this.immediate(this.recordDeletion);
+  }
+
+  append(input: AppendInput): AppendOutcome {
+    const { row } = input;
+    const s = this.sql;
+    // The common case is a new turn: look through the unique indexes only, and read the
+    // whole row just for a duplicate.
+    const found = s.findDuplicateSeq.get(
+      row.id,
+      row.channelType,
+      row.channelId,
+      row.platformMessageId,
+    );
+    if (found !== undefined) return { existing: s.getBySeq.get(found) as unknown[] };
+    s.upsertParticipant.run({
+      id: row.participantId,
+      kind: input.kind,
+      name: input.displayName,
+      ts: row.timestamp,
+    });
+    s.upsertConversation.run({ ...row, channelName: input.channelName });
+    const seq = Number(s.insertMessage.run(row).lastInsertRowid);
+    for (const participantId of input.mentions) {
+      s.insertMention.run(seq, row.conversationId, participantId, row.timestamp);
+    }
+    return { seq };
+  }
+
+  deleteMessages(conversationId: string, ids: string[]): number {
+    const { changes } = this.sql.deleteMessages.run(conversationId, JSON.stringify(ids));
+    if (changes > 0) this.sql.refreshConversation.run({ id: conversationId });
+    return changes;
+  }
+
+  deleteConversation(conversationId: string): boolean {
+    const s = this.sql;
+    const authors = s.authorsIn.all(conversationId) as string[];
+    if (s.deleteConversation.run(conversationId).changes === 0) return false;
+    s.deleteSilentParticipants.run(JSON.stringify(authors));
+    s.optimizeSearch.run();
+    return true;
+  }
+
+  forgetParticipant(participantId: string, mode: 'delete' | 'redact'): number {
+    const s = this.sql;
+    if (mode === 'redact') {
+      s.redactRevisions.run(participantId);
+      const { changes } = s.redactMessages.run(participantId);
+      s.redactParticipant.run(participantId);
+      if (changes > 0) s.optimizeSearch.run();
+      return changes;
+    }
+    const touched = s.conversationsOf.all(participantId) as string[];
+    const { changes } = s.deleteMessagesOf.run(participantId);
+    s.deleteMentionsOf.run(participantId);
+    s.clearRepliesTo.run(participantId);
+    s.deleteParticipant.run(participantId);
+    for (const id of touched) {
+      s.refreshConversation.run({ id });
+      s.deleteEmptyConversation.run(id);
+    }
+    if (changes > 0) s.optimizeSearch.run();
+    return changes;
+  }
+
+  recordEdit(ref: PlatformMessageRef, content: string, editedAt: string): boolean {
+    const found = this.sql.findByPlatform.get(ref.channelType, ref.channelId, ref.messageId) as
+      { seq: number; content: string } | undefined;
+    if (found === undefined) return false;
+    this.sql.insertRevision.run(found.seq, found.content, editedAt);
+    this.sql.applyEdit.run(content, editedAt, found.seq);
+    return true;
+  }
+
+  recordDeletion(ref: PlatformMessageRef, deletedAt: string): boolean {
+    return this.sql.markDeleted.run({ ...ref, deletedAt }).changes > 0;
+  }
+
+  /** SQLite's automatic checkpoint threshold in pages; 0 turns it off (a Checkpointer runs them). */
+  setAutoCheckpoint(pages: number): void {
+    this.db.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(pages))}`);
+  }
+
+  private immediate<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+    const transaction = this.db.transaction(fn.bind(this));
+    return (...args) => transaction.immediate(...args);
+  }
+}
+
+/**
+ * The names of the write calls, and each one's arguments and result, for the writer seam.
+ *
+ * @example
+ * ```ts
+ * const name: WriteName = 'append';
+ * ```
+ */
+export type WriteName = Exclude<keyof StoreWrites, 'db'>;
+export type WriteArgs<K extends WriteName> = Parameters<StoreWrites[K]>;
+export type WriteResult<K extends WriteName> = ReturnType<StoreWrites[K]>;
+
+/**
+ * Calls one write by name: how the writer thread runs what arrives on its port.
+ *
+ * @example
+ * ```ts
+ * callWrite(writes, 'deleteMessages', ['telegram:42', ['a']]); // 1
+ * ```
+ */
+export function callWrite(writes: StoreWrites, name: WriteName, args: unknown[]): unknown {
+  return (writes[name] as (...a: unknown[]) => unknown).apply(writes, args);
+}

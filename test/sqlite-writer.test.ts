@@ -1,0 +1,150 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { StoreError, type NewMessage } from 'colloquy';
+import { SqliteConversationStore, type SqliteStoreOptions } from 'colloquy/sqlite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InlineWriter, ThreadWriter } from '../db/writer.js';
+
+// The SQLite store's writes run on a worker thread with a connection of its own (db/writer.ts).
+
+let dir: string;
+let open: SqliteConversationStore[];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'colloquy-writer-'));
+  open = [];
+});
+afterEach(async () => {
+  for (const store of open) await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function storeAt(options: Partial<SqliteStoreOptions> = {}) {
+  const store = new SqliteConversationStore({ path: join(dir, 'colloquy.db'), ...options });
+  open.push(store);
+  return store;
+}
+
+let n = 0;
+function turn(channelId = 'C1', fields: Partial<NewMessage> = {}): NewMessage {
+  n++;
+  return {
+    id: `m-${n}`,
+    conversationId: `slack:T1:${channelId}`,
+    participant: { kind: 'user', id: 'slack:U1', displayName: 'Alice' },
+    content: `turn ${n}`,
+    timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+    scope: 'channel',
+    metadata: { channelType: 'slack', channelId, messageId: `p-${n}`, mentions: [] },
+    ...fields,
+  };
+}
+
+describe('SqliteConversationStore writer thread', () => {
+  it('writes a file on the thread and `:memory:` (or writerThread: false) inline', async () => {
+    expect(storeAt().writerMode).toBe('thread');
+    const memory = new SqliteConversationStore({ path: ':memory:' });
+    open.push(memory);
+    expect(memory.writerMode).toBe('inline');
+    const inline = new SqliteConversationStore({
+      path: join(dir, 'inline.db'),
+      writerThread: false,
+    });
+    open.push(inline);
+    expect(inline.writerMode).toBe('inline');
+    expect((await inline.append(turn())).inserted).toBe(true);
+  });
+
+  it('stores appends made at once by many callers, numbered in call order', async () => {
+    // given a store on a file
+    const store = storeAt();
+
+    // when 200 turns over 4 channels are appended without waiting in between
+    const turns = Array.from({ length: 200 }, (_, i) => turn(`C${i % 4}`));
+    const results = await Promise.all(turns.map((t) => store.append(t)));
+
+    // then all are stored, and their sequence numbers follow the order of the calls
+    expect(results.every((r) => r.inserted)).toBe(true);
+    const sequences = results.map((r) => Number(r.message.sequence));
+    expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
+    const count = store.db.prepare('SELECT count(*) FROM messages').pluck().get();
+    expect(count).toBe(200);
+  });
+
+  it('fails only the call that cannot be written when calls are committed together', async () => {
+    // given a turn whose mention SQLite cannot bind, among good ones sent at once
+    const store = storeAt();
+    const bad = turn('C1');
+    bad.metadata.mentions = [{ not: 'an id' } as unknown as string];
+    const calls = [turn('C1'), bad, turn('C2'), turn('C3')].map((t) =>
+      store.append(t).then(
+        () => 'stored',
+        (error: unknown) => error,
+      ),
+    );
+
+    // when they are answered
+    const [first, failed, ...rest] = await Promise.all(calls);
+
+    // then the bad one fails for good with the reason, and the others are stored
+    expect(failed).toBeInstanceOf(StoreError);
+    expect((failed as StoreError).transient).toBe(false);
+    expect((failed as StoreError).message).toMatch(/cannot append a turn/);
+    expect([first, ...rest]).toEqual(['stored', 'stored', 'stored']);
+    expect(await store.getMessage(bad.conversationId, bad.id)).toBeUndefined();
+  });
+
+  it('keeps the event loop free while another connection holds the write lock', async () => {
+    // given another connection holding the file's write lock
+    const store = storeAt({ busyTimeoutMs: 10_000 });
+    await store.append(turn());
+    const other = new Database(join(dir, 'colloquy.db'));
+    other.exec('BEGIN IMMEDIATE');
+
+    // when the store appends, and the event loop is asked to run a timer meanwhile
+    let settled = false;
+    const appended = store.append(turn()).finally(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    // then the timer ran while the append still waits for the lock
+    expect(settled).toBe(false);
+    // and once the lock is released the append goes through
+    other.exec('ROLLBACK');
+    other.close();
+    expect((await appended).inserted).toBe(true);
+  });
+
+  it('finishes the writes already asked for when it closes', async () => {
+    // given 50 appends not yet answered
+    const path = join(dir, 'colloquy.db');
+    const store = new SqliteConversationStore({ path });
+    const pending = Array.from({ length: 50 }, () => store.append(turn()));
+
+    // when the store closes at once
+    await store.close();
+
+    // then every one was answered and is in the file
+    expect((await Promise.all(pending)).every((r) => r.inserted)).toBe(true);
+    const check = new Database(path, { readonly: true });
+    expect(check.prepare('SELECT count(*) FROM messages').pluck().get()).toBe(50);
+    check.close();
+  });
+
+  it('carries on inline when the thread cannot open the file', async () => {
+    // given a writer thread pointed at a file that does not exist, over a working connection
+    const store = new SqliteConversationStore({ path: ':memory:' });
+    open.push(store);
+    const writer = new ThreadWriter(join(dir, 'missing', 'x.db'), 100, () => {
+      return new InlineWriter(store.db);
+    });
+
+    // when a write is asked for at once
+    const outcome = await writer.run('deleteMessages', 'slack:T1:C1', ['m-1']);
+
+    // then it ran on the fallback connection, and so does everything after
+    expect(outcome).toBe(0);
+    expect(writer.mode).toBe('inline');
+    await writer.close();
+  });
+});
