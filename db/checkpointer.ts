@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { threadExecArgv } from './thread-options.js';
 
 /**
  * Runs SQLite's WAL checkpoints on a worker thread with its own connection, so the copy back
@@ -36,6 +37,7 @@ export class Checkpointer {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
+      execArgv: threadExecArgv(),
       workerData: { path, driver, intervalMs, walLimitBytes },
     });
     return new Promise((resolve, reject) => {

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../src/errors.js';
+import { threadExecArgv } from './thread-options.js';
 import { type Reply, type Request, type WriterThreadData, revive } from './writer-protocol.js';
 import {
   StoreWrites,
@@ -167,6 +168,12 @@ export class ThreadWriter implements Writer {
   #fail(cause: unknown): void {
     if (this.#inline !== undefined) return;
     this.#inline = this.fallback();
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    process.emitWarning(
+      `the SQLite writer thread ${this.#ready ? 'stopped' : 'could not start'} (${reason}); ` +
+        `the store writes on the main thread from now on`,
+      { type: 'ColloquyWarning', code: 'COLLOQUY_WRITER_INLINE' },
+    );
     this.#port.close();
     void this.#worker?.terminate();
     const waiting = [...this.#waiting.values()];
@@ -177,7 +184,6 @@ export class ThreadWriter implements Writer {
         this.#inline.apply(call.name, call.args).then(call.resolve, call.reject);
       return;
     }
-    const reason = cause instanceof Error ? cause.message : String(cause);
     for (const call of waiting) {
       call.reject(
         new StoreError(
@@ -201,7 +207,7 @@ export class ThreadWriter implements Writer {
  * inside workers, so that thread registers tsx's CommonJS hook itself first.
  */
 function spawn(workerData: WriterThreadData, port: MessagePort): Worker {
-  const options = { workerData, transferList: [port] };
+  const options = { workerData, transferList: [port], execArgv: threadExecArgv() };
   const built = new URL('./writer-thread.js', import.meta.url);
   if (existsSync(fileURLToPath(built))) return new Worker(built, options);
   const source = fileURLToPath(new URL('./writer-thread.ts', import.meta.url));

@@ -90,6 +90,31 @@ describe('the built package', () => {
     },
   );
 
+  it.runIf(existsSync(`${root}dist/src/index.js`))(
+    'writes SQLite from the built writer thread',
+    async () => {
+      // Given the built store on a fresh file, when it appends a turn
+      const out = await node(`
+        import { mkdtempSync, rmSync } from 'node:fs';
+        import { tmpdir } from 'node:os';
+        import { join } from 'node:path';
+        import { SqliteConversationStore } from 'colloquy/sqlite';
+        const dir = mkdtempSync(join(tmpdir(), 'colloquy-dist-'));
+        const store = new SqliteConversationStore({ path: join(dir, 'a.db') });
+        const { inserted } = await store.append({
+          id: 'a', conversationId: 'console:local', participant: { kind: 'user', id: 'u' },
+          content: 'hi', timestamp: new Date().toISOString(), scope: 'dm',
+          metadata: { channelType: 'console', channelId: 'local', mentions: [] },
+        });
+        console.log(store.writerMode, inserted);
+        await store.close();
+        rmSync(dir, { recursive: true });`);
+
+      // Then dist/db/writer-thread.js wrote it, not the inline fallback
+      expect(out).toBe('thread true');
+    },
+  );
+
   it('is built before the suite runs (npm test builds first)', () => {
     expect(existsSync(`${root}dist/src/index.js`)).toBe(true);
   });

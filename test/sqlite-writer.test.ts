@@ -139,12 +139,18 @@ describe('SqliteConversationStore writer thread', () => {
       return new InlineWriter(store.db);
     });
 
+    const warned = new Promise<Error>((resolve) => process.once('warning', resolve));
+
     // when a write is asked for at once
     const outcome = await writer.run('deleteMessages', 'slack:T1:C1', ['m-1']);
 
     // then it ran on the fallback connection, and so does everything after
     expect(outcome).toBe(0);
     expect(writer.mode).toBe('inline');
+    // and the process was warned, with the reason
+    const warning = await warned;
+    expect(warning).toMatchObject({ name: 'ColloquyWarning', code: 'COLLOQUY_WRITER_INLINE' });
+    expect(warning.message).toMatch(/could not start \(.*directory does not exist/);
     await writer.close();
   });
 });
