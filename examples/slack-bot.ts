@@ -35,6 +35,13 @@ if (missing.length > 0) {
   process.exit(1);
 }
 
+const portText = process.env.PORT ?? '3000';
+const port = Number(portText);
+if (!appToken && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
+  console.error(`PORT must be a port number (0 picks a free one), not "${portText}".`);
+  process.exit(1);
+}
+
 let model: ReturnType<typeof modelFromEnv>;
 try {
   model = modelFromEnv();
@@ -51,7 +58,6 @@ class SupportAgent extends BaseAgent {
   override model = model;
 }
 
-const port = Number(process.env.PORT ?? 3000);
 const apiUrl = process.env.SLACK_API_URL;
 const slack = new SlackChannel({
   token: token as string,

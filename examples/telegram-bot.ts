@@ -26,6 +26,18 @@ if (!token) {
   process.exit(1);
 }
 
+const webhookUrl = process.env.TELEGRAM_WEBHOOK_URL;
+const portText = process.env.PORT ?? '3000';
+const port = Number(portText);
+if (webhookUrl && !URL.canParse(webhookUrl)) {
+  console.error(`TELEGRAM_WEBHOOK_URL must be a URL such as https://bot.example.com/telegram.`);
+  process.exit(1);
+}
+if (webhookUrl && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
+  console.error(`PORT must be a port number (0 picks a free one), not "${portText}".`);
+  process.exit(1);
+}
+
 let model: ReturnType<typeof modelFromEnv>;
 try {
   model = modelFromEnv();
@@ -43,7 +55,6 @@ class SupportAgent extends BaseAgent {
 }
 
 const apiRoot = process.env.TELEGRAM_API_ROOT;
-const webhookUrl = process.env.TELEGRAM_WEBHOOK_URL;
 const telegram = new TelegramChannel({
   token,
   ...(apiRoot && { client: { apiRoot: apiRoot.replace(/\/+$/, '') } }),
@@ -52,7 +63,7 @@ const telegram = new TelegramChannel({
     webhook: {
       url: webhookUrl,
       secretToken: process.env.TELEGRAM_WEBHOOK_SECRET || randomBytes(32).toString('hex'),
-      port: Number(process.env.PORT ?? 3000),
+      port,
       path: new URL(webhookUrl).pathname,
     },
   }),
