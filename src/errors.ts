@@ -69,23 +69,87 @@ export class StoreError extends ColloquyError {
   }
 }
 
-/** The platform answered and refused (bad token, missing permission, unknown channel). */
+/**
+ * The platform answered and refused (bad token, missing permission, unknown channel), or
+ * answered with a server error. `code` is the platform's own code for a refusal (Slack's
+ * `not_in_channel`, Discord's `50013`, Telegram's `403`), `http_<status>` for an HTTP status
+ * without one (`http_502`), `rate_limited` for a {@link RateLimitError}.
+ *
+ * @example
+ * ```ts
+ * bot.catch((err) => {
+ *   if (err instanceof PlatformError && err.transient) console.warn('try again later', err.code);
+ * });
+ * ```
+ */
 export class PlatformError extends ColloquyError {
   override name = 'PlatformError';
+  /**
+   * Whether the same call can succeed later: true for a server error (5xx) or a rate limit,
+   * false for a refusal (the token, a permission, the channel). Undefined when the channel
+   * cannot tell.
+   */
+  declare readonly transient?: boolean;
+
   constructor(
     readonly platform: string,
     message: string,
-    options: { cause?: unknown; conversationId?: string; messageId?: string; code?: string } = {},
+    options: {
+      cause?: unknown;
+      conversationId?: string;
+      messageId?: string;
+      code?: string;
+      transient?: boolean;
+    } = {},
   ) {
     super(message, options);
     this.code = options.code;
+    if (options.transient !== undefined) this.transient = options.transient;
   }
   readonly code?: string;
 }
 
-/** The platform could not be reached (DNS, refused connection, timeout). */
+/**
+ * The platform asked colloquy to slow down (HTTP 429, or its own "rate limited" answer) and the
+ * platform library stopped waiting. Always `code: 'rate_limited'` and `transient: true`.
+ *
+ * @example
+ * ```ts
+ * throw new RateLimitError('telegram', 'Telegram rate-limited sendMessage', { retryAfterMs: 30_000 });
+ * ```
+ */
+export class RateLimitError extends PlatformError {
+  override name = 'RateLimitError';
+  /** How long the platform asked to wait before the next call, in ms, when it said. */
+  declare readonly retryAfterMs?: number;
+
+  constructor(
+    platform: string,
+    message: string,
+    options: {
+      cause?: unknown;
+      conversationId?: string;
+      messageId?: string;
+      retryAfterMs?: number;
+    } = {},
+  ) {
+    super(platform, message, { ...options, code: 'rate_limited', transient: true });
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/**
+ * The platform could not be reached (DNS, refused connection, timeout). Always `transient`.
+ *
+ * @example
+ * ```ts
+ * throw new NetworkError('Could not reach Slack for chat.postMessage: ECONNREFUSED', { cause });
+ * ```
+ */
 export class NetworkError extends ColloquyError {
   override name = 'NetworkError';
+  /** Trying again later can succeed. */
+  readonly transient = true;
 }
 
 /** A payload from a platform that colloquy could not understand; it was skipped. */

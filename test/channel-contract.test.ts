@@ -11,7 +11,7 @@ import { TELEGRAM_MESSAGE_LIMIT, TelegramChannel } from 'colloquy/telegram';
 import { FakeDiscord, FakeSlack, FakeTelegram } from 'colloquy/testing';
 import type { FakeDiscordUser } from 'colloquy/testing';
 import { describeChannelContract } from './channel-contract.js';
-import type { ChannelHarness, Place, Posted, Written } from './channel-contract.js';
+import type { ChannelHarness, Place, Posted } from './channel-contract.js';
 
 // ── Telegram: grammy long-polling FakeTelegram. Group and thread live in one forum supergroup.
 
@@ -68,6 +68,11 @@ async function telegramHarness(): Promise<ChannelHarness> {
     },
     async malformed() {
       telegram.pushUpdate({ message: { message_id: 99, date: 1, text: 'no chat' } });
+    },
+    failNextPost(failure) {
+      // The channel retries a 500 three times, and does not wait 120 s for a 429.
+      if (failure === 'server error') telegram.failNext('sendMessage', { error_code: 500 }, 4);
+      else telegram.failNext('sendMessage', { error_code: 429, retry_after: 120 });
     },
     async deliverEchoes() {
       // Telegram does not send a bot its own messages; a channel must cope if one arrives.
@@ -133,10 +138,6 @@ async function slackHarness(mount: 'own server' | 'requestListener'): Promise<Ch
   const server = own ? undefined : createServer((req, res) => channel.requestListener(req, res));
   const channelOf = (place: Place) => (place === 'dm' ? ALICE_DM : GENERAL);
   const threadOf = (place: Place) => (place === 'thread' ? THREAD_TS : undefined);
-  const where = (written: Written) => ({
-    channel: channelOf(written.place),
-    channel_type: written.place === 'dm' ? 'im' : 'channel',
-  });
   return {
     channel,
     person: { id: 'slack:U0ALICE', displayName: 'Alice' },
@@ -168,37 +169,30 @@ async function slackHarness(mount: 'own server' | 'requestListener'): Promise<Ch
       return { place, text, platformId: event.ts as string };
     },
     async edit(written, text) {
-      const ts = written.platformId as string;
       const thread = threadOf(written.place);
-      const before = { type: 'message', user: 'U0ALICE', text: written.text, ts };
-      await slack.sendEvent({
-        type: 'message',
-        subtype: 'message_changed',
-        ...where(written),
-        ts: slack.nextTs(),
-        hidden: true,
-        message: {
-          ...before,
-          text,
-          ...(thread !== undefined && { thread_ts: thread }),
-          edited: { user: 'U0ALICE', ts: slack.nextTs() },
-        },
-        previous_message: before,
+      await slack.editMessage({
+        channel: channelOf(written.place),
+        user: 'U0ALICE',
+        ts: written.platformId as string,
+        text,
+        previousText: written.text,
+        ...(thread !== undefined && { thread_ts: thread }),
       });
     },
     async delete(written) {
-      await slack.sendEvent({
-        type: 'message',
-        subtype: 'message_deleted',
-        ...where(written),
-        ts: slack.nextTs(),
-        hidden: true,
-        deleted_ts: written.platformId,
-        previous_message: { type: 'message', user: 'U0ALICE', text: written.text },
+      await slack.deleteMessage({
+        channel: channelOf(written.place),
+        ts: written.platformId as string,
+        user: 'U0ALICE',
       });
     },
     async malformed() {
       await slack.sendEvent({ type: 'message', channel: GENERAL, text: 'no author, no ts' });
+    },
+    failNextPost(failure) {
+      // The Web API client tries twice (`retries: 1`), waiting out `Retry-After: 0` in between.
+      const answer = failure === 'server error' ? { status: 500 } : { status: 429, retryAfter: 0 };
+      for (let attempt = 0; attempt < 2; attempt++) slack.failNext('chat.postMessage', answer);
     },
     deliverEchoes: () => slack.idle(),
     posted: () =>
@@ -255,20 +249,20 @@ async function discordHarness(client: 'its own' | 'yours'): Promise<ChannelHarne
   });
   discord.addThread({ id: THREAD, guildId: GUILD, parentId: TEXT_CHANNEL, name: 'deploys' });
   discord.addDmChannel({ id: DM, recipient: alice });
+  // discord.js waits out every 429 unless told which routes to fail fast on instead.
+  const rest = { api: discord.restApi, rejectOnRateLimit: ['/channels'] };
   // A client of your own stays connected after the channel stops: events keep reaching it.
   const yours =
     client === 'yours'
       ? new Client({
           intents: [...DEFAULT_DISCORD_INTENTS],
           partials: [Partials.Channel, Partials.Message],
-          rest: { api: discord.restApi },
+          rest,
         })
       : undefined;
   const channel = new DiscordChannel({
     token: discord.token,
-    ...(yours === undefined
-      ? { clientOptions: { rest: { api: discord.restApi } } }
-      : { client: yours }),
+    ...(yours === undefined ? { clientOptions: { rest } } : { client: yours }),
   });
   /** Resolves once the client has received the message written last. */
   let received: Promise<void> = Promise.resolve();
@@ -310,6 +304,11 @@ async function discordHarness(client: 'its own' | 'yours'): Promise<ChannelHarne
     },
     async malformed() {
       discord.dispatch('MESSAGE_CREATE', { id: 'not-a-snowflake', channel_id: TEXT_CHANNEL });
+    },
+    failNextPost(failure) {
+      // discord.js retries a 500 three times; a 429 on /channels fails at once (rejectOnRateLimit).
+      if (failure === 'rate limit') discord.failNext({ status: 429, retryAfter: 2 });
+      else for (let attempt = 0; attempt < 4; attempt++) discord.failNext({ status: 500 });
     },
     // The gateway dispatches the echo before REST answers the post: nothing to wait for.
     deliverEchoes: async () => {},
@@ -387,6 +386,7 @@ describeChannelContract('console', {
     malformed: 'every line is a valid turn',
     echo: 'replies go to the output, never back to the input',
     split: 'a terminal has no length limit',
+    failures: 'writing to a stream has no server errors or rate limits',
   },
   open: consoleHarness,
 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MalformedEventError } from 'colloquy';
+import { MalformedEventError, PlatformError, RateLimitError } from 'colloquy';
 import type {
   Channel,
   ChannelHandlers,
@@ -24,7 +24,8 @@ export type Capability =
   | 'deletes'
   | 'malformed'
   | 'echo'
-  | 'split';
+  | 'split'
+  | 'failures';
 
 /** What a person wrote, as the platform knows it. */
 export interface Written {
@@ -75,6 +76,12 @@ export interface ChannelHarness {
    * they were sent on, ahead of anything written afterwards.
    */
   deliverEchoes?(): Promise<void>;
+  /**
+   * The platform answers the bot's next post with `failure` for as long as its library retries:
+   * a server error (HTTP 500; Telegram's `error_code: 500`), or a rate limit (429) that the
+   * library is set not to wait out.
+   */
+  failNextPost?(failure: 'server error' | 'rate limit'): void;
   /** What the bot posted, in order. */
   posted(): Posted[];
   /** Resolves when nothing the fake sent to the channel is still being delivered. */
@@ -110,7 +117,10 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  * - the bot's own posts never come back as turns; edits and deletions point at the platform
  *   message exactly as the turn's metadata did, so the store finds it;
  * - a malformed event goes to `handlers.error` as a `MalformedEventError` and the channel keeps
- *   delivering; `stop` resolves, is idempotent, and no handler is called after it.
+ *   delivering; `stop` resolves, is idempotent, and no handler is called after it;
+ * - a failed `send` means the same on every platform: a server error is a transient
+ *   `PlatformError` with code `http_500`, a rate limit a `RateLimitError` (`rate_limited`,
+ *   transient, with the wait the platform asked for), both naming the conversation.
  *
  * Each test opens a fresh fake and channel, starts the channel with recording handlers and
  * closes both afterwards. A platform that cannot do something (Telegram never tells a bot about
@@ -359,6 +369,43 @@ export function describeChannelContract(name: string, factory: ChannelHarnessFac
         expect(deletion.deletedAt).toMatch(ISO_UTC);
       });
     }
+
+    clause(
+      'reports a server error on send as a transient PlatformError http_500',
+      ['failures'],
+      async () => {
+        const { message } = await receive({ place: home });
+        h.failNextPost?.('server error');
+
+        const error = await h.channel.send(outboundFor(message, 'hi')).catch((e: unknown) => e);
+
+        expect(error).toBeInstanceOf(PlatformError);
+        expect(error).not.toBeInstanceOf(RateLimitError);
+        expect(error).toMatchObject({
+          platform: type,
+          code: 'http_500',
+          transient: true,
+          conversationId: message.conversationId,
+        });
+      },
+    );
+
+    clause('reports a rate limit on send as a RateLimitError', ['failures'], async () => {
+      const { message } = await receive({ place: home });
+      h.failNextPost?.('rate limit');
+
+      const error = await h.channel.send(outboundFor(message, 'hi')).catch((e: unknown) => e);
+
+      expect(error).toBeInstanceOf(RateLimitError);
+      expect(error).toMatchObject({
+        name: 'RateLimitError',
+        platform: type,
+        code: 'rate_limited',
+        transient: true,
+        retryAfterMs: expect.any(Number),
+        conversationId: message.conversationId,
+      });
+    });
 
     clause('reports a malformed event and keeps delivering', ['malformed'], async () => {
       await h.malformed?.();

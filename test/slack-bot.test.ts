@@ -226,36 +226,43 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
     await startBot();
     const { event } = await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'teh order' });
     const ts = event.ts as string;
-    await slack.sendEvent({
-      type: 'message',
-      subtype: 'message_changed',
-      hidden: true,
+    await slack.editMessage({
       channel: GENERAL,
-      ts: slack.nextTs(),
-      message: {
-        type: 'message',
-        user: 'U0ALICE',
-        text: '<@U0BOT> the order',
-        ts,
-        edited: { user: 'U0ALICE', ts: slack.nextTs() },
-      },
-      previous_message: { type: 'message', user: 'U0ALICE', text: event.text, ts },
-      channel_type: 'channel',
+      user: 'U0ALICE',
+      ts,
+      text: '<@U0BOT> the order',
+      previousText: event.text as string,
     });
     const [edited] = await turns(inGeneral);
     expect(edited).toMatchObject({ content: '@colloquy the order', editedAt: expect.any(String) });
 
-    await slack.sendEvent({
-      type: 'message',
-      subtype: 'message_deleted',
-      hidden: true,
-      channel: GENERAL,
-      ts: slack.nextTs(),
-      deleted_ts: ts,
-    });
+    await slack.deleteMessage({ channel: GENERAL, ts });
     const [deleted] = await turns(inGeneral);
     expect(deleted?.deletedAt).toEqual(expect.any(String));
     expect(slack.posted).toHaveLength(1);
+  });
+
+  it('records a deletion that arrives while the author of its turn is looked up as a tombstone', async () => {
+    // given a bot that answers each event at once, and a slow users.info for Alice
+    await startBot({ processBeforeResponse: false });
+    const lookup = slack.holdNext('users.info');
+
+    // when she asks, and deletes the question before her name is known
+    const { event } = await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'oops' });
+    await lookup.arrived;
+    await slack.deleteMessage({ channel: GENERAL, ts: event.ts as string });
+    lookup.release();
+    await slack.waitForPosted(1);
+    await bot.stop();
+
+    // then the question is stored, under her name, and marked deleted
+    const [asked] = await turns(inGeneral);
+    expect(asked).toMatchObject({
+      metadata: { messageId: event.ts },
+      participant: { displayName: 'Alice' },
+      deletedAt: expect.any(String),
+    });
+    expect(errors).toEqual([]);
   });
 
   it('ignores the echo of its own reply', async () => {

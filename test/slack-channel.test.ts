@@ -6,6 +6,7 @@ import {
   MalformedEventError,
   NetworkError,
   PlatformError,
+  RateLimitError,
   type ChannelHandlers,
   type ColloquyError,
   type MessageDeletion,
@@ -21,18 +22,23 @@ class Recorder implements ChannelHandlers {
   readonly edits: MessageEdit[] = [];
   readonly deletions: MessageDeletion[] = [];
   readonly errors: ColloquyError[] = [];
+  /** Every turn, edit and deletion in the order the channel handed it over. */
+  readonly log: string[] = [];
   private waiters: (() => void)[] = [];
 
   async message(message: NewMessage) {
     this.messages.push(message);
+    this.log.push(`message: ${message.content}`);
     this.notify();
   }
   async edit(edit: MessageEdit) {
     this.edits.push(edit);
+    this.log.push(`edit: ${edit.content}`);
     this.notify();
   }
   async delete(deletion: MessageDeletion) {
     this.deletions.push(deletion);
+    this.log.push(`delete: ${deletion.messageId}`);
     this.notify();
   }
   error(error: ColloquyError) {
@@ -41,11 +47,15 @@ class Recorder implements ChannelHandlers {
   }
   /** Resolves once `count` messages have arrived. */
   waitForMessages(count: number): Promise<NewMessage[]> {
+    return this.waitForLog(() => this.messages.length >= count).then(() => this.messages);
+  }
+  /** Resolves with the log once `done` holds for it. */
+  waitForLog(done: (log: string[]) => boolean): Promise<string[]> {
     return new Promise((resolve) => {
       const check = () => {
-        if (this.messages.length < count) return;
+        if (!done(this.log)) return;
         this.waiters = this.waiters.filter((w) => w !== check);
-        resolve(this.messages);
+        resolve(this.log);
       };
       this.waiters.push(check);
       check();
@@ -163,27 +173,14 @@ describe('SlackChannel (HTTP events)', () => {
       text: 'teh plan',
     });
     const ts = event.ts as string;
-    await slack.sendEvent({
-      type: 'message',
-      subtype: 'message_changed',
+    await slack.editMessage({
       channel: 'C0GENERAL',
-      ts: slack.nextTs(),
-      message: {
-        type: 'message',
-        user: 'U0BOB',
-        text: 'the plan',
-        ts,
-        edited: { user: 'U0BOB', ts: slack.nextTs() },
-      },
-      previous_message: { type: 'message', user: 'U0BOB', text: 'teh plan', ts },
+      user: 'U0BOB',
+      ts,
+      text: 'the plan',
+      previousText: 'teh plan',
     });
-    await slack.sendEvent({
-      type: 'message',
-      subtype: 'message_deleted',
-      channel: 'C0GENERAL',
-      ts: slack.nextTs(),
-      deleted_ts: ts,
-    });
+    await slack.deleteMessage({ channel: 'C0GENERAL', ts });
     expect(handlers.edits).toMatchObject([
       { channelId: 'C0GENERAL', messageId: ts, content: 'the plan' },
     ]);
@@ -195,6 +192,72 @@ describe('SlackChannel (HTTP events)', () => {
     slack.failNext('users.info', { error: 'missing_scope' });
     await slack.message({ channel: 'C0GENERAL', user: 'U0CAROL', text: 'hello' });
     expect(handlers.messages[0]?.participant.displayName).toBe('U0CAROL');
+  });
+});
+
+describe('SlackChannel hands events over in the order Bolt delivered them', () => {
+  const THREAD = '1773226800.000100';
+  const inThread = { channel: 'C0GENERAL', thread_ts: THREAD, parent_user_id: 'U0BOB' };
+
+  it('keeps two turns of a thread in order while the first author is looked up', async () => {
+    // given a channel that knows Bob and #general already, and a slow users.info for Alice
+    await startChannel({ processBeforeResponse: false });
+    await slack.message({ channel: 'C0GENERAL', user: 'U0BOB', text: 'morning' });
+    await handlers.waitForMessages(1);
+    const lookup = slack.holdNext('users.info');
+
+    // when Alice writes in a thread, and Bob answers while her name is still being looked up
+    await slack.message({ ...inThread, user: 'U0ALICE', text: 'deploy now?' });
+    await lookup.arrived;
+    await slack.message({ ...inThread, user: 'U0BOB', text: 'go ahead' });
+    lookup.release();
+
+    // then the thread's turns are handed over as they arrived, Alice's with her name
+    await handlers.waitForMessages(3);
+    expect(handlers.log).toEqual(['message: morning', 'message: deploy now?', 'message: go ahead']);
+    expect(handlers.messages[1]?.participant.displayName).toBe('Alice');
+  });
+
+  it('hands an edit and a deletion over after the turn they change', async () => {
+    // given a slow users.info for Alice
+    await startChannel({ processBeforeResponse: false });
+    const lookup = slack.holdNext('users.info');
+
+    // when she writes, edits and deletes before her name is known
+    const { event } = await slack.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'teh' });
+    const ts = event.ts as string;
+    await lookup.arrived;
+    await slack.editMessage({
+      channel: 'C0GENERAL',
+      user: 'U0ALICE',
+      ts,
+      text: 'the',
+      previousText: 'teh',
+    });
+    await slack.deleteMessage({ channel: 'C0GENERAL', ts });
+    lookup.release();
+
+    // then the turn comes first, then its edit, then its deletion
+    const log = await handlers.waitForLog((entries) => entries.length === 3);
+    expect(log).toEqual(['message: teh', 'edit: the', `delete: ${ts}`]);
+  });
+
+  it('does not hold up another conversation of the channel while one author is looked up', async () => {
+    // given a slow users.info for Alice, who has written in a thread
+    await startChannel({ processBeforeResponse: false });
+    const lookup = slack.holdNext('users.info');
+    await slack.message({ ...inThread, user: 'U0ALICE', text: 'deploy now?' });
+    await lookup.arrived;
+
+    // when Bob writes in the channel itself (another conversation) meanwhile
+    await slack.message({ channel: 'C0GENERAL', user: 'U0BOB', text: 'quick one' });
+
+    // then his turn is handed over before Alice's lookup ends, and hers after it
+    await handlers.waitForMessages(1);
+    expect(handlers.log).toEqual(['message: quick one']);
+    lookup.release();
+    await handlers.waitForMessages(2);
+    expect(handlers.log).toEqual(['message: quick one', 'message: deploy now?']);
   });
 });
 
@@ -232,6 +295,16 @@ describe('SlackChannel.send', () => {
     const failure = channel.send({ ...outbound, content: 'hello?' });
     await expect(failure).rejects.toBeInstanceOf(PlatformError);
     await expect(failure).rejects.toMatchObject({ code: 'not_in_channel', platform: 'slack' });
+  });
+
+  it("throws a RateLimitError for Slack's own rate_limited answer", async () => {
+    await startChannel();
+    slack.failNext('chat.postMessage', { error: 'rate_limited' });
+
+    const error = await channel.send({ ...outbound, content: 'again?' }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error).toMatchObject({ platform: 'slack', code: 'rate_limited', transient: true });
   });
 
   it('puts the ts of the parts that went out on the error when a later part is refused', async () => {

@@ -80,7 +80,8 @@ describe('Slack errors never carry the bot token', () => {
 
     const error = await channel!.send({ ...outbound, content: 'hi' }).catch((err: unknown) => err);
 
-    expect(error).toBeInstanceOf(NetworkError);
+    expect(error).toBeInstanceOf(PlatformError);
+    expect(error).toMatchObject({ code: 'http_500', transient: true });
     expectNoSecret(error, SECRET);
     expectRedactedCauses(error);
   });

@@ -78,7 +78,7 @@ describe('Telegram errors never carry the bot token', () => {
     const error = await channel.send({ ...outbound, content: 'hi' }).catch((err: unknown) => err);
 
     expect(error).toBeInstanceOf(PlatformError);
-    expect(error).toMatchObject({ code: '500', conversationId: 'telegram:1001' });
+    expect(error).toMatchObject({ code: 'http_500', conversationId: 'telegram:1001' });
     expectNoSecret(error, SECRET);
     expectRedactedCauses(error);
   });
@@ -131,7 +131,9 @@ describe('examples/telegram-bot.ts', () => {
 
     // then it says why in one line, without the token
     expect(code).toBe(1);
-    expect(output).toMatch(/^Could not start: Telegram start failed: .*ECONNREFUSED.*\n$/);
+    expect(output).toMatch(
+      /^Could not start: Could not reach Telegram for start: .*ECONNREFUSED.*\n$/,
+    );
     expect(output).not.toContain(SECRET);
   });
 });

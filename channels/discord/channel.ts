@@ -21,6 +21,7 @@ import {
   PlatformError,
 } from '../../src/errors.js';
 import { redactError } from '../../src/logger.js';
+import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import {
   DEFAULT_ALLOWED_MENTIONS,
@@ -126,7 +127,7 @@ export class DiscordChannel implements Channel {
         await Promise.all([ready, this.client.login(token)]);
       } catch (error) {
         this.detach();
-        throw toColloquyError(error, 'Discord login failed');
+        throw toColloquyError(error, 'login');
       }
     }
     const user = this.client.user;
@@ -147,38 +148,35 @@ export class DiscordChannel implements Channel {
 
   /**
    * Posts a reply, split into parts of at most 2000 characters, the first as a reply. Throws
-   * `PlatformError` (Discord refused) or `NetworkError`; when some parts did get through,
-   * their ids are on the error as `sentMessageIds`.
+   * `PlatformError` (Discord refused, or a 5xx), `RateLimitError` or `NetworkError` (see
+   * `toColloquyError`); when some parts did get through, their ids are on the error as
+   * `sentMessageIds`.
    */
   async send(message: OutboundMessage): Promise<SentMessage> {
     const { channelId, bodies } = formatOutbound(
       message,
       this.options.allowedMentions ?? DEFAULT_ALLOWED_MENTIONS,
     );
-    const messageIds: string[] = [];
-    let timestamp: string | undefined;
-    for (const [index, body] of bodies.entries()) {
-      try {
+    const sent = await sendParts(
+      bodies,
+      async (body) => {
         const posted = (await this.client.rest.post(Routes.channelMessages(channelId), {
           body,
         })) as { id: string; timestamp?: string };
-        messageIds.push(posted.id);
-        if (index === 0 && posted.timestamp) timestamp = new Date(posted.timestamp).toISOString();
-      } catch (error) {
+        return {
+          id: posted.id,
+          ...(posted.timestamp && { timestamp: new Date(posted.timestamp).toISOString() }),
+        };
+      },
+      (error, index) => {
         const part = bodies.length > 1 ? ` (part ${index + 1} of ${bodies.length})` : '';
-        const wrapped = toColloquyError(error, `Discord refused a message in ${channelId}${part}`, {
+        return toColloquyError(error, `a message in ${channelId}${part}`, {
           conversationId: message.conversationId,
         });
-        if (messageIds.length > 0) wrapped.sentMessageIds = [...messageIds]; // what went out
-        throw wrapped;
-      }
-    }
-    const first = messageIds[0];
-    return {
-      messageIds,
-      ...(first !== undefined && { id: `discord:${channelId}:${first}` }),
-      ...(timestamp !== undefined && { timestamp }),
-    };
+      },
+    );
+    const first = sent.messageIds[0];
+    return first === undefined ? sent : { ...sent, id: `discord:${channelId}:${first}` };
   }
 
   private detach(): void {

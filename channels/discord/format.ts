@@ -1,7 +1,8 @@
-import { DiscordAPIError, HTTPError, RateLimitError } from 'discord.js';
+import { DiscordAPIError, HTTPError, RateLimitError as DiscordRateLimitError } from 'discord.js';
 import type { OutboundMessage } from '../../src/channel.js';
-import { ColloquyError, NetworkError, PlatformError } from '../../src/errors.js';
-import { redactError, redactText } from '../../src/logger.js';
+import { ColloquyError } from '../../src/errors.js';
+import { redactError } from '../../src/logger.js';
+import { platformError, type PlatformFailure } from '../../src/platform.js';
 import { splitMessage } from '../../src/split.js';
 
 /** Discord's limit on a message's `content`, in UTF-16 code units. */
@@ -76,48 +77,52 @@ export function formatOutbound(
 }
 
 /**
- * Sorts a discord.js failure into colloquy's errors: Discord answered and refused
- * (`DiscordAPIError`, with Discord's code: 50013 Missing Permissions, 10003 Unknown Channel…),
- * a rate limit discord.js was told not to wait out, or a server error → `PlatformError`;
- * anything else (refused connection, timeout) → `NetworkError`. The token never reaches the
- * result: the message is redacted and `cause` is a redacted copy ({@link redactError}) of the
- * discord.js error, which carries the request's URL and body.
+ * A discord.js failure as a colloquy error, by the policy every channel shares
+ * ({@link platformError}): Discord answered and refused (`DiscordAPIError`, with Discord's
+ * code: 50013 Missing Permissions, 10003 Unknown Channel…) or refused the token at login →
+ * `PlatformError` with that code; a rate limit discord.js was told not to wait out
+ * (`rejectOnRateLimit`) → `RateLimitError`; a 5xx after discord.js's retries → `PlatformError`
+ * `http_<status>` (transient); anything else (refused connection, timeout) → `NetworkError`.
+ * `call` names what was attempted (`a message in <channel id>`, `login`). The token never
+ * reaches the result: the message is redacted and `cause` is a redacted copy
+ * ({@link redactError}) of the discord.js error, which carries the request's URL and body.
  *
  * @example
  * ```ts
  * try { await client.rest.post(Routes.channelMessages(channelId), { body }); }
- * catch (error) { throw toColloquyError(error, `Discord refused a message in ${channelId}`); }
+ * catch (error) { throw toColloquyError(error, `a message in ${channelId}`); }
  * ```
  */
 export function toColloquyError(
   error: unknown,
-  message: string,
+  call: string,
   context: { conversationId?: string; messageId?: string } = {},
 ): ColloquyError {
   if (error instanceof ColloquyError) return error;
   const cause = redactError(error);
-  const where = { ...context, cause };
+  return platformError('discord', call, discordFailure(error, cause.message), {
+    ...context,
+    cause,
+  });
+}
+
+/** What discord.js (and @discordjs/rest underneath) threw, read. */
+function discordFailure(error: unknown, redactedMessage: string): PlatformFailure {
   if (error instanceof DiscordAPIError) {
-    return new PlatformError('discord', `${message}: ${cause.message} (${error.code})`, {
-      ...where,
+    return {
+      kind: 'refused',
       code: String(error.code),
-    });
+      detail: `${redactedMessage} (${error.code})`,
+    };
   }
-  if (error instanceof RateLimitError) {
-    return new PlatformError('discord', `${message}: rate limited on ${redactText(error.route)}`, {
-      ...where,
-      code: 'rate_limited',
-    });
+  if (error instanceof DiscordRateLimitError) {
+    // Both in ms: how long Discord asked for, else how long until the bucket resets.
+    const wait = error.retryAfter > 0 ? error.retryAfter : error.timeToReset;
+    return { kind: 'rate-limited', ...(wait > 0 && { retryAfterMs: wait }) };
   }
-  if (error instanceof HTTPError) {
-    return new PlatformError('discord', `${message}: HTTP ${error.status}`, {
-      ...where,
-      code: `http_${error.status}`,
-    });
+  if (error instanceof HTTPError) return { kind: 'http', status: error.status };
+  if ((error as { code?: unknown } | null)?.code === 'TokenInvalid') {
+    return { kind: 'refused', code: 'TokenInvalid', detail: 'the token was refused' };
   }
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code === 'TokenInvalid') {
-    return new PlatformError('discord', `${message}: the token was refused`, { ...where, code });
-  }
-  return new NetworkError(`${message}: ${cause.message}`, where);
+  return { kind: 'unreachable', detail: redactedMessage };
 }

@@ -27,7 +27,9 @@ import type {
   OutboundMessage,
   SentMessage,
 } from '../../src/channel.js';
+import { TurnOrder } from '../../src/bot/order.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
+import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
 import {
@@ -36,7 +38,7 @@ import {
   slackParticipantId,
   slackUserIdsToResolve,
 } from './parse.js';
-import type { SlackSelf } from './parse.js';
+import type { ParsedSlackEvent, SlackParseContext, SlackSelf } from './parse.js';
 
 export interface SlackChannelOptions {
   /** Bot token (`xoxb-…`). Required unless `app` is given. */
@@ -115,6 +117,8 @@ export class SlackChannel implements Channel {
   private readonly seenMessages: RecentKeys<string>;
   private readonly names = new Map<string, Promise<string | undefined>>();
   private readonly channelNames = new Map<string, Promise<string | undefined>>();
+  /** Events waiting for their names, queued per conversation in the order they arrived. */
+  private readonly arrivals = new TurnOrder((error) => this.report(error));
 
   constructor(options: SlackChannelOptions) {
     this.options = options;
@@ -243,90 +247,126 @@ export class SlackChannel implements Channel {
 
   /**
    * Posts a reply, split into parts of at most `textLimit` characters, in the thread. Throws
-   * `PlatformError` (Slack refused) or `NetworkError`; when some parts did get through, their
-   * `ts` values are on the error as `sentMessageIds`.
+   * `PlatformError` (Slack refused, or a 5xx), `RateLimitError` or `NetworkError` (see
+   * `toColloquyError`); when some parts did get through, their `ts` values are on the error as
+   * `sentMessageIds`.
    */
   async send(message: OutboundMessage): Promise<SentMessage> {
     const parts = formatSlackText(message.content, this.options.textLimit ?? SLACK_TEXT_LIMIT, {
       allowBroadcastMentions: this.options.allowBroadcastMentions === true,
     });
-    const messageIds: string[] = [];
-    for (const text of parts) {
-      try {
-        const result = await this.app.client.chat.postMessage({
+    const sent = await sendParts(
+      parts,
+      async (text) => {
+        const { ts } = await this.app.client.chat.postMessage({
           channel: message.channelId,
           text,
           ...(message.threadId !== undefined && { thread_ts: message.threadId }),
         });
-        if (typeof result.ts === 'string') messageIds.push(result.ts);
-      } catch (error) {
-        const wrapped = toColloquyError(error, {
+        if (typeof ts !== 'string') return { id: undefined };
+        return { id: ts, timestamp: new Date(Number(ts) * 1000).toISOString() };
+      },
+      (error) =>
+        toColloquyError(error, {
           method: 'chat.postMessage',
           conversationId: message.conversationId,
-        });
-        if (messageIds.length > 0) wrapped.sentMessageIds = [...messageIds]; // what went out
-        throw wrapped;
-      }
-    }
-    const first = messageIds[0];
-    return {
-      messageIds,
-      ...(first !== undefined &&
-        this.teamId !== undefined && {
-          id: slackMessageId(this.teamId, message.channelId, first),
         }),
-      ...(first !== undefined && { timestamp: new Date(Number(first) * 1000).toISOString() }),
-    };
+    );
+    const first = sent.messageIds[0];
+    return first === undefined || this.teamId === undefined
+      ? sent
+      : { ...sent, id: slackMessageId(this.teamId, message.channelId, first) };
   }
 
-  /** One Events API delivery: de-duplicate, parse, resolve names, hand to the runtime. */
-  private async dispatch(body: unknown, retryNum: number | undefined): Promise<void> {
-    const handlers = this.handlers;
+  /**
+   * One Events API delivery: de-duplicate, parse, look up names, hand to the runtime. Resolves
+   * once the runtime has handled it (what `processBeforeResponse` waits for).
+   */
+  private dispatch(body: unknown, retryNum: number | undefined): Promise<void> {
     const self = this.self;
-    if (handlers === undefined || self === undefined) return;
+    if (this.handlers === undefined || self === undefined) return Promise.resolve();
     const envelope = (body ?? {}) as { event_id?: unknown; event?: Record<string, unknown> };
     try {
-      if (typeof envelope.event_id === 'string' && !this.seenEvents.add(envelope.event_id)) return;
-      const event = envelope.event ?? {};
-      const first = parseSlackEvent(body, {
-        self,
-        ...(this.teamId !== undefined && { teamId: this.teamId }),
-      });
-      if (first.kind === 'ignored') return;
-      if (first.kind === 'delete') return await handlers.delete(first.deletion);
+      if (typeof envelope.event_id === 'string' && !this.seenEvents.add(envelope.event_id)) {
+        return Promise.resolve();
+      }
+      const context = { self, ...(this.teamId !== undefined && { teamId: this.teamId }) };
+      const first = parseSlackEvent(body, context);
+      if (first.kind === 'ignored') return Promise.resolve();
+      if (first.kind === 'delete') return this.inArrivalOrder(first, Promise.resolve(first));
       if (first.kind === 'message') {
         // `message` and `app_mention` arrive for one mention, with different event ids.
         const key = `${first.message.metadata.channelId}:${first.message.metadata.messageId}`;
-        if (!this.seenMessages.add(key)) return;
+        if (!this.seenMessages.add(key)) return Promise.resolve();
       }
-      const userIds = slackUserIdsToResolve(event);
-      const channelId = typeof event.channel === 'string' ? event.channel : undefined;
-      const [names, channelName] = await Promise.all([
-        this.resolveNames(userIds),
-        first.kind === 'message' && channelId !== undefined
-          ? this.channelName(channelId)
-          : undefined,
-      ]);
-      const parsed = parseSlackEvent(body, {
-        self,
-        names,
-        ...(this.teamId !== undefined && { teamId: this.teamId }),
-        ...(channelName !== undefined && { channelName }),
-      });
-      if (parsed.kind === 'message') {
-        if (retryNum !== undefined) parsed.message.metadata.slackRetryNum = retryNum;
-        await handlers.message(parsed.message);
-      } else if (parsed.kind === 'edit') await handlers.edit(parsed.edit);
+      const event = envelope.event ?? {};
+      return this.inArrivalOrder(first, this.withNames(body, event, context, retryNum));
     } catch (error) {
-      handlers.error(
-        error instanceof ColloquyError
-          ? error
-          : new ColloquyError(
-              `Slack event failed: ${error instanceof Error ? error.message : String(error)}`,
-              { cause: error },
-            ),
-      );
+      this.report(error);
+      return Promise.resolve();
     }
+  }
+
+  /**
+   * Hands `complete` (the event with its names looked up) to the runtime in the order Bolt
+   * delivered the events: after the turns that arrived before it in its conversation, and an
+   * edit or deletion after the turn or change of its message still waiting, so a slow
+   * `users.info` cannot let a later turn, or the deletion of this one, overtake it. Lookups run
+   * at once; only the hand-over waits, and other conversations do not. Resolves once the runtime
+   * has handled the event; never rejects.
+   */
+  private inArrivalOrder(
+    first: Exclude<ParsedSlackEvent, { kind: 'ignored' }>,
+    complete: Promise<ParsedSlackEvent>,
+  ): Promise<void> {
+    complete.catch(() => undefined); // reported when its turn comes, however late
+    let handled: Promise<void> = Promise.resolve();
+    const handOver = async () => {
+      const parsed = await complete;
+      const handlers = this.handlers; // none once stopped: nothing is handed over after stop
+      if (handlers === undefined) return;
+      handled = handTo(handlers, parsed).catch((error: unknown) => this.report(error));
+    };
+    const queued =
+      first.kind === 'message'
+        ? this.arrivals.message(first.message, handOver)
+        : this.arrivals.change(first.kind === 'edit' ? first.edit : first.deletion, handOver);
+    return queued.then(() => handled);
+  }
+
+  /** The event parsed again with the display names of its people (and a turn's channel name). */
+  private async withNames(
+    body: unknown,
+    event: Record<string, unknown>,
+    context: SlackParseContext,
+    retryNum: number | undefined,
+  ): Promise<ParsedSlackEvent> {
+    const isEdit = event.subtype === 'message_changed';
+    const channelId = typeof event.channel === 'string' ? event.channel : undefined;
+    const [names, channelName] = await Promise.all([
+      this.resolveNames(slackUserIdsToResolve(event)),
+      !isEdit && channelId !== undefined ? this.channelName(channelId) : undefined,
+    ]);
+    const parsed = parseSlackEvent(body, {
+      ...context,
+      names,
+      ...(channelName !== undefined && { channelName }),
+    });
+    if (parsed.kind === 'message' && retryNum !== undefined) {
+      parsed.message.metadata.slackRetryNum = retryNum;
+    }
+    return parsed;
+  }
+
+  private report(error: unknown): void {
+    this.handlers?.error(
+      error instanceof ColloquyError
+        ? error
+        : new ColloquyError(
+            `Slack event failed: ${error instanceof Error ? error.message : String(error)}`,
+            { cause: error },
+          ),
+    );
   }
 
   private async resolveNames(userIds: string[]): Promise<Map<string, string>> {
@@ -371,6 +411,20 @@ export class SlackChannel implements Channel {
     this.channelNames.set(channelId, lookup);
     trim(this.channelNames, this.options.dedupeSize ?? 5000);
     return lookup;
+  }
+}
+
+/** Calls the handler a parsed event is for. */
+function handTo(handlers: ChannelHandlers, parsed: ParsedSlackEvent): Promise<void> {
+  switch (parsed.kind) {
+    case 'message':
+      return handlers.message(parsed.message);
+    case 'edit':
+      return handlers.edit(parsed.edit);
+    case 'delete':
+      return handlers.delete(parsed.deletion);
+    case 'ignored':
+      return Promise.resolve();
   }
 }
 

@@ -32,7 +32,10 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type {
   FakeSlackDelivery,
   FakeSlackCall,
+  FakeSlackDeleteInput,
+  FakeSlackEditInput,
   FakeSlackFailure,
+  FakeSlackHeldCall,
   FakeSlackMessageInput,
   FakeSlackOptions,
   FakeSlackPost,
@@ -72,6 +75,11 @@ export class FakeSlack {
   private readonly users = new Map<string, FakeSlackUser>();
   private readonly channels = new Map<string, string>();
   private readonly failures = new Map<string, FakeSlackFailure[]>();
+  private readonly holds = new Map<
+    string,
+    { arrive(call: FakeSlackCall): void; released: Promise<void> }[]
+  >();
+  private readonly releases = new Set<() => void>();
   private readonly waiters = new Set<() => void>();
   private readonly ackWaiters = new Map<string, () => void>();
   private readonly pending = new Set<Promise<unknown>>();
@@ -169,6 +177,31 @@ export class FakeSlack {
     this.failures.set(method, queue);
   }
 
+  /**
+   * Holds the answer to the next call of `method` until `release()` is called: a lookup that
+   * is slow, for as long as a test needs it to be.
+   *
+   * @example
+   * ```ts
+   * const lookup = slack.holdNext('users.info');
+   * await slack.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'first' });
+   * await lookup.arrived; // the bot is looking Alice up
+   * await slack.message({ channel: 'C0GENERAL', user: 'U0BOB', text: 'second' });
+   * lookup.release();
+   * ```
+   */
+  holdNext(method: string): FakeSlackHeldCall {
+    let arrive!: (call: FakeSlackCall) => void;
+    let release!: () => void;
+    const arrived = new Promise<FakeSlackCall>((resolve) => (arrive = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const queue = this.holds.get(method) ?? [];
+    queue.push({ arrive, released });
+    this.holds.set(method, queue);
+    this.releases.add(release);
+    return { arrived, release };
+  }
+
   /** Resolves once a Socket Mode client has connected and been greeted. */
   waitForSocket(): Promise<void> {
     if (this.socket !== undefined) return Promise.resolve();
@@ -238,6 +271,49 @@ export class FakeSlack {
     return { event, deliveries };
   }
 
+  /**
+   * A person edits a message: sends the `message_changed` event Slack sends (hidden, with the
+   * edited `message` and the `previous_message`).
+   *
+   * @example
+   * ```ts
+   * const { event } = await slack.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'teh' });
+   * await slack.editMessage({ channel: 'C0GENERAL', user: 'U0ALICE', ts: event.ts as string, text: 'the' });
+   * ```
+   */
+  editMessage(input: FakeSlackEditInput, options: FakeSlackSendOptions = {}) {
+    const { channel, user, ts, text, previousText = '', thread_ts } = input;
+    const thread = thread_ts === undefined ? {} : { thread_ts };
+    return this.sendEvent(
+      {
+        ...this.hiddenEvent('message_changed', channel),
+        message: {
+          type: 'message',
+          user,
+          text,
+          ts,
+          ...thread,
+          edited: { user, ts: this.nextTs() },
+        },
+        previous_message: { type: 'message', user, text: previousText, ts, ...thread },
+      },
+      options,
+    );
+  }
+
+  /** A message is deleted: sends the `message_deleted` event Slack sends (hidden, with `deleted_ts`). */
+  deleteMessage(input: FakeSlackDeleteInput, options: FakeSlackSendOptions = {}) {
+    const { channel, ts, user } = input;
+    return this.sendEvent(
+      {
+        ...this.hiddenEvent('message_deleted', channel),
+        deleted_ts: ts,
+        ...(user !== undefined && { previous_message: { type: 'message', user, ts } }),
+      },
+      options,
+    );
+  }
+
   /** Resolves with `posted` once it holds `count` messages, or one matching `predicate`. */
   waitForPosted(
     countOrPredicate: number | ((post: FakeSlackPost) => boolean),
@@ -274,6 +350,7 @@ export class FakeSlack {
 
   /** Closes the Socket Mode connection and the server (after in-flight deliveries settle). */
   async close(): Promise<void> {
+    for (const release of this.releases) release();
     await this.idle();
     // Close Socket Mode connections with a handshake (a bare terminate reads as a network error).
     await Promise.all([...this.wss.clients].map((client) => closeSocket(client)));
@@ -292,6 +369,20 @@ export class FakeSlack {
       ts,
       event_ts: ts,
       channel_type: channelType,
+    };
+  }
+
+  /** The fields every hidden `message` event (an edit, a deletion) of `channel` carries. */
+  private hiddenEvent(subtype: string, channel: string): Record<string, unknown> {
+    const ts = this.nextTs();
+    return {
+      type: 'message',
+      subtype,
+      hidden: true,
+      channel,
+      channel_type: channel.startsWith('D') ? 'im' : 'channel',
+      ts,
+      event_ts: ts,
     };
   }
 
@@ -401,9 +492,16 @@ export class FakeSlack {
     }
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const token = bearer ?? (typeof params.token === 'string' ? params.token : undefined);
-    this.calls.push({ method, token, params });
+    const call = { method, token, params };
+    this.calls.push(call);
+    const hold = this.holds.get(method)?.shift();
+    if (hold !== undefined) {
+      hold.arrive(call);
+      await hold.released;
+    }
 
     const reply = (status: number, body: object, headers: Record<string, string> = {}) => {
+      if (res.destroyed) return;
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
       res.end(JSON.stringify(body));
     };

@@ -9,8 +9,9 @@
  * // ['*Done* — see <https://example.com|the docs>']
  * ```
  */
-import { ColloquyError, NetworkError, PlatformError } from '../../src/errors.js';
+import { ColloquyError } from '../../src/errors.js';
 import { redactError, redactText } from '../../src/logger.js';
+import { platformError, type PlatformFailure } from '../../src/platform.js';
 import { splitMessage } from '../../src/split.js';
 
 /** chat.postMessage truncates `text` beyond 4,000 characters (Slack API docs). */
@@ -98,8 +99,11 @@ export function formatSlackText(
 }
 
 /**
- * A Web API failure as `PlatformError` (Slack refused: `not_in_channel`…, with `code`) or
- * `NetworkError` (Slack unreachable, or a 5xx). The token never reaches the result: the
+ * A Web API failure as a colloquy error, by the policy every channel shares
+ * ({@link platformError}): Slack refused (`not_in_channel`…) → `PlatformError` with Slack's
+ * code; rate-limited (a 429 the client stopped waiting out, or Slack's `ratelimited` /
+ * `rate_limited`) → `RateLimitError`; an HTTP 5xx → `PlatformError` `http_<status>`
+ * (transient); Slack unreachable → `NetworkError`. The token never reaches the result: the
  * message is redacted, and `cause` is a redacted copy of the Web API error
  * ({@link redactError}), never the error itself, which can hold the HTTP request and its
  * `Authorization: Bearer xoxb-…` header.
@@ -115,41 +119,51 @@ export function toColloquyError(
   context: { method: string; conversationId?: string },
 ): ColloquyError {
   if (error instanceof ColloquyError) return error;
+  const cause = redactError(error);
+  return platformError('slack', context.method, slackFailure(error, cause.message), {
+    cause,
+    conversationId: context.conversationId,
+  });
+}
+
+/** Slack's answers that mean "slow down" (the 429 body, and chat.postMessage's own). */
+const RATE_LIMIT_CODES = new Set(['ratelimited', 'rate_limited']);
+
+/**
+ * What `@slack/web-api` threw, read: its coded errors, and the plain errors it gives a 429 once
+ * its retries are spent ("A rate limit was exceeded (…, retry-after: 30)", wrapped as a request
+ * error; "Retry header did not contain a valid timeout", bare).
+ */
+function slackFailure(error: unknown, redactedMessage: string): PlatformFailure {
   const coded = error as {
     code?: unknown;
     data?: { error?: unknown };
     statusCode?: unknown;
     retryAfter?: unknown;
-  };
-  const where = { cause: redactError(error), conversationId: context.conversationId };
+    original?: unknown;
+  } | null;
   switch (coded?.code) {
     case 'slack_webapi_platform_error': {
       const code = redactText(String(coded.data?.error ?? 'unknown_error'));
-      return new PlatformError('slack', `Slack refused ${context.method}: ${code}`, {
-        ...where,
-        code,
-      });
+      return RATE_LIMIT_CODES.has(code) ? { kind: 'rate-limited' } : { kind: 'refused', code };
     }
     case 'slack_webapi_rate_limited_error':
-      return new PlatformError(
-        'slack',
-        `Slack rate-limited ${context.method} (retry after ${String(coded.retryAfter)} s)`,
-        { ...where, code: 'ratelimited' },
-      );
-    case 'slack_webapi_http_error': {
-      const status = Number(coded.statusCode);
-      if (status >= 500)
-        return new NetworkError(`Slack answered ${context.method} with HTTP ${status}`, where);
-      return new PlatformError('slack', `Slack answered ${context.method} with HTTP ${status}`, {
-        ...where,
-        code: `http_${status}`,
-      });
-    }
-    default: {
-      return new NetworkError(
-        `Could not reach Slack for ${context.method}: ${where.cause.message}`,
-        where,
-      );
-    }
+      return { kind: 'rate-limited', ...retryAfterMs(coded.retryAfter) };
+    case 'slack_webapi_http_error':
+      return { kind: 'http', status: Number(coded.statusCode) };
   }
+  const plain = coded?.code === 'slack_webapi_request_error' ? coded.original : error;
+  const message = plain instanceof Error ? plain.message : '';
+  if (message.startsWith('A rate limit was exceeded')) {
+    return { kind: 'rate-limited', ...retryAfterMs(/retry-after: (\d+)/.exec(message)?.[1]) };
+  }
+  if (message.startsWith('Retry header did not contain a valid timeout')) {
+    return { kind: 'rate-limited' };
+  }
+  return { kind: 'unreachable', detail: redactedMessage };
+}
+
+function retryAfterMs(seconds: unknown): { retryAfterMs?: number } {
+  const value = Number(seconds);
+  return seconds !== undefined && Number.isFinite(value) ? { retryAfterMs: value * 1000 } : {};
 }

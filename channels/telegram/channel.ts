@@ -13,6 +13,7 @@ import type {
 } from '../../src/channel.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { consoleLogger, redactError } from '../../src/logger.js';
+import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
 import type { RetryOptions } from './format.js';
@@ -202,29 +203,19 @@ export class TelegramChannel implements Channel {
   /**
    * Posts a reply: split into parts of at most 4096 characters, the first part as a reply to
    * `replyToMessageId`, all in the forum topic. Returns every part's `message_id`, in order.
-   * Throws `PlatformError` (Telegram refused: code = `error_code`) or `NetworkError`; when
-   * some parts did get through, their ids are on the error as `sentMessageIds`.
+   * Throws `PlatformError` (Telegram refused: code = `error_code`; or a 5xx), `RateLimitError`
+   * or `NetworkError` (see `toColloquyError`); when some parts did get through, their ids are
+   * on the error as `sentMessageIds`.
    */
   async send(message: OutboundMessage): Promise<SentMessage> {
-    const messageIds: string[] = [];
-    let timestamp: string | undefined;
-    for (const payload of toSendMessagePayloads(message)) {
-      try {
-        const { chat_id, text, ...other } = payload;
+    return sendParts(
+      toSendMessagePayloads(message),
+      async ({ chat_id, text, ...other }) => {
         const sent = await this.bot.api.sendMessage(chat_id, text, other);
-        messageIds.push(String(sent.message_id));
-        timestamp ??= new Date(sent.date * 1000).toISOString();
-      } catch (error) {
-        const wrapped = toColloquyError(error, 'sendMessage', {
-          conversationId: message.conversationId,
-        });
-        if (messageIds.length > 0) {
-          Object.assign(wrapped, { sentMessageIds: messageIds }); // what did get through
-        }
-        throw wrapped;
-      }
-    }
-    return timestamp === undefined ? { messageIds } : { messageIds, timestamp };
+        return { id: String(sent.message_id), timestamp: new Date(sent.date * 1000).toISOString() };
+      },
+      (error) => toColloquyError(error, 'sendMessage', { conversationId: message.conversationId }),
+    );
   }
 
   private async startPolling(): Promise<void> {

@@ -12,9 +12,9 @@
 import type { Transformer } from 'grammy';
 import type { ReplyParameters } from 'grammy/types';
 import type { OutboundMessage } from '../../src/channel.js';
-import { NetworkError, PlatformError } from '../../src/errors.js';
-import type { ColloquyError } from '../../src/errors.js';
+import { ColloquyError } from '../../src/errors.js';
 import { redactError, redactText } from '../../src/logger.js';
+import { platformError, type PlatformFailure } from '../../src/platform.js';
 import { splitMessage } from '../../src/split.js';
 
 /** Telegram's limit for one text message, in UTF-16 code units. */
@@ -131,10 +131,13 @@ function isApiError(error: unknown): error is ApiErrorLike {
 }
 
 /**
- * Wraps a failed Bot API call: the API answered with an error → `PlatformError` (code = the
- * `error_code`, message = Telegram's description); anything else → `NetworkError`. The bot
- * token never reaches the result: the message is redacted and `cause` is a redacted copy of
- * grammy's error ({@link redactError}), not the error itself, whose request URL holds the token.
+ * A failed Bot API call as a colloquy error, by the policy every channel shares
+ * ({@link platformError}): Telegram refused (`error_code` 400, 401, 403…) → `PlatformError`
+ * with that code and Telegram's description; 429 (a wait longer than the retry transformer
+ * takes, or its retries spent) → `RateLimitError` with `parameters.retry_after`; 5xx →
+ * `PlatformError` `http_<status>` (transient); anything else → `NetworkError`. The bot token
+ * never reaches the result: the message is redacted and `cause` is a redacted copy of grammy's
+ * error ({@link redactError}), not the error itself, whose request URL holds the token.
  *
  * @example
  * ```ts
@@ -147,24 +150,31 @@ export function toColloquyError(
   method: string,
   context: { conversationId?: string; messageId?: string } = {},
 ): ColloquyError {
+  if (error instanceof ColloquyError) return error;
   const cause = redactError(error);
+  return platformError('telegram', method, telegramFailure(error, cause), { ...context, cause });
+}
+
+/** What grammy threw, read: a `GrammyError` (the API answered) or an `HttpError` (it did not). */
+function telegramFailure(error: unknown, cause: Error): PlatformFailure {
   if (isApiError(error)) {
-    return new PlatformError(
-      'telegram',
-      `Telegram ${method} failed: ${redactText(error.description)}`,
-      {
-        ...context,
-        cause,
-        code: String(error.error_code),
-      },
-    );
+    const retryAfter = error.parameters?.retry_after;
+    if (error.error_code === 429) {
+      return {
+        kind: 'rate-limited',
+        ...(retryAfter !== undefined && { retryAfterMs: retryAfter * 1000 }),
+      };
+    }
+    if (error.error_code >= 500) return { kind: 'http', status: error.error_code };
+    return {
+      kind: 'refused',
+      code: String(error.error_code),
+      detail: redactText(error.description),
+    };
   }
   // grammy's HttpError says which call failed; the reason (refused, timed out…) is underneath.
   const reason = cause.cause instanceof Error ? ` (${cause.cause.message})` : '';
-  return new NetworkError(`Telegram ${method} failed: ${cause.message}${reason}`, {
-    ...context,
-    cause,
-  });
+  return { kind: 'unreachable', detail: `${cause.message}${reason}` };
 }
 
 function sleep(ms: number): Promise<void> {

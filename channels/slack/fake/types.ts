@@ -54,6 +54,14 @@ export interface FakeSlackFailure {
   error?: string;
 }
 
+/** A Web API call `holdNext` keeps unanswered until it is released (a slow `users.info`, say). */
+export interface FakeSlackHeldCall {
+  /** Resolves with the call once it has arrived (its answer is then held). */
+  readonly arrived: Promise<FakeSlackCall>;
+  /** Answers the call as the fake would have at once (closing the fake releases it too). */
+  release(): void;
+}
+
 export interface FakeSlackSendOptions {
   /** Marks a redelivery: sends `X-Slack-Retry-Num` (HTTP) or `retry_attempt` (Socket Mode). */
   retryNum?: number;
@@ -86,4 +94,23 @@ export interface FakeSlackMessageInput {
   channel_type?: 'channel' | 'group' | 'im' | 'mpim';
   ts?: string;
   [field: string]: unknown;
+}
+
+/** A person edits a message they wrote: `ts` is the message's, `text` the new text. */
+export interface FakeSlackEditInput {
+  channel: string;
+  user: string;
+  ts: string;
+  text: string;
+  /** The text before the edit (Slack sends it as `previous_message`; default empty). */
+  previousText?: string;
+  thread_ts?: string;
+}
+
+/** A message is deleted: `ts` is the deleted message's. */
+export interface FakeSlackDeleteInput {
+  channel: string;
+  ts: string;
+  /** Who wrote it (Slack sends it in `previous_message`). */
+  user?: string;
 }
