@@ -9,8 +9,21 @@ export interface WriterThreadData {
   port: MessagePort;
 }
 
-/** A write call, or the last message: finish what came before, close, end. */
-export type Request = { id: number; name: WriteName; args: unknown[] } | { close: true };
+/** One write call. */
+export interface Call {
+  id: number;
+  name: WriteName;
+  args: unknown[];
+}
+
+/**
+ * What crosses to the thread in one message: the calls made during one turn of the event
+ * loop, in order, possibly ending with `close` (finish what came before, close, end).
+ */
+export type Request = (Call | { close: true })[];
+
+/** The answer to one call. */
+export type Answer = { id: number; value: unknown } | { id: number; error: SerializedError };
 
 /** What survives of an error crossing threads: enough for the store to explain it. */
 export interface SerializedError {
@@ -19,12 +32,8 @@ export interface SerializedError {
   code?: string;
 }
 
-/** The thread's answers: opened (or could not), then one answer per call, in order. */
-export type Reply =
-  | { ready: true }
-  | { failed: SerializedError }
-  | { id: number; value: unknown }
-  | { id: number; error: SerializedError };
+/** The thread's messages: opened (or could not), then the answers of each batch, in order. */
+export type Reply = { ready: true } | { failed: SerializedError } | Answer[];
 
 /**
  * An error as it crosses a thread: name, message and SQLite's `code` (structured clone would

@@ -2,6 +2,8 @@ import { receiveMessageOnPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { configureConnection } from './pragmas.js';
 import {
+  type Answer,
+  type Call,
   type Reply,
   type Request,
   type WriterThreadData,
@@ -19,8 +21,7 @@ import { StoreWrites, callWrite } from './writes.js';
 /** Most calls committed together. */
 const MAX_BATCH = 256;
 
-type Call = Extract<Request, { id: number }>;
-type Group = (calls: Call[], replies: Reply[]) => void;
+type Group = (calls: Call[], answers: Answer[]) => void;
 
 function start({ path, busyTimeoutMs, port }: WriterThreadData): void {
   let writes: StoreWrites;
@@ -33,20 +34,20 @@ function start({ path, busyTimeoutMs, port }: WriterThreadData): void {
     port.close();
     return;
   }
-  const group = writes.db.transaction((calls: Call[], replies: Reply[]) => {
-    for (const c of calls) replies.push(answer(writes, c));
+  const group = writes.db.transaction((calls: Call[], answers: Answer[]) => {
+    for (const c of calls) answers.push(answer(writes, c));
   });
 
   port.on('message', (first: Request) => {
-    const batch = [first];
+    const batch = [...first];
     while (batch.length < MAX_BATCH) {
       const next = receiveMessageOnPort(port);
       if (next === undefined) break;
-      batch.push(next.message as Request);
+      batch.push(...(next.message as Request));
     }
     const closeAt = batch.findIndex((request) => 'close' in request);
     const calls = (closeAt === -1 ? batch : batch.slice(0, closeAt)) as Call[];
-    for (const reply of commit(writes, group, calls)) port.postMessage(reply);
+    if (calls.length > 0) port.postMessage(commit(writes, group, calls) satisfies Reply);
     if (closeAt !== -1) {
       writes.db.close();
       port.close();
@@ -55,22 +56,22 @@ function start({ path, busyTimeoutMs, port }: WriterThreadData): void {
   port.postMessage({ ready: true } satisfies Reply);
 }
 
-function commit(writes: StoreWrites, group: Database.Transaction<Group>, calls: Call[]): Reply[] {
-  if (calls.length <= 1) return calls.map((c) => answer(writes, c));
-  const replies: Reply[] = [];
+function commit(writes: StoreWrites, group: Database.Transaction<Group>, calls: Call[]): Answer[] {
+  if (calls.length === 1) return calls.map((c) => answer(writes, c));
+  const answers: Answer[] = [];
   try {
-    group.immediate(calls, replies);
-    return replies;
+    group.immediate(calls, answers);
+    return answers;
   } catch (error) {
     // BEGIN or COMMIT failed, so none of the batch is stored. The first call that failed
     // inside (a full disk aborts the whole transaction) says best why.
-    const inside = replies.find((reply) => 'error' in reply);
+    const inside = answers.find((a) => 'error' in a);
     const reason = inside !== undefined && 'error' in inside ? inside.error : serializeError(error);
     return calls.map(({ id }) => ({ id, error: reason }));
   }
 }
 
-function answer(writes: StoreWrites, { id, name, args }: Call): Reply {
+function answer(writes: StoreWrites, { id, name, args }: Call): Answer {
   try {
     return { id, value: callWrite(writes, name, args) };
   } catch (error) {

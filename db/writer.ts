@@ -5,7 +5,13 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../src/errors.js';
 import { threadExecArgv } from './thread-options.js';
-import { type Reply, type Request, type WriterThreadData, revive } from './writer-protocol.js';
+import {
+  type Call,
+  type Reply,
+  type Request,
+  type WriterThreadData,
+  revive,
+} from './writer-protocol.js';
 import {
   StoreWrites,
   type WriteArgs,
@@ -65,13 +71,16 @@ interface Waiting {
   args: unknown[];
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  /** Handed to the thread (not just waiting in the outbox). */
+  posted: boolean;
 }
 
 /**
  * Writes on a worker thread that owns a second connection to the file, so a commit (and a
- * wait for another process's write lock) never stalls the event loop. Calls cross over a
- * `MessagePort` in order; the thread commits what has queued up meanwhile in one
- * transaction, each call in a savepoint of its own (group commit).
+ * wait for another process's write lock) never stalls the event loop. The calls made during
+ * one turn of the event loop cross a `MessagePort` as one message, in order (one wake-up of
+ * the thread, not one per call); the thread commits what has queued up in one transaction,
+ * each call in a savepoint of its own (group commit), and answers the batch in one message.
  *
  * If the thread cannot start (it cannot open the file, or the sources run without tsx) the
  * calls made so far, and every later one, run inline instead, so the store works either way.
@@ -88,6 +97,9 @@ export class ThreadWriter implements Writer {
   #ready = false;
   #next = 0;
   readonly #waiting = new Map<number, Waiting>();
+  /** Calls made this turn of the event loop, posted together at its end. */
+  #outbox: Call[] = [];
+  #flush: ReturnType<typeof setImmediate> | undefined;
   readonly #worker: Worker | undefined;
   readonly #port: MessagePort;
   #closing: Promise<void> | undefined;
@@ -107,6 +119,7 @@ export class ThreadWriter implements Writer {
       return;
     }
     port1.on('message', (reply: Reply) => this.#receive(reply));
+    port1.on('messageerror', (error) => this.#fail(error));
     this.#worker.on('error', (error) => this.#fail(error));
     this.#worker.on('exit', (code) => {
       if (this.#closing === undefined) this.#fail(new Error(`it exited with code ${code}`));
@@ -124,16 +137,48 @@ export class ThreadWriter implements Writer {
     if (this.#inline !== undefined) return this.#inline.run(name, ...args);
     const id = ++this.#next;
     return new Promise((resolve, reject) => {
-      try {
-        this.#port.postMessage({ id, name, args } satisfies Request);
-      } catch (error) {
-        // A value structured clone cannot copy (a function, a symbol): it never will.
-        const reason = error instanceof Error ? error.message : String(error);
-        return reject(new TypeError(`cannot hand this ${name} to the writer thread: ${reason}`));
-      }
-      this.#waiting.set(id, { name, args, resolve: resolve as (v: unknown) => void, reject });
+      const waiting = { name, args, resolve: resolve as (v: unknown) => void, reject };
+      this.#waiting.set(id, { ...waiting, posted: false });
       if (this.#waiting.size === 1) this.#port.ref();
+      this.#outbox.push({ id, name, args });
+      this.#flush ??= setImmediate(() => this.#post());
     });
+  }
+
+  /** Hands the calls made this turn to the thread, as one message. */
+  #post(): void {
+    this.#flush = undefined;
+    const calls = this.#outbox;
+    this.#outbox = [];
+    if (calls.length === 0) return;
+    try {
+      this.#port.postMessage(calls satisfies Request);
+    } catch {
+      // A value structured clone cannot copy (a function, a symbol) is in one of them: send
+      // them one by one, refusing only those.
+      for (const call of calls) this.#postOne(call);
+      return;
+    }
+    for (const { id } of calls) this.#waiting.get(id)!.posted = true;
+  }
+
+  #postOne(call: Call): void {
+    const waiting = this.#waiting.get(call.id)!;
+    try {
+      this.#port.postMessage([call] satisfies Request);
+      waiting.posted = true;
+    } catch (error) {
+      this.#settled(call.id);
+      const reason = error instanceof Error ? error.message : String(error);
+      waiting.reject(
+        new TypeError(`cannot hand this ${call.name} to the writer thread: ${reason}`),
+      );
+    }
+  }
+
+  #settled(id: number): void {
+    this.#waiting.delete(id);
+    if (this.#waiting.size === 0) this.#port.unref();
   }
 
   close(): Promise<void> {
@@ -142,7 +187,9 @@ export class ThreadWriter implements Writer {
       if (worker === undefined || this.#inline !== undefined) return resolve();
       worker.once('exit', () => resolve());
       worker.ref();
-      this.#port.postMessage({ close: true } satisfies Request);
+      if (this.#flush !== undefined) clearImmediate(this.#flush);
+      this.#post();
+      this.#port.postMessage([{ close: true }] satisfies Request);
     }).then(() => {
       this.#port.close();
       this.#rejectWaiting(new StoreError('the store closed before this write finished'));
@@ -156,12 +203,13 @@ export class ThreadWriter implements Writer {
       return;
     }
     if ('failed' in reply) return this.#fail(revive(reply.failed));
-    const waiting = this.#waiting.get(reply.id);
-    if (waiting === undefined) return;
-    this.#waiting.delete(reply.id);
-    if (this.#waiting.size === 0) this.#port.unref();
-    if ('error' in reply) waiting.reject(revive(reply.error));
-    else waiting.resolve(reply.value);
+    for (const answer of reply) {
+      const waiting = this.#waiting.get(answer.id);
+      if (waiting === undefined) continue;
+      this.#settled(answer.id);
+      if ('error' in answer) waiting.reject(revive(answer.error));
+      else waiting.resolve(answer.value);
+    }
   }
 
   /** The thread could not start, or stopped: carry on inline. */
@@ -176,15 +224,16 @@ export class ThreadWriter implements Writer {
     );
     this.#port.close();
     void this.#worker?.terminate();
+    if (this.#flush !== undefined) clearImmediate(this.#flush);
+    this.#outbox = [];
     const waiting = [...this.#waiting.values()];
     this.#waiting.clear();
-    if (!this.#ready) {
-      // Nothing reached the thread's connection: run it all here, in order.
-      for (const call of waiting)
-        this.#inline.apply(call.name, call.args).then(call.resolve, call.reject);
-      return;
-    }
     for (const call of waiting) {
+      // What never reached the thread's connection runs here, in order.
+      if (!this.#ready || !call.posted) {
+        this.#inline.apply(call.name, call.args).then(call.resolve, call.reject);
+        continue;
+      }
       call.reject(
         new StoreError(
           `the store's writer thread stopped (${reason}); this ${call.name} may not have been ` +

@@ -95,6 +95,28 @@ describe('SqliteConversationStore writer thread', () => {
     expect(await store.getMessage(bad.conversationId, bad.id)).toBeUndefined();
   });
 
+  it('refuses only the call that cannot cross to the thread', async () => {
+    // given a turn holding a function where an id belongs, made in the same turn as good ones
+    const store = storeAt();
+    const bad = turn('C1');
+    bad.metadata.mentions = [(() => 'U2') as unknown as string];
+    const calls = [turn('C2'), bad, turn('C3')].map((t) =>
+      store.append(t).then(
+        () => 'stored',
+        (error: unknown) => error,
+      ),
+    );
+
+    // when they are answered
+    const [first, failed, last] = await Promise.all(calls);
+
+    // then that one fails for good, saying why, and the others are stored
+    expect(failed).toBeInstanceOf(StoreError);
+    expect((failed as StoreError).transient).toBe(false);
+    expect((failed as StoreError).message).toMatch(/cannot hand this append to the writer thread/);
+    expect([first, last]).toEqual(['stored', 'stored']);
+  });
+
   it('keeps the event loop free while another connection holds the write lock', async () => {
     // given another connection holding the file's write lock
     const store = storeAt({ busyTimeoutMs: 10_000 });

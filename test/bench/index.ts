@@ -4,7 +4,7 @@
  * unit tests.
  *
  *   npm run bench -- [--messages 1000000] [--only store|assemble|pipeline] [--dir path]
- *                    [--events 2000]
+ *                    [--events 2000] [--senders 4]
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -23,7 +23,9 @@ const USAGE = `usage: npm run bench -- [options]
   --messages N   turns in the store benchmark's database, in 1,000 conversations (default 1,000,000)
   --only S       run one section: store | assemble | pipeline
   --dir PATH     keep the database files in PATH (default: a temporary folder, deleted after)
-  --events N     inbound Telegram updates per pipeline variant (default 2,000)`;
+  --events N     inbound Telegram updates per pipeline variant (default 2,000)
+  --senders N    people writing to the pipeline's bot at once, each waiting for the answer
+                 (default 4; Telegram's own webhook default is up to 40 connections)`;
 
 function count(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       dir: { type: 'string' },
       events: { type: 'string' },
+      senders: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -55,6 +58,7 @@ async function main(): Promise<void> {
   }
   const messages = count(values.messages, 1_000_000, 'messages');
   const events = count(values.events, 2000, 'events');
+  const senders = count(values.senders, 4, 'senders');
   const only = values.only as Section | undefined;
   if (only !== undefined && !SECTIONS.includes(only)) {
     throw new Error(`--only must be one of ${SECTIONS.join(', ')}`);
@@ -78,7 +82,7 @@ async function main(): Promise<void> {
         ...(await benchAssembleSection({ messages: Math.min(messages, 100_000), dir })),
       );
     }
-    if (runs('pipeline')) outcomes.push(...(await benchPipeline({ events, dir })));
+    if (runs('pipeline')) outcomes.push(...(await benchPipeline({ events, dir, senders })));
   } finally {
     if (values.dir === undefined) rmSync(dir, { recursive: true, force: true });
   }
