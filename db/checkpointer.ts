@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { threadExecArgv } from './thread-options.js';
+import { WAL_LIMIT, threadExecArgv } from './thread-options.js';
 
 /**
  * Runs SQLite's WAL checkpoints on a worker thread with its own connection, so the copy back
@@ -72,16 +72,6 @@ export class Checkpointer {
 
   private closing: Promise<void> | undefined;
 }
-
-/**
- * The WAL size past which a checkpoint also restarts the log. Under writes that never pause
- * a PASSIVE checkpoint never quite catches up with the writer, so SQLite never starts the WAL
- * over and the file grows without bound (8 GiB over the bench's 1M-turn fill). Past this size
- * the worker runs a TRUNCATE checkpoint: writers wait (up to its 1 s busy timeout; the store's
- * writes wait on its writer thread, not on the event loop) while the rest is copied back, and
- * the WAL starts again from empty.
- */
-const WAL_LIMIT = 64 * 1024 * 1024;
 
 const WORKER_SOURCE = `
 const { statSync } = require('node:fs');

@@ -5,6 +5,8 @@ import type { WriteName } from './writes.js';
 export interface WriterThreadData {
   path: string;
   busyTimeoutMs: number;
+  /** Past this WAL size the thread restarts the WAL between batches (see `WAL_LIMIT`). */
+  walLimitBytes: number;
   /** The thread's end of the channel the calls and answers cross. */
   port: MessagePort;
 }

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { receiveMessageOnPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { configureConnection } from './pragmas.js';
@@ -23,7 +24,10 @@ const MAX_BATCH = 256;
 
 type Group = (calls: Call[], answers: Answer[]) => void;
 
-function start({ path, busyTimeoutMs, port }: WriterThreadData): void {
+/** How often the thread looks at the WAL's size, at most. */
+const WAL_CHECK_MS = 1000;
+
+function start({ path, busyTimeoutMs, walLimitBytes, port }: WriterThreadData): void {
   let writes: StoreWrites;
   try {
     const db = new Database(path, { fileMustExist: true, timeout: busyTimeoutMs });
@@ -38,6 +42,19 @@ function start({ path, busyTimeoutMs, port }: WriterThreadData): void {
     for (const c of calls) answers.push(answer(writes, c));
   });
 
+  let checkedAt = Date.now();
+  const keepWalShort = () => {
+    if (Date.now() - checkedAt < WAL_CHECK_MS) return;
+    checkedAt = Date.now();
+    try {
+      if (statSync(`${path}-wal`).size > walLimitBytes) {
+        writes.db.pragma('wal_checkpoint(TRUNCATE)');
+      }
+    } catch {
+      // busy (a reader on an old snapshot, another process): next time
+    }
+  };
+
   port.on('message', (first: Request) => {
     const batch = [...first];
     while (batch.length < MAX_BATCH) {
@@ -48,6 +65,7 @@ function start({ path, busyTimeoutMs, port }: WriterThreadData): void {
     const closeAt = batch.findIndex((request) => 'close' in request);
     const calls = (closeAt === -1 ? batch : batch.slice(0, closeAt)) as Call[];
     if (calls.length > 0) port.postMessage(commit(writes, group, calls) satisfies Reply);
+    if (closeAt === -1) keepWalShort();
     if (closeAt !== -1) {
       writes.db.close();
       port.close();

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../src/errors.js';
-import { threadExecArgv } from './thread-options.js';
+import { WAL_LIMIT, threadExecArgv } from './thread-options.js';
 import {
   type Call,
   type Reply,
@@ -108,11 +108,12 @@ export class ThreadWriter implements Writer {
     path: string,
     busyTimeoutMs: number,
     private readonly fallback: () => InlineWriter,
+    walLimitBytes = WAL_LIMIT,
   ) {
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
     try {
-      const data: WriterThreadData = { path, busyTimeoutMs, port: port2 };
+      const data: WriterThreadData = { path, busyTimeoutMs, walLimitBytes, port: port2 };
       this.#worker = spawn(data, port2);
     } catch (error) {
       this.#fail(error);

@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError, type NewMessage } from 'colloquy';
 import { SqliteConversationStore, type SqliteStoreOptions } from 'colloquy/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { toInsert } from '../db/rows.js';
 import { InlineWriter, ThreadWriter } from '../db/writer.js';
 
 // The SQLite store's writes run on a worker thread with a connection of its own (db/writer.ts).
@@ -151,6 +152,39 @@ describe('SqliteConversationStore writer thread', () => {
     const check = new Database(path, { readonly: true });
     expect(check.prepare('SELECT count(*) FROM messages').pluck().get()).toBe(50);
     check.close();
+  });
+
+  it('starts the WAL over itself when it grows past the limit under writes', async () => {
+    // given a writer thread with a 64 KiB WAL limit, and no checkpoint worker
+    const path = join(dir, 'colloquy.db');
+    const store = storeAt({ writerThread: false, backgroundCheckpoints: false });
+    store.db.pragma('wal_autocheckpoint = 0');
+    const writer = new ThreadWriter(path, 5000, () => new InlineWriter(store.db), 64 * 1024);
+    const append = (t: NewMessage) =>
+      writer.run('append', {
+        row: toInsert(t, t.timestamp),
+        kind: 'user',
+        displayName: null,
+        channelName: null,
+        mentions: [],
+      });
+
+    // when it writes past the limit, and writes again a second later
+    await Promise.all(Array.from({ length: 300 }, () => append(turn())));
+    const grown = statSync(`${path}-wal`).size;
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await append(turn());
+    await writer.run(
+      'recordDeletion',
+      { channelType: 'slack', channelId: 'C1', messageId: 'x' },
+      '2026-01-01T00:00:00Z',
+    );
+
+    // then the WAL was emptied between batches, and every turn is in the file
+    expect(grown).toBeGreaterThan(64 * 1024);
+    expect(statSync(`${path}-wal`).size).toBe(0);
+    expect(store.db.prepare('SELECT count(*) FROM messages').pluck().get()).toBe(301);
+    await writer.close();
   });
 
   it('carries on inline when the thread cannot open the file', async () => {
