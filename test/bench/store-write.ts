@@ -59,7 +59,14 @@ export async function measureAppend(
   const pragmas = describePragmas(store.db);
   const rawPragmas = describePragmas(rawStore.db);
   const sameRows = countRows(store.db) === countRows(rawStore.db);
-  for (const db of [store.db, rawStore.db]) db.pragma('wal_checkpoint(TRUNCATE)');
+  // The checkpoint worker may hold the checkpoint lock a moment: try again until it is done.
+  for (const db of [store.db, rawStore.db]) {
+    for (let tries = 0; tries < 50; tries++) {
+      const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      if (result?.busy === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
   const sizes = [fileSize(store.db.name), fileSize(rawPath)] as const;
   await rawStore.close();
   removeDb(rawPath);

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SqliteConversationStore } from '../../db/index.js';
+import { measureAppendModes } from './append-modes.js';
 import { Corpus } from './corpus.js';
 import { handWrittenNewest, likeScan } from './raw.js';
 import {
@@ -62,6 +63,7 @@ export async function benchStore(options: StoreBenchOptions): Promise<Outcome[]>
   try {
     const appendPass = await measureAppend(store, corpus, measured, rawPath);
     outcomes.push({ label: 'append ≥ 80% of raw', pass: appendPass });
+    await measureAppendModes(corpus, dir, Math.min(20_000, messages - measured));
     const probe = Math.min(1000, messages - measured);
     if (probe > 0) await measureWalPerAppend(store, corpus.take(probe));
     if (messages - measured - probe > 0) fill(store.db, corpus, messages - measured - probe);
