@@ -4,6 +4,7 @@ import { StoreError } from './errors.js';
 import { consoleLogger, type Logger } from './logger.js';
 import type { ConversationStore } from './store.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
+import { messageOf } from './error-message.js';
 
 export interface CaptureOptions {
   /** Most operations held while the store is failing (default 10 000). */
@@ -442,10 +443,6 @@ function sizeOf(op: Operation): number {
   const text =
     op.kind === 'append' ? op.message.content : op.kind === 'edit' ? op.edit.content : '';
   return 256 + text.length * 2;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function refOf(op: Operation): {

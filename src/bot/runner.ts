@@ -11,6 +11,7 @@ import type { Logger } from '../logger.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage, Participant } from '../types.js';
 import { outboundFor, sentIdsOf, sentTurn, trailingAgentRun, withAgentMentions } from './turn.js';
+import { messageOf } from '../error-message.js';
 
 /** Most rows the loop guard reads back through, however many tool rows there are. */
 const LOOP_GUARD_MAX_ROWS = 5000;
@@ -234,8 +235,4 @@ function agentError(agent: Agent, message: NewMessage, what: string, cause: unkn
     conversationId: message.conversationId,
     messageId: message.id,
   });
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
