@@ -323,8 +323,9 @@ export class SqliteConversationStore implements ConversationStore {
     );
   }
 
+  /** Writes on this connection, with the statements the store prepared already. */
   private inlineWriter(): InlineWriter {
-    return new InlineWriter(this.db);
+    return new InlineWriter(this.db, this.sql);
   }
 
   private statement(sql: string): Database.Statement {

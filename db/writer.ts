@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../src/errors.js';
+import type { Statements } from './statements.js';
 import { WAL_LIMIT, threadExecArgv } from './thread-options.js';
 import {
   type Call,
@@ -50,12 +51,12 @@ export class InlineWriter implements Writer {
   readonly mode = 'inline';
   readonly #writes: StoreWrites;
 
-  constructor(db: Database.Database) {
-    this.#writes = new StoreWrites(db);
+  constructor(db: Database.Database, sql?: Statements) {
+    this.#writes = new StoreWrites(db, sql);
   }
 
   async run<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>> {
-    return callWrite(this.#writes, name, args) as WriteResult<K>;
+    return this.apply(name, args) as Promise<WriteResult<K>>;
   }
 
   /** `run`, with the call named at run time (a thread's calls, replayed). */

@@ -33,8 +33,12 @@ export type AppendOutcome = { seq: number } | { existing: unknown[] };
 export class StoreWrites {
   private readonly sql: Statements;
 
-  constructor(readonly db: Database.Database) {
-    this.sql = prepareStatements(db);
+  /** `sql`: the connection's statements when the caller has prepared them already. */
+  constructor(
+    readonly db: Database.Database,
+    sql: Statements = prepareStatements(db),
+  ) {
+    this.sql = sql;
     // Wrapped once: making a better-sqlite3 transaction costs ~10 µs a call.
     this.append = this.immediate(this.append);
     this.deleteMessages = this.immediate(this.deleteMessages);
