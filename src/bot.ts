@@ -10,7 +10,7 @@ import type { Logger } from './logger.js';
 import type { ConversationStore } from './store.js';
 import type { MessageEdit, NewMessage } from './types.js';
 import { openDefaultStore } from './bot/default-store.js';
-import { TurnOrder, refKey } from './bot/order.js';
+import { TurnOrder, refKey } from './turn-order.js';
 import { TurnRunner } from './bot/runner.js';
 
 export { defaultDbPath } from './bot/default-store.js';

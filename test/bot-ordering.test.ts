@@ -11,7 +11,7 @@ import type {
 } from 'colloquy';
 import { MemoryChannel } from '../src/testing/index.js';
 import type { ReceiveOptions } from '../src/testing/index.js';
-import { TurnOrder } from '../src/bot/order.js';
+import { TurnOrder } from '../src/turn-order.js';
 import { deferred, scriptedAgent } from './bot.fixtures.js';
 
 /** A MemoryChannel that can also deliver turns in threads of its one platform channel. */

@@ -27,7 +27,7 @@ import type {
   OutboundMessage,
   SentMessage,
 } from '../../src/channel.js';
-import { TurnOrder } from '../../src/bot/order.js';
+import { TurnOrder } from '../../src/turn-order.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
 import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';

@@ -1,4 +1,4 @@
-import type { NewMessage, PlatformMessageRef } from '../types.js';
+import type { NewMessage, PlatformMessageRef } from './types.js';
 
 /**
  * The order turns run in. The turns of one conversation (capture of the inbound turn, the
