@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
-import { WAL_LIMIT, threadExecArgv } from './thread-options.js';
+import type { Worker } from 'node:worker_threads';
+import { WAL_LIMIT, startWorker } from './thread-options.js';
 
 /**
  * Runs SQLite's WAL checkpoints on a worker thread with its own connection, so the copy back
@@ -35,9 +35,8 @@ export class Checkpointer {
   /** Starts the worker; resolves once its connection is open, rejects if it cannot open. */
   static start(path: string, intervalMs = 1000, walLimitBytes = WAL_LIMIT): Promise<Checkpointer> {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const worker = new Worker(WORKER_SOURCE, {
+    const worker = startWorker(WORKER_SOURCE, {
       eval: true,
-      execArgv: threadExecArgv(),
       workerData: { path, driver, intervalMs, walLimitBytes },
     });
     return new Promise((resolve, reject) => {

@@ -255,6 +255,14 @@ export class SqliteConversationStore implements ConversationStore {
     });
   }
 
+  async has(message: NewMessage): Promise<boolean> {
+    return this.guard('look a turn up', message.conversationId, () => {
+      const { id, metadata } = message;
+      const { channelType, channelId, messageId = null } = metadata;
+      return this.sql.findDuplicateSeq.get(id, channelType, channelId, messageId) !== undefined;
+    });
+  }
+
   async getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {
     return this.guard('read a turn', conversationId, () => {
       const row = this.sql.getById.get(id) as unknown[] | undefined;

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../src/errors.js';
 import type { Statements } from './statements.js';
-import { WAL_LIMIT, threadExecArgv } from './thread-options.js';
+import { WAL_LIMIT, startWorker } from './thread-options.js';
 import {
   type Call,
   type Reply,
@@ -100,6 +100,8 @@ export class ThreadWriter implements Writer {
   readonly #waiting = new Map<number, Waiting>();
   /** Calls made this turn of the event loop, posted together at its end. */
   #outbox: Call[] = [];
+  /** A batch is with the thread: later calls wait in the outbox until it answers. */
+  #busy = false;
   #flush: ReturnType<typeof setImmediate> | undefined;
   readonly #worker: Worker | undefined;
   readonly #port: MessagePort;
@@ -143,7 +145,7 @@ export class ThreadWriter implements Writer {
       this.#waiting.set(id, { ...waiting, posted: false });
       if (this.#waiting.size === 1) this.#port.ref();
       this.#outbox.push({ id, name, args });
-      this.#flush ??= setImmediate(() => this.#post());
+      if (!this.#busy) this.#flush ??= setImmediate(() => this.#post());
     });
   }
 
@@ -153,28 +155,34 @@ export class ThreadWriter implements Writer {
     const calls = this.#outbox;
     this.#outbox = [];
     if (calls.length === 0) return;
+    this.#busy = true;
     try {
       this.#port.postMessage(calls satisfies Request);
     } catch {
       // A value structured clone cannot copy (a function, a symbol) is in one of them: send
       // them one by one, refusing only those.
-      for (const call of calls) this.#postOne(call);
+      let posted = 0;
+      for (const call of calls) posted += this.#postOne(call) ? 1 : 0;
+      this.#busy = posted > 0;
       return;
     }
     for (const { id } of calls) this.#waiting.get(id)!.posted = true;
   }
 
-  #postOne(call: Call): void {
+  /** False when the call could not be handed over (it is refused). */
+  #postOne(call: Call): boolean {
     const waiting = this.#waiting.get(call.id)!;
     try {
       this.#port.postMessage([call] satisfies Request);
       waiting.posted = true;
+      return true;
     } catch (error) {
       this.#settled(call.id);
       const reason = error instanceof Error ? error.message : String(error);
       waiting.reject(
         new TypeError(`cannot hand this ${call.name} to the writer thread: ${reason}`),
       );
+      return false;
     }
   }
 
@@ -205,6 +213,10 @@ export class ThreadWriter implements Writer {
       return;
     }
     if ('failed' in reply) return this.#fail(revive(reply.failed));
+    // What queued up meanwhile goes now, as one batch (group commit: the busier, the bigger).
+    this.#busy = false;
+    if (this.#flush !== undefined) clearImmediate(this.#flush);
+    this.#post();
     for (const answer of reply) {
       const waiting = this.#waiting.get(answer.id);
       if (waiting === undefined) continue;
@@ -258,11 +270,11 @@ export class ThreadWriter implements Writer {
  * inside workers, so that thread registers tsx's CommonJS hook itself first.
  */
 function spawn(workerData: WriterThreadData, port: MessagePort): Worker {
-  const options = { workerData, transferList: [port], execArgv: threadExecArgv() };
+  const options = { workerData, transferList: [port] };
   const built = new URL('./writer-thread.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return new Worker(built, options);
+  if (existsSync(fileURLToPath(built))) return startWorker(built, options);
   const source = fileURLToPath(new URL('./writer-thread.ts', import.meta.url));
   const tsx = createRequire(import.meta.url).resolve('tsx/cjs/api');
   const boot = `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(source)});`;
-  return new Worker(boot, { ...options, eval: true });
+  return startWorker(boot, { ...options, eval: true });
 }

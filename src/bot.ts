@@ -1,5 +1,6 @@
 import type { Agent } from './agent.js';
 import { CaptureWriter } from './capture.js';
+import { CapturedStore } from './bot/captured-store.js';
 import type { CaptureOptions } from './capture.js';
 import type { Interceptor } from './chain.js';
 import type { Channel, ChannelHandlers } from './channel.js';
@@ -85,6 +86,7 @@ export class Bot {
   #store: ConversationStore | undefined;
   #ownsStore = false;
   #writer: CaptureWriter | undefined;
+  #view: CapturedStore | undefined;
   #runner: TurnRunner | undefined;
   #accepting = false;
   #started: Promise<void> | undefined;
@@ -103,10 +105,30 @@ export class Bot {
       });
   }
 
-  /** The store turns are captured into (opened by `start` when none was given). */
+  /**
+   * The store turns are captured into (opened by `start` when none was given). Once started,
+   * its reads first wait for the turns captured so far, as the agents' reads do.
+   */
   get store(): ConversationStore {
-    if (this.#store === undefined) throw new ColloquyError('the bot has no store before start()');
-    return this.#store;
+    const store = this.#view ?? this.#store;
+    if (store === undefined) throw new ColloquyError('the bot has no store before start()');
+    return store;
+  }
+
+  /**
+   * Resolves once every turn captured so far has reached the store (or, while it fails, the
+   * capture buffer). A turn's writes do not hold the turn up: wait for this before reading
+   * the store some other way than `bot.store`, for instance in a test.
+   *
+   * @example
+   * ```ts
+   * await telegram.waitForSent(1);
+   * await bot.settled();
+   * db.prepare('SELECT count(*) FROM messages').pluck().get(); // 2
+   * ```
+   */
+  async settled(): Promise<void> {
+    await this.#writer?.settled();
   }
 
   /** The capture writer's counters (stored, buffered, dropped…), after `start`. */
@@ -195,8 +217,9 @@ export class Bot {
       },
     });
     this.#writer = writer;
+    this.#view = new CapturedStore(this.#store, writer);
     this.#runner = new TurnRunner({
-      store: this.#store,
+      store: this.#view,
       writer,
       interceptors: this.#options.interceptors ?? [],
       agentsOn: (channel) => this.agentsOn(channel),

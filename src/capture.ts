@@ -1,5 +1,3 @@
-import type { Interceptor } from './chain.js';
-import type { TurnContext } from './context.js';
 import { StoreError } from './errors.js';
 import { consoleLogger, type Logger } from './logger.js';
 import type { ConversationStore } from './store.js';
@@ -77,6 +75,10 @@ interface Entry {
   op: Operation;
   /** Rough size in bytes, for `maxBufferBytes`. */
   bytes: number;
+  /** Its place in call order, for `settled`. */
+  ticket: number;
+  /** An append's turn keys (see `keysOf`), while it is unwritten. */
+  keys?: readonly string[];
   /** Set while the caller still waits for the outcome. */
   settle?: (outcome: CaptureOutcome) => void;
 }
@@ -125,7 +127,12 @@ export class CaptureWriter {
   /** Bytes held in `#queue`. */
   #bytes = 0;
   /** Operations handed to the store and not yet answered (one wave). */
-  #inFlight = 0;
+  #wave: Entry[] = [];
+  #tickets = 0;
+  /** Callers of `settled`, each waiting for the operations up to its ticket. */
+  #waiters: { ticket: number; resolve: () => void }[] = [];
+  /** The ids and platform messages of the appends not yet written, counted. */
+  readonly #unwritten = new Map<string, number>();
   /** True from a failure until the queue has fully drained: new operations wait behind. */
   #backlog = false;
   #running: Promise<void> | undefined;
@@ -154,7 +161,7 @@ export class CaptureWriter {
   }
 
   get stats(): Readonly<CaptureStats> {
-    const held = this.#backlog ? this.#queue.length + this.#inFlight : 0;
+    const held = this.#backlog ? this.#queue.length + this.#wave.length : 0;
     return { ...this.#counts, buffered: held };
   }
 
@@ -166,6 +173,90 @@ export class CaptureWriter {
   /** Stores a turn. Never rejects. */
   append(message: NewMessage): Promise<CaptureOutcome> {
     return this.#enqueue({ kind: 'append', message });
+  }
+
+  /**
+   * Queues an inbound turn and says whether it is new without waiting for the write: a turn
+   * queued here and not yet written, or one the store has already (`store.has`), is a
+   * `'duplicate'` and is not queued again. With a store that has no `has`, the turn is written
+   * first and the outcome decides. A store failing to answer counts as new (answering twice
+   * is preferred to not answering). Never rejects; the write goes on behind (see `settled`).
+   * When more than 512 operations wait for a working store, it waits for them first, so a
+   * store that falls behind slows the turns down instead of filling memory.
+   *
+   * @example
+   * ```ts
+   * if ((await writer.accept(turn)) === 'duplicate') return; // a platform retry
+   * ```
+   */
+  async accept(message: NewMessage): Promise<'new' | 'duplicate'> {
+    if (this.#has === undefined) {
+      return (await this.append(message)) === 'duplicate' ? 'duplicate' : 'new';
+    }
+    const keys = keysOf(message);
+    if (keys.some((key) => this.#unwritten.has(key))) return this.#duplicate();
+    // Held while the store looks, so the same turn arriving meanwhile is a duplicate too.
+    this.#count(keys, 1);
+    const known = await this.#has(message).catch(() => false);
+    // Back-pressure: when the store falls behind, new turns wait for it rather than pile up.
+    if (!known && this.#queue.length >= MAX_QUEUED && !this.#backlog) await this.settled();
+    this.#count(keys, -1);
+    if (known) return this.#duplicate();
+    void this.#enqueue({ kind: 'append', message }, keys);
+    return 'new';
+  }
+
+  /**
+   * Resolves once every operation asked for before the call has been tried: written,
+   * rejected, or held for retry while the store fails. Reads made after it see those turns
+   * (the Bot's agents read through such a view). Never rejects.
+   *
+   * @example
+   * ```ts
+   * void writer.append(reply);
+   * await writer.settled();
+   * await store.get(reply.conversationId); // holds the reply
+   * ```
+   */
+  settled(): Promise<void> {
+    const ticket = this.#tickets;
+    if (this.#triedUpTo(ticket)) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ ticket, resolve }));
+  }
+
+  #duplicate(): 'duplicate' {
+    this.#counts.duplicates++;
+    return 'duplicate';
+  }
+
+  get #has(): ((message: NewMessage) => Promise<boolean>) | undefined {
+    const has = this.#store.has;
+    return has === undefined ? undefined : (message) => has.call(this.#store, message);
+  }
+
+  #triedUpTo(ticket: number): boolean {
+    const oldest = this.#wave[0]?.ticket ?? this.#queue[0]?.ticket ?? Infinity;
+    return this.#backlog || oldest > ticket;
+  }
+
+  #wake(): void {
+    if (this.#waiters.length === 0) return;
+    const waiting = this.#waiters;
+    this.#waiters = waiting.filter(({ ticket }) => !this.#triedUpTo(ticket));
+    for (const waiter of waiting) if (this.#triedUpTo(waiter.ticket)) waiter.resolve();
+  }
+
+  #count(keys: readonly string[], by: 1 | -1): void {
+    for (const key of keys) {
+      const n = (this.#unwritten.get(key) ?? 0) + by;
+      if (n > 0) this.#unwritten.set(key, n);
+      else this.#unwritten.delete(key);
+    }
+  }
+
+  /** An operation left the writer (written, rejected or dropped): its turn is no longer unwritten. */
+  #done(entry: Entry): void {
+    if (entry.keys !== undefined) this.#count(entry.keys, -1);
   }
 
   /** Records an edit, in order with the appends. Never rejects. */
@@ -188,7 +279,7 @@ export class CaptureWriter {
       this.#clearTimer();
       if (this.#backlog && !this.#running) this.#counts.retries++;
       await this.#run();
-      if (this.#queue.length === 0 && this.#inFlight === 0) return true;
+      if (this.#queue.length === 0 && this.#wave.length === 0) return true;
       const remaining = deadline - Date.now();
       if (remaining <= 0) return false;
       await new Promise((resolve) => setTimeout(resolve, Math.min(remaining, this.#delay())));
@@ -201,8 +292,12 @@ export class CaptureWriter {
     this.#clearTimer();
   }
 
-  #enqueue(op: Operation): Promise<CaptureOutcome> {
-    const entry: Entry = { op, bytes: sizeOf(op) };
+  #enqueue(op: Operation, keys?: readonly string[]): Promise<CaptureOutcome> {
+    const entry: Entry = { op, bytes: sizeOf(op), ticket: ++this.#tickets };
+    if (op.kind === 'append') {
+      entry.keys = keys ?? keysOf(op.message);
+      this.#count(entry.keys, 1);
+    }
     if (this.#backlog) {
       this.#push(entry);
       this.#dropOverflow();
@@ -236,14 +331,18 @@ export class CaptureWriter {
     await undefined;
     try {
       for (let wave = this.#takeWave(); wave.length > 0; wave = this.#takeWave()) {
-        this.#inFlight = wave.length;
+        this.#wave = wave;
         const outcomes = await Promise.all(wave.map((entry) => this.#apply(entry.op)));
-        this.#inFlight = 0;
+        this.#wave = [];
         const failed = wave.filter((_, i) => outcomes[i] === 'buffered');
         if (failed.length === 0 && outcomes.some((outcome) => outcome !== 'rejected')) {
           this.#attempt = 0;
         }
-        wave.forEach((entry, i) => outcomes[i] !== 'buffered' && entry.settle?.(outcomes[i]!));
+        wave.forEach((entry, i) => {
+          if (outcomes[i] === 'buffered') return;
+          this.#done(entry);
+          entry.settle?.(outcomes[i]!);
+        });
         if (failed.length > 0) {
           // Back at the head, in their order: nothing queued behind them goes first.
           this.#queue.unshift(...failed);
@@ -253,11 +352,13 @@ export class CaptureWriter {
           this.#scheduleRetry();
           return;
         }
+        this.#wake();
       }
       this.#backlog = false;
     } finally {
       // Same tick as the loop's last check: an operation queued after this starts a new run.
       this.#running = undefined;
+      this.#wake();
     }
   }
 
@@ -321,6 +422,7 @@ export class CaptureWriter {
       (this.#bytes > this.#maxBufferBytes && this.#queue.length > 0)
     ) {
       const dropped = this.#shift()!;
+      this.#done(dropped);
       this.#counts.dropped++;
       const ref = refOf(dropped.op);
       const error = new StoreError('capture: buffer full, dropped the oldest held operation', {
@@ -431,6 +533,9 @@ export function isPermanentStoreFailure(error: unknown): boolean {
 /** Most operations handed to the store at once. */
 const MAX_WAVE = 64;
 
+/** Operations waiting for a working store past which `accept` waits for them first. */
+const MAX_QUEUED = 512;
+
 /** The platform channel an operation writes to: operations on one go one at a time. */
 function placeOf(op: Operation): string {
   const { channelType, channelId } =
@@ -445,6 +550,15 @@ function sizeOf(op: Operation): number {
   return 256 + text.length * 2;
 }
 
+/** What makes two appends the same turn: the id, and the platform message when there is one. */
+function keysOf({ id, metadata }: NewMessage): string[] {
+  const { channelType, channelId, messageId } = metadata;
+  const keys = [`id\u0000${id}`];
+  if (messageId !== undefined)
+    keys.push(`ref\u0000${channelType}\u0000${channelId}\u0000${messageId}`);
+  return keys;
+}
+
 function refOf(op: Operation): {
   conversationId?: string;
   messageId?: string;
@@ -456,72 +570,4 @@ function refOf(op: Operation): {
   }
   const ref = op.kind === 'edit' ? op.edit : op.deletion;
   return { platformMessageId: `${ref.channelType}:${ref.channelId}:${ref.messageId}` };
-}
-
-/** The turn of the parts that went out, for an error a failed `ctx.send` threw. */
-const partialReplies = new WeakMap<object, NewMessage>();
-
-/**
- * Marks an error thrown by `ctx.send` as a reply that went out in part: `turn` holds the
- * platform ids that did go out. Capture stores it before the error travels on. Returns the
- * error, to throw.
- *
- * @example
- * ```ts
- * throw withPartialReply(error, { ...turn, metadata: { ...turn.metadata, partial: true } });
- * ```
- */
-export function withPartialReply<E>(error: E, turn: NewMessage): E {
-  if (typeof error === 'object' && error !== null) partialReplies.set(error, turn);
-  return error;
-}
-
-/**
- * Stores every reply sent through `ctx.send` with the platform's message id — and, when a
- * split reply failed part way, the parts that did go out (marked by {@link withPartialReply})
- * before the error is thrown on. For a turn that is itself already stored.
- *
- * @example
- * ```ts
- * const chain = compose<TurnContext>([captureReplies(writer), dispatch]);
- * ```
- */
-export function captureReplies(writer: CaptureWriter): Interceptor<TurnContext> {
-  return async (ctx, next) => {
-    const send = ctx.send.bind(ctx);
-    ctx.send = async (content, from) => {
-      let sent: NewMessage;
-      try {
-        sent = await send(content, from);
-      } catch (error) {
-        const partial = typeof error === 'object' && error !== null && partialReplies.get(error);
-        if (partial) await writer.append(partial);
-        throw error;
-      }
-      await writer.append(sent);
-      return sent;
-    };
-    await next();
-  };
-}
-
-/**
- * The first link of every chain: stores the inbound turn before anything else runs, stops a
- * turn the store already had (a platform retry must not be answered twice), and stores every
- * reply sent through `ctx.send` with the platform's message id (see {@link captureReplies}).
- * While the store is failing a turn is `buffered`, so it cannot be recognised as a retry and
- * the chain goes on: answering twice is preferred to not answering.
- *
- * @example
- * ```ts
- * const chain = compose<TurnContext>([captureInterceptor(writer), ...userInterceptors, dispatch]);
- * await chain(ctx, async () => {});
- * ```
- */
-export function captureInterceptor(writer: CaptureWriter): Interceptor<TurnContext> {
-  const replies = captureReplies(writer);
-  return async (ctx, next) => {
-    if ((await writer.append(ctx.message)) === 'duplicate') return;
-    await replies(ctx, next);
-  };
 }

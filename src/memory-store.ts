@@ -218,6 +218,11 @@ export class InMemoryConversationStore implements ConversationStore {
     return newest && structuredClone(newest);
   }
 
+  async has(message: NewMessage): Promise<boolean> {
+    const key = platformKeyOf(message);
+    return this.#byId.has(message.id) || (key !== '' && this.#byPlatform.has(key));
+  }
+
   async getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {
     const row = this.#byId.get(id);
     return row?.message.conversationId === conversationId

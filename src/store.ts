@@ -113,6 +113,12 @@ export interface ConversationStore {
    * included: check `deletedAt`). Optional: callers fall back to a bounded `get`.
    */
   getMessage?(conversationId: string, id: string): Promise<StoredMessage | undefined>;
+  /**
+   * True when `append(message)` would store nothing: this `id`, or this platform message, is
+   * stored already. Optional: capture uses it to tell a platform's retry from a new turn
+   * without waiting for the write (see `CaptureWriter.accept`), and appends first without it.
+   */
+  has?(message: NewMessage): Promise<boolean>;
 
   close?(): Promise<void>;
 }

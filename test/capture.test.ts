@@ -1,12 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import {
-  CaptureWriter,
-  captureInterceptor,
-  isPermanentStoreFailure,
-  withPartialReply,
-  type CaptureOptions,
-} from '../src/capture.js';
+import { CaptureWriter, isPermanentStoreFailure, type CaptureOptions } from '../src/capture.js';
+import { captureInterceptor, withPartialReply } from '../src/capture-interceptors.js';
 import { compose, type Interceptor } from '../src/chain.js';
 import type { Channel } from '../src/channel.js';
 import type { TurnContext } from '../src/context.js';

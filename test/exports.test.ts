@@ -90,11 +90,14 @@ describe('the built package', () => {
     },
   );
 
-  it.runIf(existsSync(`${root}dist/src/index.js`))(
-    'writes SQLite from the built writer thread',
-    async () => {
-      // Given the built store on a fresh file, when it appends a turn
-      const out = await node(`
+  it.runIf(existsSync(`${root}dist/src/index.js`)).each([
+    { flags: [], how: 'plain node' },
+    // Node refuses to hand --title to a thread it is named for: ERR_WORKER_INVALID_EXEC_ARGV
+    { flags: ['--title=colloquy-test'], how: 'node --title, which threads refuse' },
+  ])('writes SQLite from the built writer thread ($how)', async ({ flags }) => {
+    // Given the built store on a fresh file, when it appends a turn
+    const out = await node(
+      `
         import { mkdtempSync, rmSync } from 'node:fs';
         import { tmpdir } from 'node:os';
         import { join } from 'node:path';
@@ -108,12 +111,13 @@ describe('the built package', () => {
         });
         console.log(store.writerMode, inserted);
         await store.close();
-        rmSync(dir, { recursive: true });`);
+        rmSync(dir, { recursive: true });`,
+      flags,
+    );
 
-      // Then dist/db/writer-thread.js wrote it, not the inline fallback
-      expect(out).toBe('thread true');
-    },
-  );
+    // Then dist/db/writer-thread.js wrote it, not the inline fallback
+    expect(out).toBe('thread true');
+  });
 
   it('is built before the suite runs (npm test builds first)', () => {
     expect(existsSync(`${root}dist/src/index.js`)).toBe(true);

@@ -195,14 +195,14 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
 
       // then the guard stops them after exactly that many agent turns, and says so
       expect(loopGuardWarnings(logger)).toHaveLength(1);
-      const first = await store.get(GENERAL);
+      const first = await bot!.store.get(GENERAL);
       expect(agentTurns(first)).toHaveLength(expected);
       expect(first).toHaveLength(expected + 1);
       expect(slack.posted).toHaveLength(expected);
 
       // and the bot still answers the next person
       await slack.mention({ channel: 'C0GENERAL', user: 'U0BOB', text: 'me too' });
-      const second = (await store.get(GENERAL)).slice(first.length);
+      const second = (await bot!.store.get(GENERAL)).slice(first.length);
       expect(second[0]).toMatchObject({ participant: { id: 'slack:U0BOB' } });
       expect(second[1]).toMatchObject({
         participant: { id: 'triage-agent' },

@@ -72,8 +72,9 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
     return channel;
   }
 
+  // The bot's store view waits for the turns captured so far (a turn does not wait for them).
   const turns = (conversationId: string): Promise<StoredMessage[]> =>
-    store.get(conversationId, { includeDeleted: true });
+    bot.store.get(conversationId, { includeDeleted: true });
 
   beforeEach(async () => {
     slack = await FakeSlack.start();

@@ -1,6 +1,6 @@
 import { concerns } from '../agent.js';
 import type { Agent } from '../agent.js';
-import { captureInterceptor, captureReplies, withPartialReply } from '../capture.js';
+import { captureInterceptor, captureReplies, withPartialReply } from '../capture-interceptors.js';
 import type { CaptureWriter } from '../capture.js';
 import { compose } from '../chain.js';
 import type { Interceptor } from '../chain.js';

@@ -63,7 +63,7 @@ export async function benchStore(options: StoreBenchOptions): Promise<Outcome[]>
   try {
     const appendPass = await measureAppend(store, corpus, measured, rawPath);
     outcomes.push({ label: 'append ≥ 80% of raw', pass: appendPass });
-    await measureAppendModes(corpus, dir, Math.min(20_000, messages - measured));
+    await measureAppendModes(corpus, dir, Math.min(20_000, messages));
     const probe = Math.min(1000, messages - measured);
     if (probe > 0) await measureWalPerAppend(store, corpus.take(probe));
     if (messages - measured - probe > 0) fill(store.db, corpus, messages - measured - probe);

@@ -1,0 +1,92 @@
+import type { CaptureWriter } from '../capture.js';
+import type {
+  ConversationStore,
+  ConversationSummary,
+  ForgetOptions,
+  GetOptions,
+  ListConversationsOptions,
+  Page,
+  SearchOptions,
+} from '../store.js';
+import type { MessageDeletion, MessageEdit, NewMessage, StoredMessage } from '../types.js';
+
+/**
+ * The store as the bot's agents, interceptors and users see it: every read first waits for
+ * the captures asked for before it (`CaptureWriter.settled`), so a prompt always holds the
+ * turn being answered and the replies sent before it, although no turn waits for its own
+ * writes. Writes go straight to the store.
+ *
+ * @example
+ * ```ts
+ * const store = new CapturedStore(sqlite, writer);
+ * void writer.append(reply);
+ * await store.get(reply.conversationId); // holds the reply
+ * ```
+ */
+export class CapturedStore implements ConversationStore {
+  readonly getMessage?: (conversationId: string, id: string) => Promise<StoredMessage | undefined>;
+  readonly has?: (message: NewMessage) => Promise<boolean>;
+
+  constructor(
+    /** The store itself, without the wait. */
+    readonly store: ConversationStore,
+    private readonly writer: CaptureWriter,
+  ) {
+    const { getMessage, has } = store;
+    if (getMessage !== undefined) {
+      this.getMessage = (conversation, id) =>
+        this.#read(() => getMessage.call(store, conversation, id));
+    }
+    if (has !== undefined) this.has = (message) => this.#read(() => has.call(store, message));
+  }
+
+  append(message: NewMessage) {
+    return this.store.append(message);
+  }
+
+  get(conversationId: string, options?: GetOptions): Promise<StoredMessage[]> {
+    return this.#read(() => this.store.get(conversationId, options));
+  }
+
+  search(conversationId: string, query: string, options?: SearchOptions) {
+    return this.#read(() => this.store.search(conversationId, query, options));
+  }
+
+  deleteMessages(conversationId: string, ids: string[]): Promise<number> {
+    return this.#read(() => this.store.deleteMessages(conversationId, ids));
+  }
+
+  listConversations(options?: ListConversationsOptions): Promise<Page<ConversationSummary>> {
+    return this.#read(() => this.store.listConversations(options));
+  }
+
+  getConversation(conversationId: string): Promise<ConversationSummary | undefined> {
+    return this.#read(() => this.store.getConversation(conversationId));
+  }
+
+  deleteConversation(conversationId: string): Promise<boolean> {
+    return this.#read(() => this.store.deleteConversation(conversationId));
+  }
+
+  forgetParticipant(participantId: string, options?: ForgetOptions): Promise<number> {
+    return this.#read(() => this.store.forgetParticipant(participantId, options));
+  }
+
+  recordEdit(edit: MessageEdit): Promise<boolean> {
+    return this.store.recordEdit(edit);
+  }
+
+  recordDeletion(deletion: MessageDeletion): Promise<boolean> {
+    return this.store.recordDeletion(deletion);
+  }
+
+  getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {
+    return this.#read(() => this.store.getSummary(conversationId, agentId));
+  }
+
+  /** After the captures asked for so far (deletions too: they must not miss a queued turn). */
+  async #read<T>(read: () => Promise<T>): Promise<T> {
+    await this.writer.settled();
+    return read();
+  }
+}
