@@ -80,8 +80,9 @@ interface Waiting {
  * Writes on a worker thread that owns a second connection to the file, so a commit (and a
  * wait for another process's write lock) never stalls the event loop. The calls made during
  * one turn of the event loop cross a `MessagePort` as one message, in order (one wake-up of
- * the thread, not one per call); the thread commits what has queued up in one transaction,
- * each call in a savepoint of its own (group commit), and answers the batch in one message.
+ * the thread, not one per call), and while a batch is with the thread the calls made meanwhile
+ * wait and go as the next one; the thread commits a batch in one transaction, each call in a
+ * savepoint of its own (group commit), and answers it in one message.
  *
  * If the thread cannot start (it cannot open the file, or the sources run without tsx) the
  * calls made so far, and every later one, run inline instead, so the store works either way.
