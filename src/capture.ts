@@ -190,18 +190,20 @@ export class CaptureWriter {
    * ```
    */
   async accept(message: NewMessage): Promise<'new' | 'duplicate'> {
-    if (this.#has === undefined) {
+    const store = this.#store;
+    if (store.has === undefined) {
       return (await this.append(message)) === 'duplicate' ? 'duplicate' : 'new';
     }
     const keys = keysOf(message);
     if (keys.some((key) => this.#unwritten.has(key))) return this.#duplicate();
-    // Held while the store looks, so the same turn arriving meanwhile is a duplicate too.
+    // Held from here, so the same turn arriving while the store looks is a duplicate too.
     this.#count(keys, 1);
-    const known = await this.#has(message).catch(() => false);
+    if (await store.has(message).catch(() => false)) {
+      this.#count(keys, -1);
+      return this.#duplicate();
+    }
     // Back-pressure: when the store falls behind, new turns wait for it rather than pile up.
-    if (!known && this.#queue.length >= MAX_QUEUED && !this.#backlog) await this.settled();
-    this.#count(keys, -1);
-    if (known) return this.#duplicate();
+    if (this.#queue.length >= MAX_QUEUED && !this.#backlog) await this.settled();
     void this.#enqueue({ kind: 'append', message }, keys);
     return 'new';
   }
@@ -229,21 +231,16 @@ export class CaptureWriter {
     return 'duplicate';
   }
 
-  get #has(): ((message: NewMessage) => Promise<boolean>) | undefined {
-    const has = this.#store.has;
-    return has === undefined ? undefined : (message) => has.call(this.#store, message);
-  }
-
   #triedUpTo(ticket: number): boolean {
     const oldest = this.#wave[0]?.ticket ?? this.#queue[0]?.ticket ?? Infinity;
     return this.#backlog || oldest > ticket;
   }
 
+  /** Waiters come in ticket order, and a ticket tried means every earlier one was too. */
   #wake(): void {
-    if (this.#waiters.length === 0) return;
-    const waiting = this.#waiters;
-    this.#waiters = waiting.filter(({ ticket }) => !this.#triedUpTo(ticket));
-    for (const waiter of waiting) if (this.#triedUpTo(waiter.ticket)) waiter.resolve();
+    while (this.#waiters[0] !== undefined && this.#triedUpTo(this.#waiters[0].ticket)) {
+      this.#waiters.shift()!.resolve();
+    }
   }
 
   #count(keys: readonly string[], by: 1 | -1): void {
@@ -292,11 +289,12 @@ export class CaptureWriter {
     this.#clearTimer();
   }
 
-  #enqueue(op: Operation, keys?: readonly string[]): Promise<CaptureOutcome> {
+  /** `held`: the append's keys, already counted as unwritten by the caller. */
+  #enqueue(op: Operation, held?: readonly string[]): Promise<CaptureOutcome> {
     const entry: Entry = { op, bytes: sizeOf(op), ticket: ++this.#tickets };
     if (op.kind === 'append') {
-      entry.keys = keys ?? keysOf(op.message);
-      this.#count(entry.keys, 1);
+      entry.keys = held ?? keysOf(op.message);
+      if (held === undefined) this.#count(entry.keys, 1);
     }
     if (this.#backlog) {
       this.#push(entry);

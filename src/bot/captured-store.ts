@@ -35,9 +35,10 @@ export class CapturedStore implements ConversationStore {
     const { getMessage, has } = store;
     if (getMessage !== undefined) {
       this.getMessage = (conversation, id) =>
-        this.#read(() => getMessage.call(store, conversation, id));
+        this.#afterCaptures(() => getMessage.call(store, conversation, id));
     }
-    if (has !== undefined) this.has = (message) => this.#read(() => has.call(store, message));
+    if (has !== undefined)
+      this.has = (message) => this.#afterCaptures(() => has.call(store, message));
   }
 
   append(message: NewMessage) {
@@ -45,31 +46,31 @@ export class CapturedStore implements ConversationStore {
   }
 
   get(conversationId: string, options?: GetOptions): Promise<StoredMessage[]> {
-    return this.#read(() => this.store.get(conversationId, options));
+    return this.#afterCaptures(() => this.store.get(conversationId, options));
   }
 
   search(conversationId: string, query: string, options?: SearchOptions) {
-    return this.#read(() => this.store.search(conversationId, query, options));
+    return this.#afterCaptures(() => this.store.search(conversationId, query, options));
   }
 
   deleteMessages(conversationId: string, ids: string[]): Promise<number> {
-    return this.#read(() => this.store.deleteMessages(conversationId, ids));
+    return this.#afterCaptures(() => this.store.deleteMessages(conversationId, ids));
   }
 
   listConversations(options?: ListConversationsOptions): Promise<Page<ConversationSummary>> {
-    return this.#read(() => this.store.listConversations(options));
+    return this.#afterCaptures(() => this.store.listConversations(options));
   }
 
   getConversation(conversationId: string): Promise<ConversationSummary | undefined> {
-    return this.#read(() => this.store.getConversation(conversationId));
+    return this.#afterCaptures(() => this.store.getConversation(conversationId));
   }
 
   deleteConversation(conversationId: string): Promise<boolean> {
-    return this.#read(() => this.store.deleteConversation(conversationId));
+    return this.#afterCaptures(() => this.store.deleteConversation(conversationId));
   }
 
   forgetParticipant(participantId: string, options?: ForgetOptions): Promise<number> {
-    return this.#read(() => this.store.forgetParticipant(participantId, options));
+    return this.#afterCaptures(() => this.store.forgetParticipant(participantId, options));
   }
 
   recordEdit(edit: MessageEdit): Promise<boolean> {
@@ -81,12 +82,12 @@ export class CapturedStore implements ConversationStore {
   }
 
   getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {
-    return this.#read(() => this.store.getSummary(conversationId, agentId));
+    return this.#afterCaptures(() => this.store.getSummary(conversationId, agentId));
   }
 
-  /** After the captures asked for so far (deletions too: they must not miss a queued turn). */
-  async #read<T>(read: () => Promise<T>): Promise<T> {
+  /** After the captures asked for so far: reads, and deletions (which must not miss a queued turn). */
+  async #afterCaptures<T>(call: () => Promise<T>): Promise<T> {
     await this.writer.settled();
-    return read();
+    return call();
   }
 }
