@@ -11,25 +11,12 @@
  *
  * Then ask the database: sqlite3 colloquy.db 'SELECT * FROM messages ORDER BY seq'
  */
-import {
-  BaseAgent,
-  Bot,
-  defaultDbPath,
-  describeModel,
-  isOfflineModel,
-  modelFromEnv,
-  redactText,
-} from 'colloquy';
+import { BaseAgent, Bot, defaultDbPath, describeModel, isOfflineModel } from 'colloquy';
 import { ConsoleChannel } from 'colloquy/console';
 import { SqliteConversationStore } from 'colloquy/sqlite';
+import { launch, modelOrExit } from './launch.js';
 
-let model: ReturnType<typeof modelFromEnv>;
-try {
-  model = modelFromEnv();
-} catch (error) {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-}
+const model = modelOrExit();
 
 class SupportAgent extends BaseAgent {
   name = 'support-agent';
@@ -43,7 +30,6 @@ const dbPath = defaultDbPath();
 const store = SqliteConversationStore.open(dbPath);
 const channel = new ConsoleChannel();
 const bot = new Bot({ channels: [channel], agents: [new SupportAgent()], store });
-bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
 
 console.error(
   isOfflineModel(model)
@@ -54,16 +40,7 @@ console.error(
   `colloquy: capturing into ${dbPath} (conversation ${channel.conversationId}); Ctrl-D or Ctrl-C to quit`,
 );
 
-bot.installSignalHandlers();
-try {
-  await bot.start();
-} catch (error) {
-  console.error(
-    `Could not start: ${redactText(error instanceof Error ? error.message : String(error))}`,
-  );
-  await bot.stop();
-  process.exit(1);
-}
+await launch(bot);
 // The end of input, Ctrl-D, Ctrl-C or SIGTERM all end here: stop the bot, then the store.
 await channel.closed;
 await bot.stop();

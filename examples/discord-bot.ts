@@ -14,26 +14,20 @@
  * Switch on "Message Content Intent" (Bot → Privileged Gateway Intents) or the bot reads
  * empty messages in servers. See docs/discord.md.
  */
-import { BaseAgent, Bot, modelFromEnv, redactText } from 'colloquy';
+import { BaseAgent, Bot } from 'colloquy';
 import { DiscordChannel } from 'colloquy/discord';
+import { exitWith, launch, modelOrExit } from './launch.js';
 
 const token = process.env.DISCORD_BOT_TOKEN;
 if (!token) {
-  console.error(
+  exitWith(
     'DISCORD_BOT_TOKEN is not set. Create an application and a bot at\n' +
       'https://discord.com/developers/applications (Bot → Reset Token), then run:\n' +
       '  DISCORD_BOT_TOKEN=... npx tsx examples/discord-bot.ts',
   );
-  process.exit(1);
 }
 
-let model: ReturnType<typeof modelFromEnv>;
-try {
-  model = modelFromEnv();
-} catch (error) {
-  console.error(error instanceof Error ? error.message : error); // e.g. an unknown provider, a missing key
-  process.exit(1);
-}
+const model = modelOrExit();
 
 class SupportAgent extends BaseAgent {
   name = 'support-agent';
@@ -51,16 +45,5 @@ const discord = new DiscordChannel({
 
 // No store given: the bot opens SQLite at COLLOQUY_DB (default ./colloquy.db) and closes it on stop.
 const bot = new Bot({ channels: [discord], agents: [new SupportAgent()] });
-bot.installSignalHandlers(); // Ctrl-C / SIGTERM: finish in-flight turns, flush capture, close the db
-bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
-
-try {
-  await bot.start();
-} catch (error) {
-  console.error(
-    `Could not start: ${redactText(error instanceof Error ? error.message : String(error))}`,
-  );
-  await bot.stop();
-  process.exit(1);
-}
+await launch(bot);
 console.log(`${discord.botIdentity?.username} is connected to Discord. Press Ctrl+C to stop.`);

@@ -21,18 +21,11 @@
  *
  * Then ask the database: npx colloquy sql "select conversation_id, line from transcript"
  */
-import {
-  BaseAgent,
-  Bot,
-  defaultDbPath,
-  describeModel,
-  isOfflineModel,
-  modelFromEnv,
-  redactText,
-} from 'colloquy';
+import { BaseAgent, Bot, defaultDbPath, describeModel, isOfflineModel } from 'colloquy';
 import type { NewMessage } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
 import { TelegramChannel } from 'colloquy/telegram';
+import { exitWith, launch, modelOrExit, portFromEnv } from './launch.js';
 
 const {
   TELEGRAM_BOT_TOKEN: telegramToken = '',
@@ -41,9 +34,8 @@ const {
   SLACK_SIGNING_SECRET: signingSecret,
   SLACK_APP_TOKEN: appToken,
   SLACK_API_URL: slackApiUrl,
-  PORT: portText = '3000',
 } = process.env;
-const port = Number(portText);
+const { port, problem } = portFromEnv();
 
 const missing = [
   ...(telegramToken ? [] : ['TELEGRAM_BOT_TOKEN']),
@@ -52,26 +44,18 @@ const missing = [
     ? []
     : ['SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN for Socket Mode)']),
 ];
-const badPort = !(Number.isInteger(port) && port >= 0 && port < 65536);
-if (missing.length > 0 || badPort) {
-  console.error(
+if (missing.length > 0 || problem) {
+  exitWith(
     [
       ...(missing.length > 0 ? [`Missing ${new Intl.ListFormat('en').format(missing)}.`] : []),
-      ...(badPort ? [`PORT must be a port number (0 picks a free one), not "${portText}".`] : []),
+      ...(problem ? [problem] : []),
       'Create a Telegram bot with @BotFather and a Slack app (docs/slack.md), then run:',
       '  TELEGRAM_BOT_TOKEN=123456:ABC... SLACK_BOT_TOKEN=xoxb-… SLACK_SIGNING_SECRET=… npx tsx examples/multi-agent.ts',
     ].join('\n'),
   );
-  process.exit(1);
 }
 
-let model: ReturnType<typeof modelFromEnv>;
-try {
-  model = modelFromEnv();
-} catch (error) {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-}
+const model = modelOrExit();
 
 class TriageAgent extends BaseAgent {
   name = 'triage-agent';
@@ -117,18 +101,7 @@ const bot = new Bot({
   channels: [telegram, slack],
   agents: [new TriageAgent(), new BillingAgent()],
 });
-bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
-bot.installSignalHandlers(); // SIGINT / SIGTERM: finish the turns in flight, close the db, exit
-
-try {
-  await bot.start();
-} catch (error) {
-  console.error(
-    `Could not start: ${redactText(error instanceof Error ? error.message : String(error))}`,
-  );
-  await bot.stop();
-  process.exit(1);
-}
+await launch(bot);
 
 const slackPort = slack.eventsUrl === undefined ? undefined : new URL(slack.eventsUrl).port;
 console.log(`Telegram: @${telegram.botIdentity?.username} is polling for updates.`);

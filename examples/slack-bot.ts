@@ -14,8 +14,9 @@
  * - COLLOQUY_DB           SQLite file (default ./colloquy.db)
  * - COLLOQUY_MODEL        e.g. openai:gpt-4o-mini; the offline model when unset
  */
-import { BaseAgent, Bot, modelFromEnv, redactText } from 'colloquy';
+import { BaseAgent, Bot } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
+import { exitWith, launch, modelOrExit, portFromEnv } from './launch.js';
 
 const token = process.env.SLACK_BOT_TOKEN;
 const signingSecret = process.env.SLACK_SIGNING_SECRET;
@@ -27,28 +28,17 @@ const missing = [
     : ['SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN for Socket Mode)']),
 ];
 if (missing.length > 0) {
-  console.error(
+  exitWith(
     `Missing ${missing.join(' and ')}. See docs/slack.md to create the app, then run:\n` +
       '  SLACK_BOT_TOKEN=xoxb-… SLACK_SIGNING_SECRET=… npx tsx examples/slack-bot.ts\n' +
       '  SLACK_BOT_TOKEN=xoxb-… SLACK_APP_TOKEN=xapp-… npx tsx examples/slack-bot.ts   # Socket Mode',
   );
-  process.exit(1);
 }
 
-const portText = process.env.PORT ?? '3000';
-const port = Number(portText);
-if (!appToken && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
-  console.error(`PORT must be a port number (0 picks a free one), not "${portText}".`);
-  process.exit(1);
-}
+const { port, problem } = portFromEnv();
+if (!appToken && problem) exitWith(problem);
 
-let model: ReturnType<typeof modelFromEnv>;
-try {
-  model = modelFromEnv();
-} catch (error) {
-  console.error(error instanceof Error ? error.message : error); // e.g. an unknown provider, a missing key
-  process.exit(1);
-}
+const model = modelOrExit();
 
 class SupportAgent extends BaseAgent {
   name = 'support-agent';
@@ -67,18 +57,7 @@ const slack = new SlackChannel({
 
 // No store given: the bot opens SQLite at COLLOQUY_DB (default ./colloquy.db) and closes it on stop.
 const bot = new Bot({ channels: [slack], agents: [new SupportAgent()] });
-bot.installSignalHandlers(); // Ctrl-C / SIGTERM: finish in-flight turns, flush capture, close the db
-bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
-
-try {
-  await bot.start();
-} catch (error) {
-  console.error(
-    `Could not start: ${redactText(error instanceof Error ? error.message : String(error))}`,
-  );
-  await bot.stop();
-  process.exit(1);
-}
+await launch(bot);
 const me = slack.botIdentity;
 console.log(
   appToken

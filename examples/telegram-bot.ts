@@ -14,37 +14,26 @@
  * - COLLOQUY_MODEL           e.g. openai:gpt-4o-mini; the offline model when unset
  */
 import { randomBytes } from 'node:crypto';
-import { BaseAgent, Bot, modelFromEnv, redactText } from 'colloquy';
+import { BaseAgent, Bot } from 'colloquy';
 import { TelegramChannel } from 'colloquy/telegram';
+import { exitWith, launch, modelOrExit, portFromEnv } from './launch.js';
 
 const token = process.env.TELEGRAM_BOT_TOKEN;
 if (!token) {
-  console.error(
+  exitWith(
     'TELEGRAM_BOT_TOKEN is not set. Create a bot with @BotFather (/newbot) and run:\n' +
       '  TELEGRAM_BOT_TOKEN=123456:ABC... npx tsx examples/telegram-bot.ts',
   );
-  process.exit(1);
 }
 
 const webhookUrl = process.env.TELEGRAM_WEBHOOK_URL;
-const portText = process.env.PORT ?? '3000';
-const port = Number(portText);
+const { port, problem } = portFromEnv();
 if (webhookUrl && !URL.canParse(webhookUrl)) {
-  console.error(`TELEGRAM_WEBHOOK_URL must be a URL such as https://bot.example.com/telegram.`);
-  process.exit(1);
+  exitWith(`TELEGRAM_WEBHOOK_URL must be a URL such as https://bot.example.com/telegram.`);
 }
-if (webhookUrl && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
-  console.error(`PORT must be a port number (0 picks a free one), not "${portText}".`);
-  process.exit(1);
-}
+if (webhookUrl && problem) exitWith(problem);
 
-let model: ReturnType<typeof modelFromEnv>;
-try {
-  model = modelFromEnv();
-} catch (error) {
-  console.error(error instanceof Error ? error.message : error); // e.g. an unknown provider, a missing key
-  process.exit(1);
-}
+const model = modelOrExit();
 
 class SupportAgent extends BaseAgent {
   name = 'support-agent';
@@ -71,18 +60,7 @@ const telegram = new TelegramChannel({
 
 // No store given: the bot opens SQLite at COLLOQUY_DB (default ./colloquy.db) and closes it on stop.
 const bot = new Bot({ channels: [telegram], agents: [new SupportAgent()] });
-bot.installSignalHandlers(); // Ctrl-C / SIGTERM: finish in-flight turns, flush capture, close the db
-bot.catch((error) => console.error(`[${error.name}] ${redactText(error.message)}`));
-
-try {
-  await bot.start();
-} catch (error) {
-  console.error(
-    `Could not start: ${redactText(error instanceof Error ? error.message : String(error))}`,
-  );
-  await bot.stop();
-  process.exit(1);
-}
+await launch(bot);
 const me = telegram.botIdentity;
 console.log(
   webhookUrl
