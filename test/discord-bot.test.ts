@@ -2,19 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockLanguageModelV3 } from 'ai/test';
-import type { LanguageModelV3GenerateResult } from '@ai-sdk/provider';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  BaseAgent,
-  Bot,
-  MalformedEventError,
-  type ColloquyError,
-  type ConversationStore,
-  type StoredMessage,
-} from 'colloquy';
+import { BaseAgent, Bot, MalformedEventError, type ColloquyError } from 'colloquy';
 import { DiscordChannel } from 'colloquy/discord';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
+import { answer } from './fixtures/model-answer.js';
+import { watched } from './fixtures/watched-store.js';
 
 const GUILD = '81384788765712384';
 const GENERAL = '290926798999357250';
@@ -24,66 +18,12 @@ const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice', glo
 const ciBot: FakeDiscordUser = { id: '1202000000000000009', username: 'ci-bot', bot: true };
 const inGeneral = `discord:${GUILD}:${GENERAL}`;
 
-function answer(text: string): LanguageModelV3GenerateResult {
-  return {
-    content: [{ type: 'text', text }],
-    finishReason: { unified: 'stop', raw: 'stop' },
-    usage: {
-      inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
-      outputTokens: { total: 5, text: 5, reasoning: 0 },
-    },
-    warnings: [],
-  };
-}
-
 class SupportAgent extends BaseAgent {
   name = 'support-agent';
   description = 'Answers questions in Discord';
   instructions = 'Be brief.';
   reply = 'On it.';
   override model = new MockLanguageModelV3({ doGenerate: async () => answer(this.reply) });
-}
-
-/** Wraps a store so a test can await the moment a condition on it holds, write by write. */
-function watched(store: ConversationStore) {
-  const waiters = new Set<() => Promise<void>>();
-  const notify = async () => {
-    for (const check of [...waiters]) await check();
-  };
-  const proxy = new Proxy(store, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      if (key !== 'append' && key !== 'recordEdit' && key !== 'recordDeletion') {
-        return (value as (...args: unknown[]) => unknown).bind(target);
-      }
-      return async (...args: unknown[]) => {
-        const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        await notify();
-        return result;
-      };
-    },
-  });
-  /** Resolves with the conversation's turns once `condition` holds for them. */
-  const turns = (
-    conversationId: string,
-    condition: (turns: StoredMessage[]) => boolean,
-  ): Promise<StoredMessage[]> =>
-    new Promise((resolve, reject) => {
-      const check = async () => {
-        try {
-          const got = await store.get(conversationId, { includeDeleted: true });
-          if (!condition(got)) return;
-          waiters.delete(check);
-          resolve(got);
-        } catch (error) {
-          reject(error as Error);
-        }
-      };
-      waiters.add(check);
-      void check();
-    });
-  return { store: proxy, turns };
 }
 
 describe('a Bot on Discord (discord.js against FakeDiscord, SQLite store)', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LogLevel } from '@slack/bolt';
-import type { LanguageModelV3GenerateResult, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { MockLanguageModelV3 } from 'ai/test';
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,23 +14,12 @@ import { SlackChannel } from 'colloquy/slack';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeSlack, FakeTelegram } from 'colloquy/testing';
+import { answer } from './fixtures/model-answer.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const GENERAL = 'slack:T0FAKE:C0GENERAL';
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada', last_name: 'Lovelace' };
 const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada', last_name: 'Lovelace' };
-
-function answer(text: string): LanguageModelV3GenerateResult {
-  return {
-    content: [{ type: 'text', text }],
-    finishReason: { unified: 'stop', raw: 'stop' },
-    usage: {
-      inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
-      outputTokens: { total: 5, text: 5, reasoning: 0 },
-    },
-    warnings: [],
-  };
-}
 
 /** A model that answers its n-th call (from 0) with `script(n)`, and keeps every prompt. */
 function scripted(script: (call: number) => string) {

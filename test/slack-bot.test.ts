@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LogLevel } from '@slack/bolt';
 import { MockLanguageModelV3 } from 'ai/test';
-import type { LanguageModelV3GenerateResult } from '@ai-sdk/provider';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   BaseAgent,
@@ -16,23 +15,12 @@ import {
 import { SlackChannel, type SlackChannelOptions } from 'colloquy/slack';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack } from 'colloquy/testing';
+import { answer } from './fixtures/model-answer.js';
 
 const TEAM = 'T0FAKE';
 const GENERAL = 'C0GENERAL';
 const DM = 'D0ALICE';
 const inGeneral = `slack:${TEAM}:${GENERAL}`;
-
-function answer(text: string): LanguageModelV3GenerateResult {
-  return {
-    content: [{ type: 'text', text }],
-    finishReason: { unified: 'stop', raw: 'stop' },
-    usage: {
-      inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
-      outputTokens: { total: 5, text: 5, reasoning: 0 },
-    },
-    warnings: [],
-  };
-}
 
 class SupportAgent extends BaseAgent {
   name = 'support-agent';

@@ -1,5 +1,5 @@
 import { MockLanguageModelV3 } from 'ai/test';
-import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from '@ai-sdk/provider';
+import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { assemblePrompt } from 'colloquy';
 import type { ConversationStore, StoredMessage } from 'colloquy';
@@ -15,18 +15,7 @@ import {
   toolUse,
   turn,
 } from './assemble.fixtures.js';
-
-function answer(text: string): LanguageModelV3GenerateResult {
-  return {
-    content: [{ type: 'text', text }],
-    finishReason: { unified: 'stop', raw: 'stop' },
-    usage: {
-      inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
-      outputTokens: { total: 5, text: 5, reasoning: 0 },
-    },
-    warnings: [],
-  };
-}
+import { answer } from './fixtures/model-answer.js';
 
 /** Everything the model was sent, as one string. */
 function sent(call: LanguageModelV3CallOptions | undefined): string {

@@ -3,15 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MockLanguageModelV3 } from 'ai/test';
-import type { LanguageModelV3GenerateResult } from '@ai-sdk/provider';
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BaseAgent, Bot, MalformedEventError, PlatformError, silentLogger } from 'colloquy';
-import type { ColloquyError, ConversationStore, StoredMessage } from 'colloquy';
+import type { ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { TelegramChannel } from 'colloquy/telegram';
 import type { TelegramChannelOptions } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
+import { answer } from './fixtures/model-answer.js';
+import { watched } from './fixtures/watched-store.js';
 
 const BOT_ID = 'telegram:123456789';
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada', last_name: 'Lovelace' };
@@ -27,58 +28,12 @@ const forum: Chat = { id: -1009876543210, type: 'supergroup', title: 'Support', 
 const graceDm: Chat = { id: 1002, type: 'private', first_name: 'Grace', username: 'grace_h' };
 const inGroup = 'telegram:-1001234567890';
 
-function answer(text: string): LanguageModelV3GenerateResult {
-  return {
-    content: [{ type: 'text', text }],
-    finishReason: { unified: 'stop', raw: 'stop' },
-    usage: {
-      inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
-      outputTokens: { total: 5, text: 5, reasoning: 0 },
-    },
-    warnings: [],
-  };
-}
-
 class SupportAgent extends BaseAgent {
   name = 'support-agent';
   description = 'Answers questions about orders on Telegram';
   instructions = 'Be brief.';
   reply = 'Order 4711 ships tomorrow.';
   override model = new MockLanguageModelV3({ doGenerate: async () => answer(this.reply) });
-}
-
-/** Wraps a store so a test can await the moment its turns satisfy a condition, write by write. */
-function watched(store: ConversationStore) {
-  const waiters = new Set<() => Promise<void>>();
-  const proxy = new Proxy(store, {
-    get(target, key) {
-      const value = Reflect.get(target, key, target) as unknown;
-      if (typeof value !== 'function') return value;
-      const method = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
-      if (key !== 'append' && key !== 'recordEdit') return method;
-      return async (...args: unknown[]) => {
-        const result = await method(...args);
-        for (const check of [...waiters]) await check();
-        return result;
-      };
-    },
-  });
-  const turns = (conversationId: string, condition: (turns: StoredMessage[]) => boolean) =>
-    new Promise<StoredMessage[]>((resolve, reject) => {
-      const check = async () => {
-        try {
-          const got = await store.get(conversationId);
-          if (!condition(got)) return;
-          waiters.delete(check);
-          resolve(got);
-        } catch (error) {
-          reject(error as Error);
-        }
-      };
-      waiters.add(check);
-      void check();
-    });
-  return { store: proxy, turns };
 }
 
 describe('a Bot on Telegram (grammy against FakeTelegram, SQLite store)', () => {

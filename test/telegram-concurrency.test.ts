@@ -1,4 +1,4 @@
-import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from '@ai-sdk/provider';
+import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import { MockLanguageModelV3 } from 'ai/test';
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { BaseAgent, Bot, InMemoryConversationStore, silentLogger } from 'colloqu
 import type { ColloquyError } from 'colloquy';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
+import { answer } from './fixtures/model-answer.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
 const grace: User = { id: 1002, is_bot: false, first_name: 'Grace' };
@@ -17,18 +18,6 @@ function gate() {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
   return { open, opened };
-}
-
-function answer(text: string): LanguageModelV3GenerateResult {
-  return {
-    content: [{ type: 'text', text }],
-    finishReason: { unified: 'stop', raw: 'stop' },
-    usage: {
-      inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
-      outputTokens: { total: 5, text: 5, reasoning: 0 },
-    },
-    warnings: [],
-  };
 }
 
 /** The text of the last message in the prompt: the turn being answered. */
