@@ -29,10 +29,12 @@ export interface SqliteStoreOptions {
    */
   backgroundCheckpoints?: boolean;
   /**
-   * Run writes on a worker thread with a connection of its own, so a commit (or a wait for
-   * another process's lock) never blocks the event loop, and appends that queue up meanwhile
-   * commit together. Default true for files opened for writing; `:memory:` always writes
-   * inline.
+   * Keep a writer thread with a connection of its own: a write that would wait for another
+   * process's lock waits there, never on the event loop, and capture's writes (`append` with
+   * `background: true`) always go there, committed together while they queue up. An awaited
+   * write runs at once on the store's own connection when the file is free and nothing is
+   * queued (see `FirstInlineWriter`). Default true for files opened for writing; `:memory:`
+   * always writes inline.
    */
   writerThread?: boolean;
 }

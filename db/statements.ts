@@ -40,7 +40,8 @@ const SQL = {
       reply_to_participant_id, is_summary, summary_for_agent_id, metadata)
     VALUES (@id, @conversationId, @participantId, @content, @timestamp, @scope, @channelType,
       @channelId, @threadId, @platformMessageId, @replyToMessageId, @replyToParticipantId,
-      @isSummary, @summaryForAgentId, @metadata)`,
+      @isSummary, @summaryForAgentId, @metadata)
+    ON CONFLICT DO NOTHING`,
   insertMention: `INSERT OR IGNORE INTO message_mentions
     (message_seq, conversation_id, participant_id, timestamp) VALUES (?, ?, ?, ?)`,
 

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { ColloquyError, StoreError } from '../src/errors.js';
 import type {
+  AppendOptions,
   AppendResult,
   ConversationStore,
   ConversationSummary,
@@ -31,6 +32,7 @@ import {
   rankCandidates,
 } from './search.js';
 import { type Statements, prepareStatements } from './statements.js';
+import { FirstInlineWriter } from './first-inline-writer.js';
 import { InlineWriter, ThreadWriter, type Writer } from './writer.js';
 import type { AppendInput } from './writes.js';
 
@@ -85,9 +87,15 @@ export class SqliteConversationStore implements ConversationStore {
     this.sql = prepareStatements(this.db);
     const inFile = options.path !== ':memory:' && options.path !== '';
     const writable = inFile && options.readonly !== true;
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.writer =
       writable && options.writerThread !== false
-        ? new ThreadWriter(options.path, options.busyTimeoutMs ?? 5000, () => this.inlineWriter())
+        ? new FirstInlineWriter(
+            new ThreadWriter(options.path, busyTimeoutMs, () => this.inlineWriter()),
+            this.db,
+            this.sql,
+            busyTimeoutMs,
+          )
         : this.inlineWriter();
     if (writable && options.backgroundCheckpoints !== false) {
       // Until the worker is up (or if it cannot start) SQLite's own checkpoints carry on.
@@ -95,7 +103,8 @@ export class SqliteConversationStore implements ConversationStore {
         (checkpointer) => {
           if (!this.closed && this.db.open) {
             this.db.pragma('wal_autocheckpoint = 0');
-            void this.writer.run('setAutoCheckpoint', 0).catch(() => undefined);
+            // The thread's connection (this one's writes are covered by the line above).
+            void this.writer.queue('setAutoCheckpoint', 0).catch(() => undefined);
           }
           // Closed directly through `db`: nothing else will end the worker.
           else if (!this.closed) void checkpointer.close();
@@ -123,7 +132,8 @@ export class SqliteConversationStore implements ConversationStore {
     return new SqliteConversationStore(typeof path === 'string' ? { path } : path);
   }
 
-  async append(message: NewMessage): Promise<AppendResult> {
+  /** `background` (capture): on the writer thread, committed with others; see `FirstInlineWriter`. */
+  async append(message: NewMessage, options: AppendOptions = {}): Promise<AppendResult> {
     return this.guard('append a turn', message.conversationId, async () => {
       const context = { conversationId: message.conversationId, messageId: message.id };
       const timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
@@ -134,7 +144,9 @@ export class SqliteConversationStore implements ConversationStore {
         channelName: message.metadata.channelName ?? null,
         mentions: message.metadata.mentions,
       };
-      const outcome = await this.writer.run('append', input);
+      const outcome = options.background
+        ? await this.writer.queue('append', input)
+        : await this.writer.run('append', input);
       return 'seq' in outcome
         ? { message: { ...message, timestamp, sequence: outcome.seq }, inserted: true }
         : { message: read(outcome.existing), inserted: false };

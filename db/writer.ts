@@ -33,7 +33,10 @@ import {
  */
 export interface Writer {
   readonly mode: 'inline' | 'thread';
+  /** As soon as it can (see `FirstInlineWriter`). */
   run<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>>;
+  /** For a caller that does not wait on it: on the writer thread when there is one. */
+  queue<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>>;
   /** Finishes the writes already asked for, then stops. */
   close(): Promise<void>;
 }
@@ -57,6 +60,10 @@ export class InlineWriter implements Writer {
 
   async run<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>> {
     return this.apply(name, args) as Promise<WriteResult<K>>;
+  }
+
+  queue<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>> {
+    return this.run(name, ...args);
   }
 
   /** `run`, with the call named at run time (a thread's calls, replayed). */
@@ -138,7 +145,16 @@ export class ThreadWriter implements Writer {
     return this.#inline === undefined ? 'thread' : 'inline';
   }
 
+  /** Nothing is waiting for the thread: a write elsewhere cannot overtake one of its calls. */
+  get idle(): boolean {
+    return this.#waiting.size === 0;
+  }
+
   run<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>> {
+    return this.queue(name, ...args);
+  }
+
+  queue<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>> {
     if (this.#inline !== undefined) return this.#inline.run(name, ...args);
     const id = ++this.#next;
     return new Promise((resolve, reject) => {

@@ -32,6 +32,8 @@ export type AppendOutcome = { seq: number } | { existing: unknown[] };
  */
 export class StoreWrites {
   private readonly sql: Statements;
+  /** `insertTurn` in an IMMEDIATE transaction (a savepoint inside a batch). */
+  readonly #insert: (input: AppendInput) => number;
 
   /** `sql`: the connection's statements when the caller has prepared them already. */
   constructor(
@@ -40,7 +42,7 @@ export class StoreWrites {
   ) {
     this.sql = sql;
     // Wrapped once: making a better-sqlite3 transaction costs ~10 µs a call.
-    this.append = this.immediate(this.append);
+    this.#insert = this.immediate(this.insertTurn);
     this.deleteMessages = this.immediate(this.deleteMessages);
     this.deleteConversation = this.immediate(this.deleteConversation);
     this.forgetParticipant = this.immediate(this.forgetParticipant);
@@ -48,18 +50,32 @@ export class StoreWrites {
     this.recordDeletion = this.immediate(this.recordDeletion);
   }
 
+  /**
+   * Writes a new turn, or returns the stored row it repeats. The common case is a new turn,
+   * so it is written straight away: a repeat is refused by the unique indexes, the turn's
+   * transaction (a savepoint inside a batch) rolls back, and only then is the row read.
+   */
   append(input: AppendInput): AppendOutcome {
+    try {
+      return { seq: this.#insert(input) };
+    } catch (error) {
+      if (error !== REPEATED) throw error;
+      const { row } = input;
+      const s = this.sql;
+      const seq = s.findDuplicateSeq.get(
+        row.id,
+        row.channelType,
+        row.channelId,
+        row.platformMessageId,
+      );
+      return { existing: s.getBySeq.get(seq) as unknown[] };
+    }
+  }
+
+  /** The new turn's seq; throws REPEATED (rolling the turn back) for a stored one. */
+  private insertTurn(input: AppendInput): number {
     const { row } = input;
     const s = this.sql;
-    // The common case is a new turn: look through the unique indexes only, and read the
-    // whole row just for a duplicate.
-    const found = s.findDuplicateSeq.get(
-      row.id,
-      row.channelType,
-      row.channelId,
-      row.platformMessageId,
-    );
-    if (found !== undefined) return { existing: s.getBySeq.get(found) as unknown[] };
     s.upsertParticipant.run({
       id: row.participantId,
       kind: input.kind,
@@ -67,11 +83,13 @@ export class StoreWrites {
       ts: row.timestamp,
     });
     s.upsertConversation.run({ ...row, channelName: input.channelName });
-    const seq = Number(s.insertMessage.run(row).lastInsertRowid);
+    const inserted = s.insertMessage.run(row);
+    if (inserted.changes === 0) throw REPEATED;
+    const seq = Number(inserted.lastInsertRowid);
     for (const participantId of input.mentions) {
       s.insertMention.run(seq, row.conversationId, participantId, row.timestamp);
     }
-    return { seq };
+    return seq;
   }
 
   deleteMessages(conversationId: string, ids: string[]): number {
@@ -134,6 +152,9 @@ export class StoreWrites {
     return (...args) => transaction.immediate(...args);
   }
 }
+
+/** Thrown inside `append`'s transaction to roll back a turn that is already stored. */
+const REPEATED = Symbol('repeated turn');
 
 /**
  * The names of the write calls, and each one's arguments and result, for the writer seam.

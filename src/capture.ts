@@ -383,7 +383,7 @@ export class CaptureWriter {
   async #apply(op: Operation): Promise<CaptureOutcome> {
     try {
       if (op.kind === 'append') {
-        const { inserted } = await this.#store.append(op.message);
+        const { inserted } = await this.#store.append(op.message, { background: true });
         this.#counts[inserted ? 'stored' : 'duplicates']++;
         return inserted ? 'stored' : 'duplicate';
       }

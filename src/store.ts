@@ -68,6 +68,14 @@ export interface AppendResult {
   inserted: boolean;
 }
 
+export interface AppendOptions {
+  /**
+   * The caller does not wait on this write to go on (capture): a store may hand it to a
+   * background writer and commit it with others, rather than write it at once.
+   */
+  background?: boolean;
+}
+
 export interface ForgetOptions {
   /** `delete` removes the rows (default); `redact` keeps them with the text and name blanked. */
   mode?: 'delete' | 'redact';
@@ -87,7 +95,7 @@ export interface ForgetOptions {
  */
 export interface ConversationStore {
   /** Stores a turn once: a repeated `id`, or a repeated platform message, stores nothing. */
-  append(message: NewMessage): Promise<AppendResult>;
+  append(message: NewMessage, options?: AppendOptions): Promise<AppendResult>;
   /** The most recent `limit` matching turns, oldest first (ties: insertion order). */
   get(conversationId: string, options?: GetOptions): Promise<StoredMessage[]>;
   /** Relevance-ranked search in one conversation; the query is plain words, never syntax. */

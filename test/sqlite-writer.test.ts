@@ -98,11 +98,12 @@ describe('SqliteConversationStore writer thread', () => {
 
   it('refuses only the call that cannot cross to the thread', async () => {
     // given a turn holding a function where an id belongs, made in the same turn as good ones
+    // and, as capture's are, handed to the thread
     const store = storeAt();
     const bad = turn('C1');
     bad.metadata.mentions = [(() => 'U2') as unknown as string];
     const calls = [turn('C2'), bad, turn('C3')].map((t) =>
-      store.append(t).then(
+      store.append(t, { background: true }).then(
         () => 'stored',
         (error: unknown) => error,
       ),
@@ -116,6 +117,37 @@ describe('SqliteConversationStore writer thread', () => {
     expect((failed as StoreError).transient).toBe(false);
     expect((failed as StoreError).message).toMatch(/cannot hand this append to the writer thread/);
     expect([first, last]).toEqual(['stored', 'stored']);
+  });
+
+  it("writes an awaited append on the caller's connection when the file is free, capture's on the thread", async () => {
+    // given a store on a file nobody else is writing
+    const store = storeAt();
+    const changes = () => store.db.prepare('SELECT total_changes()').pluck().get() as number;
+    const before = changes();
+
+    // when one append is awaited and one is handed over as capture hands them
+    await store.append(turn());
+    const direct = changes();
+    await store.append(turn(), { background: true });
+
+    // then the first was written by the store's own connection, the second by the thread
+    expect(direct).toBeGreaterThan(before);
+    expect(changes()).toBe(direct);
+    expect(await store.get('slack:T1:C1')).toHaveLength(2);
+  });
+
+  it('does not let an awaited append overtake the writes queued for the thread', async () => {
+    // given turns handed to the thread and not yet written
+    const store = storeAt();
+    const queued = [turn(), turn()].map((t) => store.append(t, { background: true }));
+
+    // when an awaited append follows at once
+    const last = store.append(turn());
+
+    // then it is stored after them
+    const results = await Promise.all([...queued, last]);
+    const sequences = results.map((r) => r.message.sequence!);
+    expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
   });
 
   it('keeps the event loop free while another connection holds the write lock', async () => {

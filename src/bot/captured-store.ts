@@ -1,5 +1,6 @@
 import type { CaptureWriter } from '../capture.js';
 import type {
+  AppendOptions,
   ConversationStore,
   ConversationSummary,
   ForgetOptions,
@@ -41,8 +42,8 @@ export class CapturedStore implements ConversationStore {
       this.has = (message) => this.#afterCaptures(() => has.call(store, message));
   }
 
-  append(message: NewMessage) {
-    return this.store.append(message);
+  append(message: NewMessage, options?: AppendOptions) {
+    return this.store.append(message, options);
   }
 
   get(conversationId: string, options?: GetOptions): Promise<StoredMessage[]> {

@@ -9,9 +9,10 @@ import { removeDb } from './store-write.js';
 const CALLERS = 8;
 
 /**
- * Where `append`'s time goes, on fresh files side by side: the default store (writer thread)
- * and `writerThread: false` one call at a time, the default store with several callers at once
- * (as capture under load: different channels' turns together), and the hand-written inserts.
+ * Where `append`'s time goes, on fresh files side by side: capture's appends (`background`,
+ * on the writer thread) and `writerThread: false` one call at a time, capture's appends from
+ * several callers at once (as under load: different channels' turns together), and the
+ * hand-written inserts.
  */
 export async function measureAppendModes(corpus: Corpus, dir: string, count: number) {
   const paths = ['thread', 'inline', 'callers', 'raw'].map((name) => join(dir, `modes-${name}.db`));
@@ -28,7 +29,7 @@ export async function measureAppendModes(corpus: Corpus, dir: string, count: num
   for (let done = 0; done < count; done += CHUNK) {
     const turns = corpus.take(Math.min(CHUNK, count - done));
     let start = performance.now();
-    for (const turn of turns) await thread!.append(turn);
+    for (const turn of turns) await thread!.append(turn, { background: true });
     ms.thread += performance.now() - start;
     start = performance.now();
     for (const turn of turns) await inline!.append(turn);
@@ -36,7 +37,7 @@ export async function measureAppendModes(corpus: Corpus, dir: string, count: num
     start = performance.now();
     let next = 0;
     const caller = async () => {
-      while (next < turns.length) await callers!.append(turns[next++]!);
+      while (next < turns.length) await callers!.append(turns[next++]!, { background: true });
     };
     await Promise.all(Array.from({ length: CALLERS }, caller));
     ms.callers += performance.now() - start;
@@ -51,10 +52,10 @@ export async function measureAppendModes(corpus: Corpus, dir: string, count: num
   console.log(
     note(
       `where append's time goes (${count.toLocaleString('en')} more turns each, fresh files): ` +
-        `one call at a time on the writer thread ${rate(ms.thread)} (${share(ms.thread)}: each ` +
-        `call waits for the thread and back); inline (writerThread: false) ${rate(ms.inline)} ` +
-        `(${share(ms.inline)}, the event loop blocked for each commit); ${CALLERS} callers at ` +
-        `once on the writer thread ${rate(ms.callers)} (${share(ms.callers)}, committed ` +
+        `capture's appends (background: true) one at a time on the writer thread ` +
+        `${rate(ms.thread)} (${share(ms.thread)}: each call waits for the thread and back); ` +
+        `writerThread: false ${rate(ms.inline)} (${share(ms.inline)}); ${CALLERS} callers of ` +
+        `capture's appends at once ${rate(ms.callers)} (${share(ms.callers)}, committed ` +
         `together); raw ${rate(ms.raw)}`,
     ),
   );

@@ -81,8 +81,10 @@ export async function measureAppend(
   );
   console.log(
     note(
-      `${int(count)} turns each, one call (one IMMEDIATE transaction) per turn, into two ` +
-        `fresh files side by side, ${int(CHUNK)} at a time, alternating which goes first`,
+      `${int(count)} turns each, one awaited call (one IMMEDIATE transaction) per turn, into ` +
+        `two fresh files side by side, ${int(CHUNK)} at a time, alternating which goes first; ` +
+        `the store's default writer: on the calling thread while the file is free, on the ` +
+        `writer thread when another connection holds the lock`,
     ),
   );
   console.log(
