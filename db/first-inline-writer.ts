@@ -12,8 +12,8 @@ import {
 /**
  * The SQLite store's writer for files. A write someone waits for (`run`) happens on the
  * caller's connection when it can happen at once: nothing is queued for the writer thread (so
- * it cannot overtake one of those calls) and the file's write lock is free (tried without
- * waiting). Otherwise it goes to the writer thread, so another process holding the lock never
+ * it cannot overtake one of those calls), no transaction is open on that connection, and the
+ * file's write lock is free (tried without waiting). Otherwise it goes to the writer thread, so another process holding the lock never
  * stalls the event loop. A write nobody waits for (`queue`: capture) always goes to the
  * thread, so a busy bot's event loop does not pay for its commits.
  *
@@ -25,6 +25,7 @@ import {
  */
 export class FirstInlineWriter implements Writer {
   readonly #writes: StoreWrites;
+  readonly #db: Database.Database;
   readonly #noWait: Database.Statement;
   readonly #wait: Database.Statement;
 
@@ -34,6 +35,7 @@ export class FirstInlineWriter implements Writer {
     sql: Statements,
     busyTimeoutMs: number,
   ) {
+    this.#db = db;
     this.#writes = new StoreWrites(db, sql);
     this.#noWait = db.prepare('PRAGMA busy_timeout = 0');
     this.#wait = db.prepare(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
@@ -44,7 +46,8 @@ export class FirstInlineWriter implements Writer {
   }
 
   run<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>> {
-    if (this.thread.idle) {
+    // Not inside a transaction someone opened on this connection: the write would join it.
+    if (this.thread.idle && !this.#db.inTransaction) {
       this.#noWait.get();
       try {
         return Promise.resolve(callWrite(this.#writes, name, args) as WriteResult<K>);

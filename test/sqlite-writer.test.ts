@@ -136,6 +136,19 @@ describe('SqliteConversationStore writer thread', () => {
     expect(await store.get('slack:T1:C1')).toHaveLength(2);
   });
 
+  it("does not write an awaited append into a transaction opened on the store's connection", async () => {
+    // given a transaction someone opened on store.db for raw SQL
+    const store = storeAt();
+    store.db.exec('BEGIN');
+
+    // when an append is awaited meanwhile, and that transaction is then rolled back
+    await store.append(turn());
+    store.db.exec('ROLLBACK');
+
+    // then the turn is still stored: it was written on its own, not inside that transaction
+    expect(await store.get('slack:T1:C1')).toHaveLength(1);
+  });
+
   it('does not let an awaited append overtake the writes queued for the thread', async () => {
     // given turns handed to the thread and not yet written
     const store = storeAt();
