@@ -13,9 +13,10 @@ import {
  * The SQLite store's writer for files. A write someone waits for (`run`) happens on the
  * caller's connection when it can happen at once: nothing is queued for the writer thread (so
  * it cannot overtake one of those calls), no transaction is open on that connection, and the
- * file's write lock is free (tried without waiting). Otherwise it goes to the writer thread, so another process holding the lock never
- * stalls the event loop. A write nobody waits for (`queue`: capture) always goes to the
- * thread, so a busy bot's event loop does not pay for its commits.
+ * file's write lock is free (tried without waiting). Otherwise it goes to the writer thread,
+ * so another process holding the lock never stalls the event loop. A write nobody waits for
+ * (`queue`: capture) always goes to the thread, so a busy bot's event loop does not pay for
+ * its commits.
  *
  * @example
  * ```ts
