@@ -59,11 +59,15 @@ export class FirstInlineWriter implements Writer {
         this.#wait.get();
       }
     }
-    return this.thread.queue(name, ...args);
+    return this.thread.run(name, ...args);
   }
 
   queue<K extends WriteName>(name: K, ...args: WriteArgs<K>): Promise<WriteResult<K>> {
     return this.thread.queue(name, ...args);
+  }
+
+  flush(): void {
+    this.thread.flush();
   }
 
   close(): Promise<void> {

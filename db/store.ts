@@ -75,6 +75,8 @@ export class SqliteConversationStore implements ConversationStore {
    * writes go through SQLite's locking like any other process's.
    */
   readonly db: Database.Database;
+  /** Every write, on this connection or the writer thread, runs in call order. */
+  readonly writesInOrder = true;
   private readonly sql: Statements;
   private readonly cache = new Map<string, Database.Statement>();
   /** Where writes run: the writer thread for files, this connection for `:memory:`. */
@@ -299,6 +301,11 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   /** Closes the connection; later calls fail with a StoreError. Closing twice is fine. */
+  /** The `background` appends held back go to the writer thread now (see `AppendOptions`). */
+  flush(): void {
+    this.writer.flush();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -9,7 +9,31 @@ export interface WriterThreadData {
   walLimitBytes: number;
   /** The thread's end of the channel the calls and answers cross. */
   port: MessagePort;
+  /** Two `Int32` slots shared with the store: see {@link Doorbell}. */
+  bell: SharedArrayBuffer;
 }
+
+/**
+ * How the store wakes its writer thread. The thread does not sleep in its event loop (a
+ * message posted there would wake it, at a cost to the poster): it waits on `rings` with
+ * `Atomics.wait`, looks at its port every {@link POLL_MS} while calls keep coming, and takes
+ * everything that arrived as one batch. The store bumps `rings` and notifies only when someone
+ * waits for a call (`run`, `flush`, `close`), or when the thread has found nothing for a while
+ * and sleeps until rung (`asleep` is 1).
+ *
+ * @example
+ * ```ts
+ * Atomics.add(bell, Doorbell.rings, 1);
+ * Atomics.notify(bell, Doorbell.rings);
+ * ```
+ */
+export const Doorbell = { rings: 0, asleep: 1 } as const;
+
+/** How often the thread looks at its port while calls keep coming, ms. */
+export const POLL_MS = 10;
+
+/** After this long with nothing to do, the thread sleeps until rung, ms. */
+export const SLEEP_AFTER_MS = 1000;
 
 /** One write call. */
 export interface Call {

@@ -1,12 +1,15 @@
 import { statSync } from 'node:fs';
-import { receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { type MessagePort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { configureConnection } from './pragmas.js';
 import {
   type Answer,
   type Call,
+  Doorbell,
+  POLL_MS,
   type Reply,
   type Request,
+  SLEEP_AFTER_MS,
   type WriterThreadData,
   serializeError,
 } from './writer-protocol.js';
@@ -15,8 +18,9 @@ import { StoreWrites, callWrite } from './writes.js';
 /**
  * The SQLite store's writer thread (see `ThreadWriter` in `db/writer.ts`): opens its own
  * connection to the file the store has already migrated, then answers write calls in order.
- * What has queued up while it was busy is committed in one transaction, each call in a
- * savepoint of its own: one call failing leaves the others written.
+ * It waits on the store's doorbell, not in its event loop (see `Doorbell`); what has arrived
+ * since its last look is committed in one transaction, each call in a savepoint of its own:
+ * one call failing leaves the others written.
  */
 
 /** Most calls committed together. */
@@ -27,7 +31,7 @@ type Group = (calls: Call[], answers: Answer[]) => void;
 /** How often the thread looks at the WAL's size, at most. */
 const WAL_CHECK_MS = 1000;
 
-function start({ path, busyTimeoutMs, walLimitBytes, port }: WriterThreadData): void {
+function start({ path, busyTimeoutMs, walLimitBytes, port, bell }: WriterThreadData): void {
   let writes: StoreWrites;
   try {
     const db = new Database(path, { fileMustExist: true, timeout: busyTimeoutMs });
@@ -55,23 +59,48 @@ function start({ path, busyTimeoutMs, walLimitBytes, port }: WriterThreadData): 
     }
   };
 
-  port.on('message', (first: Request) => {
-    const batch = [...first];
-    while (batch.length < MAX_BATCH) {
-      const next = receiveMessageOnPort(port);
-      if (next === undefined) break;
-      batch.push(...(next.message as Request));
+  port.postMessage({ ready: true } satisfies Reply);
+  const rings = new Int32Array(bell);
+  let quietSince = Date.now();
+  for (;;) {
+    const rung = Atomics.load(rings, Doorbell.rings);
+    const batch = take(port);
+    if (batch.length === 0) {
+      const sleep = Date.now() - quietSince >= SLEEP_AFTER_MS;
+      // Asleep from here, then one more look: a call posted before the store could see the
+      // flag is found now, and one posted after it rings.
+      if (sleep) Atomics.store(rings, Doorbell.asleep, 1);
+      const late = sleep ? take(port) : [];
+      if (late.length === 0) {
+        Atomics.wait(rings, Doorbell.rings, rung, sleep ? Infinity : POLL_MS);
+        Atomics.store(rings, Doorbell.asleep, 0);
+        continue;
+      }
+      Atomics.store(rings, Doorbell.asleep, 0);
+      batch.push(...late);
     }
+    quietSince = Date.now();
     const closeAt = batch.findIndex((request) => 'close' in request);
     const calls = (closeAt === -1 ? batch : batch.slice(0, closeAt)) as Call[];
     if (calls.length > 0) port.postMessage(commit(writes, group, calls) satisfies Reply);
-    if (closeAt === -1) keepWalShort();
     if (closeAt !== -1) {
       writes.db.close();
       port.close();
+      return;
     }
-  });
-  port.postMessage({ ready: true } satisfies Reply);
+    keepWalShort();
+  }
+}
+
+/** What has arrived on the port, in order, up to `MAX_BATCH` calls. */
+function take(port: MessagePort): Request {
+  const batch: Request = [];
+  while (batch.length < MAX_BATCH) {
+    const next = receiveMessageOnPort(port);
+    if (next === undefined) break;
+    batch.push(...(next.message as Request));
+  }
+  return batch;
 }
 
 function commit(writes: StoreWrites, group: Database.Transaction<Group>, calls: Call[]): Answer[] {

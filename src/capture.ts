@@ -86,9 +86,10 @@ interface Entry {
 /**
  * Writes turns to a store in order and never loses one to a passing failure.
  *
- * While the store works, each operation is written straight through. Operations on one
- * platform channel reach the store one at a time, in call order; operations waiting on
- * different channels are handed over together (see `#takeWave`). When a write fails for
+ * While the store works, each operation is written straight through, in call order. The
+ * operations waiting are handed over together, up to 64 at once, when the store applies
+ * writes in call order (`writesInOrder`); to any other store, operations on one platform
+ * channel go one at a time (see `#takeWave`). When a write fails for
  * a passing reason (locked, full, closed, I/O; see {@link isPermanentStoreFailure}) the
  * operation goes into a bounded FIFO buffer and resolves `'buffered'`; a timer retries the
  * head with exponential backoff and jitter (capped at `retryMaxMs`), and every later
@@ -223,6 +224,8 @@ export class CaptureWriter {
   settled(): Promise<void> {
     const ticket = this.#tickets;
     if (this.#triedUpTo(ticket)) return Promise.resolve();
+    // A store may hold background appends back to commit them together: not these.
+    this.#store.flush?.();
     return new Promise((resolve) => this.#waiters.push({ ticket, resolve }));
   }
 
@@ -330,7 +333,10 @@ export class CaptureWriter {
     try {
       for (let wave = this.#takeWave(); wave.length > 0; wave = this.#takeWave()) {
         this.#wave = wave;
-        const outcomes = await Promise.all(wave.map((entry) => this.#apply(entry.op)));
+        const applied = Promise.all(wave.map((entry) => this.#apply(entry.op)));
+        // Someone waits for these: the store should not hold them back (see `settled`).
+        if (this.#waiters.length > 0) this.#store.flush?.();
+        const outcomes = await applied;
         this.#wave = [];
         const failed = wave.filter((_, i) => outcomes[i] === 'buffered');
         if (failed.length === 0 && outcomes.some((outcome) => outcome !== 'rejected')) {
@@ -361,19 +367,23 @@ export class CaptureWriter {
   }
 
   /**
-   * The next operations to hand the store at once: from the head of the queue, in order, up
-   * to the first one in a place (platform channel) already taken. Operations on one channel
-   * therefore reach the store one at a time, in order (an edit after its turn, a reply after
-   * the turn it answers), while different channels' writes go together, which a store can
-   * commit as one (the SQLite store's writer thread does).
+   * The next operations to hand the store at once, from the head of the queue, in order. A
+   * store that applies writes in call order (`writesInOrder`) takes up to `MAX_WAVE` of them,
+   * whatever their channel. Any other store gets operations on one platform channel one at a
+   * time (an edit after its turn, a reply after the turn it answers): the wave stops at the
+   * first operation on a channel already in it. Either way a store can commit a wave as one
+   * (the SQLite store's writer thread does).
    */
   #takeWave(): Entry[] {
     const wave: Entry[] = [];
-    const places = new Set<string>();
+    const places = this.#store.writesInOrder === true ? undefined : new Set<string>();
     for (let head = this.#queue[0]; head !== undefined; head = this.#queue[0]) {
-      const place = placeOf(head.op);
-      if (places.has(place) || wave.length >= MAX_WAVE) break;
-      places.add(place);
+      if (wave.length >= MAX_WAVE) break;
+      if (places !== undefined) {
+        const place = placeOf(head.op);
+        if (places.has(place)) break;
+        places.add(place);
+      }
       wave.push(this.#shift()!);
     }
     return wave;

@@ -62,6 +62,8 @@ const BM25_B = 0.75;
  * ```
  */
 export class InMemoryConversationStore implements ConversationStore {
+  /** Every write is applied before its call returns. */
+  readonly writesInOrder = true;
   readonly #maxConversations: number;
   readonly #maxMessages: number;
   readonly #tokenizer: Tokenizer;

@@ -71,7 +71,8 @@ export interface AppendResult {
 export interface AppendOptions {
   /**
    * The caller does not wait on this write to go on (capture): a store may hand it to a
-   * background writer and commit it with others, rather than write it at once.
+   * background writer and commit it with others a little later (see `flush`), rather than
+   * write it at once.
    */
   background?: boolean;
 }
@@ -127,6 +128,17 @@ export interface ConversationStore {
    * without waiting for the write (see `CaptureWriter.accept`), and appends first without it.
    */
   has?(message: NewMessage): Promise<boolean>;
+  /**
+   * True when the store applies its writes one at a time in the order they were called, even
+   * while earlier ones are still pending. Capture then hands it many writes for one channel at
+   * once (a reply with the turn it answers) instead of waiting for each in turn.
+   */
+  readonly writesInOrder?: boolean;
+  /**
+   * Hands over now the `background` appends a store holds back to commit them together:
+   * someone waits for them (capture's `settled`, before an agent reads). Optional.
+   */
+  flush?(): void;
 
   close?(): Promise<void>;
 }

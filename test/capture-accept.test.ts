@@ -11,6 +11,12 @@ class HeldStore extends InMemoryConversationStore {
   #gate = deferred();
   held = 0;
   failHas = false;
+  /** Calls to `flush`: someone waited for the writes handed over. */
+  flushes = 0;
+
+  flush(): void {
+    this.flushes++;
+  }
 
   release(): void {
     this.#gate.resolve();
@@ -70,6 +76,25 @@ describe('CaptureWriter.accept', () => {
     await done;
     expect(await ids(store)).toEqual(['telegram:42:1']);
     expect(writer.stats).toMatchObject({ stored: 1, duplicates: 0 });
+  });
+
+  it('asks the store not to hold back the writes someone waits for', async () => {
+    // given a turn being written, and a second one queued behind it
+    const store = new HeldStore();
+    const writer = new CaptureWriter(store, { logger: silentLogger });
+    await writer.accept(turn(1));
+    await tick();
+    await writer.accept(turn(2));
+
+    // when someone waits for both
+    const done = writer.settled();
+
+    // then the store is asked to hand over what it holds now, and again for the second turn
+    expect(store.flushes).toBe(1);
+    store.release();
+    await done;
+    expect(store.flushes).toBe(2);
+    expect(await ids(store)).toEqual(['telegram:42:1', 'telegram:42:2']);
   });
 
   it('recognises a retry of a turn still being written, by id or by platform message', async () => {

@@ -170,19 +170,24 @@ describe('CaptureWriter', () => {
     expect(stored.map((m) => m.content)).toEqual(['turn 1', 'turn 2', 'turn 3', 'turn 4']);
   });
 
-  it("hands different channels' writes to the store together, one channel's one at a time", async () => {
-    // given a store that answers only when told, and records what it was handed
+  /** A store that answers only when told, records what it was handed, and may say it writes in order. */
+  function heldStore(writesInOrder: boolean) {
     const inner = new InMemoryConversationStore();
     const handed: string[] = [];
     const answers: (() => void)[] = [];
     const store: ConversationStore = Object.assign(Object.create(inner) as ConversationStore, {
+      writesInOrder,
       append: async (message: NewMessage) => {
         handed.push(message.id);
         await new Promise<void>((resolve) => answers.push(resolve));
         return inner.append(message);
       },
     });
-    const { writer } = writerFor(store);
+    return { inner, handed, answers, store };
+  }
+
+  /** Turns 1 and 2 on channel 42, with a turn on channels 7 and 8 between them. */
+  function fourTurns(writer: CaptureWriter) {
     const elsewhere = (n: number, channelId: string): NewMessage => {
       const base = turn(n);
       return {
@@ -192,14 +197,21 @@ describe('CaptureWriter', () => {
         metadata: { ...base.metadata, channelId },
       };
     };
-
-    // when one channel gets two turns and two other channels one each, all at once
-    const outcomes = Promise.all([
+    return Promise.all([
       writer.append(turn(1)),
       writer.append(elsewhere(1, '7')),
       writer.append(turn(2)),
       writer.append(elsewhere(1, '8')),
     ]);
+  }
+
+  it("hands different channels' writes to the store together, one channel's one at a time", async () => {
+    // given a store that answers only when told and does not promise to write in call order
+    const { inner, handed, answers, store } = heldStore(false);
+    const { writer } = writerFor(store);
+
+    // when one channel gets two turns and two other channels one each, all at once
+    const outcomes = fourTurns(writer);
     await vi.waitFor(() => expect(handed).toHaveLength(2));
 
     // then the store holds the first turn of each channel up to the second turn of channel 42
@@ -208,6 +220,22 @@ describe('CaptureWriter', () => {
     // and the rest follow together once those are answered, channel 42's second turn first
     await vi.waitFor(() => expect(handed).toHaveLength(4));
     expect(handed.slice(2)).toEqual(['telegram:42:2', 'telegram:8:1']);
+    answers.splice(0).forEach((answer) => answer());
+    expect(await outcomes).toEqual(['stored', 'stored', 'stored', 'stored']);
+    expect(await contents(inner)).toEqual(['turn 1', 'turn 2']);
+  });
+
+  it('hands a store that writes in call order every waiting write at once, in order', async () => {
+    // given a store that answers only when told and applies writes in call order
+    const { inner, handed, answers, store } = heldStore(true);
+    const { writer } = writerFor(store);
+
+    // when one channel gets two turns and two other channels one each, all at once
+    const outcomes = fourTurns(writer);
+
+    // then all four are handed over together, in call order, channel 42's second turn included
+    await vi.waitFor(() => expect(handed).toHaveLength(4));
+    expect(handed).toEqual(['telegram:42:1', 'telegram:7:1', 'telegram:42:2', 'telegram:8:1']);
     answers.splice(0).forEach((answer) => answer());
     expect(await outcomes).toEqual(['stored', 'stored', 'stored', 'stored']);
     expect(await contents(inner)).toEqual(['turn 1', 'turn 2']);

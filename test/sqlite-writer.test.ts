@@ -7,6 +7,7 @@ import { SqliteConversationStore, type SqliteStoreOptions } from 'colloquy/sqlit
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toInsert } from '../db/rows.js';
 import { InlineWriter, ThreadWriter } from '../db/writer.js';
+import { SLEEP_AFTER_MS } from '../db/writer-protocol.js';
 
 // The SQLite store's writes run on a worker thread with a connection of its own (db/writer.ts).
 
@@ -196,6 +197,25 @@ describe('SqliteConversationStore writer thread', () => {
     expect((await Promise.all(pending)).every((r) => r.inserted)).toBe(true);
     const check = new Database(path, { readonly: true });
     expect(check.prepare('SELECT count(*) FROM messages').pluck().get()).toBe(50);
+    check.close();
+  });
+
+  it('wakes the thread for background appends and for closing after it has slept', async () => {
+    // given a store whose thread had nothing to do for longer than SLEEP_AFTER_MS
+    const path = join(dir, 'colloquy.db');
+    const store = new SqliteConversationStore({ path });
+    await store.append(turn(), { background: true });
+    await new Promise((resolve) => setTimeout(resolve, SLEEP_AFTER_MS + 200));
+
+    // when capture hands it background appends, then the store closes
+    const pending = Array.from({ length: 20 }, () => store.append(turn(), { background: true }));
+    expect((await Promise.all(pending)).every((r) => r.inserted)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, SLEEP_AFTER_MS + 200));
+    await store.close();
+
+    // then every turn is in the file (a thread left asleep would hang either step)
+    const check = new Database(path, { readonly: true });
+    expect(check.prepare('SELECT count(*) FROM messages').pluck().get()).toBe(21);
     check.close();
   });
 

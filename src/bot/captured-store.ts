@@ -42,6 +42,14 @@ export class CapturedStore implements ConversationStore {
       this.has = (message) => this.#afterCaptures(() => has.call(store, message));
   }
 
+  get writesInOrder(): boolean | undefined {
+    return this.store.writesInOrder;
+  }
+
+  flush(): void {
+    this.store.flush?.();
+  }
+
   append(message: NewMessage, options?: AppendOptions) {
     return this.store.append(message, options);
   }

@@ -19,7 +19,7 @@ import type { Outcome } from './store.js';
 import { removeDb } from './store-write.js';
 
 export interface PipelineBenchOptions {
-  /** Inbound updates per variant, timed (default 2,000). */
+  /** Inbound updates per variant, timed (default 4,000). */
   events: number;
   /** Folder for the database file. */
   dir: string;
@@ -30,7 +30,11 @@ export interface PipelineBenchOptions {
 }
 
 const SECRET = 'bench-webhook-secret';
-const BLOCKS = 8;
+/**
+ * Timed blocks per variant, run in alternating order: the machine's speed drifts by a third
+ * within a minute on a shared VM, and short alternating blocks weigh that drift on all alike.
+ */
+const BLOCKS = 16;
 
 /** The trivial agent: answers every turn that concerns it with a fixed text, at once. */
 class FixedReplyAgent implements Agent {
