@@ -185,8 +185,13 @@ export class ThreadWriter implements Writer {
     if (this.#inline !== undefined) return this.#inline.run(name, ...args);
     const id = ++this.#next;
     return new Promise<WriteResult<K>>((resolve, reject) => {
-      const waiting = { name, args, resolve: resolve as (v: unknown) => void, reject };
-      this.#waiting.set(id, { ...waiting, posted: false });
+      this.#waiting.set(id, {
+        name,
+        args,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        posted: false,
+      });
       if (this.#waiting.size === 1) this.#port.ref();
       this.#outbox.push({ id, name, args });
       if (urgent) this.flush();

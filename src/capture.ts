@@ -305,7 +305,8 @@ export class CaptureWriter {
       return Promise.resolve('buffered');
     }
     return new Promise((settle) => {
-      this.#push({ ...entry, settle });
+      entry.settle = settle;
+      this.#push(entry);
       void this.#run();
     });
   }
