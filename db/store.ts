@@ -34,7 +34,7 @@ import {
 import { type Statements, prepareStatements } from './statements.js';
 import { FirstInlineWriter } from './first-inline-writer.js';
 import { InlineWriter, ThreadWriter, type Writer } from './writer.js';
-import type { AppendInput } from './writes.js';
+import type { AppendInput, AppendOutcome } from './writes.js';
 
 export type { SqliteStoreOptions } from './connection.js';
 
@@ -135,10 +135,15 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   /** `background` (capture): on the writer thread, committed with others; see `FirstInlineWriter`. */
-  async append(message: NewMessage, options: AppendOptions = {}): Promise<AppendResult> {
-    return this.guard('append a turn', message.conversationId, async () => {
+  append(message: NewMessage, options: AppendOptions = {}): Promise<AppendResult> {
+    // Not `guard`: capture calls this for every turn, and each async layer costs the event loop.
+    const action = 'append a turn';
+    let timestamp: string;
+    let write: Promise<AppendOutcome>;
+    try {
+      this.assertOpen(action, message.conversationId);
       const context = { conversationId: message.conversationId, messageId: message.id };
-      const timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
+      timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
       const input: AppendInput = {
         row: toInsert(message, timestamp),
         kind: message.participant.kind,
@@ -146,13 +151,21 @@ export class SqliteConversationStore implements ConversationStore {
         channelName: message.metadata.channelName ?? null,
         mentions: message.metadata.mentions,
       };
-      const outcome = options.background
-        ? await this.writer.queue('append', input)
-        : await this.writer.run('append', input);
-      return 'seq' in outcome
-        ? { message: { ...message, timestamp, sequence: outcome.seq }, inserted: true }
-        : { message: read(outcome.existing), inserted: false };
-    });
+      write = options.background
+        ? this.writer.queue('append', input)
+        : this.writer.run('append', input);
+    } catch (error) {
+      return Promise.reject(storeError(action, message.conversationId, error));
+    }
+    return write.then(
+      (outcome): AppendResult =>
+        'seq' in outcome
+          ? { message: { ...message, timestamp, sequence: outcome.seq }, inserted: true }
+          : { message: read(outcome.existing), inserted: false },
+      (error: unknown) => {
+        throw storeError(action, message.conversationId, error);
+      },
+    );
   }
 
   async get(conversationId: string, options: GetOptions = {}): Promise<StoredMessage[]> {
@@ -370,23 +383,32 @@ export class SqliteConversationStore implements ConversationStore {
     conversationId: string | undefined,
     fn: () => T | Promise<T>,
   ): Promise<T> {
+    this.assertOpen(action, conversationId);
+    try {
+      return await fn();
+    } catch (error) {
+      throw storeError(action, conversationId, error);
+    }
+  }
+
+  private assertOpen(action: string, conversationId: string | undefined): void {
     if (this.closed) {
       throw new StoreError(`cannot ${action}: the store is closed`, {
         conversationId,
         transient: true,
       });
     }
-    try {
-      return await fn();
-    } catch (error) {
-      if (error instanceof ColloquyError) throw error;
-      throw new StoreError(`cannot ${action}: ${explain(error)}`, {
-        conversationId,
-        cause: error,
-        transient: isTransient(error),
-      });
-    }
   }
+}
+
+/** A failure of one store call as a StoreError with context and cause (a ColloquyError as is). */
+function storeError(action: string, conversationId: string | undefined, error: unknown) {
+  if (error instanceof ColloquyError) return error;
+  return new StoreError(`cannot ${action}: ${explain(error)}`, {
+    conversationId,
+    cause: error,
+    transient: isTransient(error),
+  });
 }
 
 /** Exactly the three keys that name a platform message (the statement binds no others). */

@@ -61,23 +61,29 @@ function start({ path, busyTimeoutMs, walLimitBytes, port, bell }: WriterThreadD
 
   port.postMessage({ ready: true } satisfies Reply);
   const rings = new Int32Array(bell);
+  let seen = Atomics.load(rings, Doorbell.rings);
+  let lookedAt = -Infinity;
   let quietSince = Date.now();
   for (;;) {
-    const rung = Atomics.load(rings, Doorbell.rings);
+    // One look per POLL_MS at most, unless rung since the last: a busy bot's turns are
+    // committed together, and the store's reads find their page cache warm between commits.
+    const wait = lookedAt + POLL_MS - Date.now();
+    if (wait > 0) Atomics.wait(rings, Doorbell.rings, seen, wait);
+    seen = Atomics.load(rings, Doorbell.rings);
+    lookedAt = Date.now();
     const batch = take(port);
     if (batch.length === 0) {
-      const sleep = Date.now() - quietSince >= SLEEP_AFTER_MS;
+      if (lookedAt - quietSince < SLEEP_AFTER_MS) continue;
       // Asleep from here, then one more look: a call posted before the store could see the
       // flag is found now, and one posted after it rings.
-      if (sleep) Atomics.store(rings, Doorbell.asleep, 1);
-      const late = sleep ? take(port) : [];
-      if (late.length === 0) {
-        Atomics.wait(rings, Doorbell.rings, rung, sleep ? Infinity : POLL_MS);
-        Atomics.store(rings, Doorbell.asleep, 0);
+      Atomics.store(rings, Doorbell.asleep, 1);
+      batch.push(...take(port));
+      if (batch.length === 0) Atomics.wait(rings, Doorbell.rings, seen);
+      Atomics.store(rings, Doorbell.asleep, 0);
+      if (batch.length === 0) {
+        lookedAt = -Infinity;
         continue;
       }
-      Atomics.store(rings, Doorbell.asleep, 0);
-      batch.push(...late);
     }
     quietSince = Date.now();
     const closeAt = batch.findIndex((request) => 'close' in request);

@@ -391,29 +391,39 @@ export class CaptureWriter {
   }
 
   /** Applies one operation; `buffered` when it should be retried, `rejected` when never. */
-  async #apply(op: Operation): Promise<CaptureOutcome> {
+  #apply(op: Operation): Promise<CaptureOutcome> {
+    const failed = (cause: unknown) => this.#failed(op, cause);
     try {
-      if (op.kind === 'append') {
-        const { inserted } = await this.#store.append(op.message, { background: true });
+      if (op.kind !== 'append') return this.#record(op).then(undefined, failed);
+      // A promise chain, not an async function: capture calls this twice a turn.
+      return this.#store.append(op.message, BACKGROUND).then(({ inserted }) => {
         this.#counts[inserted ? 'stored' : 'duplicates']++;
         return inserted ? 'stored' : 'duplicate';
-      }
-      const known =
-        op.kind === 'edit'
-          ? await this.#store.recordEdit(op.edit)
-          : await this.#store.recordDeletion(op.deletion);
-      if (!known) this.#logger.debug(`capture: ${op.kind} of an unknown message`, refOf(op));
-      this.#counts.stored++;
-      return 'stored';
+      }, failed);
     } catch (cause) {
-      this.#counts.failures++;
-      if (isPermanentStoreFailure(cause)) {
-        this.#reject(op, cause);
-        return 'rejected';
-      }
-      this.#report(op, cause);
-      return 'buffered';
+      return Promise.resolve(failed(cause));
     }
+  }
+
+  async #record(op: Exclude<Operation, { kind: 'append' }>): Promise<CaptureOutcome> {
+    const known =
+      op.kind === 'edit'
+        ? await this.#store.recordEdit(op.edit)
+        : await this.#store.recordDeletion(op.deletion);
+    if (!known) this.#logger.debug(`capture: ${op.kind} of an unknown message`, refOf(op));
+    this.#counts.stored++;
+    return 'stored';
+  }
+
+  /** A failed attempt: `rejected` when it can never succeed, `buffered` for a retry. */
+  #failed(op: Operation, cause: unknown): CaptureOutcome {
+    this.#counts.failures++;
+    if (isPermanentStoreFailure(cause)) {
+      this.#reject(op, cause);
+      return 'rejected';
+    }
+    this.#report(op, cause);
+    return 'buffered';
   }
 
   /** After a failure every waiting caller gets 'buffered' and later ones queue behind. */
@@ -538,6 +548,9 @@ export function isPermanentStoreFailure(error: unknown): boolean {
   }
   return false;
 }
+
+/** Capture's appends: nobody waits on them (see `AppendOptions.background`). */
+const BACKGROUND = Object.freeze({ background: true });
 
 /** Most operations handed to the store at once. */
 const MAX_WAVE = 64;
