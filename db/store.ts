@@ -168,7 +168,7 @@ export class SqliteConversationStore implements ConversationStore {
     );
   }
 
-  async get(conversationId: string, options: GetOptions = {}): Promise<StoredMessage[]> {
+  get(conversationId: string, options: GetOptions = {}): Promise<StoredMessage[]> {
     return this.guard('read turns', conversationId, () => {
       const normalized: GetOptions = { ...options };
       if (options.sinceTimestamp !== undefined) {
@@ -183,7 +183,7 @@ export class SqliteConversationStore implements ConversationStore {
     });
   }
 
-  async search(
+  search(
     conversationId: string,
     query: string,
     options: SearchOptions = {},
@@ -207,9 +207,7 @@ export class SqliteConversationStore implements ConversationStore {
     );
   }
 
-  async listConversations(
-    options: ListConversationsOptions = {},
-  ): Promise<Page<ConversationSummary>> {
+  listConversations(options: ListConversationsOptions = {}): Promise<Page<ConversationSummary>> {
     return this.guard('list conversations', undefined, () => {
       const limit = Math.max(1, Math.floor(options.limit ?? 50));
       const params: Record<string, string | number> = { limit: limit + 1 };
@@ -241,14 +239,14 @@ export class SqliteConversationStore implements ConversationStore {
     });
   }
 
-  async getConversation(conversationId: string): Promise<ConversationSummary | undefined> {
+  getConversation(conversationId: string): Promise<ConversationSummary | undefined> {
     return this.guard('read a conversation', conversationId, () => {
       const row = this.sql.getConversation.get(conversationId) as ConversationRow | undefined;
       return row === undefined ? undefined : toSummary(row);
     });
   }
 
-  async deleteConversation(conversationId: string): Promise<boolean> {
+  deleteConversation(conversationId: string): Promise<boolean> {
     return this.guard('delete a conversation', conversationId, () =>
       this.writer.run('deleteConversation', conversationId),
     );
@@ -261,28 +259,28 @@ export class SqliteConversationStore implements ConversationStore {
     );
   }
 
-  async recordEdit(edit: MessageEdit): Promise<boolean> {
+  recordEdit(edit: MessageEdit): Promise<boolean> {
     return this.guard('record an edit', undefined, () => {
       const editedAt = normalizeTimestamp(edit.editedAt, 'editedAt');
       return this.writer.run('recordEdit', platformRef(edit), edit.content, editedAt);
     });
   }
 
-  async recordDeletion(deletion: MessageDeletion): Promise<boolean> {
+  recordDeletion(deletion: MessageDeletion): Promise<boolean> {
     return this.guard('record a deletion', undefined, () => {
       const deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
       return this.writer.run('recordDeletion', platformRef(deletion), deletedAt);
     });
   }
 
-  async getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {
+  getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {
     return this.guard('read a summary', conversationId, () => {
       const row = this.sql.getSummary.get(conversationId, agentId) as unknown[] | undefined;
       return row === undefined ? undefined : read(row);
     });
   }
 
-  async has(message: NewMessage): Promise<boolean> {
+  has(message: NewMessage): Promise<boolean> {
     return this.guard('look a turn up', message.conversationId, () => {
       const { id, metadata } = message;
       const { channelType, channelId, messageId = null } = metadata;
@@ -290,7 +288,7 @@ export class SqliteConversationStore implements ConversationStore {
     });
   }
 
-  async getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {
+  getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {
     return this.guard('read a turn', conversationId, () => {
       const row = this.sql.getById.get(id) as unknown[] | undefined;
       const message = row === undefined ? undefined : read(row);
@@ -377,17 +375,23 @@ export class SqliteConversationStore implements ConversationStore {
     return statement;
   }
 
-  /** Runs one store call, turning SQLite failures into a StoreError with context and cause. */
-  private async guard<T>(
+  /**
+   * Runs one store call, turning SQLite failures into a StoreError with context and cause;
+   * never throws, it rejects. Not an async function: most calls are synchronous reads, and
+   * each async layer costs the event loop a few microseconds.
+   */
+  private guard<T>(
     action: string,
     conversationId: string | undefined,
     fn: () => T | Promise<T>,
   ): Promise<T> {
-    this.assertOpen(action, conversationId);
+    const failed = (error: unknown) => Promise.reject(storeError(action, conversationId, error));
     try {
-      return await fn();
+      this.assertOpen(action, conversationId);
+      const value = fn();
+      return value instanceof Promise ? value.catch(failed) : Promise.resolve(value);
     } catch (error) {
-      throw storeError(action, conversationId, error);
+      return failed(error);
     }
   }
 
