@@ -30,7 +30,7 @@ export interface WriterThreadData {
 export const Doorbell = { rings: 0, asleep: 1 } as const;
 
 /** How often the thread looks at its port while calls keep coming, ms. */
-export const POLL_MS = 10;
+export const POLL_MS = 25;
 
 /** After this long with nothing to do, the thread sleeps until rung, ms. */
 export const SLEEP_AFTER_MS = 1000;

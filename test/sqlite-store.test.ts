@@ -85,8 +85,9 @@ function openError(fn: () => unknown): StoreError {
 }
 
 describe('SqliteConversationStore: opening a file', () => {
-  it('sets WAL, synchronous=NORMAL, secure delete, foreign keys and a 5 s busy timeout', () => {
+  it('sets WAL, synchronous=NORMAL, secure delete, foreign keys, a 5 s busy timeout and temp_store=MEMORY', () => {
     const store = storeAt();
+    expect(store.db.pragma('temp_store', { simple: true })).toBe(2);
     expect(store.db.pragma('secure_delete', { simple: true })).toBe(1);
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(store.db.pragma('synchronous', { simple: true })).toBe(1);

@@ -196,7 +196,8 @@ function describePragmas(db: Database.Database): string {
   const get = (name: string) => String(db.pragma(name, { simple: true }));
   return (
     `journal_mode=${get('journal_mode')} synchronous=${get('synchronous')} ` +
-    `foreign_keys=${get('foreign_keys')} cache_size=${get('cache_size')}`
+    `foreign_keys=${get('foreign_keys')} cache_size=${get('cache_size')} ` +
+    `temp_store=${get('temp_store')}`
   );
 }
 
