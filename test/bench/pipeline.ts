@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -129,7 +130,7 @@ async function startPipeline(store: ConversationStore): Promise<Pipeline> {
     url: `http://127.0.0.1:${port}/telegram`,
     errors,
     refused: 0,
-    loop: { active: 0, total: 0 },
+    loop: { active: 0, total: 0, otherCpu: 0 },
     ms: 0,
   };
 }
@@ -141,22 +142,46 @@ async function stopPipeline(pipeline: Pipeline): Promise<void> {
   await pipeline.telegram.close();
 }
 
-/** Event-loop time, ms: busy (running JavaScript or native calls) and in all, per variant. */
+/**
+ * Event-loop time, ms: busy (running JavaScript or native calls) and in all, per variant; and
+ * the CPU time of the process's other threads (writer thread, checkpoints, GC helpers), ms,
+ * where Linux tells the main thread's own (NaN elsewhere).
+ */
 interface LoopTime {
   active: number;
   total: number;
+  otherCpu: number;
+}
+
+/** CPU time of the main thread so far, ms (Linux: /proc, in clock ticks of 10 ms); else NaN. */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU time of the whole process so far, all threads, ms. */
+function processCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 /** `count` updates from `senders` people writing to the bot in DMs at once; ms taken. */
 async function send(pipeline: Pipeline, count: number, senders: number): Promise<number> {
   const start = performance.now();
   const loop = performance.eventLoopUtilization();
+  const cpu = { all: processCpuMs(), main: mainThreadCpuMs() };
   try {
     return await sendAll(pipeline, count, senders, start);
   } finally {
     const used = performance.eventLoopUtilization(loop);
     pipeline.loop.active += used.active;
     pipeline.loop.total += used.idle + used.active;
+    pipeline.loop.otherCpu += processCpuMs() - cpu.all - (mainThreadCpuMs() - cpu.main);
   }
 }
 
@@ -210,7 +235,7 @@ export async function benchPipeline(options: PipelineBenchOptions): Promise<Outc
   try {
     for (const pipeline of pipelines) {
       await send(pipeline, warmUp, senders);
-      pipeline.loop = { active: 0, total: 0 };
+      pipeline.loop = { active: 0, total: 0, otherCpu: 0 };
       pipeline.ms = 0;
     }
     // Blocks in the order A B C, C B A, A B C…, so drift over time weighs on all alike.
@@ -253,6 +278,16 @@ export async function benchPipeline(options: PipelineBenchOptions): Promise<Outc
         `store.append calls handed to the thread)`,
     ),
   );
+  const other = (p: Pipeline) => `${(p.loop.otherCpu / events).toFixed(3)} ms`;
+  if (!Number.isNaN(threaded.loop.otherCpu)) {
+    console.log(
+      note(
+        `the process's other threads used ${other(threaded)} of CPU per update with capture ` +
+          `(writer thread, checkpoints, GC helpers), ${other(uncaptured)} with capture off; ` +
+          `on a machine with few cores that work competes with the event loop`,
+      ),
+    );
+  }
   console.log(
     note(
       `the same with writes inline on the event loop (writerThread: false): ` +
