@@ -95,6 +95,8 @@ function start({ path, busyTimeoutMs, walLimitBytes, port, bell }: WriterThreadD
       return;
     }
     keepWalShort();
+    // A full batch leaves calls waiting: the next look is now.
+    if (batch.length >= MAX_BATCH) lookedAt = -Infinity;
   }
 }
 

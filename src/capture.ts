@@ -87,7 +87,7 @@ interface Entry {
  * Writes turns to a store in order and never loses one to a passing failure.
  *
  * While the store works, each operation is written straight through, in call order. The
- * operations waiting are handed over together, up to 64 at once, when the store applies
+ * operations waiting are handed over together, up to 256 at once, when the store applies
  * writes in call order (`writesInOrder`); to any other store, operations on one platform
  * channel go one at a time (see `#takeWave`). When a write fails for
  * a passing reason (locked, full, closed, I/O; see {@link isPermanentStoreFailure}) the
@@ -140,6 +140,8 @@ export class CaptureWriter {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #attempt = 0;
   #closed = false;
+  /** `flush` calls under way: the store should hand over what it holds back at once. */
+  #flushing = 0;
   readonly #deadLetters: DeadLetter[] = [];
   readonly #counts = {
     stored: 0,
@@ -275,6 +277,16 @@ export class CaptureWriter {
    */
   async flush(timeoutMs = 0): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
+    this.#flushing++;
+    try {
+      return await this.#flushUntil(deadline);
+    } finally {
+      this.#flushing--;
+    }
+  }
+
+  async #flushUntil(deadline: number): Promise<boolean> {
+    this.#store.flush?.();
     for (;;) {
       this.#clearTimer();
       if (this.#backlog && !this.#running) this.#counts.retries++;
@@ -336,7 +348,7 @@ export class CaptureWriter {
         this.#wave = wave;
         const applied = Promise.all(wave.map((entry) => this.#apply(entry.op)));
         // Someone waits for these: the store should not hold them back (see `settled`).
-        if (this.#waiters.length > 0) this.#store.flush?.();
+        if (this.#waiters.length > 0 || this.#flushing > 0) this.#store.flush?.();
         const outcomes = await applied;
         this.#wave = [];
         const failed = wave.filter((_, i) => outcomes[i] === 'buffered');
@@ -552,8 +564,12 @@ export function isPermanentStoreFailure(error: unknown): boolean {
 /** Capture's appends: nobody waits on them (see `AppendOptions.background`). */
 const BACKGROUND = Object.freeze({ background: true });
 
-/** Most operations handed to the store at once. */
-const MAX_WAVE = 64;
+/**
+ * Most operations handed to the store at once. A store may hold background appends back for a
+ * moment to commit them together (the SQLite store's writer thread looks every 25 ms), so a
+ * wave must carry what a busy bot captures meanwhile.
+ */
+const MAX_WAVE = 256;
 
 /** Operations waiting for a working store past which `accept` waits for them first. */
 const MAX_QUEUED = 512;

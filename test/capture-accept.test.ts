@@ -97,6 +97,23 @@ describe('CaptureWriter.accept', () => {
     expect(await ids(store)).toEqual(['telegram:42:1', 'telegram:42:2']);
   });
 
+  it('asks the store not to hold back writes while the bot stops (flush)', async () => {
+    // given a turn being written
+    const store = new HeldStore();
+    const writer = new CaptureWriter(store, { logger: silentLogger });
+    await writer.accept(turn(1));
+    await tick();
+
+    // when capture is flushed, as Bot.stop does
+    const flushed = writer.flush(1000);
+
+    // then the store is asked to hand over what it holds, and the turn is written
+    expect(store.flushes).toBe(1);
+    store.release();
+    expect(await flushed).toBe(true);
+    expect(await ids(store)).toEqual(['telegram:42:1']);
+  });
+
   it('recognises a retry of a turn still being written, by id or by platform message', async () => {
     // given a turn accepted and not yet written
     const store = new HeldStore();
