@@ -66,7 +66,7 @@ function start({ path, busyTimeoutMs, walLimitBytes, port, bell }: WriterThreadD
   let quietSince = Date.now();
   for (;;) {
     // One look per POLL_MS at most, unless rung since the last: a busy bot's turns are
-    // committed together, and the store's reads find their page cache warm between commits.
+    // committed together, in fewer and larger transactions (less work per turn).
     const wait = lookedAt + POLL_MS - Date.now();
     if (wait > 0) Atomics.wait(rings, Doorbell.rings, seen, wait);
     seen = Atomics.load(rings, Doorbell.rings);

@@ -117,7 +117,8 @@ export class ThreadWriter implements Writer {
   #outbox: Call[] = [];
   /** A batch is with the thread: later calls wait in the outbox until it answers. */
   #busy = false;
-  #flush: ReturnType<typeof setImmediate> | undefined;
+  /** The post of the outbox set for the end of this turn of the event loop. */
+  #postSoon: ReturnType<typeof setImmediate> | undefined;
   /** A call in the outbox came from `run`, or `flush` was called: ring when it is posted. */
   #urgent = false;
   /** The batch with the thread was rung for (the thread is on it now, not at its next look). */
@@ -195,7 +196,7 @@ export class ThreadWriter implements Writer {
       if (this.#waiting.size === 1) this.#port.ref();
       this.#outbox.push({ id, name, args });
       if (urgent) this.flush();
-      if (!this.#busy) this.#flush ??= setImmediate(() => this.#post());
+      if (!this.#busy) this.#postSoon ??= setImmediate(() => this.#post());
     });
   }
 
@@ -212,7 +213,7 @@ export class ThreadWriter implements Writer {
 
   /** Hands the calls made this turn to the thread, as one message. */
   #post(): void {
-    this.#flush = undefined;
+    this.#postSoon = undefined;
     const calls = this.#outbox;
     this.#outbox = [];
     if (calls.length === 0) return;
@@ -251,9 +252,9 @@ export class ThreadWriter implements Writer {
     }
   }
 
-  #stopFlush(): void {
-    if (this.#flush !== undefined) clearImmediate(this.#flush);
-    this.#flush = undefined;
+  #stopPostSoon(): void {
+    if (this.#postSoon !== undefined) clearImmediate(this.#postSoon);
+    this.#postSoon = undefined;
   }
 
   #settled(id: number): void {
@@ -267,7 +268,7 @@ export class ThreadWriter implements Writer {
       if (worker === undefined || this.#inline !== undefined) return resolve();
       worker.once('exit', () => resolve());
       worker.ref();
-      this.#stopFlush();
+      this.#stopPostSoon();
       this.#post();
       this.#port.postMessage([{ close: true }] satisfies Request);
       this.#ring();
@@ -286,7 +287,7 @@ export class ThreadWriter implements Writer {
     if ('failed' in reply) return this.#fail(revive(reply.failed));
     // What queued up meanwhile goes now, as one batch (group commit: the busier, the bigger).
     this.#busy = false;
-    this.#stopFlush();
+    this.#stopPostSoon();
     this.#post();
     for (const answer of reply) {
       const waiting = this.#waiting.get(answer.id);
@@ -309,7 +310,7 @@ export class ThreadWriter implements Writer {
     );
     this.#port.close();
     void this.#worker?.terminate();
-    this.#stopFlush();
+    this.#stopPostSoon();
     this.#outbox = [];
     const waiting = [...this.#waiting.values()];
     this.#waiting.clear();

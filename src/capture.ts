@@ -385,7 +385,10 @@ export class CaptureWriter {
    * whatever their channel. Any other store gets operations on one platform channel one at a
    * time (an edit after its turn, a reply after the turn it answers): the wave stops at the
    * first operation on a channel already in it. Either way a store can commit a wave as one
-   * (the SQLite store's writer thread does).
+   * (the SQLite store's writer thread does). In a wave of an ordered store, a write after one
+   * that fails for a passing reason may be written already: the failed one is then written
+   * after it, on retry (the SQLite store fails a whole batch at once, so this takes a failure
+   * inside one write's savepoint, such as a full disk that frees up between two writes).
    */
   #takeWave(): Entry[] {
     const wave: Entry[] = [];
