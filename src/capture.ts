@@ -278,23 +278,19 @@ export class CaptureWriter {
   async flush(timeoutMs = 0): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     this.#flushing++;
+    this.#store.flush?.();
     try {
-      return await this.#flushUntil(deadline);
+      for (;;) {
+        this.#clearTimer();
+        if (this.#backlog && !this.#running) this.#counts.retries++;
+        await this.#run();
+        if (this.#queue.length === 0 && this.#wave.length === 0) return true;
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) return false;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(remaining, this.#delay())));
+      }
     } finally {
       this.#flushing--;
-    }
-  }
-
-  async #flushUntil(deadline: number): Promise<boolean> {
-    this.#store.flush?.();
-    for (;;) {
-      this.#clearTimer();
-      if (this.#backlog && !this.#running) this.#counts.retries++;
-      await this.#run();
-      if (this.#queue.length === 0 && this.#wave.length === 0) return true;
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) return false;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(remaining, this.#delay())));
     }
   }
 
