@@ -144,6 +144,16 @@ export const messageRevisions = sqliteTable(
   (t) => [index('message_revisions_message_idx').on(t.messageSeq, t.id)],
 );
 
+/**
+ * Holds one row only inside the writer thread's transactions, never in a committed file: while
+ * it is there, new turns are indexed for search at the batch's end, in one pass in rowid order
+ * (see `StoreWrites.indexingLater`), instead of one by one by the insert trigger.
+ */
+export const messagesFtsPending = sqliteTable('messages_fts_pending', {
+  /** Turns with a greater `messages.seq` are not in `messages_fts` yet. */
+  afterSeq: integer('after_seq').primaryKey(),
+});
+
 export type ConversationRow = typeof conversations.$inferSelect;
 export type ParticipantRow = typeof participants.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;

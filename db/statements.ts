@@ -57,6 +57,18 @@ const SQL = {
   getBySeqs: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES}
     WHERE m.seq IN (SELECT value FROM json_each(?))`,
 
+  // The writer thread's batches (StoreWrites.indexingLater): the insert trigger stands aside
+  // while messages_fts_pending has a row, and the batch's new turns are indexed in one pass.
+  holdSearch: `INSERT INTO messages_fts_pending (after_seq)
+    SELECT coalesce(max(seq), 0) FROM messages`,
+  indexPending: `INSERT INTO messages_fts (rowid, content)
+    SELECT (c.number << 32) | (4294967295 - m.seq), m.content
+    FROM messages m JOIN conversations c ON c.id = m.conversation_id
+    WHERE m.seq > (SELECT after_seq FROM messages_fts_pending)
+    ORDER BY 1`,
+  moveHold: `UPDATE messages_fts_pending SET after_seq = (SELECT coalesce(max(seq), 0) FROM messages)`,
+  releaseSearch: `DELETE FROM messages_fts_pending`,
+
   deleteMessages: `DELETE FROM messages
     WHERE +conversation_id = ? AND id IN (SELECT value FROM json_each(?))`,
   refreshConversation: `UPDATE conversations SET

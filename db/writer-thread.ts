@@ -19,7 +19,8 @@ import { StoreWrites, callWrite } from './writes.js';
  * The SQLite store's writer thread (see `ThreadWriter` in `db/writer.ts`): opens its own
  * connection to the file the store has already migrated, then answers write calls in order.
  * It waits on the store's doorbell, not in its event loop (see `Doorbell`); what has arrived
- * since its last look is committed in one transaction, each call in a savepoint of its own:
+ * since its last look is committed in one transaction (`StoreWrites.together`). If a call in
+ * it fails, nothing of it is kept and the calls run again, each in a savepoint of its own:
  * one call failing leaves the others written.
  */
 
@@ -43,7 +44,9 @@ function start({ path, busyTimeoutMs, walLimitBytes, port, bell }: WriterThreadD
     return;
   }
   const group = writes.db.transaction((calls: Call[], answers: Answer[]) => {
-    for (const c of calls) answers.push(answer(writes, c));
+    writes.indexingLater(() => {
+      for (const c of calls) answers.push(answer(writes, c));
+    });
   });
 
   let checkedAt = Date.now();
@@ -118,6 +121,23 @@ function take(port: MessagePort): Request {
 
 function commit(writes: StoreWrites, group: Database.Transaction<Group>, calls: Call[]): Answer[] {
   if (calls.length === 1) return calls.map((c) => answer(writes, c));
+  let callFailed = false;
+  try {
+    return writes.together(() =>
+      calls.map(({ id, name, args }) => {
+        try {
+          return { id, value: callWrite(writes, name, args) };
+        } catch (error) {
+          callFailed = true;
+          throw error;
+        }
+      }),
+    );
+  } catch (error) {
+    // BEGIN or COMMIT failed: none of the batch is stored, and trying again would not help.
+    if (!callFailed) return calls.map(({ id }) => ({ id, error: serializeError(error) }));
+  }
+  // A call failed, so none is stored: again, each in a savepoint, so only that one fails.
   const answers: Answer[] = [];
   try {
     group.immediate(calls, answers);

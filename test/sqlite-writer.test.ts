@@ -97,6 +97,71 @@ describe('SqliteConversationStore writer thread', () => {
     expect(await store.getMessage(bad.conversationId, bad.id)).toBeUndefined();
   });
 
+  it('indexes the turns of a batch for search, with an edit and a delete of them in the batch', async () => {
+    // given turns handed to the thread at once, an edit of one of them and a delete of
+    // another among them, and a conversation that had a turn before
+    const store = storeAt();
+    await store.append(turn('C1', { content: 'the older parcel' }));
+    const [edited, deleted, ...rest] = Array.from({ length: 40 }, (_, i) =>
+      turn(`C${i % 3}`, { content: `parcel number ${i}` }),
+    );
+    const calls = [
+      ...[edited!, deleted!].map((t) => store.append(t, { background: true })),
+      store.recordEdit({
+        channelType: 'slack',
+        channelId: edited!.metadata.channelId!,
+        messageId: edited!.metadata.messageId!,
+        content: 'a rewritten note',
+        editedAt: '2026-02-01T00:00:00Z',
+      }),
+      store.deleteMessages(deleted!.conversationId, [deleted!.id]),
+      ...rest.map((t) => store.append(t, { background: true })),
+    ];
+
+    // when they are written
+    await Promise.all(calls);
+
+    // then search finds every turn by its current words, once, and nothing is held back
+    const found = async (conversationId: string, words: string) =>
+      (await store.search(conversationId, words, { limit: 100 })).map((m) => m.id);
+    expect(await found(edited!.conversationId, 'rewritten')).toEqual([edited!.id]);
+    expect(await found(edited!.conversationId, 'number 0')).not.toContain(edited!.id);
+    expect(await found(deleted!.conversationId, 'number 1')).not.toContain(deleted!.id);
+    for (const t of rest) expect(await found(t.conversationId, t.content)).toContain(t.id);
+    expect(await found('slack:T1:C1', 'older')).toHaveLength(1);
+    const count = (sql: string) => store.db.prepare(sql).pluck().get();
+    expect(count('SELECT count(*) FROM messages_fts_docsize')).toBe(
+      count('SELECT count(*) FROM messages'),
+    );
+    expect(count('SELECT count(*) FROM messages_fts_pending')).toBe(0);
+  });
+
+  it('answers a repeated turn in a batch with the stored one, and stores the rest once', async () => {
+    // given a stored turn, then the same turn again among new ones handed over at once
+    const store = storeAt();
+    const first = turn('C1');
+    await store.append(first);
+    const fresh = [turn('C1'), turn('C1'), turn('C2')];
+    const calls = [fresh[0]!, first, fresh[1]!, fresh[2]!].map((t) =>
+      store.append(t, { background: true }),
+    );
+
+    // when they are answered
+    const results = await Promise.all(calls);
+
+    // then the repeat is not stored again, and counts stay true (no upsert of it was kept)
+    expect(results.map((r) => r.inserted)).toEqual([true, false, true, true]);
+    expect(results[1]!.message.sequence).toBeLessThan(results[0]!.message.sequence!);
+    const counts = store.db
+      .prepare('SELECT id, message_count FROM conversations ORDER BY id')
+      .raw()
+      .all();
+    expect(counts).toEqual([
+      ['slack:T1:C1', 3],
+      ['slack:T1:C2', 1],
+    ]);
+  });
+
   it('refuses only the call that cannot cross to the thread', async () => {
     // given a turn holding a function where an id belongs, made in the same turn as good ones
     // and, as capture's are, handed to the thread
