@@ -91,6 +91,7 @@ const SQL = {
 
   conversationsOf: `SELECT DISTINCT conversation_id FROM messages WHERE participant_id = ?`,
   deleteMessagesOf: `DELETE FROM messages WHERE participant_id = ?`,
+  deleteSummaries: `DELETE FROM messages WHERE conversation_id = ? AND is_summary = 1`,
   deleteMentionsOf: `DELETE FROM message_mentions WHERE participant_id = ?`,
   clearRepliesTo: `UPDATE messages SET reply_to_participant_id = NULL
     WHERE reply_to_participant_id = ?`,

@@ -163,23 +163,27 @@ export class StoreWrites {
 
   forgetParticipant(participantId: string, mode: 'delete' | 'redact'): number {
     const s = this.sql;
+    const touched = s.conversationsOf.all(participantId) as string[];
+    // A rolling summary can retell what the person said: those of their conversations go
+    // too (an agent writes a new one from the turns that remain).
+    let summaries = 0;
+    for (const id of touched) summaries += s.deleteSummaries.run(id).changes;
+    let changes: number;
     if (mode === 'redact') {
       s.redactRevisions.run(participantId);
-      const { changes } = s.redactMessages.run(participantId);
+      changes = s.redactMessages.run(participantId).changes;
       s.redactParticipant.run(participantId);
-      if (changes > 0) s.optimizeSearch.run();
-      return changes;
+    } else {
+      changes = s.deleteMessagesOf.run(participantId).changes;
+      s.deleteMentionsOf.run(participantId);
+      s.clearRepliesTo.run(participantId);
+      s.deleteParticipant.run(participantId);
     }
-    const touched = s.conversationsOf.all(participantId) as string[];
-    const { changes } = s.deleteMessagesOf.run(participantId);
-    s.deleteMentionsOf.run(participantId);
-    s.clearRepliesTo.run(participantId);
-    s.deleteParticipant.run(participantId);
     for (const id of touched) {
       s.refreshConversation.run({ id });
       s.deleteEmptyConversation.run(id);
     }
-    if (changes > 0) s.optimizeSearch.run();
+    if (changes + summaries > 0) s.optimizeSearch.run();
     return changes;
   }
 

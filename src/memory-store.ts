@@ -177,6 +177,12 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   async forgetParticipant(participantId: string, options: ForgetOptions = {}): Promise<number> {
+    // A rolling summary can retell what the person said: those of their conversations go.
+    const touched = new Set<string>();
+    for (const { info, rows } of this.#conversations.values()) {
+      if (rows.some((row) => row.message.participant.id === participantId)) touched.add(info.id);
+    }
+    this.#remove((m) => m.metadata.isSummary === true && touched.has(m.conversationId));
     if ((options.mode ?? 'delete') === 'delete') {
       return this.#remove((m) => m.participant.id === participantId);
     }

@@ -108,7 +108,10 @@ export interface ConversationStore {
   getConversation(conversationId: string): Promise<ConversationSummary | undefined>;
   /** Deletes a conversation and all its turns; false when there was none. */
   deleteConversation(conversationId: string): Promise<boolean>;
-  /** Removes (or redacts) everything a participant wrote, everywhere; returns how many turns. */
+  /**
+   * Removes (or redacts) everything a participant wrote, everywhere, and the rolling summaries
+   * of the conversations they wrote in; returns how many of their turns.
+   */
   forgetParticipant(participantId: string, options?: ForgetOptions): Promise<number>;
 
   /** Records an edit; the previous text is kept as a revision. False when the message is unknown. */

@@ -516,6 +516,28 @@ export function describeStoreContract(
         expect(await store.search(C1, '4242')).toEqual([]);
         expect(await store.forgetParticipant('nobody')).toBe(0);
       });
+
+      it.each(['delete', 'redact'] as const)(
+        'removes the summaries of the conversations the person wrote in (%s), and only those',
+        async (mode) => {
+          // given summaries in a conversation Alice wrote in and in one she did not
+          await seed();
+          await store.append(summary('support', at(50), 'alice said her card is 4242'));
+          const C3 = 'telegram:C3';
+          await store.append(turn({ conversationId: C3, participant: bob, content: 'hello' }));
+          await store.append(summary('support', at(60), 'bob said hello', C3));
+
+          // when Alice is forgotten
+          expect(await store.forgetParticipant(alice.id, { mode })).toBe(2);
+
+          // then the summary that could retell her words is gone, the other stays
+          expect(await store.getSummary(C1, 'support')).toBeUndefined();
+          expect((await store.getSummary(C3, 'support'))?.content).toBe('bob said hello');
+          const c1 = await store.get(C1, { includeSummaries: true });
+          expect(c1.some((m) => m.content.includes('4242'))).toBe(false);
+          expect((await store.getConversation(C1))?.messageCount).toBe(c1.length);
+        },
+      );
     });
 
     describe('edits, deletions and summaries', () => {
