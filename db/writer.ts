@@ -93,8 +93,8 @@ interface Waiting {
  * wait for another process's write lock) never stalls the event loop. The calls made during
  * one turn of the event loop cross a `MessagePort` as one message, in order, and while a
  * batch is with the thread the calls made meanwhile wait and go as the next one; the thread
- * commits a batch in one transaction, each call in a savepoint of its own (group commit), and
- * answers it in one message. A call someone waits for (`run`, or `flush`) rings the thread
+ * commits a batch in one transaction (group commit; a call that fails fails alone, see
+ * `db/writer-thread.ts`), and answers it in one message. A call someone waits for (`run`, or `flush`) rings the thread
  * awake; background calls (`queue`: capture) wait for its next look, at most `POLL_MS` later
  * while writes keep coming (see `Doorbell`), so a busy bot pays for no wake-ups.
  *
@@ -129,18 +129,20 @@ export class ThreadWriter implements Writer {
   readonly #port: MessagePort;
   #closing: Promise<void> | undefined;
 
+  /** `start`: how the thread is started (tests keep a handle on it). */
   constructor(
     path: string,
     busyTimeoutMs: number,
     private readonly fallback: () => InlineWriter,
     walLimitBytes = WAL_LIMIT,
+    start: typeof startWriterThread = startWriterThread,
   ) {
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
     try {
       const bell = this.#bell.buffer as SharedArrayBuffer;
       const data: WriterThreadData = { path, busyTimeoutMs, walLimitBytes, port: port2, bell };
-      this.#worker = spawn(data, port2);
+      this.#worker = start(data, port2);
     } catch (error) {
       this.#fail(error);
       return;
@@ -337,11 +339,19 @@ export class ThreadWriter implements Writer {
 }
 
 /**
- * Starts the thread from the build (`dist/db/writer-thread.js`) or, running from the
+ * Starts the writer thread from the build (`dist/db/writer-thread.js`) or, running from the
  * TypeScript sources (vitest, tsx), from `writer-thread.ts`: Node 20 applies no module hooks
  * inside workers, so that thread registers tsx's CommonJS hook itself first.
+ *
+ * @example
+ * ```ts
+ * let worker: Worker | undefined;
+ * const writer = new ThreadWriter(path, 5000, fallback, WAL_LIMIT, (data, port) =>
+ *   (worker = startWriterThread(data, port)),
+ * );
+ * ```
  */
-function spawn(workerData: WriterThreadData, port: MessagePort): Worker {
+export function startWriterThread(workerData: WriterThreadData, port: MessagePort): Worker {
   const options = { workerData, transferList: [port] };
   const built = new URL('./writer-thread.js', import.meta.url);
   if (existsSync(fileURLToPath(built))) return startWorker(built, options);

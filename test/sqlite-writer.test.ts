@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -6,7 +7,8 @@ import { StoreError, type NewMessage } from 'colloquy';
 import { SqliteConversationStore, type SqliteStoreOptions } from 'colloquy/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toInsert } from '../db/rows.js';
-import { InlineWriter, ThreadWriter } from '../db/writer.js';
+import { InlineWriter, ThreadWriter, startWriterThread } from '../db/writer.js';
+import { WAL_LIMIT } from '../db/thread-options.js';
 import { SLEEP_AFTER_MS } from '../db/writer-protocol.js';
 
 // The SQLite store's writes run on a worker thread with a connection of its own (db/writer.ts).
@@ -314,6 +316,51 @@ describe('SqliteConversationStore writer thread', () => {
     expect(grown).toBeGreaterThan(64 * 1024);
     expect(statSync(`${path}-wal`).size).toBe(0);
     expect(store.db.prepare('SELECT count(*) FROM messages').pluck().get()).toBe(301);
+    await writer.close();
+  });
+
+  it('carries on inline when the thread stops after it started, failing only what it held', async () => {
+    // given a writer thread that has written a turn, and a turn handed to it since
+    const path = join(dir, 'colloquy.db');
+    const store = storeAt({ writerThread: false, backgroundCheckpoints: false });
+    let worker: Worker | undefined;
+    const writer = new ThreadWriter(
+      path,
+      5000,
+      () => new InlineWriter(store.db),
+      WAL_LIMIT,
+      (data, port) => (worker = startWriterThread(data, port)),
+    );
+    const input = (t: NewMessage) => ({
+      row: toInsert(t, t.timestamp),
+      kind: 'user' as const,
+      displayName: null,
+      channelName: null,
+      mentions: [],
+    });
+    const [first, held, later] = [turn(), turn(), turn()];
+    await writer.run('append', input(first));
+    const warned = new Promise<Error>((resolve) => process.once('warning', resolve));
+    const heldCall = writer.queue('append', input(held)).catch((error: unknown) => error);
+    await new Promise((resolve) => setImmediate(resolve)); // handed over, not yet answered
+
+    // when the thread stops
+    await worker!.terminate();
+
+    // then the turn it held fails with a transient StoreError (capture retries it), a
+    // warning says why, and later writes run inline
+    const failed = await heldCall;
+    expect(failed).toBeInstanceOf(StoreError);
+    expect((failed as StoreError).transient).toBe(true);
+    expect((failed as StoreError).message).toMatch(/writer thread stopped/);
+    expect((await warned).message).toMatch(/writes on the main thread from now on/);
+    expect(writer.mode).toBe('inline');
+    await writer.run('append', input(later));
+    // and the retried turn is stored once, whether or not the thread had committed it
+    await writer.run('append', input(held));
+    const ids = store.db.prepare('SELECT id FROM messages ORDER BY seq').pluck().all();
+    expect(ids).toEqual(expect.arrayContaining([first.id, held.id, later.id]));
+    expect(ids).toHaveLength(3);
     await writer.close();
   });
 
