@@ -178,6 +178,8 @@ export abstract class BaseAgent implements Agent {
   /**
    * One tool row. Its id holds the turn answered and the step as well as the model's call id
    * (`<turn id>:tool:<step>:<call id>:call|result`): some servers say `call_0` in every step.
+   * A turn answered again after an edit adds the edit's time (`<turn id>:edit:<time>:tool:…`),
+   * or its rows would repeat the first run's ids and be dropped as repeats.
    */
   private toolTurn(
     input: NewMessage,
@@ -187,7 +189,7 @@ export abstract class BaseAgent implements Agent {
     content: string,
   ): NewMessage {
     return {
-      id: `${input.id}:tool:${step}:${part.toolCallId}:${role}`,
+      id: `${input.id}${rerun(input)}:tool:${step}:${part.toolCallId}:${role}`,
       conversationId: input.conversationId,
       participant: this.participant,
       content,
@@ -202,6 +204,11 @@ export abstract class BaseAgent implements Agent {
       },
     };
   }
+}
+
+function rerun(input: NewMessage): string {
+  const at = input.metadata.rerunForEdit;
+  return typeof at === 'string' ? `:edit:${at}` : '';
 }
 
 function textOf(output: unknown): string {

@@ -286,7 +286,11 @@ export class Bot {
     if (this.#options.rerunOnEdit !== true) return;
     const recent = this.#recent.get(refKey(edit));
     if (recent === undefined) return;
-    const edited = { ...recent.message, content: edit.content };
+    const edited: NewMessage = {
+      ...recent.message,
+      content: edit.content,
+      metadata: { ...recent.message.metadata, rerunForEdit: edit.editedAt },
+    };
     recent.message = edited;
     await this.#runner!.edited(edited, recent.channel);
   }

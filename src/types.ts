@@ -59,6 +59,11 @@ export interface MessageMetadata {
   summaryForAgentId?: string;
   /** Sequence number of the newest turn a summary covers. */
   summaryThroughSequence?: number;
+  /**
+   * The time of the edit a turn is answered again for (`rerunOnEdit`): set on the turn the
+   * agents get, never stored, so that run's tool rows get ids of their own.
+   */
+  rerunForEdit?: string;
   /** Tool call / tool result linkage, for turns that record a model's tool use. */
   toolCallId?: string;
   toolName?: string;

@@ -93,6 +93,43 @@ describe('conversation_search is bound to the conversation being answered', () =
     expect(channel.sent.map((m) => m.content)).toEqual(['I can only search this conversation.']);
   });
 
+  it('keeps the tool rows of a turn answered again after an edit (rerunOnEdit)', async () => {
+    // given an agent that searches before it answers, on a bot that re-answers edits
+    server.reply(
+      call('call_1', { query: 'order' }),
+      'Found nothing on that order.',
+      call('call_1', { query: 'order 42' }),
+      'Order 42 is on its way.',
+    );
+    const bot = new Bot({
+      channels: [channel],
+      agents: [new SupportAgent()],
+      store,
+      logger: silentLogger,
+      rerunOnEdit: true,
+    });
+    await bot.start();
+
+    // when a turn is answered, then edited and answered again
+    const turn = await channel.receive('@support-agent where is my ordr', { from: alice });
+    await channel.edit(turn.metadata.messageId!, '@support-agent where is my order 42');
+    await bot.stop();
+
+    // then both runs' tool calls and results are stored, the second under ids of its own
+    const rows = (await store.get(channel.conversationId)).filter((t) => t.metadata['toolRole']);
+    expect(rows.map((t) => [t.metadata['toolRole'], t.content.includes('order 42')])).toEqual([
+      ['call', false],
+      ['result', false],
+      ['call', true],
+      ['result', true],
+    ]);
+    expect(new Set(rows.map((t) => t.id)).size).toBe(4);
+    expect(channel.sent.map((m) => m.content)).toEqual([
+      'Found nothing on that order.',
+      'Order 42 is on its way.',
+    ]);
+  });
+
   it('searches only its own conversation even when called directly', async () => {
     // given the tool bound to memory:room
     await store.append(channel.turn('password reset please', { from: alice }));
