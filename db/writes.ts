@@ -21,8 +21,9 @@ export type AppendOutcome = { seq: number } | { existing: unknown[] };
 
 /**
  * Every write of the SQLite store as one synchronous call, each its own IMMEDIATE
- * transaction (a savepoint when called inside a batch). The store runs them on its own
- * connection, or on the writer thread's (see `db/writer.ts`); the code is the same.
+ * transaction (a savepoint when called inside another, none inside `together`). The store
+ * runs them on its own connection, or on the writer thread's (see `db/writer.ts`); the code
+ * is the same.
  *
  * @example
  * ```ts
