@@ -178,8 +178,8 @@ export abstract class BaseAgent implements Agent {
   /**
    * One tool row. Its id holds the turn answered and the step as well as the model's call id
    * (`<turn id>:tool:<step>:<call id>:call|result`): some servers say `call_0` in every step.
-   * A turn answered again after an edit adds the edit's time (`<turn id>:edit:<time>:tool:…`),
-   * or its rows would repeat the first run's ids and be dropped as repeats.
+   * A turn answered again after an edit adds which time (`<turn id>:edit:<n>:tool:…`), or its
+   * rows would repeat the first run's ids and be dropped as repeats.
    */
   private toolTurn(
     input: NewMessage,
@@ -207,8 +207,8 @@ export abstract class BaseAgent implements Agent {
 }
 
 function rerun(input: NewMessage): string {
-  const at = input.metadata.rerunForEdit;
-  return typeof at === 'string' ? `:edit:${at}` : '';
+  const n = input.metadata.rerunForEdit;
+  return typeof n === 'number' ? `:edit:${n}` : '';
 }
 
 function textOf(output: unknown): string {

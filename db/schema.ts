@@ -147,7 +147,7 @@ export const messageRevisions = sqliteTable(
 /**
  * Holds one row only inside the writer thread's transactions, never in a committed file: while
  * it is there, new turns are indexed for search at the batch's end, in one pass in rowid order
- * (see `StoreWrites.indexingLater`), instead of one by one by the insert trigger.
+ * (see `StoreWrites.together`), instead of one by one by the insert trigger.
  */
 export const messagesFtsPending = sqliteTable('messages_fts_pending', {
   /** Turns with a greater `messages.seq` are not in `messages_fts` yet. */

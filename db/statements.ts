@@ -57,7 +57,7 @@ const SQL = {
   getBySeqs: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES}
     WHERE m.seq IN (SELECT value FROM json_each(?))`,
 
-  // The writer thread's batches (StoreWrites.indexingLater): the insert trigger stands aside
+  // The writer thread's batches (StoreWrites.together): the insert trigger stands aside
   // while messages_fts_pending has a row, and the batch's new turns are indexed in one pass.
   holdSearch: `INSERT INTO messages_fts_pending (after_seq)
     SELECT coalesce(max(seq), 0) FROM messages`,

@@ -2,8 +2,8 @@ import { statSync } from 'node:fs';
 import { type MessagePort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { configureConnection } from './pragmas.js';
+import { commitBatch } from './batch.js';
 import {
-  type Answer,
   type Call,
   Doorbell,
   POLL_MS,
@@ -13,21 +13,17 @@ import {
   type WriterThreadData,
   serializeError,
 } from './writer-protocol.js';
-import { StoreWrites, callWrite } from './writes.js';
+import { StoreWrites } from './writes.js';
 
 /**
  * The SQLite store's writer thread (see `ThreadWriter` in `db/writer.ts`): opens its own
  * connection to the file the store has already migrated, then answers write calls in order.
  * It waits on the store's doorbell, not in its event loop (see `Doorbell`); what has arrived
- * since its last look is committed in one transaction (`StoreWrites.together`). If a call in
- * it fails, nothing of it is kept and the calls run again, each in a savepoint of its own:
- * one call failing leaves the others written.
+ * since its last look is committed together (`commitBatch`).
  */
 
 /** Most calls committed together. */
 const MAX_BATCH = 256;
-
-type Group = (calls: Call[], answers: Answer[]) => void;
 
 /** How often the thread looks at the WAL's size, at most. */
 const WAL_CHECK_MS = 1000;
@@ -43,12 +39,6 @@ function start({ path, busyTimeoutMs, walLimitBytes, port, bell }: WriterThreadD
     port.close();
     return;
   }
-  const group = writes.db.transaction((calls: Call[], answers: Answer[]) => {
-    writes.indexingLater(() => {
-      for (const c of calls) answers.push(answer(writes, c));
-    });
-  });
-
   let checkedAt = Date.now();
   const keepWalShort = () => {
     if (Date.now() - checkedAt < WAL_CHECK_MS) return;
@@ -83,7 +73,7 @@ function start({ path, busyTimeoutMs, walLimitBytes, port, bell }: WriterThreadD
     quietSince = Date.now();
     const closeAt = batch.findIndex((request) => 'close' in request);
     const calls = (closeAt === -1 ? batch : batch.slice(0, closeAt)) as Call[];
-    if (calls.length > 0) port.postMessage(commit(writes, group, calls) satisfies Reply);
+    if (calls.length > 0) port.postMessage(commitBatch(writes, calls) satisfies Reply);
     if (closeAt !== -1) {
       writes.db.close();
       port.close();
@@ -117,46 +107,6 @@ function take(port: MessagePort): Request {
     batch.push(...(next.message as Request));
   }
   return batch;
-}
-
-function commit(writes: StoreWrites, group: Database.Transaction<Group>, calls: Call[]): Answer[] {
-  if (calls.length === 1) return calls.map((c) => answer(writes, c));
-  let callFailed = false;
-  try {
-    return writes.together(() =>
-      calls.map(({ id, name, args }) => {
-        try {
-          return { id, value: callWrite(writes, name, args) };
-        } catch (error) {
-          callFailed = true;
-          throw error;
-        }
-      }),
-    );
-  } catch (error) {
-    // BEGIN or COMMIT failed: none of the batch is stored, and trying again would not help.
-    if (!callFailed) return calls.map(({ id }) => ({ id, error: serializeError(error) }));
-  }
-  // A call failed, so none is stored: again, each in a savepoint, so only that one fails.
-  const answers: Answer[] = [];
-  try {
-    group.immediate(calls, answers);
-    return answers;
-  } catch (error) {
-    // BEGIN or COMMIT failed, so none of the batch is stored. The first call that failed
-    // inside (a full disk aborts the whole transaction) says best why.
-    const inside = answers.find((a) => 'error' in a);
-    const reason = inside !== undefined && 'error' in inside ? inside.error : serializeError(error);
-    return calls.map(({ id }) => ({ id, error: reason }));
-  }
-}
-
-function answer(writes: StoreWrites, { id, name, args }: Call): Answer {
-  try {
-    return { id, value: callWrite(writes, name, args) };
-  } catch (error) {
-    return { id, error: serializeError(error) };
-  }
 }
 
 start(workerData as WriterThreadData);

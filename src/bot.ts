@@ -80,7 +80,7 @@ export class Bot {
   readonly #options: BotOptions;
   readonly #logger: Logger;
   readonly #inflight = new Set<Promise<void>>();
-  readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
+  readonly #recent = new Map<string, { message: NewMessage; channel: Channel; reruns?: number }>();
   readonly #order = new TurnOrder((error) => this.report(error));
   readonly #abort = new AbortController();
   #store: ConversationStore | undefined;
@@ -286,10 +286,11 @@ export class Bot {
     if (this.#options.rerunOnEdit !== true) return;
     const recent = this.#recent.get(refKey(edit));
     if (recent === undefined) return;
+    recent.reruns = (recent.reruns ?? 0) + 1;
     const edited: NewMessage = {
       ...recent.message,
       content: edit.content,
-      metadata: { ...recent.message.metadata, rerunForEdit: edit.editedAt },
+      metadata: { ...recent.message.metadata, rerunForEdit: recent.reruns },
     };
     recent.message = edited;
     await this.#runner!.edited(edited, recent.channel);

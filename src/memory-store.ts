@@ -177,24 +177,36 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   async forgetParticipant(participantId: string, options: ForgetOptions = {}): Promise<number> {
+    const touched = [...this.#conversations.values()].filter(({ rows }) =>
+      rows.some((row) => row.message.participant.id === participantId),
+    );
+    const ids = new Set(touched.map(({ info }) => info.id));
     // A rolling summary can retell what the person said: those of their conversations go.
-    const touched = new Set<string>();
-    for (const { info, rows } of this.#conversations.values()) {
-      if (rows.some((row) => row.message.participant.id === participantId)) touched.add(info.id);
-    }
-    this.#remove((m) => m.metadata.isSummary === true && touched.has(m.conversationId));
-    if ((options.mode ?? 'delete') === 'delete') {
-      return this.#remove((m) => m.participant.id === participantId);
-    }
+    this.#remove((m) => m.metadata.isSummary === true && ids.has(m.conversationId));
     let count = 0;
-    for (const conversation of this.#conversations.values()) {
-      for (const row of conversation.rows) {
-        if (row.message.participant.id !== participantId) continue;
-        row.message.content = '';
-        delete row.message.participant.displayName;
-        row.words = [];
-        count++;
+    if ((options.mode ?? 'delete') === 'delete') {
+      count = this.#remove((m) => m.participant.id === participantId);
+    } else {
+      for (const { rows } of touched) {
+        for (const row of rows) {
+          if (row.message.participant.id !== participantId) continue;
+          row.message.content = '';
+          delete row.message.participant.displayName;
+          row.words = [];
+          count++;
+        }
       }
+    }
+    // As in SQLite: a conversation left empty goes, the others span what remains.
+    for (const conversation of touched) {
+      const { info, rows } = conversation;
+      if (rows.length === 0) {
+        this.#evict(info.id, conversation);
+        continue;
+      }
+      const times = rows.map((row) => row.message.timestamp).sort();
+      info.firstMessageAt = times[0]!;
+      info.lastMessageAt = times.at(-1)!;
     }
     return count;
   }

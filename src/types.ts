@@ -60,10 +60,11 @@ export interface MessageMetadata {
   /** Sequence number of the newest turn a summary covers. */
   summaryThroughSequence?: number;
   /**
-   * The time of the edit a turn is answered again for (`rerunOnEdit`): set on the turn the
-   * agents get, never stored, so that run's tool rows get ids of their own.
+   * How many times the turn has been answered again after an edit (`rerunOnEdit`; 1 the
+   * first time): set on the turn the agents get, never stored, so that each run's tool rows
+   * get ids of their own (edit times can repeat within a second).
    */
-  rerunForEdit?: string;
+  rerunForEdit?: number;
   /** Tool call / tool result linkage, for turns that record a model's tool use. */
   toolCallId?: string;
   toolName?: string;

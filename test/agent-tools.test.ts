@@ -8,7 +8,7 @@ import {
   recallToolResultTool,
   silentLogger,
 } from 'colloquy';
-import type { BotOptions, NewMessage } from 'colloquy';
+import type { BotOptions, NewMessage, StoredMessage } from 'colloquy';
 import { FakeOpenAIServer, MemoryChannel } from '../src/testing/index.js';
 
 let server: FakeOpenAIServer;
@@ -107,26 +107,33 @@ describe('conversation_search is bound to the conversation being answered', () =
       'Found nothing on that order.',
       call('call_1', { query: 'order 42' }),
       'Order 42 is on its way.',
+      call('call_1', { query: 'order 43' }),
+      'Order 43 is on its way.',
     );
     const bot = await startBot({ rerunOnEdit: true });
 
-    // when a turn is answered, then edited and answered again
+    // when a turn is answered, then edited twice and answered again each time
     const turn = await channel.receive('@support-agent where is my ordr', { from: alice });
     await channel.edit(turn.metadata.messageId!, '@support-agent where is my order 42');
+    await channel.edit(turn.metadata.messageId!, '@support-agent where is my order 43');
     await bot.stop();
 
-    // then both runs' tool calls and results are stored, the second under ids of its own
+    // then every run's tool call and result is stored, each run's under ids of its own
     const rows = (await store.get(channel.conversationId)).filter((t) => t.metadata['toolRole']);
-    expect(rows.map((t) => [t.metadata['toolRole'], t.content.includes('order 42')])).toEqual([
-      ['call', false],
-      ['result', false],
-      ['call', true],
-      ['result', true],
+    const order = (t: StoredMessage) => /order 4\d/.exec(t.content)?.[0] ?? '-';
+    expect(rows.map((t) => `${String(t.metadata['toolRole'])} ${order(t)}`)).toEqual([
+      'call -',
+      'result -',
+      'call order 42',
+      'result order 42',
+      'call order 43',
+      'result order 43',
     ]);
-    expect(new Set(rows.map((t) => t.id)).size).toBe(4);
+    expect(new Set(rows.map((t) => t.id)).size).toBe(6);
     expect(channel.sent.map((m) => m.content)).toEqual([
       'Found nothing on that order.',
       'Order 42 is on its way.',
+      'Order 43 is on its way.',
     ]);
   });
 

@@ -7,19 +7,25 @@ import { StoreError, type NewMessage } from 'colloquy';
 import { SqliteConversationStore, type SqliteStoreOptions } from 'colloquy/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toInsert } from '../db/rows.js';
+import { commitBatch } from '../db/batch.js';
 import { InlineWriter, ThreadWriter, startWriterThread } from '../db/writer.js';
+import { type AppendInput, StoreWrites } from '../db/writes.js';
 import { WAL_LIMIT } from '../db/thread-options.js';
-import { SLEEP_AFTER_MS } from '../db/writer-protocol.js';
+import { type Call, SLEEP_AFTER_MS } from '../db/writer-protocol.js';
+import { configureConnection } from '../db/pragmas.js';
 
 // The SQLite store's writes run on a worker thread with a connection of its own (db/writer.ts).
 
 let dir: string;
 let open: SqliteConversationStore[];
+let connections: Database.Database[];
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'colloquy-writer-'));
   open = [];
+  connections = [];
 });
 afterEach(async () => {
+  for (const db of connections) db.close();
   for (const store of open) await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -43,6 +49,31 @@ function turn(channelId = 'C1', fields: Partial<NewMessage> = {}): NewMessage {
     metadata: { channelType: 'slack', channelId, messageId: `p-${n}`, mentions: [] },
     ...fields,
   };
+}
+
+/** What `append` hands the writer for a turn (the store's own flattening). */
+function appendInput(t: NewMessage): AppendInput {
+  return {
+    row: toInsert(t, t.timestamp),
+    kind: t.participant.kind,
+    displayName: null,
+    channelName: null,
+    mentions: [],
+  };
+}
+
+/** A writer thread's call appending `t`. */
+function appendCall(id: number, t: NewMessage): Call {
+  return { id, name: 'append', args: [appendInput(t)] };
+}
+
+/** The writer thread's code on a second connection to a migrated file, as the thread has it. */
+function writerOnFile() {
+  storeAt({ writerThread: false, backgroundCheckpoints: false });
+  const db = new Database(join(dir, 'colloquy.db'));
+  configureConnection(db, { busyTimeoutMs: 5000, readonly: false });
+  connections.push(db);
+  return { db, writes: new StoreWrites(db) };
 }
 
 describe('SqliteConversationStore writer thread', () => {
@@ -162,6 +193,52 @@ describe('SqliteConversationStore writer thread', () => {
       ['slack:T1:C1', 3],
       ['slack:T1:C2', 1],
     ]);
+  });
+
+  it('fails only the turn a full disk has no room for, in a batch', () => {
+    // given the writer's code on a connection with room for small turns only
+    const { db, writes } = writerOnFile();
+    db.pragma(`max_page_count = ${(db.pragma('page_count', { simple: true }) as number) + 8}`);
+
+    // when a batch holds a turn too big for the disk between two that fit
+    const answers = commitBatch(writes, [
+      appendCall(1, turn('C1', { content: 'fits' })),
+      appendCall(2, turn('C1', { content: 'x'.repeat(100_000) })),
+      appendCall(3, turn('C1', { content: 'fits too' })),
+    ]);
+
+    // then that one fails with the full disk, and the others are stored
+    expect(answers.map((a) => ('error' in a ? a.error.message : 'stored'))).toEqual([
+      'stored',
+      'database or disk is full',
+      'stored',
+    ]);
+    expect(db.prepare('SELECT count(*) FROM messages').pluck().get()).toBe(2);
+  });
+
+  it('stores none of a batch whose transaction SQLite rolled back, and says why for each', () => {
+    // given a write that fails the way an I/O error does: SQLite rolls the whole
+    // transaction back (not reproducible on demand, so the write does what SQLite would)
+    const { db, writes } = writerOnFile();
+    writes.recordDeletion = () => {
+      db.exec('ROLLBACK');
+      throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
+    };
+    const deletion = { channelType: 'slack', channelId: 'C1', messageId: 'p-0' };
+
+    // when it is in a batch between two turns
+    const answers = commitBatch(writes, [
+      appendCall(1, turn('C1')),
+      { id: 2, name: 'recordDeletion', args: [deletion, '2026-01-01T00:00:00Z'] },
+      appendCall(3, turn('C1')),
+    ]);
+
+    // then every call is answered with that error, and none is stored: the turn after it did
+    // not commit on its own outside the batch
+    expect(answers.map((a) => ('error' in a ? a.error.message : 'stored'))).toEqual(
+      Array(3).fill('disk I/O error'),
+    );
+    expect(db.prepare('SELECT count(*) FROM messages').pluck().get()).toBe(0);
   });
 
   it('refuses only the call that cannot cross to the thread', async () => {
@@ -292,14 +369,7 @@ describe('SqliteConversationStore writer thread', () => {
     const store = storeAt({ writerThread: false, backgroundCheckpoints: false });
     store.db.pragma('wal_autocheckpoint = 0');
     const writer = new ThreadWriter(path, 5000, () => new InlineWriter(store.db), 64 * 1024);
-    const append = (t: NewMessage) =>
-      writer.run('append', {
-        row: toInsert(t, t.timestamp),
-        kind: 'user',
-        displayName: null,
-        channelName: null,
-        mentions: [],
-      });
+    const append = (t: NewMessage) => writer.run('append', appendInput(t));
 
     // when it writes past the limit, and writes again a second later
     await Promise.all(Array.from({ length: 300 }, () => append(turn())));
@@ -331,17 +401,10 @@ describe('SqliteConversationStore writer thread', () => {
       WAL_LIMIT,
       (data, port) => (worker = startWriterThread(data, port)),
     );
-    const input = (t: NewMessage) => ({
-      row: toInsert(t, t.timestamp),
-      kind: 'user' as const,
-      displayName: null,
-      channelName: null,
-      mentions: [],
-    });
     const [first, held, later] = [turn(), turn(), turn()];
-    await writer.run('append', input(first));
+    await writer.run('append', appendInput(first));
     const warned = new Promise<Error>((resolve) => process.once('warning', resolve));
-    const heldCall = writer.queue('append', input(held)).catch((error: unknown) => error);
+    const heldCall = writer.queue('append', appendInput(held)).catch((error: unknown) => error);
     await new Promise((resolve) => setImmediate(resolve)); // handed over, not yet answered
 
     // when the thread stops
@@ -355,9 +418,9 @@ describe('SqliteConversationStore writer thread', () => {
     expect((failed as StoreError).message).toMatch(/writer thread stopped/);
     expect((await warned).message).toMatch(/writes on the main thread from now on/);
     expect(writer.mode).toBe('inline');
-    await writer.run('append', input(later));
+    await writer.run('append', appendInput(later));
     // and the retried turn is stored once, whether or not the thread had committed it
-    await writer.run('append', input(held));
+    await writer.run('append', appendInput(held));
     const ids = store.db.prepare('SELECT id FROM messages ORDER BY seq').pluck().all();
     expect(ids).toEqual(expect.arrayContaining([first.id, held.id, later.id]));
     expect(ids).toHaveLength(3);

@@ -517,6 +517,41 @@ export function describeStoreContract(
         expect(await store.forgetParticipant('nobody')).toBe(0);
       });
 
+      /** Bob then Alice in C1; only Alice, and a summary, in C3. */
+      async function seedSpans(): Promise<string> {
+        const C3 = 'telegram:44';
+        await store.append(turn({ participant: bob, content: 'first', timestamp: at(10) }));
+        await store.append(turn({ participant: alice, content: 'last', timestamp: at(20) }));
+        await store.append(turn({ conversationId: C3, content: 'alone', timestamp: at(30) }));
+        await store.append(summary('support', at(40), 'alice was alone', C3));
+        return C3;
+      }
+
+      it('drops a conversation left empty, and the others span what remains', async () => {
+        const C3 = await seedSpans();
+        await store.forgetParticipant(alice.id);
+        expect(await store.getConversation(C1)).toMatchObject({
+          messageCount: 1,
+          firstMessageAt: at(10),
+          lastMessageAt: at(10),
+        });
+        expect(await store.getConversation(C3)).toBeUndefined();
+        expect((await store.listConversations()).items.map((c) => c.id)).toEqual([C1]);
+      });
+
+      it('keeps every conversation when redacting, each counting what remains', async () => {
+        const C3 = await seedSpans();
+        await store.forgetParticipant(alice.id, { mode: 'redact' });
+        expect(await store.getConversation(C1)).toMatchObject({
+          messageCount: 2,
+          lastMessageAt: at(20),
+        });
+        expect(await store.getConversation(C3)).toMatchObject({
+          messageCount: 1,
+          lastMessageAt: at(30),
+        });
+      });
+
       it.each(['delete', 'redact'] as const)(
         'removes the summaries of the conversations the person wrote in (%s), and only those',
         async (mode) => {
