@@ -94,9 +94,10 @@ interface Waiting {
  * one turn of the event loop cross a `MessagePort` as one message, in order, and while a
  * batch is with the thread the calls made meanwhile wait and go as the next one; the thread
  * commits a batch in one transaction (group commit; a call that fails fails alone, see
- * `db/writer-thread.ts`), and answers it in one message. A call someone waits for (`run`, or `flush`) rings the thread
- * awake; background calls (`queue`: capture) wait for its next look, at most `POLL_MS` later
- * while writes keep coming (see `Doorbell`), so a busy bot pays for no wake-ups.
+ * `commitBatch` in `db/batch.ts`), and answers it in one message. A call someone waits for
+ * (`run`, or `flush`) rings the thread awake; background calls (`queue`: capture) wait for its
+ * next look, at most `POLL_MS` later while writes keep coming (see `Doorbell`), so a busy bot
+ * pays for no wake-ups.
  *
  * If the thread cannot start (it cannot open the file, or the sources run without tsx) the
  * calls made so far, and every later one, run inline instead, so the store works either way.

@@ -33,7 +33,7 @@ export type AppendOutcome = { seq: number } | { existing: unknown[] };
  */
 export class StoreWrites {
   private readonly sql: Statements;
-  /** `insertTurn` in an IMMEDIATE transaction (a savepoint inside a batch). */
+  /** `insertTurn` in an IMMEDIATE transaction (a savepoint inside another; bare in `together`). */
   readonly #insert: (input: AppendInput) => number;
   /**
    * Set while `together` runs: each write runs without a savepoint of its own, and new turns
@@ -97,7 +97,8 @@ export class StoreWrites {
   /**
    * Writes a new turn, or returns the stored row it repeats. The common case is a new turn,
    * so it is written straight away: a repeat is refused by the unique indexes, the turn's
-   * transaction (a savepoint inside a batch) rolls back, and only then is the row read.
+   * transaction (or savepoint) rolls back, and only then is the row read. In `together` a
+   * repeat rolls the whole batch back instead.
    */
   append(input: AppendInput): AppendOutcome {
     try {
