@@ -312,12 +312,12 @@ export class SqliteConversationStore implements ConversationStore {
     await this.guard('checkpoint', undefined, () => this.db.pragma('wal_checkpoint(PASSIVE)'));
   }
 
-  /** Closes the connection; later calls fail with a StoreError. Closing twice is fine. */
   /** The `background` appends held back go to the writer thread now (see `AppendOptions`). */
   flush(): void {
     this.writer.flush();
   }
 
+  /** Closes the connection; later calls fail with a StoreError. Closing twice is fine. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

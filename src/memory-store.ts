@@ -177,28 +177,26 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   async forgetParticipant(participantId: string, options: ForgetOptions = {}): Promise<number> {
-    const touched = [...this.#conversations.values()].filter(({ rows }) =>
-      rows.some((row) => row.message.participant.id === participantId),
-    );
-    const ids = new Set(touched.map(({ info }) => info.id));
-    // A rolling summary can retell what the person said: those of their conversations go.
-    this.#remove((m) => m.metadata.isSummary === true && ids.has(m.conversationId));
+    const redact = options.mode === 'redact';
+    const theirs = (m: StoredMessage) => m.participant.id === participantId;
     let count = 0;
-    if ((options.mode ?? 'delete') === 'delete') {
-      count = this.#remove((m) => m.participant.id === participantId);
-    } else {
-      for (const { rows } of touched) {
-        for (const row of rows) {
-          if (row.message.participant.id !== participantId) continue;
-          row.message.content = '';
-          delete row.message.participant.displayName;
-          row.words = [];
-          count++;
-        }
+    for (const conversation of [...this.#conversations.values()]) {
+      if (!conversation.rows.some((row) => theirs(row.message))) continue;
+      // A rolling summary can retell what the person said: those of their conversations go.
+      conversation.rows = conversation.rows.filter((row) => {
+        const m = row.message;
+        if (theirs(m)) count++;
+        if (m.metadata.isSummary !== true && (redact || !theirs(m))) return true;
+        this.#unindex(row);
+        return false;
+      });
+      for (const row of conversation.rows) {
+        if (!theirs(row.message)) continue;
+        row.message.content = '';
+        delete row.message.participant.displayName;
+        row.words = [];
       }
-    }
-    // As in SQLite: a conversation left empty goes, the others span what remains.
-    for (const conversation of touched) {
+      // As in SQLite: a conversation left empty goes, the others span what remains.
       const { info, rows } = conversation;
       if (rows.length === 0) {
         this.#evict(info.id, conversation);
