@@ -20,6 +20,7 @@ import {
   migrationsFolder,
 } from 'colloquy/sqlite';
 import { StoreError } from 'colloquy';
+import { normalizeTimestamp } from '../db/rows.js';
 import type { NewMessage } from 'colloquy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
@@ -388,6 +389,34 @@ describe('SqliteConversationStore: content and search', () => {
     expect((await store.get(C1))[0]?.timestamp).toBe('2026-03-10T15:00:00.000Z');
     const error = await rejection(store.append(turn({ timestamp: 'last tuesday' })));
     expect(error.message).toMatch(/not a date/);
+  });
+
+  it('keeps a timestamp already in its stored form exactly as Date would print it', () => {
+    // normalizeTimestamp returns such text untouched, without parsing it: every day of every
+    // month (leap years, centuries, days that do not exist) must come out as Date makes it.
+    const outcome = (text: string) => {
+      try {
+        return normalizeTimestamp(text);
+      } catch {
+        return 'not a date';
+      }
+    };
+    for (const year of ['0000', '1999', '2000', '2024', '2026', '2100', '9999']) {
+      for (let month = 0; month <= 13; month++) {
+        for (let day = 0; day <= 32; day++) {
+          for (const time of ['00:00:00.000', '23:59:59.999', '24:00:00.000', '12:60:00.000']) {
+            const pad = (n: number) => String(n).padStart(2, '0');
+            const text = `${year}-${pad(month)}-${pad(day)}T${time}Z`;
+            const date = new Date(text);
+            const expected = Number.isNaN(date.getTime()) ? 'not a date' : date.toISOString();
+            expect(outcome(text), text).toBe(expected);
+          }
+        }
+      }
+    }
+    expect(outcome('2026-11-21T09:30:00.000Z')).toBe('2026-11-21T09:30:00.000Z');
+    expect(outcome(' 2026-11-21T09:30:00.000Z ')).toBe('2026-11-21T09:30:00.000Z');
+    expect(outcome('2026-02-29T09:30:00.000Z')).toBe('2026-03-01T09:30:00.000Z');
   });
 });
 

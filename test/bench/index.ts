@@ -4,7 +4,7 @@
  * unit tests.
  *
  *   npm run bench -- [--messages 1000000] [--only store|assemble|pipeline] [--dir path]
- *                    [--events 16000] [--senders 4]
+ *                    [--events 64000] [--senders 4]
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ const USAGE = `usage: npm run bench -- [options]
   --messages N   turns in the store benchmark's database, in 1,000 conversations (default 1,000,000)
   --only S       run one section: store | assemble | pipeline
   --dir PATH     keep the database files in PATH (default: a temporary folder, deleted after)
-  --events N     inbound Telegram updates per pipeline variant (default 16,000)
+  --events N     inbound Telegram updates per pipeline variant (default 64,000)
   --senders N    people writing to the pipeline's bot at once, each waiting for the answer
                  (default 4; Telegram's own webhook default is up to 40 connections)`;
 
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     return;
   }
   const messages = count(values.messages, 1_000_000, 'messages');
-  const events = count(values.events, 16000, 'events');
+  const events = count(values.events, 64000, 'events');
   const senders = count(values.senders, 4, 'senders');
   const only = values.only as Section | undefined;
   if (only !== undefined && !SECTIONS.includes(only)) {
