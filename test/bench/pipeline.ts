@@ -402,13 +402,13 @@ function median(sorted: number[]): number {
 function medianInterval(sorted: number[]): [number, number] {
   const n = sorted.length;
   let below = 0; // P(Binomial(n, ½) <= k - 1), for k = 1, 2, …
-  let term = 0.5 ** n; // P(Binomial(n, ½) = k - 1)
+  let logTerm = -n * Math.LN2; // ln P(Binomial(n, ½) = k - 1), which 0.5 ** n underflows
   let k = 0;
   for (let i = 0; i < n; i++) {
-    below += term;
+    below += Math.exp(logTerm);
     if (below > 0.025) break;
     k = i + 1;
-    term = (term * (n - i)) / (i + 1);
+    logTerm += Math.log((n - i) / (i + 1));
   }
   return k === 0 ? [sorted[0]!, sorted[n - 1]!] : [sorted[k - 1]!, sorted[n - k]!];
 }
