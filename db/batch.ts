@@ -25,8 +25,9 @@ export function commitBatch(writes: StoreWrites, calls: Call[]): Answer[] {
       return calls.map(({ id, name, args }) => ({ id, value: callWrite(writes, name, args) }));
     });
   } catch (error) {
-    // BEGIN failed (another process held the lock past the busy timeout): nothing is
-    // stored, and trying again at once would not help.
+    // No call ran: BEGIN failed (another process held the lock past the busy timeout), or
+    // holding the search index back did. Nothing is stored, and trying again at once would
+    // not help.
     if (!begun) return calls.map(({ id }) => ({ id, error: serializeError(error) }));
   }
   const answers: Answer[] = [];

@@ -54,7 +54,8 @@ export class StoreWrites {
     this.deleteConversation = this.immediate(this.indexedFirst(this.deleteConversation));
     this.forgetParticipant = this.immediate(this.indexedFirst(this.forgetParticipant));
     this.recordEdit = this.immediate(this.indexedFirst(this.recordEdit));
-    this.recordDeletion = this.immediate(this.indexedFirst(this.recordDeletion));
+    // A tombstone changes no text: the turns waiting to be indexed can go on waiting.
+    this.recordDeletion = this.immediate(this.recordDeletion);
     this.#together = db.transaction((batch: () => unknown) => {
       sql.holdSearch.run();
       this.#inBatch = true;
@@ -77,8 +78,8 @@ export class StoreWrites {
    * - with the search index of the new turns put off to the end, then written in one pass in
    *   rowid order, which FTS5 stores as one segment. Indexed one by one, nearly every turn
    *   costs a segment of its own: a turn's rowid is below its conversation's previous one
-   *   (see `messages_fts`). Any write other than `append` first indexes what waits, so that
-   *   no turn is indexed twice.
+   *   (see `messages_fts`). A write that changes or removes text (an edit, a delete, a
+   *   forget) first indexes what waits, so that no turn is indexed twice.
    *
    * An append in a batch of 50 costs 30 µs instead of 41. All or nothing: when a write in
    * `batch` throws, a repeated turn included, the transaction rolls back and `together`
@@ -157,7 +158,7 @@ export class StoreWrites {
     const s = this.sql;
     const touched = s.conversationsOf.all(participantId) as string[];
     // A rolling summary can retell what the person said: those of their conversations go
-    // too (an agent writes a new one from the turns that remain).
+    // too (`assemblePrompt`'s summarizer writes a new one from the turns that remain).
     let summaries = 0;
     for (const id of touched) summaries += s.deleteSummaries.run(id).changes;
     let changes: number;

@@ -185,8 +185,9 @@ export class InMemoryConversationStore implements ConversationStore {
       // A rolling summary can retell what the person said: those of their conversations go.
       conversation.rows = conversation.rows.filter((row) => {
         const m = row.message;
-        if (theirs(m)) count++;
-        if (m.metadata.isSummary !== true && (redact || !theirs(m))) return true;
+        const summary = m.metadata.isSummary === true;
+        if (theirs(m) && !summary) count++;
+        if (!summary && (redact || !theirs(m))) return true;
         this.#unindex(row);
         return false;
       });
@@ -202,9 +203,11 @@ export class InMemoryConversationStore implements ConversationStore {
         this.#evict(info.id, conversation);
         continue;
       }
-      const times = rows.map((row) => row.message.timestamp).sort();
-      info.firstMessageAt = times[0]!;
-      info.lastMessageAt = times.at(-1)!;
+      info.firstMessageAt = info.lastMessageAt = rows[0]!.message.timestamp;
+      for (const { message } of rows) {
+        if (message.timestamp < info.firstMessageAt) info.firstMessageAt = message.timestamp;
+        if (message.timestamp > info.lastMessageAt) info.lastMessageAt = message.timestamp;
+      }
     }
     return count;
   }

@@ -110,7 +110,8 @@ export interface ConversationStore {
   deleteConversation(conversationId: string): Promise<boolean>;
   /**
    * Removes (or redacts) everything a participant wrote, everywhere, and the rolling summaries
-   * of the conversations they wrote in; returns how many of their turns.
+   * of the conversations they wrote in; returns how many of their turns (summaries an agent
+   * wrote are not counted).
    */
   forgetParticipant(participantId: string, options?: ForgetOptions): Promise<number>;
 

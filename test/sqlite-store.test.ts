@@ -484,6 +484,13 @@ describe('SqliteConversationStore: what SQL users see', () => {
       await store.append(
         turn({ conversationId: 'slack:T1:C2', participant: person, content: `again ${secret}` }),
       );
+      // a rolling summary that retells it
+      const summary = turn({
+        participant: { kind: 'agent', id: 'support' },
+        content: `${name} gave the code ${secret}`,
+      });
+      Object.assign(summary.metadata, { isSummary: true, summaryForAgentId: 'support' });
+      await store.append(summary);
       for (let i = 0; i < 200; i++) await store.append(turn({ content: `later ${i} as well` }));
       await store.checkpoint();
 

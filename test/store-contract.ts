@@ -573,6 +573,17 @@ export function describeStoreContract(
           expect((await store.getConversation(C1))?.messageCount).toBe(c1.length);
         },
       );
+
+      it('counts the turns of a forgotten agent, not its rolling summaries', async () => {
+        // given an agent that wrote one turn and one summary in C1
+        const support = { kind: 'agent' as const, id: 'support' };
+        await store.append(turn({ participant: support, content: 'how can I help?' }));
+        await store.append(summary('support', at(50), 'a customer asked for help'));
+
+        // when it is forgotten, its one turn is counted, and the summary is gone too
+        expect(await store.forgetParticipant('support')).toBe(1);
+        expect(await store.getSummary(C1, 'support')).toBeUndefined();
+      });
     });
 
     describe('edits, deletions and summaries', () => {
