@@ -98,20 +98,23 @@ describe('CaptureWriter.accept', () => {
   });
 
   it('asks the store not to hold back writes while the bot stops (flush)', async () => {
-    // given a turn being written
+    // given a turn being written, and a second one queued behind it
     const store = new HeldStore();
     const writer = new CaptureWriter(store, { logger: silentLogger });
     await writer.accept(turn(1));
     await tick();
+    await writer.accept(turn(2));
 
     // when capture is flushed, as Bot.stop does
     const flushed = writer.flush(1000);
 
-    // then the store is asked to hand over what it holds, and the turn is written
+    // then the store is asked to hand over what it holds, again for the second turn, and
+    // both are written
     expect(store.flushes).toBe(1);
     store.release();
     expect(await flushed).toBe(true);
-    expect(await ids(store)).toEqual(['telegram:42:1']);
+    expect(store.flushes).toBe(2);
+    expect(await ids(store)).toEqual(['telegram:42:1', 'telegram:42:2']);
   });
 
   it('recognises a retry of a turn still being written, by id or by platform message', async () => {

@@ -69,11 +69,11 @@ function appendCall(id: number, t: NewMessage): Call {
 
 /** The writer thread's code on a second connection to a migrated file, as the thread has it. */
 function writerOnFile() {
-  storeAt({ writerThread: false, backgroundCheckpoints: false });
+  const store = storeAt({ writerThread: false, backgroundCheckpoints: false });
   const db = new Database(join(dir, 'colloquy.db'));
   configureConnection(db, { busyTimeoutMs: 5000, readonly: false });
   connections.push(db);
-  return { db, writes: new StoreWrites(db) };
+  return { store, db, writes: new StoreWrites(db) };
 }
 
 describe('SqliteConversationStore writer thread', () => {
@@ -131,28 +131,33 @@ describe('SqliteConversationStore writer thread', () => {
   });
 
   it('indexes the turns of a batch for search, with an edit and a delete of them in the batch', async () => {
-    // given turns handed to the thread at once, an edit of one of them and a delete of
-    // another among them, and a conversation that had a turn before
-    const store = storeAt();
+    // given a batch of the writer thread's calls: turns, an edit of one of them and a delete
+    // of another among them, in a conversation that had a turn before
+    const { store, writes } = writerOnFile();
     await store.append(turn('C1', { content: 'the older parcel' }));
     const [edited, deleted, ...rest] = Array.from({ length: 40 }, (_, i) =>
       turn(`C${i % 3}`, { content: `parcel number ${i}` }),
     );
-    const calls = [
-      ...[edited!, deleted!].map((t) => store.append(t, { background: true })),
-      store.recordEdit({
-        channelType: 'slack',
-        channelId: edited!.metadata.channelId!,
-        messageId: edited!.metadata.messageId!,
-        content: 'a rewritten note',
-        editedAt: '2026-02-01T00:00:00Z',
-      }),
-      store.deleteMessages(deleted!.conversationId, [deleted!.id]),
-      ...rest.map((t) => store.append(t, { background: true })),
+    const ref = { channelType: 'slack', channelId: edited!.metadata.channelId! };
+    const edit = [
+      { ...ref, messageId: edited!.metadata.messageId! },
+      'a rewritten note',
+      '2026-02-01T00:00:00Z',
+    ];
+    const calls: Call[] = [
+      appendCall(1, edited!),
+      appendCall(2, deleted!),
+      { id: 3, name: 'recordEdit', args: edit },
+      { id: 4, name: 'deleteMessages', args: [deleted!.conversationId, [deleted!.id]] },
+      ...rest.map((t, i) => appendCall(5 + i, t)),
     ];
 
-    // when they are written
-    await Promise.all(calls);
+    // when they are committed together
+    const answers = commitBatch(writes, calls);
+
+    // then each call succeeded
+    expect(answers.filter((a) => 'error' in a)).toEqual([]);
+    expect(answers.slice(2, 4).map((a) => ('value' in a ? a.value : a))).toEqual([true, 1]);
 
     // then search finds every turn by its current words, once, and nothing is held back
     const found = async (conversationId: string, words: string) =>
