@@ -80,7 +80,7 @@ export class Bot {
   readonly #options: BotOptions;
   readonly #logger: Logger;
   readonly #inflight = new Set<Promise<void>>();
-  readonly #recent = new Map<string, { message: NewMessage; channel: Channel; reruns?: number }>();
+  readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
   readonly #order = new TurnOrder((error) => this.report(error));
   readonly #abort = new AbortController();
   #store: ConversationStore | undefined;
@@ -286,11 +286,11 @@ export class Bot {
     if (this.#options.rerunOnEdit !== true) return;
     const recent = this.#recent.get(refKey(edit));
     if (recent === undefined) return;
-    recent.reruns = (recent.reruns ?? 0) + 1;
+    const { metadata } = recent.message;
     const edited: NewMessage = {
       ...recent.message,
       content: edit.content,
-      metadata: { ...recent.message.metadata, rerunForEdit: recent.reruns },
+      metadata: { ...metadata, rerunForEdit: (metadata.rerunForEdit ?? 0) + 1 },
     };
     recent.message = edited;
     await this.#runner!.edited(edited, recent.channel);
