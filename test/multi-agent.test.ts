@@ -99,7 +99,6 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
       port: 0,
       host: '127.0.0.1',
       // Each HTTP delivery resolves once its turn, and every hand-off after it, is handled.
-      processBeforeResponse: true,
       logLevel: LogLevel.ERROR,
       clientOptions: { slackApiUrl: slack.slackApiUrl },
     });
@@ -144,6 +143,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
 
     // when Alice asks in a Slack channel
     await slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'I was charged twice' });
+    await bot!.idle();
 
     // then the three agent turns are posted in order
     expect(slack.posted.map((post) => post.text)).toEqual([
@@ -181,6 +181,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
 
       // when Alice starts them off
       await slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'billing question' });
+      await bot!.idle();
 
       // then the guard stops them after exactly that many agent turns, and says so
       expect(loopGuardWarnings(logger)).toHaveLength(1);
@@ -191,6 +192,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
 
       // and the bot still answers the next person
       await slack.mention({ channel: 'C0GENERAL', user: 'U0BOB', text: 'me too' });
+      await bot!.idle();
       const second = (await bot!.store.get(GENERAL)).slice(first.length);
       expect(second[0]).toMatchObject({ participant: { id: 'slack:U0BOB' } });
       expect(second[1]).toMatchObject({

@@ -88,8 +88,8 @@ export class DiscordChannel implements Channel {
   private handlers: ChannelHandlers | undefined;
   private readonly ownsClient: boolean;
   private readonly seen: RecentKeys<string>;
+  /** Events parsed and handed over one after another, in the order the gateway sent them. */
   private queue: Promise<void> = Promise.resolve();
-  private readonly inFlight = new Set<Promise<void>>();
   private warnedAboutContent = false;
 
   constructor(private readonly options: DiscordChannelOptions) {
@@ -142,7 +142,6 @@ export class DiscordChannel implements Channel {
   async stop(): Promise<void> {
     this.detach();
     await this.queue;
-    await Promise.allSettled([...this.inFlight]);
     if (this.ownsClient) await this.client.destroy();
   }
 
@@ -201,9 +200,10 @@ export class DiscordChannel implements Channel {
   };
 
   /**
-   * Every gateway dispatch passes here before discord.js handles it. Events are parsed in the
-   * order they arrived; each turn is then handed to the runtime without waiting for the one
-   * before it to be answered.
+   * Every gateway dispatch passes here before discord.js handles it. Events are parsed and
+   * handed to the runtime in the order they arrived, which commits each at once (Discord takes
+   * no acknowledgement) before any agent works on it; the hand-over does not wait for the
+   * commit, so events arriving together share one.
    */
   private readonly onRaw = (packet: GatewayDispatchPayload): void => {
     if (
@@ -237,15 +237,15 @@ export class DiscordChannel implements Channel {
             ),
           );
         }
-        this.track(handlers.message(turn), turn.conversationId, turn.id);
+        this.committed(handlers.message(turn), turn.conversationId, turn.id);
       } else if (event === 'MESSAGE_UPDATE') {
         const edit = parseMessageUpdate(data, context);
         if (!edit || !this.seen.add(`edit:${edit.messageId}:${edit.editedAt}`)) return;
-        this.track(handlers.edit(edit));
+        this.committed(handlers.edit(edit));
       } else {
         const deletion = parseMessageDelete(data, context);
         if (!this.seen.add(`delete:${deletion.messageId}`)) return;
-        this.track(handlers.delete(deletion));
+        this.committed(handlers.delete(deletion));
       }
     } catch (error) {
       handlers.error(
@@ -256,21 +256,19 @@ export class DiscordChannel implements Channel {
     }
   }
 
-  private track(work: Promise<void>, conversationId?: string, messageId?: string): void {
-    const done: Promise<void> = work
-      .catch((error: unknown) => {
-        this.handlers?.error(
-          error instanceof ColloquyError
-            ? error
-            : new ColloquyError('Handling a Discord event failed', {
-                cause: error,
-                conversationId,
-                messageId,
-              }),
-        );
-      })
-      .finally(() => this.inFlight.delete(done));
-    this.inFlight.add(done);
+  /** Reports an event the store could not commit (capture keeps retrying it). */
+  private committed(commit: Promise<unknown>, conversationId?: string, messageId?: string): void {
+    commit.catch((error: unknown) => {
+      this.handlers?.error(
+        error instanceof ColloquyError
+          ? error
+          : new ColloquyError('Handling a Discord event failed', {
+              cause: error,
+              conversationId,
+              messageId,
+            }),
+      );
+    });
   }
 
   /** What the payload lacks: the channel's type and name, and a thread's parent. */
