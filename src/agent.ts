@@ -54,7 +54,7 @@ export function concerns(message: NewMessage, aliases: readonly string[]): boole
   return (
     message.scope === 'dm' ||
     is(message.participant.id) ||
-    is(message.metadata.replyToParticipantId) ||
-    message.metadata.mentions.some(is)
+    is(message.metadata?.replyToParticipantId) ||
+    (message.metadata?.mentions ?? []).some(is)
   );
 }

@@ -144,7 +144,7 @@ export class TurnRunner {
 
   #wants(agent: Agent, message: NewMessage, aliases: readonly string[], ours: boolean): boolean {
     try {
-      if (ours && !message.metadata.mentions.some((id) => aliases.includes(id))) return false;
+      if (ours && !(message.metadata.mentions ?? []).some((id) => aliases.includes(id))) return false;
       return agent.shouldRespond?.(message, aliases) ?? concerns(message, aliases);
     } catch (cause) {
       this.deps.report(agentError(agent, message, 'shouldRespond threw', cause));
@@ -182,7 +182,7 @@ export class TurnRunner {
       .some(
         (agent) =>
           agent.id !== reply.participant.id &&
-          reply.metadata.mentions.some((id) => this.deps.aliasesOf(agent).includes(id)),
+          (reply.metadata.mentions ?? []).some((id) => this.deps.aliasesOf(agent).includes(id)),
       );
     if (addressed) await this.again(reply, ctx.channel, ctx.depth + 1);
   }
