@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeGateway, type FakeDiscordIdentify } from './fake/gateway.js';
+import { steadyTraffic, type SteadyTraffic } from '../../src/testing/traffic.js';
+import { FakeGateway, type FakeDiscordDispatch, type FakeDiscordIdentify } from './fake/gateway.js';
 import {
   handleRest,
   type FakeDiscordFailure,
@@ -26,6 +27,7 @@ import {
 
 export type {
   FakeDiscordChannel,
+  FakeDiscordDispatch,
   FakeDiscordFailure,
   FakeDiscordRequest,
   FakeDiscordChannelInit,
@@ -162,6 +164,15 @@ export class FakeDiscord {
     return this.gateway.resumes;
   }
 
+  /**
+   * Every dispatch written to an open gateway connection, in order, RESUME replays included.
+   * Discord has no acknowledgement: this is what it counts as delivered. A dispatch made while
+   * no client is connected waits in the session for a RESUME (and is lost to a new IDENTIFY).
+   */
+  get delivered(): readonly FakeDiscordDispatch[] {
+    return this.gateway.delivered;
+  }
+
   /** Adds a guild with text channels; dispatches GUILD_CREATE when a client is connected. */
   addGuild(init: { id: string; name: string; channels?: FakeDiscordChannelInit[] }): void {
     const guild: FakeDiscordGuild = { id: init.id, name: init.name, channels: [], threads: [] };
@@ -207,6 +218,20 @@ export class FakeDiscord {
     });
     this.gateway.dispatch('MESSAGE_CREATE', message);
     return message;
+  }
+
+  /**
+   * People keep writing: `message(i)` is posted with `userMessage` `perSecond` times a second
+   * until `stop()`, whether or not the bot is connected.
+   *
+   * @example
+   * ```ts
+   * const traffic = discord.traffic(20, (i) => ({ channelId: GENERAL, author: alice, content: `#${i}` }));
+   * await traffic.stop();
+   * ```
+   */
+  traffic(perSecond: number, message: (index: number) => FakeDiscordUserMessage): SteadyTraffic {
+    return steadyTraffic(perSecond, (index) => void this.userMessage(message(index)));
   }
 
   /** The author edits a message: new content and `edited_timestamp`, then MESSAGE_UPDATE. */
