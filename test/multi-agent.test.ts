@@ -61,7 +61,7 @@ class BillingAgent extends BaseAgent {
     this.model = scripted(script);
   }
   shouldRespond(message: NewMessage): boolean {
-    return message.metadata.mentions.includes(this.id);
+    return (message.metadata.mentions ?? []).includes(this.id);
   }
 }
 

@@ -19,6 +19,8 @@ const LOOP_GUARD_MAX_ROWS = 5000;
 /** What the runner needs from the bot. */
 export interface RunnerDeps {
   store: ConversationStore;
+  /** The store an agent reads (its own, when it has one, behind the same wait for captures). */
+  storeFor(agent: Agent): ConversationStore;
   writer: CaptureWriter;
   interceptors: readonly Interceptor<TurnContext>[];
   agentsOn(channel: Channel): readonly Agent[];
@@ -144,7 +146,8 @@ export class TurnRunner {
 
   #wants(agent: Agent, message: NewMessage, aliases: readonly string[], ours: boolean): boolean {
     try {
-      if (ours && !message.metadata.mentions.some((id) => aliases.includes(id))) return false;
+      if (ours && !(message.metadata.mentions ?? []).some((id) => aliases.includes(id)))
+        return false;
       return agent.shouldRespond?.(message, aliases) ?? concerns(message, aliases);
     } catch (cause) {
       this.deps.report(agentError(agent, message, 'shouldRespond threw', cause));
@@ -157,7 +160,7 @@ export class TurnRunner {
     try {
       const result = await agent.run(message, {
         conversationId: message.conversationId,
-        store: agent.conversationHistory ?? this.deps.store,
+        store: this.deps.storeFor(agent),
         aliases,
         record: (turn) => this.#record(turn),
         depth: ctx.depth,
@@ -182,7 +185,7 @@ export class TurnRunner {
       .some(
         (agent) =>
           agent.id !== reply.participant.id &&
-          reply.metadata.mentions.some((id) => this.deps.aliasesOf(agent).includes(id)),
+          (reply.metadata.mentions ?? []).some((id) => this.deps.aliasesOf(agent).includes(id)),
       );
     if (addressed) await this.again(reply, ctx.channel, ctx.depth + 1);
   }

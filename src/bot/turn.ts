@@ -37,14 +37,14 @@ export function mentionsName(text: string, name: string): boolean {
  */
 export function withAgentMentions(message: NewMessage, agents: readonly Agent[]): NewMessage {
   const found = agents
-    .filter((agent) => !message.metadata.mentions.includes(agent.id))
+    .filter((agent) => !(message.metadata.mentions ?? []).includes(agent.id))
     .filter((agent) => agent.id !== message.participant.id)
     .filter((agent) => [agent.name, agent.id].some((name) => mentionsName(message.content, name)))
     .map((agent) => agent.id);
   if (found.length === 0) return message;
   return {
     ...message,
-    metadata: { ...message.metadata, mentions: [...message.metadata.mentions, ...found] },
+    metadata: { ...message.metadata, mentions: [...(message.metadata.mentions ?? []), ...found] },
   };
 }
 

@@ -25,6 +25,13 @@ export interface FakeSlackOptions {
   eventsUrl?: string;
   /** Deliver the bot's own posts back to it as `message` events, as Slack does. Default false. */
   echoBotMessages?: boolean;
+  /**
+   * Deliver an HTTP event again when the bot did not answer it 2xx within `timeoutMs` (default
+   * 3000, Slack's limit), as Slack does: retry `n` carries `X-Slack-Retry-Num: n` and
+   * `X-Slack-Retry-Reason`, and waits `delaysMs[n - 1]` first (Slack waits about 0 s, 1 min and
+   * 5 min; default 100, 1000, 5000 ms). Off by default: a failed delivery then rejects.
+   */
+  retries?: boolean | { delaysMs?: number[]; timeoutMs?: number };
 }
 
 /** One Web API call the fake received. */
@@ -82,6 +89,15 @@ export interface FakeSlackDelivery {
   body: string;
   /** Socket Mode envelope id, when delivered that way. */
   envelopeId?: string;
+  /** The `X-Slack-Retry-Num` this attempt carried, if any. */
+  retryNum?: number;
+}
+
+/** An event the bot acknowledged (answered 2xx over HTTP, or acked over Socket Mode). */
+export interface FakeSlackAcknowledged {
+  eventId: string;
+  /** The `event` of the envelope (`message`, `app_mention`…). */
+  event: Record<string, unknown>;
 }
 
 /** Fields for `message` / `mention`; `ts` and `event_ts` are assigned when absent. */
