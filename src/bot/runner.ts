@@ -102,6 +102,7 @@ export class TurnRunner {
       send: async (content, from) => {
         const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
         const extra = this.#replyMetadata.get(from);
+        const place = channel.replyPlace?.(message);
         const turnFor = (sent: SentMessage, partial: boolean) =>
           withAgentMentions(
             sentTurn({
@@ -111,12 +112,13 @@ export class TurnRunner {
               from,
               sent,
               extra: partial ? { ...extra, partial: true } : extra,
+              ...(place !== undefined && { place }),
             }),
             others,
           );
         let sent: SentMessage;
         try {
-          sent = await channel.send(outboundFor(message, content));
+          sent = await channel.send(outboundFor(message, content, place));
         } catch (error) {
           // A split reply failed part way: the parts that went out are the reply, stored.
           const messageIds = sentIdsOf(error);
@@ -143,6 +145,7 @@ export class TurnRunner {
       return next();
     }
     if (author.kind === 'agent' && !ours && !this.deps.answerBots) return next();
+    if (author.kind === 'system') return next(); // platform notices are recorded, never answered
     for (const agent of agents) {
       if (agent.id === author.id) continue;
       const aliases = this.deps.aliasesOf(agent);
