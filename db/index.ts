@@ -9,5 +9,6 @@
  */
 export { SqliteConversationStore, type SqliteStoreOptions } from './store.js';
 export { migrationsFolder } from './connection.js';
+export { SqliteStudioSource } from './studio.js';
 export { MESSAGE_COLUMNS, toMessage, type SelectedMessageRow } from './rows.js';
 export * as schema from './schema.js';
