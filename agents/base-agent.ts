@@ -51,7 +51,11 @@ export abstract class BaseAgent implements Agent {
   model?: LanguageModel;
   /** Further names the agent answers to; the runtime adds its bot identities. */
   agentAliases: readonly string[] = [];
-  /** Where history is read from, when not the runtime's store. */
+  /**
+   * Where history is read from, when not the runtime's store. The `Bot` copies every turn it
+   * captures into it before the agent reads (`new InMemoryConversationStore({
+   * maxMessagesPerConversation: 200 })` gives the agent its own capacity).
+   */
   conversationHistory?: ConversationStore;
   /** How the prompt is assembled (token budget, summaries, time window…). */
   assemblerOptions: AssemblerOptions = {};

@@ -11,6 +11,7 @@ export * from './errors.js';
 export * from './logger.js';
 export * from './tokenizer.js';
 export * from './search-words.js';
+export * from './timestamp.js';
 export * from './split.js';
 export * from './recent.js';
 export * from './agent.js';

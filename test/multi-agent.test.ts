@@ -61,7 +61,7 @@ class BillingAgent extends BaseAgent {
     this.model = scripted(script);
   }
   shouldRespond(message: NewMessage): boolean {
-    return message.metadata.mentions.includes(this.id);
+    return (message.metadata.mentions ?? []).includes(this.id);
   }
 }
 
@@ -102,6 +102,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
       processBeforeResponse: true,
       logLevel: LogLevel.ERROR,
       clientOptions: { slackApiUrl: slack.slackApiUrl },
+      replyInThread: false, // the agents' exchange stays in the channel's one conversation
     });
     bot = new Bot({
       channels: [telegramChannel, slackChannel],

@@ -19,6 +19,8 @@ const LOOP_GUARD_MAX_ROWS = 5000;
 /** What the runner needs from the bot. */
 export interface RunnerDeps {
   store: ConversationStore;
+  /** The store an agent reads (its own, when it has one, behind the same wait for captures). */
+  storeFor(agent: Agent): ConversationStore;
   writer: CaptureWriter;
   interceptors: readonly Interceptor<TurnContext>[];
   agentsOn(channel: Channel): readonly Agent[];
@@ -93,6 +95,7 @@ export class TurnRunner {
       send: async (content, from) => {
         const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
         const extra = this.#replyMetadata.get(from);
+        const place = channel.replyPlace?.(message);
         const turnFor = (sent: SentMessage, partial: boolean) =>
           withAgentMentions(
             sentTurn({
@@ -102,12 +105,13 @@ export class TurnRunner {
               from,
               sent,
               extra: partial ? { ...extra, partial: true } : extra,
+              ...(place !== undefined && { place }),
             }),
             others,
           );
         let sent: SentMessage;
         try {
-          sent = await channel.send(outboundFor(message, content));
+          sent = await channel.send(outboundFor(message, content, place));
         } catch (error) {
           // A split reply failed part way: the parts that went out are the reply, stored.
           const messageIds = sentIdsOf(error);
@@ -134,6 +138,7 @@ export class TurnRunner {
       return next();
     }
     if (author.kind === 'agent' && !ours && !this.deps.answerBots) return next();
+    if (author.kind === 'system') return next(); // platform notices are recorded, never answered
     for (const agent of agents) {
       if (agent.id === author.id) continue;
       const aliases = this.deps.aliasesOf(agent);
@@ -144,7 +149,8 @@ export class TurnRunner {
 
   #wants(agent: Agent, message: NewMessage, aliases: readonly string[], ours: boolean): boolean {
     try {
-      if (ours && !message.metadata.mentions.some((id) => aliases.includes(id))) return false;
+      if (ours && !(message.metadata.mentions ?? []).some((id) => aliases.includes(id)))
+        return false;
       return agent.shouldRespond?.(message, aliases) ?? concerns(message, aliases);
     } catch (cause) {
       this.deps.report(agentError(agent, message, 'shouldRespond threw', cause));
@@ -157,7 +163,7 @@ export class TurnRunner {
     try {
       const result = await agent.run(message, {
         conversationId: message.conversationId,
-        store: agent.conversationHistory ?? this.deps.store,
+        store: this.deps.storeFor(agent),
         aliases,
         record: (turn) => this.#record(turn),
         depth: ctx.depth,
@@ -182,7 +188,7 @@ export class TurnRunner {
       .some(
         (agent) =>
           agent.id !== reply.participant.id &&
-          reply.metadata.mentions.some((id) => this.deps.aliasesOf(agent).includes(id)),
+          (reply.metadata.mentions ?? []).some((id) => this.deps.aliasesOf(agent).includes(id)),
       );
     if (addressed) await this.again(reply, ctx.channel, ctx.depth + 1);
   }
