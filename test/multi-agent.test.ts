@@ -61,7 +61,7 @@ class BillingAgent extends BaseAgent {
     this.model = scripted(script);
   }
   shouldRespond(message: NewMessage): boolean {
-    return message.metadata.mentions.includes(this.id);
+    return (message.metadata.mentions ?? []).includes(this.id);
   }
 }
 
@@ -101,6 +101,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
       // Each HTTP delivery resolves once its turn, and every hand-off after it, is handled.
       logLevel: LogLevel.ERROR,
       clientOptions: { slackApiUrl: slack.slackApiUrl },
+      replyInThread: false, // the agents' exchange stays in the channel's one conversation
     });
     bot = new Bot({
       channels: [telegramChannel, slackChannel],

@@ -44,6 +44,8 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
       signingSecret: slack.signingSecret,
       port: 0,
       host: '127.0.0.1',
+      // Answers stay in the conversation asked in (test/slack-payloads covers threaded answers).
+      replyInThread: false,
       logLevel: LogLevel.ERROR,
       clientOptions: {
         slackApiUrl: slack.slackApiUrl,
@@ -84,7 +86,7 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('answers a mention in a channel in place and stores both turns', async () => {
+  it('answers a mention in a channel in place (replyInThread: false) and stores both turns', async () => {
     await startBot();
     const { event } = await handled(
       slack.mention({
