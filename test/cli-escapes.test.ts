@@ -19,6 +19,7 @@ const db = dir.file('hostile.db');
 /** Every byte a terminal could act on: C0 (but the line feed), DEL, C1, bidi controls. */
 function rawControls(text: string): string[] {
   return [
+    // eslint-disable-next-line no-control-regex -- finding control characters is the test
     ...text.matchAll(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g),
   ].map((match) => match[0]);
 }
