@@ -13,6 +13,11 @@ export { splitMessage } from './split.js';
 // Stores
 export { InMemoryConversationStore } from './memory-store.js';
 
+// One conversation as a live object, and its plugins
+export { History } from './history/history.js';
+export { PluginError } from './history/plugins.js';
+export { rollingCompression, toolResultMasking } from './history/builtins.js';
+
 // Errors
 export {
   AgentError,
@@ -63,5 +68,19 @@ export type { Agent, AgentResult, AgentRunContext } from './agent.js';
 export type { CaptureOptions, CaptureStats } from './capture.js';
 export type { AssembledPrompt, AssemblerOptions, SummarizeInput, Summarizer } from './assemble.js';
 export type { BotOptions, ErrorHandler } from './bot.js';
+export type { CapturedChange } from './bot/tap.js';
+export type { HistoryEvents, HistoryJSON, HistoryOptions } from './history/history.js';
+export type {
+  AssistantEntry,
+  HistoryEntry,
+  HistoryEntryInput,
+  HistoryPlace,
+  SourcedEntry,
+  ToolCall,
+  ToolEntry,
+  UserEntry,
+} from './history/entries.js';
+export type { HistoryPlugin, PluginContext, Reduction, ReduceContext } from './history/plugins.js';
+export type { RollingCompressionOptions, ToolResultMaskingOptions } from './history/builtins.js';
 export type { SummarizerAgentOptions } from '../agents/summarizer-agent.js';
 export type { ConversationSearchInput } from '../agents/tools/conversation-search.js';

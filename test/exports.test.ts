@@ -23,11 +23,13 @@ const ROOT_EXPORTS = [
   'Bot',
   'ColloquyError',
   'DEFAULT_ASSEMBLER_OPTIONS',
+  'History',
   'InMemoryConversationStore',
   'MalformedEventError',
   'ModelConfigError',
   'NetworkError',
   'PlatformError',
+  'PluginError',
   'RateLimitError',
   'StoreError',
   'SummarizerAgent',
@@ -45,8 +47,10 @@ const ROOT_EXPORTS = [
   'offlineModel',
   'recallToolResultTool',
   'redactText',
+  'rollingCompression',
   'silentLogger',
   'splitMessage',
+  'toolResultMasking',
 ];
 
 describe('the root export', () => {
