@@ -30,7 +30,13 @@ export {
 } from './errors.js';
 
 // Logging
-export { consoleLogger, createConsoleLogger, redactText, silentLogger } from './logger.js';
+export {
+  addSecret,
+  consoleLogger,
+  createConsoleLogger,
+  redactText,
+  silentLogger,
+} from './logger.js';
 
 // Prompts
 export { assemblePrompt, DEFAULT_ASSEMBLER_OPTIONS } from './assemble.js';
