@@ -34,6 +34,7 @@ import { ColloquyError, PlatformError } from '../../src/errors.js';
 import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
+import { refuseSkewedRequests } from './request-bounds.js';
 import {
   parseSlackEvent,
   slackMessageId,
@@ -164,6 +165,10 @@ export class SlackChannel implements Channel {
         ...options.appOptions,
       });
       this.ownsApp = true;
+    }
+    // Bolt's own server calls the receiver's public listener: refuse out-of-range timestamps first.
+    if (this.httpReceiver !== undefined) {
+      this.httpReceiver.requestListener = refuseSkewedRequests(this.httpReceiver.requestListener);
     }
     this.app.event('message', ({ body, context }) => this.dispatch(body, context.retryNum));
     this.app.event('app_mention', ({ body, context }) => this.dispatch(body, context.retryNum));
