@@ -5,7 +5,7 @@ import { assemblePrompt, RECALL_TOOL_NAME } from '../src/assemble.js';
 import type { AssemblerOptions, Summarizer } from '../src/assemble.js';
 import { messageOf } from '../src/error-message.js';
 import { AgentError, ColloquyError } from '../src/errors.js';
-import { consoleLogger } from '../src/logger.js';
+import { consoleLogger, redactError } from '../src/logger.js';
 import type { Logger } from '../src/logger.js';
 import type { ConversationStore } from '../src/store.js';
 import { rowsToEntries } from '../src/history/entries.js';
@@ -118,7 +118,8 @@ export abstract class BaseAgent implements Agent {
   async run(input: NewMessage, ctx: AgentRunContext): Promise<AgentResult> {
     const fail = (what: string, cause: unknown) =>
       new AgentError(`${this.name}: ${what}: ${messageOf(cause)}`, {
-        cause,
+        // The provider's error can quote the key it was sent (and hold the request): keep a copy.
+        cause: redactError(cause),
         conversationId: ctx.conversationId,
         messageId: input.id,
       });

@@ -5,6 +5,7 @@ import type { LanguageModelV3, ProviderV3 } from '@ai-sdk/provider';
 import { createProviderRegistry } from 'ai';
 import type { LanguageModel } from 'ai';
 import { ColloquyError } from '../src/errors.js';
+import { addSecret } from '../src/logger.js';
 import { isOfflineModel, offlineModel } from './offline-model.js';
 
 /**
@@ -74,6 +75,10 @@ export function modelFromEnv(env: Env = process.env): LanguageModelV3 {
   const provider = separator < 0 ? spec : spec.slice(0, separator);
   const modelId = separator < 0 ? '' : spec.slice(separator + 1);
   const factory = providers[provider];
+  // The key is masked wherever it appears, also when `env` is not process.env.
+  for (const name of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'COLLOQUY_MODEL_API_KEY']) {
+    addSecret(env[name]);
+  }
   if (factory === undefined) {
     throw new ModelConfigError(
       `COLLOQUY_MODEL="${spec}": unknown provider "${provider}" (known: ${knownProviders.join(', ')})`,
