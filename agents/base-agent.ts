@@ -110,6 +110,11 @@ export abstract class BaseAgent implements Agent {
     return this.model;
   }
 
+  /** Resolves the model at start, so a bad `COLLOQUY_MODEL` setting stops `Bot.start`. */
+  prepare(): void {
+    this.resolveModel();
+  }
+
   /** How this agent appears on the turns it writes. */
   get participant(): Participant {
     return { kind: 'agent', id: this.id, displayName: this.name };
