@@ -76,6 +76,11 @@ export interface ReplyPlace {
   threadId?: string;
 }
 
+/** How the bot follows a reply being posted (see `Channel.send`). */
+export interface SendOptions {
+  partPosted?(messageIds: readonly string[]): Promise<void>;
+}
+
 /** The platform's ids for what `send` posted, in order (a long reply may be split). */
 export interface SentMessage {
   messageIds: string[];
@@ -111,7 +116,12 @@ export interface Channel {
   readonly type: ChannelType;
   start(handlers: ChannelHandlers): Promise<void>;
   stop(): Promise<void>;
-  send(message: OutboundMessage): Promise<SentMessage>;
+  /**
+   * Posts `message` (split into parts where the platform needs it) and returns the platform's
+   * ids. `options.partPosted` is called after each part but the last, with the ids so far;
+   * the next part waits for it (the bot records each part before the next goes out).
+   */
+  send(message: OutboundMessage, options?: SendOptions): Promise<SentMessage>;
   /**
    * Where replies to `inbound` go, when not in its own conversation and thread (the default).
    *

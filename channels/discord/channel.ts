@@ -12,6 +12,7 @@ import type {
   Channel,
   ChannelHandlers,
   OutboundMessage,
+  SendOptions,
   SentMessage,
 } from '../../src/channel.js';
 import {
@@ -161,7 +162,7 @@ export class DiscordChannel implements Channel {
    * `toColloquyError`); when some parts did get through, their ids are on the error as
    * `sentMessageIds`.
    */
-  async send(message: OutboundMessage): Promise<SentMessage> {
+  async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
     const { channelId, bodies } = formatOutbound(
       message,
       this.options.allowedMentions ?? DEFAULT_ALLOWED_MENTIONS,
@@ -183,6 +184,7 @@ export class DiscordChannel implements Channel {
           conversationId: message.conversationId,
         });
       },
+      options.partPosted,
     );
     const first = sent.messageIds[0];
     return first === undefined ? sent : { ...sent, id: `discord:${channelId}:${first}` };
