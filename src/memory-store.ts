@@ -13,6 +13,7 @@ import type {
 import { normalizeTimestamp } from './timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from './tokenizer.js';
 import { withMetadata } from './types.js';
+import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
 import type {
   MessageDeletion,
   MessageEdit,
@@ -40,6 +41,16 @@ interface Conversation {
   /** Sorted by timestamp, then sequence. */
   rows: Row[];
 }
+
+/** Run fields a later write of the same run keeps when it leaves them out. */
+const KEPT_RUN_FIELDS = [
+  'startedAt',
+  'model',
+  'inputTokens',
+  'outputTokens',
+  'replyId',
+  'prompt',
+] as const;
 
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
@@ -75,6 +86,8 @@ export class InMemoryConversationStore implements ConversationStore {
   readonly #byId = new Map<string, Row>();
   readonly #byPlatform = new Map<string, Row>();
   #sequence = 0;
+  readonly #runs = new Map<string, AgentRun>();
+  readonly #state = new Map<string, string>();
 
   constructor(options: InMemoryStoreOptions = {}) {
     this.#maxConversations = Math.max(1, options.maxConversations ?? 500);
@@ -83,6 +96,10 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   async append(given: NewMessage): Promise<AppendResult> {
+    return this.#appendNow(given);
+  }
+
+  #appendNow(given: NewMessage & { delivery?: StoredMessage['delivery'] }): AppendResult {
     const input = withMetadata(given);
     const existing = this.#byId.get(input.id) ?? this.#byPlatform.get(platformKeyOf(input));
     if (existing) return { message: structuredClone(existing.message), inserted: false };
@@ -109,6 +126,58 @@ export class InMemoryConversationStore implements ConversationStore {
       if (oldest) this.#unindex(oldest);
     }
     return { message: structuredClone(message), inserted: true };
+  }
+
+  /** Agent runs, by the turn they answer or by status, oldest first. */
+  async getRuns(query: RunQuery): Promise<AgentRun[]> {
+    return [...this.#runs.values()]
+      .filter((run) => query.messageId === undefined || run.messageId === query.messageId)
+      .filter((run) => query.statuses === undefined || query.statuses.includes(run.status))
+      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
+      .map((run) => ({ ...run }));
+  }
+
+  async getState(key: string): Promise<string | undefined> {
+    return this.#state.get(key);
+  }
+
+  /** Applies one write of agent work (see `FlowOperation`) at once. */
+  applyFlow(op: FlowOperation): unknown {
+    switch (op.kind) {
+      case 'run': {
+        const before = this.#runs.get(op.run.id);
+        const merged = { ...op.run };
+        for (const key of KEPT_RUN_FIELDS) {
+          if (merged[key] === undefined && before?.[key] !== undefined) {
+            Object.assign(merged, { [key]: before[key] });
+          }
+        }
+        merged.attempts = Math.max(op.run.attempts, before?.attempts ?? 0);
+        this.#runs.set(op.run.id, merged);
+        return undefined;
+      }
+      case 'state':
+        if (op.value === null) this.#state.delete(op.key);
+        else this.#state.set(op.key, op.value);
+        return undefined;
+      case 'reply':
+        return this.#appendNow({ ...op.message, delivery: 'sending' });
+      case 'confirm': {
+        const { id, conversationId, messageIds, delivery, metadata } = op.confirmation;
+        const row = this.#byId.get(id);
+        if (row === undefined || row.message.conversationId !== conversationId) return false;
+        const [first, ...rest] = messageIds;
+        const meta = row.message.metadata;
+        if (first !== undefined && meta.messageId === undefined) {
+          meta.messageId = first;
+          this.#byPlatform.set(platformKeyOf(row.message), row);
+        }
+        if (rest.length > 0) meta.partMessageIds = rest;
+        Object.assign(meta, metadata);
+        row.message.delivery = delivery;
+        return true;
+      }
+    }
   }
 
   async get(conversationId: string, options: GetOptions = {}): Promise<StoredMessage[]> {

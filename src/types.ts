@@ -99,10 +99,15 @@ export interface StoredMessage {
   editedAt?: string;
   /** Set when the platform message was deleted (a tombstone: content is kept unless forgotten). */
   deletedAt?: string;
+  /**
+   * For a reply the bot sent through its outbox: `sending` (recorded, platform not yet
+   * confirmed), `sent`, `unconfirmed` (never confirmed; not sent again) or `failed`.
+   */
+  delivery?: 'sending' | 'sent' | 'unconfirmed' | 'failed';
 }
 
 /** A message that has not been stored yet. */
-export type NewMessage = Omit<StoredMessage, 'sequence' | 'editedAt' | 'deletedAt'>;
+export type NewMessage = Omit<StoredMessage, 'sequence' | 'editedAt' | 'deletedAt' | 'delivery'>;
 
 /** Points at a platform message, for edits and deletes. */
 export interface PlatformMessageRef {
