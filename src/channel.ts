@@ -52,6 +52,25 @@ export interface ChannelHandlers {
   capacity(limit: number): Promise<void>;
   /** Something went wrong that did not stop the channel (a malformed event, a refused send…). */
   error(error: ColloquyError): void;
+  /**
+   * A few small values kept in the store for the channel (the Discord gateway session), written
+   * through the same commits as the turns. Absent when the store keeps none.
+   */
+  state?: ChannelState;
+}
+
+/**
+ * Small values a channel keeps in the bot's store (`colloquy_state`), by key.
+ *
+ * @example
+ * ```ts
+ * await handlers.state?.set('discord:gateway:0', JSON.stringify(session));
+ * ```
+ */
+export interface ChannelState {
+  get(key: string): Promise<string | undefined>;
+  /** Resolves once committed; `null` removes the key. */
+  set(key: string, value: string | null): Promise<void>;
 }
 
 /** Where a reply goes: derived from the inbound turn it answers. */

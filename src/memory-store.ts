@@ -134,7 +134,20 @@ export class InMemoryConversationStore implements ConversationStore {
       .filter((run) => query.messageId === undefined || run.messageId === query.messageId)
       .filter((run) => query.statuses === undefined || query.statuses.includes(run.status))
       .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
-      .map((run) => ({ ...run }));
+      .map((run) => {
+        const reply = run.replyId === undefined ? undefined : this.#byId.get(run.replyId)?.message;
+        if (reply === undefined) return { ...run };
+        const { messageId, partMessageIds } = reply.metadata;
+        const messageIds = messageId === undefined ? [] : [messageId, ...(partMessageIds ?? [])];
+        return {
+          ...run,
+          reply: {
+            conversationId: reply.conversationId,
+            messageIds,
+            ...(reply.delivery !== undefined && { delivery: reply.delivery }),
+          },
+        };
+      });
   }
 
   async getState(key: string): Promise<string | undefined> {
@@ -146,6 +159,7 @@ export class InMemoryConversationStore implements ConversationStore {
     switch (op.kind) {
       case 'run': {
         const before = this.#runs.get(op.run.id);
+        if (op.create === true && before !== undefined) return undefined;
         const merged = { ...op.run };
         for (const key of KEPT_RUN_FIELDS) {
           if (merged[key] === undefined && before?.[key] !== undefined) {

@@ -43,6 +43,8 @@ export interface AgentRun {
   attempts: number;
   /** The assembled prompt as JSON, when the bot records prompts (`recordPrompts`). */
   prompt?: string;
+  /** Read with the run (never written): how far its reply turn went. */
+  reply?: { conversationId: string; delivery?: ReplyDelivery; messageIds: string[] };
 }
 
 /** Which runs `ConversationStore.getRuns` answers. */
@@ -105,7 +107,8 @@ export function runId(turn: Pick<NewMessage, 'id' | 'metadata'>, agentId: string
  * runtime keeps (a gateway session), `null` to remove it.
  */
 export type FlowOperation =
-  | { kind: 'run'; run: AgentRun }
+  /** `create`: only when there is no row for this run yet (a redelivered turn keeps its runs). */
+  | { kind: 'run'; run: AgentRun; create?: boolean }
   | { kind: 'reply'; message: NewMessage }
   | { kind: 'confirm'; confirmation: ReplyConfirmation }
   | { kind: 'state'; key: string; value: string | null };

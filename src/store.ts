@@ -1,3 +1,4 @@
+import type { AgentRun, RunQuery } from './runs.js';
 import type {
   ChannelType,
   ConversationScope,
@@ -143,6 +144,14 @@ export interface ConversationStore {
    * someone waits for them (capture's `settled`, before an agent reads). Optional.
    */
   flush?(): void;
+
+  /**
+   * Agent runs (`agent_runs`), by the turn answered or by status, oldest first, each with how
+   * far its reply went. Optional: a store without it keeps no runs, and nothing is resumed.
+   */
+  getRuns?(query: RunQuery): Promise<AgentRun[]>;
+  /** A value kept with `{ kind: 'state' }` (the Discord gateway session). Optional. */
+  getState?(key: string): Promise<string | undefined>;
 
   close?(): Promise<void>;
 }
