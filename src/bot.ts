@@ -1,18 +1,18 @@
 import type { Agent } from './agent.js';
-import { CaptureWriter } from './capture.js';
-import { CapturedStore } from './bot/captured-store.js';
+import { Capture } from './capture.js';
 import type { CaptureOptions } from './capture.js';
 import type { Interceptor } from './chain.js';
 import type { Channel, ChannelHandlers } from './channel.js';
 import type { TurnContext } from './context.js';
-import { ColloquyError } from './errors.js';
+import { ColloquyError, StoreError } from './errors.js';
 import { consoleLogger } from './logger.js';
 import type { Logger } from './logger.js';
 import type { ConversationStore } from './store.js';
-import type { MessageEdit, NewMessage } from './types.js';
+import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
 import { openDefaultStore } from './bot/default-store.js';
 import { TurnOrder, refKey } from './turn-order.js';
 import { TurnRunner } from './bot/runner.js';
+import { withAgentMentions } from './bot/turn.js';
 
 export { defaultDbPath } from './bot/default-store.js';
 export { mentionsName, trailingAgentTurns, withAgentMentions } from './bot/turn.js';
@@ -34,7 +34,11 @@ export interface BotOptions {
   /** Run after capture and before the agents, in order. */
   interceptors?: readonly Interceptor<TurnContext>[];
   logger?: Logger;
-  /** Capture's buffer and retry settings; its failures also go to `catch`. */
+  /**
+   * Capture's buffer and retry settings; its failures also go to `catch`. Its
+   * `deadLetterPath` defaults to `<database file>.dead-letter.jsonl` for a store with a
+   * `path` (the SQLite store); give one for another store.
+   */
   capture?: CaptureOptions;
   /** Most agent turns in a row before agents stop answering each other (default 5). */
   maxAgentDepth?: number;
@@ -42,7 +46,7 @@ export interface BotOptions {
   answerBots?: boolean;
   /** Run the agents again when a person edits a recent turn (default false). */
   rerunOnEdit?: boolean;
-  /** How long `stop` waits for held captures to reach the store (default 5000 ms). */
+  /** How long `stop` waits for queued writes to reach the store (default 5000 ms). */
   flushTimeoutMs?: number;
 }
 
@@ -60,8 +64,9 @@ export type ErrorHandler = (error: ColloquyError) => void | Promise<void>;
 const RECENT_TURNS = 1000;
 
 /**
- * The runtime: starts channels, captures every turn into the store, runs each inbound turn
- * through `[capture, ...interceptors, dispatch]` and sends the agents' answers. On every
+ * The runtime: starts channels, commits every turn to the store (a channel's handler resolves
+ * once its event is committed, so the channel can acknowledge it), runs each new inbound turn
+ * through `[...interceptors, dispatch]` and sends the agents' answers, each committed too. On every
  * channel the turns of one conversation run one after another in the order they arrived
  * (an edit or deletion after the turn it changes); different conversations run concurrently.
  * Errors in a turn are reported to `catch` and never stop the bot, nor the turns after it.
@@ -85,8 +90,7 @@ export class Bot {
   readonly #abort = new AbortController();
   #store: ConversationStore | undefined;
   #ownsStore = false;
-  #writer: CaptureWriter | undefined;
-  #view: CapturedStore | undefined;
+  #capture: Capture | undefined;
   #runner: TurnRunner | undefined;
   #accepting = false;
   #started: Promise<void> | undefined;
@@ -105,20 +109,16 @@ export class Bot {
       });
   }
 
-  /**
-   * The store turns are captured into (opened by `start` when none was given). Once started,
-   * its reads first wait for the turns captured so far, as the agents' reads do.
-   */
+  /** The store turns are committed to (opened by `start` when none was given). */
   get store(): ConversationStore {
-    const store = this.#view ?? this.#store;
+    const store = this.#store;
     if (store === undefined) throw new ColloquyError('the bot has no store before start()');
     return store;
   }
 
   /**
-   * Resolves once every turn captured so far has reached the store (or, while it fails, the
-   * capture buffer). A turn's writes do not hold the turn up: wait for this before reading
-   * the store some other way than `bot.store`, for instance in a test.
+   * Resolves once every write asked for so far has been tried (committed, or held for retry
+   * while the store fails).
    *
    * @example
    * ```ts
@@ -128,17 +128,33 @@ export class Bot {
    * ```
    */
   async settled(): Promise<void> {
-    await this.#writer?.settled();
+    await this.#capture?.settled();
   }
 
-  /** The capture writer's counters (stored, buffered, dropped…), after `start`. */
-  get captureStats(): CaptureWriter['stats'] | undefined {
-    return this.#writer?.stats;
+  /**
+   * Resolves once the turns handed over so far (of one conversation, when given) have been
+   * handled (answered, or failed and reported), and the writes asked for tried.
+   *
+   * @example
+   * ```ts
+   * await telegram.deliver({ text: 'hi @support' });
+   * await bot.idle();
+   * ```
+   */
+  async idle(conversationId?: string): Promise<void> {
+    if (conversationId !== undefined) await this.#order.drained(conversationId);
+    else while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
+    await this.settled();
   }
 
-  /** Captures given up on (rejected for good by the store, or dropped from a full buffer). */
-  get captureDeadLetters(): CaptureWriter['deadLetters'] {
-    return this.#writer?.deadLetters ?? [];
+  /** Capture's counters (committed, waiting, dead-lettered…), after `start`. */
+  get captureStats(): Capture['stats'] | undefined {
+    return this.#capture?.stats;
+  }
+
+  /** Writes given up on (refused for good by the store, or unwritten at stop). */
+  get captureDeadLetters(): Capture['deadLetters'] {
+    return this.#capture?.deadLetters ?? [];
   }
 
   /** Replaces the error handler (default: log it). */
@@ -208,19 +224,19 @@ export class Bot {
       this.#store = await openDefaultStore();
       this.#ownsStore = true;
     }
-    const writer = new CaptureWriter(this.#store, {
+    const capture = new Capture(this.#store, {
       logger: this.#logger,
+      deadLetterPath: deadLetterPathOf(this.#store),
       ...this.#options.capture,
       onError: (error) => {
         this.#options.capture?.onError?.(error);
         this.report(error);
       },
     });
-    this.#writer = writer;
-    this.#view = new CapturedStore(this.#store, writer);
+    this.#capture = capture;
     this.#runner = new TurnRunner({
-      store: this.#view,
-      writer,
+      store: this.#store,
+      capture,
       interceptors: this.#options.interceptors ?? [],
       agentsOn: (channel) => this.agentsOn(channel),
       aliasesOf: (agent) => this.aliasesOf(agent),
@@ -237,53 +253,65 @@ export class Bot {
 
   #handlers(channel: Channel): ChannelHandlers {
     return {
-      message: (message) =>
-        this.#track(() => this.#order.message(message, () => this.#onMessage(message, channel))),
-      // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
-      edit: (edit) =>
-        this.#track(() =>
-          this.#order.change(
-            edit,
-            () => this.#onEdit(edit),
-            this.#recent.get(refKey(edit))?.message.conversationId,
-          ),
-        ),
-      delete: (deletion) =>
-        this.#track(() => this.#order.change(deletion, () => this.#writer!.delete(deletion))),
+      message: (message) => this.#inbound(message, channel),
+      edit: (edit) => this.#edit(edit),
+      delete: (deletion) => this.#delete(deletion),
       error: (error) => this.report(error),
+      idle: (conversationId) => this.idle(conversationId),
     };
   }
 
   /**
-   * Runs one unit of work as in-flight (from the moment it is queued), so `stop` can wait for
-   * it; never rejects.
+   * Commits an inbound turn and resolves; a new turn then runs in its conversation's order.
+   * Rejects (a transient StoreError) when the turn was not committed: the channel must not
+   * acknowledge. A turn refused for good is dead-lettered, and resolves.
    */
-  async #track(work: () => Promise<void>): Promise<void> {
-    if (!this.#accepting) {
-      this.#logger.warn('the bot is stopping; an event arrived late and was not handled');
-      return;
-    }
-    const run = work().catch((error: unknown) => this.report(error));
-    this.#inflight.add(run);
-    try {
-      await run;
-    } finally {
-      this.#inflight.delete(run);
-    }
-  }
-
-  async #onMessage(message: NewMessage, channel: Channel): Promise<void> {
-    if (this.#options.rerunOnEdit === true && message.metadata.messageId !== undefined) {
-      const { channelType, channelId, messageId } = message.metadata;
+  async #inbound(message: NewMessage, channel: Channel): Promise<void> {
+    const turn = withAgentMentions(message, this.agentsOn(channel));
+    const result = await this.#write({ kind: 'append', message: turn }).catch(keptAsDeadLetter);
+    // Already stored: a platform's retry, answered (or being answered) the first time.
+    if (result?.inserted === false) return;
+    if (this.#options.rerunOnEdit === true && turn.metadata.messageId !== undefined) {
+      const { channelType, channelId, messageId } = turn.metadata;
       this.#recent.set(refKey({ channelType, channelId, messageId }), { message, channel });
       if (this.#recent.size > RECENT_TURNS) this.#recent.delete(this.#recent.keys().next().value!);
     }
-    await this.#runner!.inbound(message, channel);
+    this.#track(() => this.#order.message(turn, () => this.#runner!.inbound(turn, channel)));
+  }
+
+  async #edit(edit: MessageEdit): Promise<void> {
+    await this.#write({ kind: 'edit', edit }).catch(keptAsDeadLetter);
+    const recent = this.#recent.get(refKey(edit));
+    if (this.#options.rerunOnEdit !== true || recent === undefined) return;
+    // An edit re-answered is a turn of its conversation: queue it there.
+    this.#track(() =>
+      this.#order.change(edit, () => this.#onEdit(edit), recent.message.conversationId),
+    );
+  }
+
+  async #delete(deletion: MessageDeletion): Promise<void> {
+    await this.#write({ kind: 'delete', deletion }).catch(keptAsDeadLetter);
+  }
+
+  #write: Capture['write'] = (op) => {
+    if (!this.#accepting || this.#capture === undefined) {
+      const error = new StoreError('the bot is not running; the event was not stored', {
+        transient: true,
+      });
+      return Promise.reject(error);
+    }
+    return this.#capture.write(op);
+  };
+
+  /** Runs one turn's work as in-flight, so `stop` and `idle` can wait for it; never rejects. */
+  #track(work: () => Promise<void>): void {
+    const run: Promise<void> = work()
+      .catch((error: unknown) => this.report(error))
+      .finally(() => this.#inflight.delete(run));
+    this.#inflight.add(run);
   }
 
   async #onEdit(edit: MessageEdit): Promise<void> {
-    await this.#writer!.edit(edit);
-    if (this.#options.rerunOnEdit !== true) return;
     const recent = this.#recent.get(refKey(edit));
     if (recent === undefined) return;
     const { metadata } = recent.message;
@@ -298,8 +326,9 @@ export class Bot {
 
   /**
    * Stops taking turns, stops the channels, waits for the turns in flight and those queued
-   * behind them, flushes capture and closes the store if the bot opened it. Safe to call more
-   * than once.
+   * behind them, gives capture `flushTimeoutMs` to commit what waits and closes the store if
+   * the bot opened it. Writes left unwritten go to the dead-letter file and are reported (and
+   * `installSignalHandlers` then exits with code 1). Safe to call more than once.
    */
   stop(): Promise<void> {
     this.#stopped ??= this.#stop();
@@ -318,13 +347,22 @@ export class Bot {
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
     this.#accepting = false;
     this.#abort.abort();
-    const writer = this.#writer;
-    if (writer !== undefined) {
-      const flushed = await writer.flush(this.#options.flushTimeoutMs ?? 5000);
-      if (!flushed) {
-        this.#logger.error('stop: some turns could not be stored', { ...writer.stats });
+    const capture = this.#capture;
+    if (capture !== undefined) {
+      await capture.close(this.#options.flushTimeoutMs ?? 5000);
+      const { deadLettered } = capture.stats;
+      if (deadLettered > 0) {
+        const file = this.#options.capture?.deadLetterPath ?? deadLetterPathOf(this.#store);
+        const where =
+          file === undefined
+            ? 'logged above'
+            : `kept in ${file}; \`colloquy import ${file}\` writes them back`;
+        this.report(
+          new StoreError(`${deadLettered} writes could not be stored: ${where}`, {
+            transient: false,
+          }),
+        );
       }
-      writer.close();
     }
     if (this.#ownsStore) await this.#store?.close?.();
   }
@@ -344,7 +382,11 @@ export class Bot {
       if (signalled) process.exit(130);
       signalled = true;
       this.#logger.info(`${signal}: stopping`);
-      void this.stop().finally(() => uninstall());
+      void this.stop().finally(() => {
+        uninstall();
+        // Writes left in the dead-letter file: the process says so with its exit code.
+        if ((this.captureStats?.deadLettered ?? 0) > 0) process.exitCode = 1;
+      });
     };
     const uninstall = () => {
       process.off('SIGINT', onSignal);
@@ -354,6 +396,24 @@ export class Bot {
     process.on('SIGTERM', onSignal);
     return uninstall;
   }
+}
+
+/**
+ * A write the store refused for good is in the dead-letter file and was reported: the event
+ * is kept, so the channel may acknowledge it (a redelivery would only be refused again) and a
+ * turn is still answered. A transient failure rethrows: the channel must not acknowledge.
+ */
+function keptAsDeadLetter(error: unknown): undefined {
+  if (error instanceof StoreError && error.transient === false) return undefined;
+  throw error;
+}
+
+/** `<database file>.dead-letter.jsonl` for a store kept in a file (its `path`). */
+function deadLetterPathOf(store: ConversationStore | undefined): string | undefined {
+  const path = (store as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' && path !== '' && path !== ':memory:'
+    ? `${path}.dead-letter.jsonl`
+    : undefined;
 }
 
 function isAgentMap(

@@ -9,12 +9,22 @@ import type {
 
 /** What a channel calls when something happens on its platform. Provided by the runtime. */
 export interface ChannelHandlers {
-  /** A new turn (people, other bots, never our own echoes). Resolves when the turn is handled. */
+  /**
+   * A new turn (people, other bots, never our own echoes). Resolves once the turn is committed
+   * to the store (not when it is answered); rejects (a `StoreError`) when it was not, and the
+   * channel then must not acknowledge the event, so that the platform delivers it again.
+   */
   message(message: NewMessage): Promise<void>;
-  /** A platform message was edited. */
+  /** A platform message was edited. Resolves once the edit is committed, like `message`. */
   edit(edit: MessageEdit): Promise<void>;
-  /** A platform message was deleted. */
+  /** A platform message was deleted. Resolves once the deletion is committed, like `message`. */
   delete(deletion: MessageDeletion): Promise<void>;
+  /**
+   * Resolves once the turns handed over so far (of one conversation, when given) have been
+   * handled: answered, or failed and reported. For a channel that shows the answer before it
+   * takes the next input (console), and for tests.
+   */
+  idle?(conversationId?: string): Promise<void>;
   /** Something went wrong that did not stop the channel (a malformed event, a refused send…). */
   error(error: ColloquyError): void;
 }

@@ -16,7 +16,6 @@ export * from './recent.js';
 export * from './agent.js';
 export * from './memory-store.js';
 export * from './capture.js';
-export * from './capture-interceptors.js';
 export * from './assemble.js';
 export * from './bot.js';
 // The agent classes live in agents/ (which builds on src/); the barrel is the one place in

@@ -37,14 +37,14 @@ class ThreadedChannel extends MemoryChannel {
       metadata: { ...turn.metadata, threadId },
     };
     await this.#handlers!.message(message);
+    await this.#handlers!.idle?.(message.conversationId);
     return message;
   }
 }
 
 /**
- * The turns' contents in the order they were captured (`sequence`). The store lists turns by
- * timestamp, and a turn is timestamped when it arrives, possibly before the reply to the turn
- * before it: capture order is what the bot's queue decides.
+ * The turns' contents in the order they were committed (`sequence`): an inbound turn when it
+ * arrives, a reply when it is sent.
  */
 function inCaptureOrder(turns: readonly StoredMessage[]): string[] {
   return [...turns].sort((a, b) => a.sequence! - b.sequence!).map((turn) => turn.content);
@@ -120,15 +120,16 @@ describe('Bot turn order', () => {
     release();
     await Promise.all([first, second]);
     expect(replies()).toEqual(['re: a slow question', 're: a quick question']);
+    // (the quick question was committed when it arrived, before the first reply was sent)
     expect(seen.get('a quick question')).toEqual([
       'a slow question',
-      're: a slow question',
       'a quick question',
+      're: a slow question',
     ]);
     expect(await contents()).toEqual([
       'a slow question',
-      're: a slow question',
       'a quick question',
+      're: a slow question',
       're: a quick question',
     ]);
     await bot.stop();
@@ -233,9 +234,9 @@ describe('Bot turn order', () => {
     expect(await contents()).toEqual([
       'crash please',
       'still there?',
-      're: still there?',
       'boom please',
       'and now?',
+      're: still there?',
       're: and now?',
     ]);
   });
@@ -254,14 +255,14 @@ describe('Bot turn order', () => {
     release();
     await stopped;
 
-    // then every queued turn was answered and captured before stop resolved
+    // then every queued turn was answered and its reply committed before stop resolved
     expect(replies()).toEqual(['re: a slow question', 're: the second', 're: the third']);
     expect(await contents()).toEqual([
       'a slow question',
-      're: a slow question',
       'the second',
-      're: the second',
       'the third',
+      're: a slow question',
+      're: the second',
       're: the third',
     ]);
   });

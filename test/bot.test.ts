@@ -169,7 +169,7 @@ describe('Bot', () => {
 });
 
 describe('Bot errors', () => {
-  it('keeps answering while the store fails, reports StoreErrors, and flushes on stop', async () => {
+  it('refuses a turn it could not commit, reports it, and writes it once the store is back', async () => {
     // given a store that refuses writes
     const store = flakyStore(new InMemoryConversationStore());
     const channel = new MemoryChannel();
@@ -185,19 +185,24 @@ describe('Bot errors', () => {
     bot.catch((error) => void errors.push(error));
     await bot.start();
 
-    // when a turn arrives
-    await channel.receive('@support-agent hello?', { from: bob });
+    // when a turn arrives, the channel hears that it was not committed (it must not
+    // acknowledge it: the platform delivers it again)
+    await expect(channel.receive('@support-agent hello?', { from: bob })).rejects.toMatchObject({
+      name: 'StoreError',
+      transient: true,
+      conversationId: 'memory:room',
+    });
 
-    // then it is answered, the failure reported, and the turns held
-    expect(channel.sent.map((m) => m.content)).toEqual(['still here']);
+    // then nothing was answered, the failure was reported, and the turn is held
+    expect(channel.sent).toEqual([]);
     expect(errors[0]).toMatchObject({ name: 'StoreError', conversationId: 'memory:room' });
-    expect(bot.captureStats?.buffered).toBe(2);
+    expect(bot.captureStats?.waiting).toBe(1);
 
     // and when the store recovers, stop writes what was held
     store.failing = false;
     await bot.stop();
     const turns = await store.get(channel.conversationId);
-    expect(turns.map((t) => t.content)).toEqual(['@support-agent hello?', 'still here']);
+    expect(turns.map((t) => t.content)).toEqual(['@support-agent hello?']);
   });
 
   it('reports a turn the store can never take, keeps it as a dead letter, and goes on', async () => {
@@ -217,10 +222,12 @@ describe('Bot errors', () => {
     await channel.receive(next.content, { from: bob, messageId: next.metadata.messageId });
     await bot.stop();
 
-    // then it was reported and kept, and the retry was still recognised
+    // then it was reported and kept (and stop said so), and the retry was still recognised
     expect(errors.map((e) => [e.name, (e as StoreError).transient])).toEqual([
       ['StoreError', false],
+      ['StoreError', false],
     ]);
+    expect(errors[1]?.message).toMatch(/1 writes could not be stored/);
     expect(bot.captureDeadLetters.map((d) => d.reason)).toEqual(['rejected']);
     expect(agent.runs.map((m) => m.content)).toEqual([
       '@support-agent poison',

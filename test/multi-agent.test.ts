@@ -144,6 +144,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
 
     // when Alice asks in a Slack channel
     await slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'I was charged twice' });
+    await bot!.idle(); // Slack is answered once the turn is committed, before the agents run
 
     // then the three agent turns are posted in order
     expect(slack.posted.map((post) => post.text)).toEqual([
@@ -181,6 +182,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
 
       // when Alice starts them off
       await slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'billing question' });
+      await bot!.idle(); // Slack is answered once the turn is committed, before the agents run
 
       // then the guard stops them after exactly that many agent turns, and says so
       expect(loopGuardWarnings(logger)).toHaveLength(1);
@@ -191,6 +193,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
 
       // and the bot still answers the next person
       await slack.mention({ channel: 'C0GENERAL', user: 'U0BOB', text: 'me too' });
+      await bot!.idle(); // Slack is answered once the turn is committed, before the agents run
       const second = (await bot!.store.get(GENERAL)).slice(first.length);
       expect(second[0]).toMatchObject({ participant: { id: 'slack:U0BOB' } });
       expect(second[1]).toMatchObject({
@@ -212,6 +215,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
     // when Ada writes to the bot on Telegram and Alice mentions it on Slack
     telegram.sendUserMessage({ chat: adaDm, from: ada, text: 'hello' });
     await slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'hi there' });
+    await bot!.idle(); // Slack is answered once the turn is committed, before the agents run
     await telegram.waitForSent(1);
     await bot!.stop(); // waits for the turns in flight and flushes capture
 

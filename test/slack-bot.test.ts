@@ -57,10 +57,20 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
     bot.catch((error) => void errors.push(error));
     await bot.start();
     slack.eventsUrl = channel.eventsUrl;
+    // Slack is answered once a turn is committed; the tests read what followed from it.
+    for (const name of ['mention', 'message', 'sendEvent'] as const) {
+      const deliver = slack[name].bind(slack) as (...args: unknown[]) => Promise<unknown>;
+      Object.assign(slack, {
+        [name]: async (...args: unknown[]) => {
+          const delivered = await deliver(...args);
+          await bot.idle();
+          return delivered;
+        },
+      });
+    }
     return channel;
   }
 
-  // The bot's store view waits for the turns captured so far (a turn does not wait for them).
   const turns = (conversationId: string): Promise<StoredMessage[]> =>
     bot.store.get(conversationId, { includeDeleted: true });
 

@@ -8,6 +8,7 @@ import type {
   OutboundMessage,
   SentMessage,
 } from '../../src/channel.js';
+import { ColloquyError } from '../../src/errors.js';
 import { isoTimestamp } from '../../src/types.js';
 import type { NewMessage, Participant } from '../../src/types.js';
 
@@ -104,7 +105,17 @@ export class ConsoleChannel implements Channel {
       if (next.done === true || this.#stopping) return;
       const text = next.value.trim();
       if (text === '/quit' || text === '/exit') return void this.#rl?.close();
-      if (text !== '') await handlers.message(this.#turn(text));
+      if (text !== '') {
+        // Committed, then answered, before the next prompt; a store failure is reported.
+        await handlers.message(this.#turn(text)).catch((error: unknown) => {
+          handlers.error(
+            error instanceof ColloquyError
+              ? error
+              : new ColloquyError('could not store the line', { cause: error }),
+          );
+        });
+        await handlers.idle?.();
+      }
       if (this.#terminal && !this.#stopping) this.#rl?.prompt();
     }
   }

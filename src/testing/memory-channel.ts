@@ -108,23 +108,32 @@ export class MemoryChannel implements Channel {
     };
   }
 
-  /** Delivers a turn to the bot; resolves with it once the bot has handled it. */
+  /**
+   * Delivers a turn to the bot; resolves with it once the bot has committed and handled it
+   * (rejects when the bot could not commit it).
+   */
   async receive(content: string, options: ReceiveOptions = {}): Promise<NewMessage> {
     const message = this.turn(content, options);
-    await this.#started().message(message);
+    const handlers = this.#started();
+    await handlers.message(message);
+    await handlers.idle?.(message.conversationId);
     return message;
   }
 
-  /** Delivers an edit of an earlier turn. */
+  /** Delivers an edit of an earlier turn; resolves once the bot has handled it. */
   async edit(messageId: string, content: string): Promise<void> {
     const ref = { channelType: this.type, channelId: this.channelId, messageId };
-    await this.#started().edit({ ...ref, content, editedAt: isoTimestamp() });
+    const handlers = this.#started();
+    await handlers.edit({ ...ref, content, editedAt: isoTimestamp() });
+    await handlers.idle?.(this.conversationId);
   }
 
-  /** Delivers the deletion of an earlier turn. */
+  /** Delivers the deletion of an earlier turn; resolves once the bot has handled it. */
   async delete(messageId: string): Promise<void> {
     const ref = { channelType: this.type, channelId: this.channelId, messageId };
-    await this.#started().delete({ ...ref, deletedAt: isoTimestamp() });
+    const handlers = this.#started();
+    await handlers.delete({ ...ref, deletedAt: isoTimestamp() });
+    await handlers.idle?.(this.conversationId);
   }
 
   /** Reports a problem the way a channel does (a malformed event…). */
