@@ -5,7 +5,7 @@ import { assemblePrompt, RECALL_TOOL_NAME } from '../src/assemble.js';
 import type { AssemblerOptions, Summarizer } from '../src/assemble.js';
 import { messageOf } from '../src/error-message.js';
 import { AgentError, ColloquyError } from '../src/errors.js';
-import { consoleLogger } from '../src/logger.js';
+import { consoleLogger, redactError } from '../src/logger.js';
 import type { Logger } from '../src/logger.js';
 import type { ConversationStore } from '../src/store.js';
 import { isoTimestamp, samePlace } from '../src/types.js';
@@ -23,7 +23,7 @@ import { recallToolResultTool } from './tools/recall-tool-result.js';
  *
  * Each turn, `run` assembles the prompt from the store (only the turns that concern this
  * agent), calls the model with the tools (at most `maxSteps` steps), records every tool call
- * and tool result as its own turn, and returns the answer with `{ model, usage }` metadata.
+ * and tool result as its own turn, and returns the answer with `{ model, usage, reasoning }` metadata (`reasoning` when the model gave any: stored on the reply, so `History` and SQL keep it).
  *
  * With `noImplicitOverride`, optional members are set with `override` (`override model = …`).
  *
@@ -51,7 +51,11 @@ export abstract class BaseAgent implements Agent {
   model?: LanguageModel;
   /** Further names the agent answers to; the runtime adds its bot identities. */
   agentAliases: readonly string[] = [];
-  /** Where history is read from, when not the runtime's store. */
+  /**
+   * Where history is read from, when not the runtime's store. The `Bot` copies every turn it
+   * captures into it before the agent reads (`new InMemoryConversationStore({
+   * maxMessagesPerConversation: 200 })` gives the agent its own capacity).
+   */
   conversationHistory?: ConversationStore;
   /** How the prompt is assembled (token budget, summaries, time window…). */
   assemblerOptions: AssemblerOptions = {};
@@ -81,6 +85,11 @@ export abstract class BaseAgent implements Agent {
     return this.model;
   }
 
+  /** Resolves the model at start, so a bad `COLLOQUY_MODEL` setting stops `Bot.start`. */
+  prepare(): void {
+    this.resolveModel();
+  }
+
   /** How this agent appears on the turns it writes. */
   get participant(): Participant {
     return { kind: 'agent', id: this.id, displayName: this.name };
@@ -89,7 +98,8 @@ export abstract class BaseAgent implements Agent {
   async run(input: NewMessage, ctx: AgentRunContext): Promise<AgentResult> {
     const fail = (what: string, cause: unknown) =>
       new AgentError(`${this.name}: ${what}: ${messageOf(cause)}`, {
-        cause,
+        // The provider's error can quote the key it was sent (and hold the request): keep a copy.
+        cause: redactError(cause),
         conversationId: ctx.conversationId,
         messageId: input.id,
       });
@@ -131,12 +141,14 @@ export abstract class BaseAgent implements Agent {
         abortSignal: ctx.signal,
         onStepFinish: (step) => this.recordToolUse(step, input, ctx),
       });
+      const reasoning = reasoningOf(result.steps);
       return {
         output: result.text,
         metadata: {
           model: describeModel(model),
           ...(isOfflineModel(model) ? { offline: true } : {}),
           usage: usageOf(result.totalUsage),
+          ...(reasoning === undefined ? {} : { reasoning }),
         },
       };
     } catch (cause) {
@@ -213,6 +225,12 @@ function rerun(input: NewMessage): string {
 
 function textOf(output: unknown): string {
   return typeof output === 'string' ? output : (JSON.stringify(output) ?? String(output));
+}
+
+/** The model's reasoning over every step, when it gave any (stored as `metadata.reasoning`). */
+function reasoningOf(steps: readonly { reasoningText: string | undefined }[]): string | undefined {
+  const parts = steps.flatMap((step) => (step.reasoningText ? [step.reasoningText] : []));
+  return parts.length === 0 ? undefined : parts.join('\n\n');
 }
 
 function usageOf(usage: LanguageModelUsage): Record<string, number> {

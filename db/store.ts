@@ -12,6 +12,7 @@ import type {
   SearchOptions,
   StoreOperation,
 } from '../src/store.js';
+import { withMetadata } from '../src/types.js';
 import type {
   MessageDeletion,
   MessageEdit,
@@ -126,7 +127,8 @@ export class SqliteConversationStore implements ConversationStore {
     return this.deleteNow(op.deletion);
   }
 
-  private appendNow(message: NewMessage): AppendResult {
+  private appendNow(given: NewMessage): AppendResult {
+    const message = withMetadata(given);
     const context = { conversationId: message.conversationId, messageId: message.id };
     const timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
     const input: AppendInput = {
@@ -134,7 +136,7 @@ export class SqliteConversationStore implements ConversationStore {
       kind: message.participant.kind,
       displayName: message.participant.displayName ?? null,
       channelName: message.metadata.channelName ?? null,
-      mentions: message.metadata.mentions,
+      mentions: message.metadata.mentions ?? [],
     };
     const outcome: AppendOutcome = this.writes.append(input);
     return 'seq' in outcome

@@ -13,6 +13,10 @@ import { openDefaultStore } from './bot/default-store.js';
 import { TurnOrder, refKey } from './turn-order.js';
 import { TurnRunner } from './bot/runner.js';
 import { withAgentMentions } from './bot/turn.js';
+import { applyChange } from './bot/tap.js';
+import type { CapturedChange } from './bot/tap.js';
+import { History } from './history/history.js';
+import type { HistoryOptions } from './history/history.js';
 
 export { defaultDbPath } from './bot/default-store.js';
 export { mentionsName, trailingAgentTurns, withAgentMentions } from './bot/turn.js';
@@ -91,6 +95,7 @@ export class Bot {
   #store: ConversationStore | undefined;
   #ownsStore = false;
   #capture: Capture | undefined;
+  readonly #watchers = new Set<(change: CapturedChange) => void>();
   #runner: TurnRunner | undefined;
   #accepting = false;
   #started: Promise<void> | undefined;
@@ -157,6 +162,29 @@ export class Bot {
     return this.#capture?.deadLetters ?? [];
   }
 
+  /**
+   * One conversation as a live `History` over the bot's store: its snapshot follows every
+   * turn the bot captures (and, by polling, turns other processes write to a shared
+   * database); `reset` and `restore` are refused while an agent answers in it. After `start`.
+   *
+   * @example
+   * ```ts
+   * const history = bot.history('telegram:42');
+   * await history.ready;
+   * history.subscribe(() => console.log(history.lastEntry()));
+   * ```
+   */
+  history(conversationId: string, options: HistoryOptions = {}): History {
+    return new History(this.store, conversationId, {
+      ...options,
+      changes: (listener) => {
+        this.#watchers.add(listener);
+        return () => void this.#watchers.delete(listener);
+      },
+      busy: () => this.#runner?.answering(conversationId) ?? false,
+    });
+  }
+
   /** Replaces the error handler (default: log it). */
   catch(handler: ErrorHandler): this {
     this.#handler = handler;
@@ -220,6 +248,8 @@ export class Bot {
   }
 
   async #start(): Promise<void> {
+    // Settings first: a bad one stops the start before any file is opened or platform called.
+    for (const agent of new Set(this.#allAgents())) agent.prepare?.();
     if (this.#store === undefined) {
       this.#store = await openDefaultStore();
       this.#ownsStore = true;
@@ -227,6 +257,10 @@ export class Bot {
     const capture = new Capture(this.#store, {
       logger: this.#logger,
       deadLetterPath: deadLetterPathOf(this.#store),
+      committed: (change) =>
+        this.#watchers.size > 0 || this.#agentStores().length > 0
+          ? this.#changed(change)
+          : undefined,
       ...this.#options.capture,
       onError: (error) => {
         this.#options.capture?.onError?.(error);
@@ -236,6 +270,7 @@ export class Bot {
     this.#capture = capture;
     this.#runner = new TurnRunner({
       store: this.#store,
+      storeFor: (agent) => this.#storeFor(agent),
       capture,
       interceptors: this.#options.interceptors ?? [],
       agentsOn: (channel) => this.agentsOn(channel),
@@ -249,6 +284,56 @@ export class Bot {
     });
     this.#accepting = true;
     for (const channel of this.#options.channels) await channel.start(this.#handlers(channel));
+  }
+
+  /** The store an agent reads: its own when it has one, else the bot's. */
+  #storeFor(agent: Agent): ConversationStore {
+    return agent.conversationHistory ?? this.#store!;
+  }
+
+  #allAgents(): readonly Agent[] {
+    const { agents } = this.#options;
+    return isAgentMap(agents) ? [...agents.values()].flat() : agents;
+  }
+
+  /** Every store an agent was given besides the bot's (each once). */
+  #agentStores(): ConversationStore[] {
+    const all = this.#allAgents();
+    const stores = new Set<ConversationStore>();
+    for (const agent of all) {
+      const own = agent.conversationHistory;
+      if (own !== undefined && own !== this.#store) stores.add(own);
+    }
+    return [...stores];
+  }
+
+  /**
+   * A write capture committed: copied into every agent's own store (before the write
+   * resolves, so the agent's next read holds it), then told to watchers (`History`). Never throws:
+   * a copy that fails is reported and the capture stands.
+   */
+  async #changed(change: CapturedChange): Promise<void> {
+    await Promise.all(
+      this.#agentStores().map((store) =>
+        applyChange(store, change).catch((cause: unknown) =>
+          this.report(
+            new StoreError("could not copy a captured turn into an agent's own store", {
+              cause,
+              ...(change.kind === 'append'
+                ? { conversationId: change.message.conversationId, messageId: change.message.id }
+                : {}),
+            }),
+          ),
+        ),
+      ),
+    );
+    for (const watcher of this.#watchers) {
+      try {
+        watcher(change);
+      } catch (cause) {
+        this.report(new ColloquyError('a capture watcher threw', { cause }));
+      }
+    }
   }
 
   #handlers(channel: Channel): ChannelHandlers {

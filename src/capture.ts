@@ -2,6 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { StoreError } from './errors.js';
 import { messageOf } from './error-message.js';
 import { consoleLogger, type Logger } from './logger.js';
+import type { CapturedChange } from './bot/tap.js';
 import type { CommitResult, ConversationStore, OperationResults, StoreOperation } from './store.js';
 
 export interface CaptureOptions {
@@ -18,6 +19,12 @@ export interface CaptureOptions {
    */
   deadLetterPath?: string;
   logger?: Logger;
+  /**
+   * Awaited after each committed op that changed something (a new turn, a known turn edited
+   * or deleted), before its write resolves: the bot copies turns into agents' own stores and
+   * tells `History` watchers here. What it throws is logged; the write stands.
+   */
+  committed?: (change: CapturedChange) => Promise<void> | void;
   /** Called once per failure, with the store's error as `cause`. */
   onError?: (error: StoreError) => void;
 }
@@ -89,6 +96,7 @@ export class Capture {
   readonly #deadLetterPath: string | undefined;
   readonly #logger: Logger;
   readonly #onError: ((error: StoreError) => void) | undefined;
+  readonly #committed: CaptureOptions['committed'];
 
   #queue: Entry[] = [];
   #committing = false;
@@ -115,6 +123,7 @@ export class Capture {
     this.#deadLetterPath = options.deadLetterPath;
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;
+    this.#committed = options.committed;
   }
 
   get stats(): Readonly<CaptureStats> {
@@ -222,6 +231,7 @@ export class Capture {
       this.#store,
       batch.map((entry) => entry.op),
     );
+    if (this.#committed !== undefined) await this.#tell(batch, results);
     const held: Entry[] = [];
     batch.forEach((entry, i) => {
       const result = results[i]!;
@@ -254,6 +264,30 @@ export class Capture {
     this.#committing = false;
     this.#wake(this.#tried);
     this.#schedule();
+  }
+
+  /** Hands each change the batch made to `committed`, in order. */
+  async #tell(batch: Entry[], results: CommitResult[]): Promise<void> {
+    for (const [i, { op }] of batch.entries()) {
+      const result = results[i]!;
+      if (!result.ok) continue;
+      let change: CapturedChange | undefined;
+      if (op.kind === 'append') {
+        const { inserted, message } = result.value as OperationResults['append'];
+        if (inserted) change = { kind: 'append', message };
+      } else if (result.value === true) {
+        change =
+          op.kind === 'edit'
+            ? { kind: 'edit', edit: op.edit }
+            : { kind: 'delete', deletion: op.deletion };
+      }
+      if (change === undefined) continue;
+      try {
+        await this.#committed!(change);
+      } catch (error) {
+        this.#logger.error('capture: the committed hook threw', { error });
+      }
+    }
   }
 
   #retryLater(): void {

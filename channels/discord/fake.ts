@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeGateway, type FakeDiscordIdentify } from './fake/gateway.js';
+import { steadyTraffic, type SteadyTraffic } from '../../src/testing/traffic.js';
+import { FakeGateway, type FakeDiscordDispatch, type FakeDiscordIdentify } from './fake/gateway.js';
 import {
   handleRest,
   type FakeDiscordFailure,
@@ -20,16 +21,19 @@ import {
   type FakeDiscordChannelInit,
   type FakeDiscordGuild,
   type FakeDiscordMessage,
+  type FakeDiscordStickerItem,
   type FakeDiscordUser,
 } from './fake/payloads.js';
 
 export type {
   FakeDiscordChannel,
+  FakeDiscordDispatch,
   FakeDiscordFailure,
   FakeDiscordRequest,
   FakeDiscordChannelInit,
   FakeDiscordIdentify,
   FakeDiscordMessage,
+  FakeDiscordStickerItem,
   FakeDiscordUser,
 };
 
@@ -54,6 +58,8 @@ export interface FakeDiscordUserMessage {
   referencedMessage?: string;
   /** The author's server nickname (guild channels). */
   nick?: string;
+  /** Stickers sent with the message (Discord's sticker items: id, name, format type). */
+  stickers?: FakeDiscordStickerItem[];
 }
 
 const DEFAULT_BOT = { id: '1100000000000000001', username: 'colloquy-bot', global_name: null };
@@ -158,6 +164,15 @@ export class FakeDiscord {
     return this.gateway.resumes;
   }
 
+  /**
+   * Every dispatch written to an open gateway connection, in order, RESUME replays included.
+   * Discord has no acknowledgement: this is what it counts as delivered. A dispatch made while
+   * no client is connected waits in the session for a RESUME (and is lost to a new IDENTIFY).
+   */
+  get delivered(): readonly FakeDiscordDispatch[] {
+    return this.gateway.delivered;
+  }
+
   /** Adds a guild with text channels; dispatches GUILD_CREATE when a client is connected. */
   addGuild(init: { id: string; name: string; channels?: FakeDiscordChannelInit[] }): void {
     const guild: FakeDiscordGuild = { id: init.id, name: init.name, channels: [], threads: [] };
@@ -199,9 +214,24 @@ export class FakeDiscord {
       mentions: init.mentions,
       referencedMessage: init.referencedMessage,
       nick: init.nick,
+      stickers: init.stickers,
     });
     this.gateway.dispatch('MESSAGE_CREATE', message);
     return message;
+  }
+
+  /**
+   * People keep writing: `message(i)` is posted with `userMessage` `perSecond` times a second
+   * until `stop()`, whether or not the bot is connected.
+   *
+   * @example
+   * ```ts
+   * const traffic = discord.traffic(20, (i) => ({ channelId: GENERAL, author: alice, content: `#${i}` }));
+   * await traffic.stop();
+   * ```
+   */
+  traffic(perSecond: number, message: (index: number) => FakeDiscordUserMessage): SteadyTraffic {
+    return steadyTraffic(perSecond, (index) => void this.userMessage(message(index)));
   }
 
   /** The author edits a message: new content and `edited_timestamp`, then MESSAGE_UPDATE. */
@@ -221,6 +251,21 @@ export class FakeDiscord {
       id: message.id,
       channel_id: message.channel_id,
       ...(message.guild_id !== undefined && { guild_id: message.guild_id }),
+    });
+  }
+
+  /**
+   * A moderator deletes several messages of one channel at once: one MESSAGE_DELETE_BULK with
+   * their ids, as Discord sends for a bulk delete (or a ban that purges messages).
+   */
+  bulkDelete(init: { channelId: string; messageIds: string[] }): void {
+    const channel = this.channels.get(init.channelId);
+    if (!channel) throw new Error(`FakeDiscord: unknown channel ${init.channelId}`);
+    for (const id of init.messageIds) this.messages.delete(id);
+    this.gateway.dispatch('MESSAGE_DELETE_BULK', {
+      ids: init.messageIds,
+      channel_id: channel.id,
+      ...(channel.guild_id !== undefined && { guild_id: channel.guild_id }),
     });
   }
 
@@ -331,6 +376,7 @@ export class FakeDiscord {
         channel.guild_id === undefined ? user : { ...user, member: memberOf() },
       ),
       referenced,
+      stickers: init.stickers,
     });
     this.messages.set(message.id, message);
     return message;

@@ -29,7 +29,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { steadyTraffic, type SteadyTraffic } from '../../src/testing/traffic.js';
 import type {
+  FakeSlackAcknowledged,
   FakeSlackDelivery,
   FakeSlackCall,
   FakeSlackDeleteInput,
@@ -59,6 +61,7 @@ export class FakeSlack {
   readonly signingSecret: string;
   readonly teamId: string;
   readonly teamName: string;
+  readonly enterprise: { id: string; orgWideInstall?: boolean } | undefined;
   readonly bot: { userId: string; botId: string; name: string };
   /** Where HTTP events go: the bot's events URL (`SlackChannel#eventsUrl`). */
   eventsUrl: string | undefined;
@@ -71,6 +74,11 @@ export class FakeSlack {
   readonly deliveries: FakeSlackDelivery[] = [];
   /** Socket Mode envelope ids the bot acknowledged. */
   readonly acks: string[] = [];
+  /**
+   * Events the bot acknowledged, in order: answered 2xx over HTTP (on any attempt) or acked over
+   * Socket Mode. Slack never delivers these again.
+   */
+  readonly acknowledged: FakeSlackAcknowledged[] = [];
 
   private readonly users = new Map<string, FakeSlackUser>();
   private readonly channels = new Map<string, string>();
@@ -89,6 +97,7 @@ export class FakeSlack {
   private socketWaiters: (() => void)[] = [];
   private clock = { second: 0, sequence: 0 };
   private readonly state: WebApiState;
+  private readonly retry: { delaysMs: number[]; timeoutMs: number } | undefined;
 
   private constructor(options: FakeSlackOptions) {
     this.token = options.token ?? 'xoxb-fake-token';
@@ -96,6 +105,7 @@ export class FakeSlack {
     this.signingSecret = options.signingSecret ?? 'fake-signing-secret';
     this.teamId = options.teamId ?? 'T0FAKE';
     this.teamName = options.teamName ?? 'Fake Workspace';
+    this.enterprise = options.enterprise;
     this.bot = {
       userId: options.bot?.userId ?? 'U0BOT',
       botId: options.bot?.botId ?? 'B0BOT',
@@ -103,6 +113,11 @@ export class FakeSlack {
     };
     this.eventsUrl = options.eventsUrl;
     this.echoBotMessages = options.echoBotMessages ?? false;
+    if (options.retries !== undefined && options.retries !== false) {
+      const { delaysMs = [100, 1000, 5000], timeoutMs = 3000 } =
+        options.retries === true ? {} : options.retries;
+      this.retry = { delaysMs, timeoutMs };
+    }
     const users = options.users ?? { U0ALICE: 'Alice', U0BOB: 'Bob' };
     for (const [id, user] of Object.entries(users)) this.addUser(id, user);
     this.users.set(this.bot.userId, { name: this.bot.name, isBot: true });
@@ -113,6 +128,7 @@ export class FakeSlack {
     this.state = {
       teamId: this.teamId,
       teamName: this.teamName,
+      enterprise: this.enterprise,
       bot: this.bot,
       users: this.users,
       channels: this.channels,
@@ -218,9 +234,16 @@ export class FakeSlack {
   ): Promise<FakeSlackDelivery> {
     const eventId =
       options.eventId ?? `Ev${randomUUID().replace(/-/g, '').slice(0, 12).toUpperCase()}`;
+    const enterpriseId = this.enterprise?.id ?? null;
+    const orgWide = this.enterprise?.orgWideInstall === true;
     const envelope = {
       token: 'verification-token-unused',
       team_id: this.teamId,
+      ...(enterpriseId !== null && {
+        enterprise_id: enterpriseId,
+        context_team_id: this.teamId,
+        context_enterprise_id: enterpriseId,
+      }),
       api_app_id: 'A0FAKE',
       event,
       type: 'event_callback',
@@ -228,11 +251,11 @@ export class FakeSlack {
       event_time: Math.floor(Number(event.event_ts ?? event.ts ?? this.nextTs())),
       authorizations: [
         {
-          enterprise_id: null,
-          team_id: this.teamId,
+          enterprise_id: enterpriseId,
+          team_id: orgWide ? null : this.teamId,
           user_id: this.bot.userId,
           is_bot: true,
-          is_enterprise_install: false,
+          is_enterprise_install: orgWide,
         },
       ],
       is_ext_shared_channel: false,
@@ -245,9 +268,32 @@ export class FakeSlack {
     return this.track(
       delivery.then((done) => {
         this.deliveries.push(done);
+        if (done.status >= 200 && done.status < 300) this.acknowledged.push({ eventId, event });
         return done;
       }),
     );
+  }
+
+  /**
+   * People keep writing: `message(i)` is posted `perSecond` times a second until `stop()`, as a
+   * `message` event, or with `mention: true` as the `message` and `app_mention` pair. Sends are
+   * not awaited, so a bot that is down does not slow the traffic; with `retries` each event is
+   * delivered again until the bot answers 2xx or Slack gives up.
+   *
+   * @example
+   * ```ts
+   * const traffic = slack.traffic(10, (i) => ({ channel: 'C0GENERAL', user: 'U0ALICE', text: `#${i}` }));
+   * await traffic.stop();
+   * ```
+   */
+  traffic(
+    perSecond: number,
+    message: (index: number) => FakeSlackMessageInput & { mention?: boolean },
+  ): SteadyTraffic {
+    return steadyTraffic(perSecond, (index) => {
+      const { mention, ...input } = message(index);
+      return mention === true ? this.mention(input) : this.message(input);
+    });
   }
 
   /** Sends a `message` event as a person (or bot) writes it; returns the delivery and the event. */
@@ -399,6 +445,43 @@ export class FakeSlack {
   ): Promise<FakeSlackDelivery> {
     if (this.eventsUrl === undefined)
       throw new Error("FakeSlack: set eventsUrl (the bot's /slack/events URL) first");
+    const retry = this.retry;
+    if (retry === undefined) return this.postOnce(envelope, eventId, options);
+    let attempt: FakeSlackSendOptions = options;
+    for (let retries = 0; ; retries++) {
+      const delivery = await this.postOnce(envelope, eventId, attempt, retry.timeoutMs).catch(
+        (error: unknown) => ({
+          eventId,
+          status: 0,
+          body: String(error),
+          reason: isTimeout(error) ? 'http_timeout' : 'connection_failed',
+        }),
+      );
+      const { reason = 'http_error', ...done } = delivery as FakeSlackDelivery & {
+        reason?: string;
+      };
+      if (attempt.retryNum !== undefined) done.retryNum = attempt.retryNum;
+      const delay = retry.delaysMs[retries];
+      if ((done.status >= 200 && done.status < 300) || delay === undefined) return done;
+      this.deliveries.push(done);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      attempt = {
+        ...options,
+        retryNum: (options.retryNum ?? 0) + retries + 1,
+        retryReason: reason,
+      };
+    }
+  }
+
+  /** One signed POST of an envelope to `eventsUrl`. */
+  private async postOnce(
+    envelope: object,
+    eventId: string,
+    options: FakeSlackSendOptions,
+    timeoutMs?: number,
+  ): Promise<FakeSlackDelivery> {
+    if (this.eventsUrl === undefined)
+      throw new Error("FakeSlack: set eventsUrl (the bot's /slack/events URL) first");
     const body = JSON.stringify(envelope);
     const timestamp = String(Math.floor(Date.now() / 1000));
     const headers: Record<string, string> = {
@@ -414,7 +497,8 @@ export class FakeSlack {
       headers['x-slack-retry-num'] = String(options.retryNum);
       headers['x-slack-retry-reason'] = options.retryReason ?? 'http_timeout';
     }
-    const response = await fetch(this.eventsUrl, { method: 'POST', headers, body });
+    const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+    const response = await fetch(this.eventsUrl, { method: 'POST', headers, body, signal });
     return { eventId, status: response.status, body: await response.text() };
   }
 
@@ -530,6 +614,10 @@ export class FakeSlack {
       ).catch(() => undefined);
     }
   }
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && error.name === 'TimeoutError';
 }
 
 function closeSocket(client: WebSocket): Promise<void> {

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Chat, Message, MessageEntity, Update, User, UserFromGetMe } from 'grammy/types';
+import { steadyTraffic, type SteadyTraffic } from '../../src/testing/traffic.js';
 
 /** A failure `failNext` makes the fake answer with instead of the real result. */
 export type FakeTelegramFailure =
@@ -50,11 +51,21 @@ export interface FakeTelegramOptions {
   token?: string;
   /** The bot `getMe` returns. */
   bot?: { id?: number; username?: string; first_name?: string };
+  /**
+   * Once a webhook is set (`setWebhook`), POST queued updates to it as Telegram does — up to
+   * `max_connections` (default 40) at a time, with the secret token — and deliver again, after
+   * `retryMs` (default 200), every update not answered 2xx within `timeoutMs` (default 10 000).
+   * Off by default: tests then post with `postWebhook` themselves.
+   */
+  webhookDelivery?: boolean | { retryMs?: number; timeoutMs?: number };
 }
 
 interface PendingUpdate {
   update: Update;
   delivered: boolean;
+  /** Webhook delivery: being posted now, or not before this time (ms since the epoch). */
+  posting?: boolean;
+  retryAt?: number;
 }
 
 interface Waiter {
@@ -91,8 +102,14 @@ export class FakeTelegram {
   readonly calls: FakeTelegramCall[] = [];
   /** What the bot sent, in order. */
   readonly sent: FakeTelegramSent[] = [];
+  /**
+   * Updates Telegram counts as delivered, in the order it learnt so: by long polling, those a
+   * later `getUpdates` `offset` covered; by webhook, those the bot answered with a 2xx. Telegram
+   * never sends these again.
+   */
+  readonly acknowledged: Update[] = [];
   /** The webhook set with `setWebhook`, if any. */
-  webhook: { url: string; secret_token?: string } | undefined;
+  webhook: { url: string; secret_token?: string; max_connections?: number } | undefined;
 
   private readonly server: Server;
   private readonly pending: PendingUpdate[] = [];
@@ -102,6 +119,9 @@ export class FakeTelegram {
   private readonly lastMessageId = new Map<number, number>();
   private nextUpdateId = 1;
   private clock = 1_763_700_000; // unix seconds, moves one second per message
+  private readonly delivery: { retryMs: number; timeoutMs: number } | undefined;
+  private readonly aborts = new AbortController();
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(options: FakeTelegramOptions = {}) {
     this.token = options.token ?? '123456789:AAFakeTelegramTokenForColloquyTests';
@@ -120,6 +140,11 @@ export class FakeTelegram {
       can_manage_bots: false,
       supports_join_request_queries: false,
     };
+    const delivery = options.webhookDelivery;
+    if (delivery !== undefined && delivery !== false) {
+      const { retryMs = 200, timeoutMs = 10_000 } = delivery === true ? {} : delivery;
+      this.delivery = { retryMs, timeoutMs };
+    }
     this.server = createServer((req, res) => void this.handle(req, res));
   }
 
@@ -190,6 +215,21 @@ export class FakeTelegram {
         ? this.pushUpdate({ message })
         : this.pushUpdate({ edited_message: message });
     return { update, message };
+  }
+
+  /**
+   * People keep writing: `message(i)` is sent with `sendUserMessage` `perSecond` times a second
+   * until `stop()`, whether or not the bot is up (Telegram keeps what it cannot deliver yet).
+   *
+   * @example
+   * ```ts
+   * const traffic = telegram.traffic(20, (i) => ({ chat, from: ada, text: `order #${i}` }));
+   * // … kill and restart the bot …
+   * await traffic.stop();
+   * ```
+   */
+  traffic(perSecond: number, message: (index: number) => FakeUserMessage): SteadyTraffic {
+    return steadyTraffic(perSecond, (index) => void this.sendUserMessage(message(index)));
   }
 
   /** Makes the next `times` calls of `method` fail (a 429 with `retry_after`, a 403, a dropped connection…). */
@@ -289,6 +329,8 @@ export class FakeTelegram {
 
   /** Stops the server; pending long polls answer with no updates. */
   async close(): Promise<void> {
+    this.aborts.abort();
+    clearTimeout(this.retryTimer);
     for (const waiter of [...this.waiters]) waiter.cancel();
     this.waiters.clear();
     this.server.closeAllConnections();
@@ -351,7 +393,9 @@ export class FakeTelegram {
         this.webhook = {
           url: payload.url,
           secret_token: payload.secret_token as string | undefined,
+          max_connections: payload.max_connections as number | undefined,
         };
+        queueMicrotask(() => this.pushToWebhook());
         return true;
       case 'getWebhookInfo':
         return {
@@ -406,9 +450,70 @@ export class FakeTelegram {
 
   /** `offset` confirms every delivered update with a lower id. */
   private confirm(offset: number): void {
-    for (let i = this.pending.length - 1; i >= 0; i--) {
-      const entry = this.pending[i] as PendingUpdate;
-      if (entry.delivered && entry.update.update_id < offset) this.pending.splice(i, 1);
+    const confirmed = this.pending.filter(
+      (entry) => entry.delivered && entry.update.update_id < offset,
+    );
+    for (const entry of confirmed) this.acknowledge(entry);
+  }
+
+  private acknowledge(entry: PendingUpdate): void {
+    const index = this.pending.indexOf(entry);
+    if (index < 0) return;
+    this.pending.splice(index, 1);
+    this.acknowledged.push(entry.update);
+  }
+
+  /** Webhook delivery: posts what waits, as many at a time as the webhook allows. */
+  private pushToWebhook(): void {
+    const webhook = this.webhook;
+    if (this.delivery === undefined || webhook === undefined || this.aborts.signal.aborted) return;
+    const now = Date.now();
+    let posting = this.pending.filter((entry) => entry.posting === true).length;
+    let nextRetry = Infinity;
+    for (const entry of this.pending) {
+      if (posting >= (webhook.max_connections ?? 40)) break;
+      if (entry.posting === true) continue;
+      if ((entry.retryAt ?? 0) > now) {
+        nextRetry = Math.min(nextRetry, entry.retryAt as number);
+        continue;
+      }
+      posting++;
+      entry.posting = true;
+      void this.postToWebhook(entry, webhook).then((ok) => {
+        entry.posting = false;
+        if (ok) this.acknowledge(entry);
+        else entry.retryAt = Date.now() + (this.delivery?.retryMs ?? 0);
+        this.pushToWebhook();
+      });
+    }
+    if (nextRetry < Infinity) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => this.pushToWebhook(), nextRetry - now);
+    }
+  }
+
+  /** One webhook POST; true when the bot answered 2xx. */
+  private async postToWebhook(
+    entry: PendingUpdate,
+    webhook: NonNullable<FakeTelegram['webhook']>,
+  ): Promise<boolean> {
+    entry.delivered = true;
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (webhook.secret_token !== undefined) {
+      headers['x-telegram-bot-api-secret-token'] = webhook.secret_token;
+    }
+    const timeout = AbortSignal.timeout(this.delivery?.timeoutMs ?? 10_000);
+    try {
+      const response = await fetch(webhook.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(entry.update),
+        signal: AbortSignal.any([timeout, this.aborts.signal]),
+      });
+      await response.arrayBuffer();
+      return response.ok;
+    } catch {
+      return false; // refused, reset or timed out: Telegram tries again later
     }
   }
 
@@ -460,6 +565,7 @@ export class FakeTelegram {
   }
 
   private wake(): void {
+    this.pushToWebhook();
     for (const waiter of [...this.waiters]) if (waiter.check()) this.waiters.delete(waiter);
   }
 

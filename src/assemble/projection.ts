@@ -15,7 +15,7 @@ import type { NewMessage, Participant, StoredMessage } from '../types.js';
  *
  * @example
  * ```ts
- * import { MESSAGE_OVERHEAD_TOKENS } from 'colloquy';
+ * import { MESSAGE_OVERHEAD_TOKENS } from './projection.js';
  * const cost = defaultTokenizer.count('Alice: hi') + MESSAGE_OVERHEAD_TOKENS;
  * ```
  */
@@ -26,7 +26,7 @@ export const MESSAGE_OVERHEAD_TOKENS = 4;
  *
  * @example
  * ```ts
- * import { RECALL_TOOL_NAME } from 'colloquy';
+ * import { RECALL_TOOL_NAME } from './projection.js';
  * const tools = { [RECALL_TOOL_NAME]: recallToolResultTool(store, conversationId, agentId) };
  * ```
  */
@@ -39,7 +39,7 @@ export const RECALL_TOOL_NAME = 'recall_tool_result';
  *
  * @example
  * ```ts
- * import { maskedToolResultNote } from 'colloquy';
+ * import { maskedToolResultNote } from './projection.js';
  * maskedToolResultNote('tool:agent-1:call_7:result', 1234);
  * // '[tool result masked: 1234 tokens; call recall_tool_result with id "tool:agent-1:call_7:result" to read it]'
  * ```
@@ -54,7 +54,8 @@ export function maskedToolResultNote(messageId: string, tokens: number): string 
  *
  * @example
  * ```ts
- * import { countModelMessageTokens, defaultTokenizer } from 'colloquy';
+ * import { countModelMessageTokens } from './projection.js';
+ * import { defaultTokenizer } from 'colloquy';
  * countModelMessageTokens({ role: 'user', content: 'Alice: hi' }, defaultTokenizer); // 3 + 4
  * ```
  */

@@ -22,11 +22,15 @@ export interface FakeDiscordIdentify {
   shard?: [number, number];
 }
 
-interface Dispatched {
+/** A dispatch (op 0) with its sequence number. */
+export interface FakeDiscordDispatch {
   s: number;
   t: string;
   d: unknown;
 }
+
+/** How many dispatches a session keeps for RESUME to replay. */
+const RESUME_BUFFER = 10_000;
 
 export interface GatewayHooks {
   token: string;
@@ -46,11 +50,16 @@ export class FakeGateway {
   readonly identifies: FakeDiscordIdentify[] = [];
   /** How many RESUMEs the fake accepted. */
   resumes = 0;
+  /**
+   * Every dispatch written to an open connection, in order, replays included: what Discord
+   * counts as delivered (it has no acknowledgement; a client that missed some RESUMEs).
+   */
+  readonly delivered: FakeDiscordDispatch[] = [];
   private readonly wss = new WebSocketServer({ noServer: true });
   private socket: WebSocket | undefined;
   private sessionId: string | undefined;
   private seq = 0;
-  private log: Dispatched[] = [];
+  private log: FakeDiscordDispatch[] = [];
   private replayOnResume = 0;
   private readonly resumedWaiters: Array<() => void> = [];
 
@@ -76,14 +85,14 @@ export class FakeGateway {
     if (this.sessionId === undefined) return 0; // nobody has identified: Discord sends nothing
     const event = { s: ++this.seq, t, d };
     this.log.push(event);
-    if (this.log.length > 1000) this.log.shift();
-    this.send({ op: OP.DISPATCH, ...event });
+    if (this.log.length > RESUME_BUFFER) this.log.shift();
+    this.sendDispatch(event);
     return event.s;
   }
 
   /** Sends the last `count` dispatches again, with their original sequence numbers. */
   replayLast(count: number): void {
-    for (const event of this.log.slice(-count)) this.send({ op: OP.DISPATCH, ...event });
+    for (const event of this.log.slice(-count)) this.sendDispatch(event);
   }
 
   /**
@@ -102,12 +111,18 @@ export class FakeGateway {
     this.wss.close();
   }
 
-  private send(payload: object): void {
-    if (this.socket?.readyState === 1) this.socket.send(JSON.stringify(payload));
+  private send(payload: object): boolean {
+    if (this.socket?.readyState !== 1) return false;
+    this.socket.send(JSON.stringify(payload));
+    return true;
   }
 
+  private sendDispatch(event: FakeDiscordDispatch): void {
+    if (this.send({ op: OP.DISPATCH, ...event })) this.delivered.push(event);
+  }
+
+  /** A connection gets dispatches once it has identified or resumed, as on Discord. */
   private onConnection(socket: WebSocket): void {
-    this.socket = socket;
     socket.on('message', (data) => this.onPayload(socket, String(data)));
     socket.on('close', () => {
       if (this.socket === socket) this.socket = undefined;
@@ -149,6 +164,7 @@ export class FakeGateway {
       intents: Number(d.intents),
       ...(Array.isArray(d.shard) && { shard: d.shard as [number, number] }),
     });
+    this.socket = socket;
     this.sessionId = randomUUID().replaceAll('-', '');
     this.seq = 0;
     this.log = [];
@@ -162,14 +178,13 @@ export class FakeGateway {
       return;
     }
     this.resumes++;
+    this.socket = socket;
     const after = Number(d.seq);
     const missed = this.log.filter((event) => event.s > after);
     const count = this.replayOnResume;
     const again = count > 0 ? this.log.filter((event) => event.s <= after).slice(-count) : [];
     this.replayOnResume = 0;
-    for (const event of [...again, ...missed]) {
-      this.send({ op: OP.DISPATCH, ...event });
-    }
+    for (const event of [...again, ...missed]) this.sendDispatch(event);
     this.send({ op: OP.DISPATCH, s: this.seq, t: 'RESUMED', d: {} });
     for (const resolve of this.resumedWaiters.splice(0)) resolve();
   }

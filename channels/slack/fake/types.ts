@@ -13,8 +13,15 @@ export interface FakeSlackOptions {
   appToken?: string;
   /** Secret events are signed with (default `fake-signing-secret`). */
   signingSecret?: string;
+  /** The workspace events come from (envelope `team_id`; default `T0FAKE`). */
   teamId?: string;
   teamName?: string;
+  /**
+   * An Enterprise Grid organisation the workspace belongs to: envelopes carry its
+   * `enterprise_id`; with `orgWideInstall` the app is installed on the whole organisation, so
+   * `auth.test` answers with the organisation's id as `team_id` and `is_enterprise_install`.
+   */
+  enterprise?: { id: string; orgWideInstall?: boolean };
   /** Our bot as `auth.test` reports it (default `U0BOT` / `B0BOT` / `colloquy`). */
   bot?: { userId?: string; botId?: string; name?: string };
   /** Known users by id; default Alice (`U0ALICE`) and Bob (`U0BOB`). */
@@ -25,6 +32,13 @@ export interface FakeSlackOptions {
   eventsUrl?: string;
   /** Deliver the bot's own posts back to it as `message` events, as Slack does. Default false. */
   echoBotMessages?: boolean;
+  /**
+   * Deliver an HTTP event again when the bot did not answer it 2xx within `timeoutMs` (default
+   * 3000, Slack's limit), as Slack does: retry `n` carries `X-Slack-Retry-Num: n` and
+   * `X-Slack-Retry-Reason`, and waits `delaysMs[n - 1]` first (Slack waits about 0 s, 1 min and
+   * 5 min; default 100, 1000, 5000 ms). Off by default: a failed delivery then rejects.
+   */
+  retries?: boolean | { delaysMs?: number[]; timeoutMs?: number };
 }
 
 /** One Web API call the fake received. */
@@ -82,6 +96,15 @@ export interface FakeSlackDelivery {
   body: string;
   /** Socket Mode envelope id, when delivered that way. */
   envelopeId?: string;
+  /** The `X-Slack-Retry-Num` this attempt carried, if any. */
+  retryNum?: number;
+}
+
+/** An event the bot acknowledged (answered 2xx over HTTP, or acked over Socket Mode). */
+export interface FakeSlackAcknowledged {
+  eventId: string;
+  /** The `event` of the envelope (`message`, `app_mention`…). */
+  event: Record<string, unknown>;
 }
 
 /** Fields for `message` / `mention`; `ts` and `event_ts` are assigned when absent. */
