@@ -1,5 +1,5 @@
 import type { ConversationStore } from '../store.js';
-import type { MessageDeletion, MessageEdit, NewMessage, StoredMessage } from '../types.js';
+import type { MessageDeletion, MessageEdit, StoredMessage } from '../types.js';
 
 /**
  * One change capture committed to the bot's store: a new turn, an edit or a deletion.
