@@ -17,6 +17,12 @@ import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
 import type { RetryOptions } from './format.js';
+import {
+  BodyTooLargeError,
+  DEFAULT_MAX_WEBHOOK_BODY_BYTES,
+  readBoundedBody,
+  refuseTooLarge,
+} from './body.js';
 import { displayName, parseUpdate, participantId } from './parse.js';
 import type { TelegramSelf } from './parse.js';
 
@@ -40,6 +46,11 @@ export interface TelegramWebhookOptions {
    * handling goes on. Telegram redelivers unanswered updates, which would only be deduplicated.
    */
   answerWithinMs?: number;
+  /**
+   * Largest request body read, in bytes (default 4 MB): a longer one gets 413 and is not read
+   * further, whatever its secret token.
+   */
+  maxBodyBytes?: number;
 }
 
 /** Options of {@link TelegramChannel}. */
@@ -117,7 +128,7 @@ export class TelegramChannel implements Channel {
     this.callback =
       webhook === undefined || mode !== 'webhook'
         ? () => Promise.resolve()
-        : webhookCallback(this.bot, 'http', {
+        : webhookCallback(this.bot, boundedHttpAdapter(webhook.maxBodyBytes), {
             secretToken: webhook.secretToken,
             onTimeout: 'return',
             timeoutMilliseconds: webhook.answerWithinMs ?? 10_000,
@@ -148,6 +159,14 @@ export class TelegramChannel implements Channel {
       return;
     }
     this.callback(req, res).catch((error: unknown) => {
+      if (error instanceof BodyTooLargeError) {
+        this.report(
+          new MalformedEventError(`Refused a Telegram webhook request: ${error.message}`, {
+            cause: error,
+          }),
+        );
+        return refuseTooLarge(res);
+      }
       const unreadable = error instanceof SyntaxError; // the body was not JSON
       this.report(
         unreadable
@@ -324,4 +343,25 @@ export class TelegramChannel implements Channel {
     if (this.handlers !== undefined) this.handlers.error(error);
     else consoleLogger.error(`${error.name}: ${error.message}`, { cause: error.cause });
   }
+}
+
+/**
+ * grammy's Node `http` adapter with the body read through {@link readBoundedBody}: grammy
+ * checks the secret token first, so a request with a wrong one is never read at all.
+ */
+function boundedHttpAdapter(maxBytes = DEFAULT_MAX_WEBHOOK_BODY_BYTES) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const header = req.headers['x-telegram-bot-api-secret-token'];
+    return {
+      get update(): Promise<Update> {
+        return readBoundedBody(req, maxBytes).then((text) => JSON.parse(text) as Update);
+      },
+      header: Array.isArray(header) ? header[0] : header,
+      end: () => void res.end(),
+      respond: (json: string) =>
+        void res.writeHead(200, { 'content-type': 'application/json' }).end(json),
+      unauthorized: () => void res.writeHead(401).end('secret token is wrong'),
+      handlerReturn: undefined,
+    };
+  };
 }
