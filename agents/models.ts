@@ -36,7 +36,7 @@ const providers: Record<string, (env: Env) => ProviderV3> = {
   'openai-compatible': (env) =>
     createOpenAICompatible({
       name: 'openai-compatible',
-      baseURL: required(env, 'COLLOQUY_MODEL_BASE_URL', 'openai-compatible'),
+      baseURL: httpUrl(required(env, 'COLLOQUY_MODEL_BASE_URL', 'openai-compatible')),
       apiKey: env.COLLOQUY_MODEL_API_KEY || undefined,
     }),
   ollama: (env) =>
@@ -117,5 +117,15 @@ function required(env: Env, name: string, provider: string): string {
 }
 
 function baseUrl(env: Env): string | undefined {
-  return env.COLLOQUY_MODEL_BASE_URL?.trim() || undefined;
+  const value = env.COLLOQUY_MODEL_BASE_URL?.trim();
+  return value ? httpUrl(value) : undefined;
+}
+
+/** `value` when it is an http(s) URL; a ModelConfigError naming the setting otherwise. */
+function httpUrl(value: string): string {
+  const protocol = URL.canParse(value) ? new URL(value).protocol : undefined;
+  if (protocol === 'http:' || protocol === 'https:') return value;
+  throw new ModelConfigError(
+    `COLLOQUY_MODEL_BASE_URL must be an http(s) URL such as ${OLLAMA_DEFAULT_BASE_URL}, not "${value}"`,
+  );
 }
