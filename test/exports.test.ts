@@ -23,7 +23,7 @@ describe('the built package', () => {
       // Given the build, when each subpath is imported by its public name
       const out = await node(`
         const names = {};
-        for (const entry of ['colloquy', 'colloquy/sqlite', 'colloquy/console', 'colloquy/telegram',
+        for (const entry of ['colloquy', 'colloquy/sqlite', 'colloquy/redis', 'colloquy/console', 'colloquy/telegram',
                              'colloquy/slack', 'colloquy/discord', 'colloquy/testing']) {
           const mod = await import(entry);
           names[entry] = Object.keys(mod).sort();
@@ -46,6 +46,7 @@ describe('the built package', () => {
         ]),
       );
       expect(names['colloquy/sqlite']).toContain('SqliteConversationStore');
+      expect(names['colloquy/redis']).toContain('RedisConversationStore');
       expect(names['colloquy/console']).toContain('ConsoleChannel');
       expect(names['colloquy/telegram']).toContain('TelegramChannel');
       expect(names['colloquy/slack']).toContain('SlackChannel');
