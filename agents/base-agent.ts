@@ -23,7 +23,7 @@ import { recallToolResultTool } from './tools/recall-tool-result.js';
  *
  * Each turn, `run` assembles the prompt from the store (only the turns that concern this
  * agent), calls the model with the tools (at most `maxSteps` steps), records every tool call
- * and tool result as its own turn, and returns the answer with `{ model, usage }` metadata.
+ * and tool result as its own turn, and returns the answer with `{ model, usage, reasoning }` metadata (`reasoning` when the model gave any: stored on the reply, so `History` and SQL keep it).
  *
  * With `noImplicitOverride`, optional members are set with `override` (`override model = …`).
  *
@@ -135,12 +135,14 @@ export abstract class BaseAgent implements Agent {
         abortSignal: ctx.signal,
         onStepFinish: (step) => this.recordToolUse(step, input, ctx),
       });
+      const reasoning = reasoningOf(result.steps);
       return {
         output: result.text,
         metadata: {
           model: describeModel(model),
           ...(isOfflineModel(model) ? { offline: true } : {}),
           usage: usageOf(result.totalUsage),
+          ...(reasoning === undefined ? {} : { reasoning }),
         },
       };
     } catch (cause) {
@@ -217,6 +219,12 @@ function rerun(input: NewMessage): string {
 
 function textOf(output: unknown): string {
   return typeof output === 'string' ? output : (JSON.stringify(output) ?? String(output));
+}
+
+/** The model's reasoning over every step, when it gave any (stored as `metadata.reasoning`). */
+function reasoningOf(steps: readonly { reasoningText: string | undefined }[]): string | undefined {
+  const parts = steps.flatMap((step) => (step.reasoningText ? [step.reasoningText] : []));
+  return parts.length === 0 ? undefined : parts.join('\n\n');
 }
 
 function usageOf(usage: LanguageModelUsage): Record<string, number> {

@@ -1,3 +1,4 @@
+import type { ColloquyError } from './errors.js';
 import type { ConversationStore } from './store.js';
 import type { NewMessage } from './types.js';
 
@@ -10,6 +11,8 @@ export interface AgentRunContext {
   aliases: readonly string[];
   /** Captures an extra turn the agent produced (tool calls and their results). Never throws. */
   record(message: NewMessage): Promise<void>;
+  /** Reports a problem the agent worked around (a plugin that threw); never throws. */
+  report?(error: ColloquyError): void;
   /** How many agent turns in a row led to this one. */
   depth: number;
   signal?: AbortSignal;

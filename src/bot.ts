@@ -16,6 +16,8 @@ import { TurnRunner } from './bot/runner.js';
 import { applyChange, tapStore } from './bot/tap.js';
 import type { CapturedChange } from './bot/tap.js';
 import { StoreError } from './errors.js';
+import { History } from './history/history.js';
+import type { HistoryOptions } from './history/history.js';
 
 export { defaultDbPath } from './bot/default-store.js';
 export { mentionsName, trailingAgentTurns, withAgentMentions } from './bot/turn.js';
@@ -145,6 +147,29 @@ export class Bot {
   /** Captures given up on (rejected for good by the store, or dropped from a full buffer). */
   get captureDeadLetters(): CaptureWriter['deadLetters'] {
     return this.#writer?.deadLetters ?? [];
+  }
+
+  /**
+   * One conversation as a live `History` over the bot's store: its snapshot follows every
+   * turn the bot captures (and, by polling, turns other processes write to a shared
+   * database); `reset` and `restore` are refused while an agent answers in it. After `start`.
+   *
+   * @example
+   * ```ts
+   * const history = bot.history('telegram:42');
+   * await history.ready;
+   * history.subscribe(() => console.log(history.lastEntry()));
+   * ```
+   */
+  history(conversationId: string, options: HistoryOptions = {}): History {
+    return new History(this.store, conversationId, {
+      ...options,
+      changes: (listener) => {
+        this.#watchers.add(listener);
+        return () => void this.#watchers.delete(listener);
+      },
+      busy: () => this.#runner?.answering(conversationId) ?? false,
+    });
   }
 
   /** Replaces the error handler (default: log it). */

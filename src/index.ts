@@ -20,6 +20,12 @@ export * from './capture.js';
 export * from './capture-interceptors.js';
 export * from './assemble.js';
 export * from './bot.js';
+export * from './history/entries.js';
+export * from './history/plugins.js';
+export * from './history/builtins.js';
+export { History } from './history/history.js';
+export type { HistoryEvents, HistoryJSON, HistoryOptions } from './history/history.js';
+export type { CapturedChange } from './bot/tap.js';
 // The agent classes live in agents/ (which builds on src/); the barrel is the one place in
 // src/ that reaches them, so `import { BaseAgent } from 'colloquy'` works.
 export * from '../agents/index.js';

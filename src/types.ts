@@ -129,8 +129,12 @@ export interface MessageDeletion extends PlatformMessageRef {
  * const reply = { ...inbound, id: 'r1', metadata: { ...samePlace(inbound), messageId: 'r1' } };
  * ```
  */
-export function samePlace(message: Pick<NewMessage, 'metadata'>): MessageMetadata {
-  const { channelType, channelId, channelName, threadId } = message.metadata;
+export function samePlace(
+  message: Pick<NewMessage, 'metadata'>,
+  place?: { threadId?: string },
+): MessageMetadata {
+  const { channelType, channelId, channelName } = message.metadata;
+  const threadId = place === undefined ? message.metadata.threadId : place.threadId;
   return {
     channelType,
     channelId,

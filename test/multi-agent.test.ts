@@ -102,6 +102,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
       processBeforeResponse: true,
       logLevel: LogLevel.ERROR,
       clientOptions: { slackApiUrl: slack.slackApiUrl },
+      replyInThread: false, // the agents' exchange stays in the channel's one conversation
     });
     bot = new Bot({
       channels: [telegramChannel, slackChannel],

@@ -42,8 +42,15 @@ export interface RunnerDeps {
 export class TurnRunner {
   /** Agent metadata (model, usage) for the reply being sent as this participant. */
   readonly #replyMetadata = new WeakMap<Participant, Record<string, unknown>>();
+  /** How many agent runs are in flight, by conversation. */
+  readonly #answering = new Map<string, number>();
 
   constructor(private readonly deps: RunnerDeps) {}
+
+  /** True while an agent is answering in the conversation. */
+  answering(conversationId: string): boolean {
+    return (this.#answering.get(conversationId) ?? 0) > 0;
+  }
 
   /** A turn a channel delivered: captured first, then interceptors, then agents. */
   async inbound(message: NewMessage, channel: Channel): Promise<void> {
@@ -95,6 +102,7 @@ export class TurnRunner {
       send: async (content, from) => {
         const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
         const extra = this.#replyMetadata.get(from);
+        const place = channel.replyPlace?.(message);
         const turnFor = (sent: SentMessage, partial: boolean) =>
           withAgentMentions(
             sentTurn({
@@ -104,12 +112,13 @@ export class TurnRunner {
               from,
               sent,
               extra: partial ? { ...extra, partial: true } : extra,
+              ...(place !== undefined && { place }),
             }),
             others,
           );
         let sent: SentMessage;
         try {
-          sent = await channel.send(outboundFor(message, content));
+          sent = await channel.send(outboundFor(message, content, place));
         } catch (error) {
           // A split reply failed part way: the parts that went out are the reply, stored.
           const messageIds = sentIdsOf(error);
@@ -136,6 +145,7 @@ export class TurnRunner {
       return next();
     }
     if (author.kind === 'agent' && !ours && !this.deps.answerBots) return next();
+    if (author.kind === 'system') return next(); // platform notices are recorded, never answered
     for (const agent of agents) {
       if (agent.id === author.id) continue;
       const aliases = this.deps.aliasesOf(agent);
@@ -157,12 +167,15 @@ export class TurnRunner {
 
   async #answer(agent: Agent, ctx: TurnContext, aliases: readonly string[]): Promise<void> {
     const { message } = ctx;
+    const id = message.conversationId;
+    this.#answering.set(id, (this.#answering.get(id) ?? 0) + 1);
     try {
       const result = await agent.run(message, {
         conversationId: message.conversationId,
         store: this.deps.storeFor(agent),
         aliases,
         record: (turn) => this.#record(turn),
+        report: (error) => this.deps.report(error),
         depth: ctx.depth,
         signal: this.deps.signal,
       });
@@ -175,6 +188,10 @@ export class TurnRunner {
       this.deps.report(
         cause instanceof ColloquyError ? cause : agentError(agent, message, 'failed', cause),
       );
+    } finally {
+      const left = (this.#answering.get(id) ?? 1) - 1;
+      if (left > 0) this.#answering.set(id, left);
+      else this.#answering.delete(id);
     }
   }
 
