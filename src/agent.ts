@@ -42,6 +42,12 @@ export interface Agent {
   conversationHistory?: ConversationStore;
   /** Whether to answer this turn; by default, when it concerns the agent (see `concerns`). */
   shouldRespond?(message: NewMessage, aliases: readonly string[]): boolean;
+  /**
+   * Called once by `Bot.start`, before the store opens or a channel starts: check settings
+   * (the model from the environment, say) and throw to refuse to start, so a bad one is
+   * reported at start and not by every turn.
+   */
+  prepare?(): void;
   run(input: NewMessage, ctx: AgentRunContext): Promise<AgentResult>;
 }
 

@@ -235,6 +235,8 @@ export class Bot {
   }
 
   async #start(): Promise<void> {
+    // Settings first: a bad one stops the start before any file is opened or platform called.
+    for (const agent of new Set(this.#allAgents())) agent.prepare?.();
     if (this.#store === undefined) {
       this.#store = await openDefaultStore();
       this.#ownsStore = true;
@@ -291,10 +293,14 @@ export class Bot {
     return ownView;
   }
 
+  #allAgents(): readonly Agent[] {
+    const { agents } = this.#options;
+    return isAgentMap(agents) ? [...agents.values()].flat() : agents;
+  }
+
   /** Every store an agent was given besides the bot's (each once). */
   #agentStores(): ConversationStore[] {
-    const { agents } = this.#options;
-    const all = isAgentMap(agents) ? [...agents.values()].flat() : agents;
+    const all = this.#allAgents();
     const stores = new Set<ConversationStore>();
     for (const agent of all) {
       const own = agent.conversationHistory;

@@ -20,7 +20,7 @@ import {
   NetworkError,
   PlatformError,
 } from '../../src/errors.js';
-import { redactError } from '../../src/logger.js';
+import { addSecret, redactError } from '../../src/logger.js';
 import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import {
@@ -98,6 +98,7 @@ export class DiscordChannel implements Channel {
 
   constructor(private readonly options: DiscordChannelOptions) {
     this.ownsClient = options.client === undefined;
+    addSecret(options.token);
     const ws = options.clientOptions?.ws;
     this.client =
       options.client ??

@@ -35,6 +35,7 @@ import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
 import { refuseSkewedRequests } from './request-bounds.js';
+import { addSecret } from '../../src/logger.js';
 import {
   parseSlackEvent,
   slackMessageId,
@@ -132,6 +133,8 @@ export class SlackChannel implements Channel {
 
   constructor(options: SlackChannelOptions) {
     this.options = options;
+    for (const secret of [options.token, options.signingSecret, options.appToken])
+      addSecret(secret);
     this.seenEvents = new RecentKeys<string>(options.dedupeSize ?? 5000);
     this.seenMessages = new RecentKeys<string>(options.dedupeSize ?? 5000);
     if (options.app !== undefined) {
