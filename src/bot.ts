@@ -2,17 +2,17 @@ import type { Agent } from './agent.js';
 import { Capture } from './capture.js';
 import type { CaptureOptions } from './capture.js';
 import type { Interceptor } from './chain.js';
-import type { Channel, ChannelHandlers } from './channel.js';
+import type { Channel, ChannelHandlers, Delivery } from './channel.js';
 import type { TurnContext } from './context.js';
 import { ColloquyError, StoreError } from './errors.js';
 import { consoleLogger } from './logger.js';
 import type { Logger } from './logger.js';
-import type { ConversationStore } from './store.js';
+import type { ConversationStore, StoreOperation } from './store.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
 import { openDefaultStore } from './bot/default-store.js';
 import { TurnOrder, refKey } from './turn-order.js';
-import { TurnRunner } from './bot/runner.js';
 import { withAgentMentions } from './bot/turn.js';
+import { TurnRunner } from './bot/runner.js';
 import { applyChange } from './bot/tap.js';
 import type { CapturedChange } from './bot/tap.js';
 import { History } from './history/history.js';
@@ -89,6 +89,10 @@ export class Bot {
   readonly #options: BotOptions;
   readonly #logger: Logger;
   readonly #inflight = new Set<Promise<void>>();
+  /** Callers of `capacity`, each waiting for fewer than `limit` events in flight. */
+  #roomWaiters: { limit: number; resolve: () => void }[] = [];
+  /** Turns handed over and not yet handled, by colloquy id: a redelivery joins the first. */
+  readonly #handling = new Map<string, Promise<void>>();
   readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
   readonly #order = new TurnOrder((error) => this.report(error));
   readonly #abort = new AbortController();
@@ -137,19 +141,17 @@ export class Bot {
   }
 
   /**
-   * Resolves once the turns handed over so far (of one conversation, when given) have been
-   * handled (answered, or failed and reported), and the writes asked for tried.
+   * Resolves once every event handed to the bot so far has been handled: answered, or given up
+   * on and reported (for instance in a test, after a delivery the store refused).
    *
    * @example
    * ```ts
-   * await telegram.deliver({ text: 'hi @support' });
+   * await telegram.postWebhook(url, update, secret);
    * await bot.idle();
    * ```
    */
-  async idle(conversationId?: string): Promise<void> {
-    if (conversationId !== undefined) await this.#order.drained(conversationId);
-    else while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
-    await this.settled();
+  async idle(): Promise<void> {
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
   }
 
   /** Capture's counters (committed, waiting, dead-lettered…), after `start`. */
@@ -339,64 +341,105 @@ export class Bot {
   #handlers(channel: Channel): ChannelHandlers {
     return {
       message: (message) => this.#inbound(message, channel),
-      edit: (edit) => this.#edit(edit),
-      delete: (deletion) => this.#delete(deletion),
+      edit: (edit) => {
+        const conversationId = this.#recent.get(refKey(edit))?.message.conversationId;
+        return this.#change(this.#commit({ kind: 'edit', edit }), (committed) =>
+          // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
+          this.#order.change(edit, () => this.#onEdit(edit, committed), conversationId),
+        );
+      },
+      delete: (deletion: MessageDeletion) =>
+        this.#change(
+          this.#commit({ kind: 'delete', deletion }),
+          async (committed) => void (await committed),
+        ),
+      capacity: (limit) => this.#capacity(limit),
       error: (error) => this.report(error),
-      idle: (conversationId) => this.idle(conversationId),
     };
   }
 
   /**
-   * Commits an inbound turn and resolves; a new turn then runs in its conversation's order.
-   * Rejects (a transient StoreError) when the turn was not committed: the channel must not
-   * acknowledge. A turn refused for good is dead-lettered, and resolves.
+   * A new turn: committed at once (in arrival order, with whatever else waits: group commit),
+   * then run in its conversation's order. Resolves when committed; rejects with a `StoreError`
+   * when not, so the channel does not acknowledge it. The turn is run once per process
+   * however often it is delivered; a turn the store had before this process saw it is not run
+   * again.
    */
-  async #inbound(message: NewMessage, channel: Channel): Promise<void> {
+  #inbound(message: NewMessage, channel: Channel): Promise<Delivery> {
+    if (!this.#accepting) return Promise.reject(notAccepting());
     const turn = withAgentMentions(message, this.agentsOn(channel));
-    const result = await this.#write({ kind: 'append', message: turn }).catch(keptAsDeadLetter);
-    // Already stored: a platform's retry, answered (or being answered) the first time.
-    if (result?.inserted === false) return;
-    if (this.#options.rerunOnEdit === true && turn.metadata.messageId !== undefined) {
-      const { channelType, channelId, messageId } = turn.metadata;
-      this.#recent.set(refKey({ channelType, channelId, messageId }), { message, channel });
-      if (this.#recent.size > RECENT_TURNS) this.#recent.delete(this.#recent.keys().next().value!);
+    const committed = this.#commit({ kind: 'append', message: turn });
+    let handled = this.#handling.get(turn.id);
+    if (handled === undefined) {
+      const work = this.#track(() =>
+        this.#order.message(turn, async () => {
+          if ((await committed) === 'duplicate') return;
+          await this.#onMessage(turn, channel);
+        }),
+      );
+      handled = work.finally(() => this.#handling.delete(turn.id));
+      this.#handling.set(turn.id, handled);
     }
-    this.#track(() => this.#order.message(turn, () => this.#runner!.inbound(turn, channel)));
+    return acknowledged(committed, turn.id, turn.conversationId, handled);
   }
 
-  async #edit(edit: MessageEdit): Promise<void> {
-    await this.#write({ kind: 'edit', edit }).catch(keptAsDeadLetter);
-    const recent = this.#recent.get(refKey(edit));
-    if (this.#options.rerunOnEdit !== true || recent === undefined) return;
-    // An edit re-answered is a turn of its conversation: queue it there.
-    this.#track(() =>
-      this.#order.change(edit, () => this.#onEdit(edit), recent.message.conversationId),
+  /** Hands `op` to capture; what became of it, never a rejection. */
+  #commit(op: StoreOperation): Promise<CaptureOutcome> {
+    return this.#capture!.write(op).then(
+      (value) =>
+        op.kind === 'append' && !(value as { inserted: boolean }).inserted ? 'duplicate' : 'stored',
+      (error: unknown) =>
+        error instanceof StoreError && error.transient === false ? 'rejected' : 'buffered',
     );
   }
 
-  async #delete(deletion: MessageDeletion): Promise<void> {
-    await this.#write({ kind: 'delete', deletion }).catch(keptAsDeadLetter);
+  /** An edit or deletion: committed in arrival order, then `then` runs in its turn's order. */
+  #change(
+    committed: Promise<CaptureOutcome>,
+    then: (committed: Promise<CaptureOutcome>) => Promise<void>,
+  ): Promise<Delivery> {
+    if (!this.#accepting) return Promise.reject(notAccepting());
+    const handled = this.#track(() => then(committed));
+    return acknowledged(committed, undefined, undefined, handled);
   }
 
-  #write: Capture['write'] = (op) => {
-    if (!this.#accepting || this.#capture === undefined) {
-      const error = new StoreError('the bot is not running; the event was not stored', {
-        transient: true,
-      });
-      return Promise.reject(error);
-    }
-    return this.#capture.write(op);
-  };
+  /** Resolves once fewer than `limit` events are in flight. */
+  #capacity(limit: number): Promise<void> {
+    if (this.#inflight.size < limit) return Promise.resolve();
+    return new Promise((resolve) => this.#roomWaiters.push({ limit, resolve }));
+  }
 
-  /** Runs one turn's work as in-flight, so `stop` and `idle` can wait for it; never rejects. */
-  #track(work: () => Promise<void>): void {
-    const run: Promise<void> = work()
+  /**
+   * Runs one unit of work as in-flight (from the moment it is queued), so `stop` can wait for
+   * it; never rejects.
+   */
+  #track(work: () => Promise<void>): Promise<void> {
+    const run = work()
       .catch((error: unknown) => this.report(error))
-      .finally(() => this.#inflight.delete(run));
+      .finally(() => {
+        this.#inflight.delete(run);
+        this.#roomWaiters = this.#roomWaiters.filter((waiter) => {
+          if (this.#inflight.size >= waiter.limit) return true;
+          waiter.resolve();
+          return false;
+        });
+      });
     this.#inflight.add(run);
+    return run;
   }
 
-  async #onEdit(edit: MessageEdit): Promise<void> {
+  async #onMessage(message: NewMessage, channel: Channel): Promise<void> {
+    if (this.#options.rerunOnEdit === true && message.metadata.messageId !== undefined) {
+      const { channelType, channelId, messageId } = message.metadata;
+      this.#recent.set(refKey({ channelType, channelId, messageId }), { message, channel });
+      if (this.#recent.size > RECENT_TURNS) this.#recent.delete(this.#recent.keys().next().value!);
+    }
+    await this.#runner!.inbound(message, channel);
+  }
+
+  async #onEdit(edit: MessageEdit, committed: Promise<CaptureOutcome>): Promise<void> {
+    await committed;
+    if (this.#options.rerunOnEdit !== true) return;
     const recent = this.#recent.get(refKey(edit));
     if (recent === undefined) return;
     const { metadata } = recent.message;
@@ -429,8 +472,9 @@ export class Bot {
         this.report(new ColloquyError(`could not stop the ${channel.type} channel`, { cause }));
       }
     }
-    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
+    // Channels are stopped: what arrives now is not committed, so it is not acknowledged.
     this.#accepting = false;
+    await this.idle();
     this.#abort.abort();
     const capture = this.#capture;
     if (capture !== undefined) {
@@ -484,14 +528,28 @@ export class Bot {
 }
 
 /**
- * A write the store refused for good is in the dead-letter file and was reported: the event
- * is kept, so the channel may acknowledge it (a redelivery would only be refused again) and a
- * turn is still answered. A transient failure rethrows: the channel must not acknowledge.
+ * The handler's answer for an event whose commit is `committed`: a `Delivery` once stored (or
+ * found stored), a `StoreError` when the store failed (it is retried behind, but the platform
+ * must not take the event as received).
  */
-function keptAsDeadLetter(error: unknown): undefined {
-  if (error instanceof StoreError && error.transient === false) return undefined;
-  throw error;
+async function acknowledged(
+  committed: Promise<CaptureOutcome>,
+  messageId: string | undefined,
+  conversationId: string | undefined,
+  handled: Promise<void>,
+): Promise<Delivery> {
+  const outcome = await committed;
+  if (outcome === 'stored' || outcome === 'duplicate') return { handled };
+  throw new StoreError(
+    outcome === 'buffered'
+      ? 'the event is not committed yet (the store is failing; capture retries it)'
+      : 'the store rejected the event',
+    { conversationId, messageId, transient: outcome === 'buffered' },
+  );
 }
+
+/** What became of an event's write: see `Bot.#commit`. */
+type CaptureOutcome = 'stored' | 'duplicate' | 'buffered' | 'rejected';
 
 /** `<database file>.dead-letter.jsonl` for a store kept in a file (its `path`). */
 function deadLetterPathOf(store: ConversationStore | undefined): string | undefined {
@@ -499,6 +557,12 @@ function deadLetterPathOf(store: ConversationStore | undefined): string | undefi
   return typeof path === 'string' && path !== '' && path !== ':memory:'
     ? `${path}.dead-letter.jsonl`
     : undefined;
+}
+
+function notAccepting(): StoreError {
+  return new StoreError('the bot is not running; the event was not committed', {
+    transient: true,
+  });
 }
 
 function isAgentMap(

@@ -36,15 +36,16 @@ class ThreadedChannel extends MemoryChannel {
       scope: 'thread',
       metadata: { ...turn.metadata, threadId },
     };
-    await this.#handlers!.message(message);
-    await this.#handlers!.idle?.(message.conversationId);
+    await (
+      await this.#handlers!.message(message)
+    ).handled;
     return message;
   }
 }
 
 /**
- * The turns' contents in the order they were committed (`sequence`): an inbound turn when it
- * arrives, a reply when it is sent.
+ * The turns' contents in the order they were committed (`sequence`): an inbound turn as it
+ * arrives, a reply as it is sent.
  */
 function inCaptureOrder(turns: readonly StoredMessage[]): string[] {
   return [...turns].sort((a, b) => a.sequence! - b.sequence!).map((turn) => turn.content);
@@ -116,11 +117,10 @@ describe('Bot turn order', () => {
     expect(replies()).toEqual([]);
 
     // then, once the first is answered, the second is answered after it, from a store that
-    // already holds the first reply
+    // already holds the first reply (the second turn itself was committed when it arrived)
     release();
     await Promise.all([first, second]);
     expect(replies()).toEqual(['re: a slow question', 're: a quick question']);
-    // (the quick question was committed when it arrived, before the first reply was sent)
     expect(seen.get('a quick question')).toEqual([
       'a slow question',
       'a quick question',
@@ -255,7 +255,7 @@ describe('Bot turn order', () => {
     release();
     await stopped;
 
-    // then every queued turn was answered and its reply committed before stop resolved
+    // then every queued turn was answered and captured before stop resolved
     expect(replies()).toEqual(['re: a slow question', 're: the second', 're: the third']);
     expect(await contents()).toEqual([
       'a slow question',

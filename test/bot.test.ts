@@ -169,7 +169,7 @@ describe('Bot', () => {
 });
 
 describe('Bot errors', () => {
-  it('refuses a turn it could not commit, reports it, and writes it once the store is back', async () => {
+  it('refuses a turn it could not commit, still answers it, and writes both once the store is back', async () => {
     // given a store that refuses writes
     const store = flakyStore(new InMemoryConversationStore());
     const channel = new MemoryChannel();
@@ -185,24 +185,22 @@ describe('Bot errors', () => {
     bot.catch((error) => void errors.push(error));
     await bot.start();
 
-    // when a turn arrives, the channel hears that it was not committed (it must not
-    // acknowledge it: the platform delivers it again)
-    await expect(channel.receive('@support-agent hello?', { from: bob })).rejects.toMatchObject({
-      name: 'StoreError',
-      transient: true,
-      conversationId: 'memory:room',
-    });
+    // when a turn arrives
+    const receiving = channel.receive('@support-agent hello?', { from: bob });
 
-    // then nothing was answered, the failure was reported, and the turn is held
-    expect(channel.sent).toEqual([]);
+    // then it is not acknowledged (the platform will send it again), but it is answered, the
+    // failure reported, and the turns held
+    await expect(receiving).rejects.toMatchObject({ name: 'StoreError', transient: true });
+    await bot.idle();
+    expect(channel.sent.map((m) => m.content)).toEqual(['still here']);
     expect(errors[0]).toMatchObject({ name: 'StoreError', conversationId: 'memory:room' });
-    expect(bot.captureStats?.waiting).toBe(1);
+    expect(bot.captureStats?.waiting).toBe(2);
 
     // and when the store recovers, stop writes what was held
     store.failing = false;
     await bot.stop();
     const turns = await store.get(channel.conversationId);
-    expect(turns.map((t) => t.content)).toEqual(['@support-agent hello?']);
+    expect(turns.map((t) => t.content)).toEqual(['@support-agent hello?', 'still here']);
   });
 
   it('reports a turn the store can never take, keeps it as a dead letter, and goes on', async () => {
@@ -215,8 +213,11 @@ describe('Bot errors', () => {
         : append(message);
     await bot.start();
 
-    // when it arrives, then another turn twice (a platform retry)
-    await channel.receive('@support-agent poison', { from: bob });
+    // when it arrives (and is refused: not acknowledged), then another turn twice (a retry)
+    await expect(channel.receive('@support-agent poison', { from: bob })).rejects.toMatchObject({
+      name: 'StoreError',
+      transient: false,
+    });
     const next = channel.turn('@support-agent next', { from: bob });
     await channel.receive(next.content, { from: bob, messageId: next.metadata.messageId });
     await channel.receive(next.content, { from: bob, messageId: next.metadata.messageId });

@@ -105,18 +105,23 @@ export class ConsoleChannel implements Channel {
       if (next.done === true || this.#stopping) return;
       const text = next.value.trim();
       if (text === '/quit' || text === '/exit') return void this.#rl?.close();
-      if (text !== '') {
-        // Committed, then answered, before the next prompt; a store failure is reported.
-        await handlers.message(this.#turn(text)).catch((error: unknown) => {
-          handlers.error(
-            error instanceof ColloquyError
-              ? error
-              : new ColloquyError('could not store the line', { cause: error }),
-          );
-        });
-        await handlers.idle?.();
-      }
+      if (text !== '') await this.#hand(handlers, this.#turn(text));
       if (this.#terminal && !this.#stopping) this.#rl?.prompt();
+    }
+  }
+
+  /** Hands a line to the bot and waits for its answer; a line not committed is reported. */
+  async #hand(handlers: ChannelHandlers, turn: NewMessage): Promise<void> {
+    try {
+      await (
+        await handlers.message(turn)
+      ).handled;
+    } catch (error) {
+      handlers.error(
+        error instanceof ColloquyError
+          ? error
+          : new ColloquyError('the line could not be stored', { cause: error }),
+      );
     }
   }
 

@@ -33,7 +33,7 @@ export interface ReceiveOptions {
 
 /**
  * A channel that lives in memory, for tests: `receive` delivers a turn as a platform would
- * (resolving when the bot has handled it) and `sent` lists every reply the bot posted.
+ * (resolving when the bot has handled it, not only committed it) and `sent` lists every reply the bot posted.
  *
  * @example
  * ```ts
@@ -108,32 +108,29 @@ export class MemoryChannel implements Channel {
     };
   }
 
-  /**
-   * Delivers a turn to the bot; resolves with it once the bot has committed and handled it
-   * (rejects when the bot could not commit it).
-   */
+  /** Delivers a turn to the bot; resolves with it once the bot has handled it. */
   async receive(content: string, options: ReceiveOptions = {}): Promise<NewMessage> {
     const message = this.turn(content, options);
-    const handlers = this.#started();
-    await handlers.message(message);
-    await handlers.idle?.(message.conversationId);
+    await (
+      await this.#started().message(message)
+    ).handled;
     return message;
   }
 
-  /** Delivers an edit of an earlier turn; resolves once the bot has handled it. */
+  /** Delivers an edit of an earlier turn. */
   async edit(messageId: string, content: string): Promise<void> {
     const ref = { channelType: this.type, channelId: this.channelId, messageId };
-    const handlers = this.#started();
-    await handlers.edit({ ...ref, content, editedAt: isoTimestamp() });
-    await handlers.idle?.(this.conversationId);
+    await (
+      await this.#started().edit({ ...ref, content, editedAt: isoTimestamp() })
+    ).handled;
   }
 
-  /** Delivers the deletion of an earlier turn; resolves once the bot has handled it. */
+  /** Delivers the deletion of an earlier turn. */
   async delete(messageId: string): Promise<void> {
     const ref = { channelType: this.type, channelId: this.channelId, messageId };
-    const handlers = this.#started();
-    await handlers.delete({ ...ref, deletedAt: isoTimestamp() });
-    await handlers.idle?.(this.conversationId);
+    await (
+      await this.#started().delete({ ...ref, deletedAt: isoTimestamp() })
+    ).handled;
   }
 
   /** Reports a problem the way a channel does (a malformed event…). */
