@@ -5,10 +5,13 @@ import { assemblePrompt, RECALL_TOOL_NAME } from '../src/assemble.js';
 import type { AssemblerOptions, Summarizer } from '../src/assemble.js';
 import { messageOf } from '../src/error-message.js';
 import { AgentError, ColloquyError } from '../src/errors.js';
-import { consoleLogger } from '../src/logger.js';
+import { consoleLogger, redactError } from '../src/logger.js';
 import type { Logger } from '../src/logger.js';
 import type { ConversationStore } from '../src/store.js';
-import { isoTimestamp, samePlace } from '../src/types.js';
+import { rowsToEntries } from '../src/history/entries.js';
+import { PluginError, PluginHost } from '../src/history/plugins.js';
+import type { HistoryPlugin } from '../src/history/plugins.js';
+import { isoTimestamp, samePlace, withMetadata } from '../src/types.js';
 import type { NewMessage, Participant } from '../src/types.js';
 import { describeModel, modelFromEnv } from './models.js';
 import { isOfflineModel } from './offline-model.js';
@@ -23,7 +26,7 @@ import { recallToolResultTool } from './tools/recall-tool-result.js';
  *
  * Each turn, `run` assembles the prompt from the store (only the turns that concern this
  * agent), calls the model with the tools (at most `maxSteps` steps), records every tool call
- * and tool result as its own turn, and returns the answer with `{ model, usage }` metadata.
+ * and tool result as its own turn, and returns the answer with `{ model, usage, reasoning }` metadata (`reasoning` when the model gave any: stored on the reply, so `History` and SQL keep it).
  *
  * With `noImplicitOverride`, optional members are set with `override` (`override model = …`).
  *
@@ -51,7 +54,11 @@ export abstract class BaseAgent implements Agent {
   model?: LanguageModel;
   /** Further names the agent answers to; the runtime adds its bot identities. */
   agentAliases: readonly string[] = [];
-  /** Where history is read from, when not the runtime's store. */
+  /**
+   * Where history is read from, when not the runtime's store. The `Bot` copies every turn it
+   * captures into it before the agent reads (`new InMemoryConversationStore({
+   * maxMessagesPerConversation: 200 })` gives the agent its own capacity).
+   */
   conversationHistory?: ConversationStore;
   /** How the prompt is assembled (token budget, summaries, time window…). */
   assemblerOptions: AssemblerOptions = {};
@@ -63,6 +70,28 @@ export abstract class BaseAgent implements Agent {
   maxSteps = 5;
   /** Where assembly problems the agent worked around are reported. */
   logger: Logger = consoleLogger;
+  /** Plugins on prompt assembly, in registration order (see `use`). */
+  readonly plugins: HistoryPlugin[] = [];
+
+  /**
+   * Registers a plugin on this agent's prompt assembly (masking, compression, your own; see
+   * `HistoryPlugin`). `onRegistered` runs now; `afterAdd` gets each turn the agent answers;
+   * `reduce` and `transform` run on every prompt. A plugin that throws is reported (`bot.catch`
+   * as a `PluginError`) and skipped: the turn is answered.
+   *
+   * @example
+   * ```ts
+   * agent.use(toolResultMasking({ keepRecent: 1, exclude: ['get_weather'] }));
+   * ```
+   */
+  use(plugin: HistoryPlugin): this {
+    this.plugins.push(plugin);
+    const host = new PluginHost((error) =>
+      this.logger.warn(error.message, { agentId: this.id, error }),
+    );
+    host.use(plugin, { conversationId: '', agentId: this.id });
+    return this;
+  }
 
   constructor() {
     // `id` follows `name` until a subclass sets its own (`override id = 'support'`).
@@ -81,6 +110,11 @@ export abstract class BaseAgent implements Agent {
     return this.model;
   }
 
+  /** Resolves the model at start, so a bad `COLLOQUY_MODEL` setting stops `Bot.start`. */
+  prepare(): void {
+    this.resolveModel();
+  }
+
   /** How this agent appears on the turns it writes. */
   get participant(): Participant {
     return { kind: 'agent', id: this.id, displayName: this.name };
@@ -89,10 +123,16 @@ export abstract class BaseAgent implements Agent {
   async run(input: NewMessage, ctx: AgentRunContext): Promise<AgentResult> {
     const fail = (what: string, cause: unknown) =>
       new AgentError(`${this.name}: ${what}: ${messageOf(cause)}`, {
-        cause,
+        // The provider's error can quote the key it was sent (and hold the request): keep a copy.
+        cause: redactError(cause),
         conversationId: ctx.conversationId,
         messageId: input.id,
       });
+    const report = (error: ColloquyError) =>
+      error instanceof PluginError && ctx.report !== undefined
+        ? ctx.report(error)
+        : this.logger.warn(error.message, { agentId: this.id, error });
+    await this.#afterAdd(input, ctx, report);
     let model: LanguageModel;
     try {
       model = this.resolveModel();
@@ -115,9 +155,8 @@ export abstract class BaseAgent implements Agent {
         ],
         currentMessage: input,
         systemPrompt: this.instructions.trim() === '' ? undefined : this.instructions,
-        onError:
-          this.assemblerOptions.onError ??
-          ((error) => this.logger.warn(error.message, { agentId: this.id, error })),
+        plugins: [...(this.assemblerOptions.plugins ?? []), ...this.plugins],
+        onError: this.assemblerOptions.onError ?? report,
       },
       this.summarizer,
     );
@@ -131,18 +170,34 @@ export abstract class BaseAgent implements Agent {
         abortSignal: ctx.signal,
         onStepFinish: (step) => this.recordToolUse(step, input, ctx),
       });
+      const reasoning = reasoningOf(result.steps);
       return {
         output: result.text,
         metadata: {
           model: describeModel(model),
           ...(isOfflineModel(model) ? { offline: true } : {}),
           usage: usageOf(result.totalUsage),
+          ...(reasoning === undefined ? {} : { reasoning }),
         },
       };
     } catch (cause) {
       if (cause instanceof ColloquyError) throw cause;
       throw fail('the model failed', cause);
     }
+  }
+
+  /** Tells the plugins with `afterAdd` about the turn being answered. */
+  async #afterAdd(
+    input: NewMessage,
+    ctx: AgentRunContext,
+    report: (error: ColloquyError) => void,
+  ): Promise<void> {
+    if (!this.plugins.some((plugin) => plugin.afterAdd !== undefined)) return;
+    const [entry] = rowsToEntries([{ ...withMetadata(input), sequence: 0 }]);
+    if (entry === undefined) return;
+    const host = new PluginHost(report);
+    host.plugins.push(...this.plugins);
+    await host.afterAdd(entry, { conversationId: ctx.conversationId, agentId: this.id });
   }
 
   /**
@@ -213,6 +268,12 @@ function rerun(input: NewMessage): string {
 
 function textOf(output: unknown): string {
   return typeof output === 'string' ? output : (JSON.stringify(output) ?? String(output));
+}
+
+/** The model's reasoning over every step, when it gave any (stored as `metadata.reasoning`). */
+function reasoningOf(steps: readonly { reasoningText: string | undefined }[]): string | undefined {
+  const parts = steps.flatMap((step) => (step.reasoningText ? [step.reasoningText] : []));
+  return parts.length === 0 ? undefined : parts.join('\n\n');
 }
 
 function usageOf(usage: LanguageModelUsage): Record<string, number> {

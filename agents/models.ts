@@ -5,6 +5,7 @@ import type { LanguageModelV3, ProviderV3 } from '@ai-sdk/provider';
 import { createProviderRegistry } from 'ai';
 import type { LanguageModel } from 'ai';
 import { ColloquyError } from '../src/errors.js';
+import { addSecret } from '../src/logger.js';
 import { isOfflineModel, offlineModel } from './offline-model.js';
 
 /**
@@ -35,7 +36,7 @@ const providers: Record<string, (env: Env) => ProviderV3> = {
   'openai-compatible': (env) =>
     createOpenAICompatible({
       name: 'openai-compatible',
-      baseURL: required(env, 'COLLOQUY_MODEL_BASE_URL', 'openai-compatible'),
+      baseURL: httpUrl(required(env, 'COLLOQUY_MODEL_BASE_URL', 'openai-compatible')),
       apiKey: env.COLLOQUY_MODEL_API_KEY || undefined,
     }),
   ollama: (env) =>
@@ -74,6 +75,10 @@ export function modelFromEnv(env: Env = process.env): LanguageModelV3 {
   const provider = separator < 0 ? spec : spec.slice(0, separator);
   const modelId = separator < 0 ? '' : spec.slice(separator + 1);
   const factory = providers[provider];
+  // The key is masked wherever it appears, also when `env` is not process.env.
+  for (const name of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'COLLOQUY_MODEL_API_KEY']) {
+    addSecret(env[name]);
+  }
   if (factory === undefined) {
     throw new ModelConfigError(
       `COLLOQUY_MODEL="${spec}": unknown provider "${provider}" (known: ${knownProviders.join(', ')})`,
@@ -112,5 +117,15 @@ function required(env: Env, name: string, provider: string): string {
 }
 
 function baseUrl(env: Env): string | undefined {
-  return env.COLLOQUY_MODEL_BASE_URL?.trim() || undefined;
+  const value = env.COLLOQUY_MODEL_BASE_URL?.trim();
+  return value ? httpUrl(value) : undefined;
+}
+
+/** `value` when it is an http(s) URL; a ModelConfigError naming the setting otherwise. */
+function httpUrl(value: string): string {
+  const protocol = URL.canParse(value) ? new URL(value).protocol : undefined;
+  if (protocol === 'http:' || protocol === 'https:') return value;
+  throw new ModelConfigError(
+    `COLLOQUY_MODEL_BASE_URL must be an http(s) URL such as ${OLLAMA_DEFAULT_BASE_URL}, not "${value}"`,
+  );
 }

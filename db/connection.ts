@@ -1,10 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { StoreError } from '../src/errors.js';
+import { assertColloquyFile } from './colloquy-file.js';
 import { configureConnection } from './pragmas.js';
 
 /**
@@ -65,12 +66,13 @@ interface Journal {
   entries: { tag: string; when: number }[];
 }
 
+function readJournal(folder: string): Journal {
+  return JSON.parse(readFileSync(resolve(folder, 'meta/_journal.json'), 'utf8')) as Journal;
+}
+
 /** The newest migration this code knows, as drizzle records it (`created_at` = journal `when`). */
 function newestKnownMigration(folder: string): number {
-  const journal = JSON.parse(
-    readFileSync(resolve(folder, 'meta/_journal.json'), 'utf8'),
-  ) as Journal;
-  return Math.max(0, ...journal.entries.map((entry) => entry.when));
+  return Math.max(0, ...readJournal(folder).entries.map((entry) => entry.when));
 }
 
 /** The newest migration applied to this file, or 0 for a database colloquy never touched. */
@@ -102,6 +104,13 @@ export function openDatabase(options: SqliteStoreOptions): Database.Database {
     if (path !== ':memory:' && path !== '' && !existsSync(dirname(resolve(path)))) {
       throw new Error(`directory ${dirname(resolve(path))} does not exist`);
     }
+    if (
+      path !== ':memory:' &&
+      path !== '' &&
+      statSync(path, { throwIfNoEntry: false })?.isDirectory()
+    ) {
+      throw new Error('it is a directory, not a database file');
+    }
     db = new Database(path, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });
   } catch (error) {
     throw new StoreError(`cannot open the colloquy database at ${path}: ${describe(error)}`, {
@@ -109,6 +118,11 @@ export function openDatabase(options: SqliteStoreOptions): Database.Database {
     });
   }
   try {
+    const folder = migrationsFolder();
+    assertColloquyFile(db, path, {
+      migrationsTable: MIGRATIONS_TABLE,
+      firstMigration: readJournal(folder).entries[0]?.when ?? 0,
+    });
     configureConnection(db, { busyTimeoutMs, readonly });
     bringSchemaUpToDate(db, path, readonly);
     return db;

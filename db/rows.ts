@@ -1,4 +1,3 @@
-import { StoreError } from '../src/errors.js';
 import type {
   ConversationScope,
   MessageMetadata,
@@ -176,6 +175,8 @@ export function toInsert(message: NewMessage, timestamp: string): MessageInsert 
   for (const [key, value] of Object.entries(meta)) {
     if (!COLUMN_KEYS.has(key) && value !== undefined) rest[key] = value;
   }
+  // A turn stored without `mentions` reads back without it: the JSON says so.
+  if (meta.mentions === undefined) rest['mentions'] = null;
   return {
     id: message.id,
     conversationId: message.conversationId,
@@ -212,7 +213,8 @@ export function toMessage(row: SelectedMessageRow): StoredMessage {
   ) as MessageMetadata;
   metadata.channelType = row.channel_type;
   metadata.channelId = row.channel_id;
-  metadata.mentions = row.mentions === '[]' ? [] : (JSON.parse(row.mentions) as string[]);
+  if (metadata.mentions === null && row.mentions === '[]') delete metadata.mentions;
+  else metadata.mentions = row.mentions === '[]' ? [] : (JSON.parse(row.mentions) as string[]);
   if (row.thread_id !== null) metadata.threadId = row.thread_id;
   if (row.platform_message_id !== null) metadata.messageId = row.platform_message_id;
   if (row.reply_to_message_id !== null) metadata.replyToMessageId = row.reply_to_message_id;
@@ -239,38 +241,4 @@ export function toMessage(row: SelectedMessageRow): StoredMessage {
   return message;
 }
 
-const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
-/**
- * Already as colloquy stores it, and certainly a real date: days 29-31 (which `Date` would
- * roll over into the next month) take the long way. Checking costs 40 ns against 1.2 µs for
- * parsing and printing the date again, and every captured turn comes this way.
- */
-const CANONICAL =
-  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
-
-/**
- * Any parseable date as colloquy stores it: ISO 8601, UTC, milliseconds. A date-time without
- * a zone is taken as UTC. Unparseable input is a StoreError.
- *
- * @example
- * ```ts
- * normalizeTimestamp('2026-11-21T10:30:00+01:00'); // '2026-11-21T09:30:00.000Z'
- * ```
- */
-export function normalizeTimestamp(
-  value: string,
-  what = 'timestamp',
-  context: { conversationId?: string; messageId?: string } = {},
-): string {
-  if (typeof value === 'string' && CANONICAL.test(value)) return value;
-  const text = typeof value === 'string' ? value.trim() : '';
-  const date = new Date(ZONELESS.test(text) ? `${text.replace(' ', 'T')}Z` : text);
-  if (text === '' || Number.isNaN(date.getTime())) {
-    throw new StoreError(
-      `${what} ${JSON.stringify(value)} is not a date; colloquy stores ISO 8601 UTC timestamps ` +
-        `such as 2026-11-21T09:30:00.000Z`,
-      { ...context, transient: false },
-    );
-  }
-  return date.toISOString();
-}
+export { normalizeTimestamp } from '../src/timestamp.js';

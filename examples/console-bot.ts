@@ -14,7 +14,7 @@
 import { BaseAgent, Bot, defaultDbPath, describeModel, isOfflineModel } from 'colloquy';
 import { ConsoleChannel } from 'colloquy/console';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { launch, modelOrExit } from './launch.js';
+import { launch, modelOrExit, openOrExit } from './launch.js';
 
 const model = modelOrExit();
 
@@ -27,7 +27,7 @@ class SupportAgent extends BaseAgent {
 }
 
 const dbPath = defaultDbPath();
-const store = SqliteConversationStore.open(dbPath);
+const store = openOrExit(() => SqliteConversationStore.open(dbPath));
 const channel = new ConsoleChannel();
 const bot = new Bot({ channels: [channel], agents: [new SupportAgent()], store });
 

@@ -22,6 +22,25 @@ export function modelOrExit(): ReturnType<typeof modelFromEnv> {
 }
 
 /**
+ * What `open` returns; when it throws (a bad `COLLOQUY_DB`: a directory, a missing folder, a
+ * file that is not a colloquy database), exits with one `colloquy: …` line instead.
+ *
+ * @example
+ * ```ts
+ * const store = openOrExit(() => SqliteConversationStore.open(defaultDbPath()));
+ * ```
+ */
+export function openOrExit<T>(open: () => T): T {
+  try {
+    return open();
+  } catch (error) {
+    return exitWith(
+      `colloquy: ${redactText(error instanceof Error ? error.message : String(error))}`,
+    );
+  }
+}
+
+/**
  * `PORT` (default 3000) and, when it is not a port number, the line that says so.
  *
  * @example

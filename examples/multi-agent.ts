@@ -78,7 +78,7 @@ class BillingAgent extends BaseAgent {
 
   /** Only turns that name it: not every DM or mention of the bot account the agents share. */
   shouldRespond(message: NewMessage): boolean {
-    return message.metadata.mentions.includes(this.id);
+    return (message.metadata.mentions ?? []).includes(this.id);
   }
 }
 

@@ -1,3 +1,4 @@
+import type { ColloquyError } from './errors.js';
 import type { ConversationStore } from './store.js';
 import type { NewMessage } from './types.js';
 
@@ -10,6 +11,8 @@ export interface AgentRunContext {
   aliases: readonly string[];
   /** Captures an extra turn the agent produced (tool calls and their results). Never throws. */
   record(message: NewMessage): Promise<void>;
+  /** Reports a problem the agent worked around (a plugin that threw); never throws. */
+  report?(error: ColloquyError): void;
   /** How many agent turns in a row led to this one. */
   depth: number;
   signal?: AbortSignal;
@@ -31,10 +34,20 @@ export interface Agent {
   readonly name: string;
   /** Aliases given by hand; the runtime adds the bot identities of the agent's channels. */
   readonly agentAliases?: readonly string[];
-  /** The store to read history from, when not the runtime's. */
+  /**
+   * The store to read history from, when not the runtime's. The `Bot` copies every turn,
+   * edit and deletion it captures into it (after committing them to its own store, before
+   * the agent reads), so it holds the previous exchange like the bot's store does.
+   */
   conversationHistory?: ConversationStore;
   /** Whether to answer this turn; by default, when it concerns the agent (see `concerns`). */
   shouldRespond?(message: NewMessage, aliases: readonly string[]): boolean;
+  /**
+   * Called once by `Bot.start`, before the store opens or a channel starts: check settings
+   * (the model from the environment, say) and throw to refuse to start, so a bad one is
+   * reported at start and not by every turn.
+   */
+  prepare?(): void;
   run(input: NewMessage, ctx: AgentRunContext): Promise<AgentResult>;
 }
 
@@ -54,7 +67,7 @@ export function concerns(message: NewMessage, aliases: readonly string[]): boole
   return (
     message.scope === 'dm' ||
     is(message.participant.id) ||
-    is(message.metadata.replyToParticipantId) ||
-    message.metadata.mentions.some(is)
+    is(message.metadata?.replyToParticipantId) ||
+    (message.metadata?.mentions ?? []).some(is)
   );
 }

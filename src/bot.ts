@@ -13,6 +13,11 @@ import type { MessageEdit, NewMessage } from './types.js';
 import { openDefaultStore } from './bot/default-store.js';
 import { TurnOrder, refKey } from './turn-order.js';
 import { TurnRunner } from './bot/runner.js';
+import { applyChange, tapStore } from './bot/tap.js';
+import type { CapturedChange } from './bot/tap.js';
+import { StoreError } from './errors.js';
+import { History } from './history/history.js';
+import type { HistoryOptions } from './history/history.js';
 
 export { defaultDbPath } from './bot/default-store.js';
 export { mentionsName, trailingAgentTurns, withAgentMentions } from './bot/turn.js';
@@ -87,6 +92,9 @@ export class Bot {
   #ownsStore = false;
   #writer: CaptureWriter | undefined;
   #view: CapturedStore | undefined;
+  /** The views agents with a store of their own read through, by that store. */
+  readonly #agentViews = new Map<ConversationStore, CapturedStore>();
+  readonly #watchers = new Set<(change: CapturedChange) => void>();
   #runner: TurnRunner | undefined;
   #accepting = false;
   #started: Promise<void> | undefined;
@@ -139,6 +147,29 @@ export class Bot {
   /** Captures given up on (rejected for good by the store, or dropped from a full buffer). */
   get captureDeadLetters(): CaptureWriter['deadLetters'] {
     return this.#writer?.deadLetters ?? [];
+  }
+
+  /**
+   * One conversation as a live `History` over the bot's store: its snapshot follows every
+   * turn the bot captures (and, by polling, turns other processes write to a shared
+   * database); `reset` and `restore` are refused while an agent answers in it. After `start`.
+   *
+   * @example
+   * ```ts
+   * const history = bot.history('telegram:42');
+   * await history.ready;
+   * history.subscribe(() => console.log(history.lastEntry()));
+   * ```
+   */
+  history(conversationId: string, options: HistoryOptions = {}): History {
+    return new History(this.store, conversationId, {
+      ...options,
+      changes: (listener) => {
+        this.#watchers.add(listener);
+        return () => void this.#watchers.delete(listener);
+      },
+      busy: () => this.#runner?.answering(conversationId) ?? false,
+    });
   }
 
   /** Replaces the error handler (default: log it). */
@@ -204,22 +235,32 @@ export class Bot {
   }
 
   async #start(): Promise<void> {
+    // Settings first: a bad one stops the start before any file is opened or platform called.
+    for (const agent of new Set(this.#allAgents())) agent.prepare?.();
     if (this.#store === undefined) {
       this.#store = await openDefaultStore();
       this.#ownsStore = true;
     }
-    const writer = new CaptureWriter(this.#store, {
-      logger: this.#logger,
-      ...this.#options.capture,
-      onError: (error) => {
-        this.#options.capture?.onError?.(error);
-        this.report(error);
+    const writer = new CaptureWriter(
+      tapStore(
+        this.#store,
+        () => this.#watchers.size > 0 || this.#agentStores().length > 0,
+        (change) => this.#changed(change),
+      ),
+      {
+        logger: this.#logger,
+        ...this.#options.capture,
+        onError: (error) => {
+          this.#options.capture?.onError?.(error);
+          this.report(error);
+        },
       },
-    });
+    );
     this.#writer = writer;
     this.#view = new CapturedStore(this.#store, writer);
     this.#runner = new TurnRunner({
       store: this.#view,
+      storeFor: (agent) => this.#storeFor(agent),
       writer,
       interceptors: this.#options.interceptors ?? [],
       agentsOn: (channel) => this.agentsOn(channel),
@@ -233,6 +274,68 @@ export class Bot {
     });
     this.#accepting = true;
     for (const channel of this.#options.channels) await channel.start(this.#handlers(channel));
+  }
+
+  /**
+   * The store an agent reads: the bot's (through the view that waits for captures) unless it
+   * has one of its own, which is read through such a view too. An agent given the bot's own
+   * store object reads through the bot's view.
+   */
+  #storeFor(agent: Agent): ConversationStore {
+    const own = agent.conversationHistory;
+    const view = this.#view!;
+    if (own === undefined || own === this.#store || own === view) return view;
+    let ownView = this.#agentViews.get(own);
+    if (ownView === undefined) {
+      ownView = new CapturedStore(own, this.#writer!);
+      this.#agentViews.set(own, ownView);
+    }
+    return ownView;
+  }
+
+  #allAgents(): readonly Agent[] {
+    const { agents } = this.#options;
+    return isAgentMap(agents) ? [...agents.values()].flat() : agents;
+  }
+
+  /** Every store an agent was given besides the bot's (each once). */
+  #agentStores(): ConversationStore[] {
+    const all = this.#allAgents();
+    const stores = new Set<ConversationStore>();
+    for (const agent of all) {
+      const own = agent.conversationHistory;
+      if (own !== undefined && own !== this.#store && own !== this.#view) stores.add(own);
+    }
+    return [...stores];
+  }
+
+  /**
+   * A write capture committed: copied into every agent's own store (before capture counts it
+   * done, so the agent's next read holds it), then told to watchers (`History`). Never throws:
+   * a copy that fails is reported and the capture stands.
+   */
+  async #changed(change: CapturedChange): Promise<void> {
+    await Promise.all(
+      this.#agentStores().map((store) =>
+        applyChange(store, change).catch((cause: unknown) =>
+          this.report(
+            new StoreError("could not copy a captured turn into an agent's own store", {
+              cause,
+              ...(change.kind === 'append'
+                ? { conversationId: change.message.conversationId, messageId: change.message.id }
+                : {}),
+            }),
+          ),
+        ),
+      ),
+    );
+    for (const watcher of this.#watchers) {
+      try {
+        watcher(change);
+      } catch (cause) {
+        this.report(new ColloquyError('a capture watcher threw', { cause }));
+      }
+    }
   }
 
   #handlers(channel: Channel): ChannelHandlers {

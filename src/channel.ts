@@ -30,6 +30,17 @@ export interface OutboundMessage {
   content: string;
 }
 
+/**
+ * Where the reply to a turn goes when it is not where the turn was: a channel decides (a
+ * Slack channel message is answered in a thread of it, a conversation of its own).
+ */
+export interface ReplyPlace {
+  conversationId: string;
+  scope: ConversationScope;
+  /** The platform thread to post in. */
+  threadId?: string;
+}
+
 /** The platform's ids for what `send` posted, in order (a long reply may be split). */
 export interface SentMessage {
   messageIds: string[];
@@ -66,6 +77,16 @@ export interface Channel {
   start(handlers: ChannelHandlers): Promise<void>;
   stop(): Promise<void>;
   send(message: OutboundMessage): Promise<SentMessage>;
+  /**
+   * Where replies to `inbound` go, when not in its own conversation and thread (the default).
+   *
+   * @example
+   * ```ts
+   * const place = channel.replyPlace?.(inbound); // Slack: a thread of a channel mention
+   * await channel.send(outboundFor(inbound, 'On it.', place));
+   * ```
+   */
+  replyPlace?(inbound: NewMessage): ReplyPlace | undefined;
   /** Known after `start` resolves. */
   readonly botIdentity: BotIdentity | undefined;
 }

@@ -1,3 +1,5 @@
+import { redactText } from './logger.js';
+
 /**
  * Errors carry their context and their cause. Everything colloquy reports goes through one
  * replaceable handler (`bot.catch`), as a `ColloquyError` subclass.
@@ -31,7 +33,8 @@ export class ColloquyError extends Error {
     message: string,
     options: { cause?: unknown; conversationId?: string; messageId?: string } = {},
   ) {
-    super(message, { cause: options.cause });
+    // Messages are often built from a library's error text, which can quote a key or token.
+    super(redactText(message), { cause: options.cause });
     this.conversationId = options.conversationId;
     this.messageId = options.messageId;
   }

@@ -91,7 +91,45 @@ const SECRET_TEXT: RegExp[] = [
   /xapp-[A-Za-z0-9-]+/g, // Slack app-level tokens (Socket Mode)
   /\d+:[A-Za-z0-9_-]{30,}/g, // Telegram bot tokens (123456:ABC…)
   /[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,}/g, // Discord bot tokens
+  /\bsk-[A-Za-z0-9_*-]{16,}/g, // OpenAI (sk-, sk-proj-) and Anthropic (sk-ant-) keys, masked ones too
+  /\bAIza[A-Za-z0-9_-]{35}/g, // Google API keys
+  /\bgh[pousr]_[A-Za-z0-9]{36,}/g, // GitHub tokens
 ];
+
+/** Environment variables whose values are secrets wherever they appear (model keys, tokens). */
+const SECRET_ENV = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSPHRASE)$/i;
+/** Shorter values are not masked: they would mask ordinary words. */
+const MIN_SECRET_LENGTH = 8;
+const added = new Set<string>();
+
+/**
+ * Adds a value to the secrets {@link redactText} masks wherever it appears (every log line,
+ * every colloquy error message). Channels add their tokens and `modelFromEnv` the model key;
+ * add yours when a secret reaches colloquy some other way. Values of environment variables
+ * named like secrets (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `COLLOQUY_MODEL_API_KEY`,
+ * `SLACK_BOT_TOKEN`, `*_SECRET`, …) are masked without being added.
+ *
+ * @example
+ * ```ts
+ * addSecret(config.openai.apiKey);
+ * ```
+ */
+export function addSecret(value: string | undefined): void {
+  if (value !== undefined && value.length >= MIN_SECRET_LENGTH) added.add(value);
+}
+
+/** The configured secret values, longest first (so a longer one is masked whole). */
+function configuredSecrets(): string[] {
+  const values = new Set(added);
+  if (typeof process !== 'undefined') {
+    for (const [name, value] of Object.entries(process.env)) {
+      if (value !== undefined && value.length >= MIN_SECRET_LENGTH && SECRET_ENV.test(name)) {
+        values.add(value);
+      }
+    }
+  }
+  return [...values].sort((a, b) => b.length - a.length);
+}
 
 const MASK = '[redacted]';
 
@@ -104,7 +142,8 @@ const SECRET_IN_CONTEXT: [RegExp, string][] = [
 ];
 
 /**
- * Masks anything that looks like a bot token inside a string.
+ * Masks every configured secret value (see {@link addSecret}) and anything that looks like a
+ * bot token or an API key inside a string.
  *
  * @example
  * ```ts
@@ -113,9 +152,10 @@ const SECRET_IN_CONTEXT: [RegExp, string][] = [
  * ```
  */
 export function redactText(text: string): string {
+  const values = configuredSecrets().reduce((out, secret) => out.split(secret).join(MASK), text);
   const masked = SECRET_IN_CONTEXT.reduce(
     (out, [pattern, replacement]) => out.replace(pattern, replacement),
-    text,
+    values,
   );
   return SECRET_TEXT.reduce((out, pattern) => out.replace(pattern, MASK), masked);
 }

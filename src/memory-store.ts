@@ -10,7 +10,9 @@ import type {
   Page,
   SearchOptions,
 } from './store.js';
+import { normalizeTimestamp } from './timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from './tokenizer.js';
+import { withMetadata } from './types.js';
 import type {
   MessageDeletion,
   MessageEdit,
@@ -51,7 +53,8 @@ const BM25_B = 0.75;
  *
  * Search matches any of the query's words (`searchKeys`: case and Latin diacritics folded,
  * like the SQLite store's FTS5 index) and ranks by BM25 (ties: newest first). Edits replace
- * the text; unlike the SQLite store it keeps no revisions.
+ * the text; unlike the SQLite store it keeps no revisions. Timestamps are normalised as the
+ * SQLite store does (ISO 8601 UTC with milliseconds), so `+01:00` and `Z` times order right.
  *
  * @example
  * ```ts
@@ -79,11 +82,20 @@ export class InMemoryConversationStore implements ConversationStore {
     this.#tokenizer = options.tokenizer ?? defaultTokenizer;
   }
 
-  async append(input: NewMessage): Promise<AppendResult> {
+  async append(given: NewMessage): Promise<AppendResult> {
+    const input = withMetadata(given);
     const existing = this.#byId.get(input.id) ?? this.#byPlatform.get(platformKeyOf(input));
     if (existing) return { message: structuredClone(existing.message), inserted: false };
 
-    const message: StoredMessage = { ...structuredClone(input), sequence: ++this.#sequence };
+    const timestamp = normalizeTimestamp(input.timestamp, 'timestamp', {
+      conversationId: input.conversationId,
+      messageId: input.id,
+    });
+    const message: StoredMessage = {
+      ...structuredClone(input),
+      timestamp,
+      sequence: ++this.#sequence,
+    };
     const row: Row = { message, words: searchKeys(message.content) };
     const conversation = this.#touch(message.conversationId) ?? this.#create(message);
     insertSorted(conversation.rows, row);
@@ -104,14 +116,16 @@ export class InMemoryConversationStore implements ConversationStore {
     const limit = options.limit ?? 100;
     const participants = options.participantIds && new Set(options.participantIds);
     const aliases = options.concerning?.aliases;
+    const since = optionalTimestamp(options.sinceTimestamp, 'sinceTimestamp');
+    const before = optionalTimestamp(options.before, 'before');
     const found: StoredMessage[] = [];
     for (let i = rows.length - 1; i >= 0 && found.length < limit; i--) {
       const m = rows[i]!.message;
       if (m.metadata.isSummary === true && !options.includeSummaries) continue;
       if (m.deletedAt !== undefined && !options.includeDeleted) continue;
       if (options.scope !== undefined && m.scope !== options.scope) continue;
-      if (options.sinceTimestamp !== undefined && m.timestamp < options.sinceTimestamp) continue;
-      if (options.before !== undefined && m.timestamp >= options.before) continue;
+      if (since !== undefined && m.timestamp < since) continue;
+      if (before !== undefined && m.timestamp >= before) continue;
       if (participants && !participants.has(m.participant.id)) continue;
       if (aliases && !concerns(m, aliases)) continue;
       found.push(structuredClone(m));
@@ -216,7 +230,7 @@ export class InMemoryConversationStore implements ConversationStore {
     const row = this.#byPlatform.get(platformKey(edit));
     if (!row) return false;
     row.message.content = edit.content;
-    row.message.editedAt = edit.editedAt;
+    row.message.editedAt = normalizeTimestamp(edit.editedAt, 'editedAt');
     row.words = searchKeys(edit.content);
     return true;
   }
@@ -224,7 +238,7 @@ export class InMemoryConversationStore implements ConversationStore {
   async recordDeletion(deletion: MessageDeletion): Promise<boolean> {
     const row = this.#byPlatform.get(platformKey(deletion));
     if (!row) return false;
-    row.message.deletedAt = deletion.deletedAt;
+    row.message.deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
     return true;
   }
 
@@ -240,7 +254,7 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   async has(message: NewMessage): Promise<boolean> {
-    const key = platformKeyOf(message);
+    const key = platformKeyOf(withMetadata(message));
     return this.#byId.has(message.id) || (key !== '' && this.#byPlatform.has(key));
   }
 
@@ -321,6 +335,10 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   /** Keeps results, best first, while their content fits; truncates a lone first one. */
+}
+
+function optionalTimestamp(value: string | undefined, what: string): string | undefined {
+  return value === undefined ? undefined : normalizeTimestamp(value, what);
 }
 
 /** Ranks the rows that contain any term by BM25; ties go to the newest turn. */

@@ -9,7 +9,7 @@ const ASCII = /^[\x00-\x7f]*$/;
  *
  * @example
  * ```ts
- * import { searchWords } from 'colloquy';
+ * import { searchWords } from './search-words.js';
  * searchWords('Café "NEAR(a b)" foo*'); // ['café', 'near', 'a', 'b', 'foo']
  * searchWords('한국어, हिंदी'); // ['한국어', 'हिंदी']
  * ```
@@ -33,7 +33,7 @@ export function searchWords(text: string): string[] {
  *
  * @example
  * ```ts
- * import { wordKey } from 'colloquy';
+ * import { wordKey } from './search-words.js';
  * wordKey('café'); // 'cafe'
  * wordKey('हिंदी'); // 'ह द'
  * ```
@@ -50,7 +50,7 @@ export function wordKey(word: string): string {
  *
  * @example
  * ```ts
- * import { searchKeys } from 'colloquy';
+ * import { searchKeys } from './search-words.js';
  * searchKeys('Café, हिंदी!'); // ['cafe', 'ह द']
  * ```
  */

@@ -1,6 +1,13 @@
 /**
  * The message model: what colloquy stores for every turn of every conversation.
  *
+ * The minimal turn every store accepts and reads back unchanged (plus its `sequence`):
+ * `id`, `conversationId`, `participant` (`kind`, `id`), `content`, `timestamp`, `scope` and
+ * `metadata` with `channelType` and `channelId`; every other field is optional. A turn with
+ * no `metadata` at all is accepted too: it is stored with `channelType` taken from the
+ * conversation id's prefix (`telegram:42` → `telegram`, else `custom`) and `channelId` the
+ * conversation id, and reads back with that metadata.
+ *
  * @example
  * ```ts
  * import type { StoredMessage } from 'colloquy';
@@ -47,8 +54,11 @@ export interface MessageMetadata {
   messageId?: string;
   /** Every further platform id when one reply was split into several platform messages. */
   partMessageIds?: string[];
-  /** Participant ids mentioned in the turn (already resolved from platform mention syntax). */
-  mentions: string[];
+  /**
+   * Participant ids mentioned in the turn (already resolved from platform mention syntax).
+   * Optional: a turn without it mentions no one, and stores read it back without it.
+   */
+  mentions?: string[];
   /** Platform message id this turn replies to. */
   replyToMessageId?: string;
   /** Participant id of the author of the message replied to, when known. */
@@ -119,8 +129,12 @@ export interface MessageDeletion extends PlatformMessageRef {
  * const reply = { ...inbound, id: 'r1', metadata: { ...samePlace(inbound), messageId: 'r1' } };
  * ```
  */
-export function samePlace(message: Pick<NewMessage, 'metadata'>): MessageMetadata {
-  const { channelType, channelId, channelName, threadId } = message.metadata;
+export function samePlace(
+  message: Pick<NewMessage, 'metadata'>,
+  place?: { threadId?: string },
+): MessageMetadata {
+  const { channelType, channelId, channelName } = message.metadata;
+  const threadId = place === undefined ? message.metadata.threadId : place.threadId;
   return {
     channelType,
     channelId,
@@ -128,6 +142,31 @@ export function samePlace(message: Pick<NewMessage, 'metadata'>): MessageMetadat
     ...(threadId === undefined ? {} : { threadId }),
     mentions: [],
   };
+}
+
+/**
+ * The metadata a turn given none is stored with: `channelType` from the conversation id's
+ * prefix (`telegram:42` → `telegram`; `custom` when it has none) and `channelId` the whole
+ * conversation id.
+ *
+ * @example
+ * ```ts
+ * defaultMetadata('telegram:42'); // { channelType: 'telegram', channelId: 'telegram:42' }
+ * ```
+ */
+export function defaultMetadata(conversationId: string): MessageMetadata {
+  const colon = conversationId.indexOf(':');
+  return {
+    channelType: colon > 0 ? conversationId.slice(0, colon) : 'custom',
+    channelId: conversationId,
+  };
+}
+
+/** The turn with `metadata` filled in when it came without (see {@link defaultMetadata}). */
+export function withMetadata<T extends NewMessage>(message: T): T {
+  return message.metadata === undefined || message.metadata === null
+    ? { ...message, metadata: defaultMetadata(message.conversationId) }
+    : message;
 }
 
 /** Formats a Date (default: now) the way colloquy stores timestamps. */

@@ -1,5 +1,5 @@
 import { generateText, streamText } from 'ai';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   BaseAgent,
   Bot,
@@ -55,6 +55,49 @@ describe('modelFromEnv', () => {
   ])('explains what is missing for %j', (env, message) => {
     expect(() => modelFromEnv(env)).toThrow(ModelConfigError);
     expect(() => modelFromEnv(env)).toThrow(message);
+  });
+});
+
+describe('settings checked when the bot starts, not when a turn runs', () => {
+  it.each([
+    { COLLOQUY_MODEL: 'openai-compatible:qwen', COLLOQUY_MODEL_BASE_URL: 'not-a-url' },
+    { COLLOQUY_MODEL: 'ollama:llama3.2', COLLOQUY_MODEL_BASE_URL: 'localhost:11434' },
+    {
+      COLLOQUY_MODEL: 'openai:gpt-4o-mini',
+      OPENAI_API_KEY: 'sk-test',
+      COLLOQUY_MODEL_BASE_URL: 'ftp://models.example.com/v1',
+    },
+  ])('refuses COLLOQUY_MODEL_BASE_URL=$COLLOQUY_MODEL_BASE_URL', (env) => {
+    expect(() => modelFromEnv(env)).toThrow(ModelConfigError);
+    expect(() => modelFromEnv(env)).toThrow(
+      `COLLOQUY_MODEL_BASE_URL must be an http(s) URL such as http://127.0.0.1:11434/v1, not "${env.COLLOQUY_MODEL_BASE_URL}"`,
+    );
+  });
+
+  it('refuses to start a bot whose agent takes a bad model setting from the environment', async () => {
+    // Given an agent that takes its model from COLLOQUY_MODEL, which names a bad base URL
+    vi.stubEnv('COLLOQUY_MODEL', 'openai-compatible:qwen');
+    vi.stubEnv('COLLOQUY_MODEL_BASE_URL', 'not-a-url');
+    try {
+      class Support extends BaseAgent {
+        name = 'support';
+        description = 'answers';
+        instructions = 'Answer.';
+      }
+      const channel = new MemoryChannel({ scope: 'dm' });
+      const bot = new Bot({
+        channels: [channel],
+        agents: [new Support()],
+        logger: silentLogger,
+        store: new InMemoryConversationStore(),
+      });
+
+      // When it starts, then it refuses with the setting's problem
+      await expect(bot.start()).rejects.toThrow(/COLLOQUY_MODEL_BASE_URL must be an http\(s\) URL/);
+      await bot.stop();
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 

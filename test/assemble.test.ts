@@ -1,15 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { assemblePrompt, concerns, defaultTokenizer } from 'colloquy';
 import {
-  assemblePrompt,
-  concerns,
   countModelMessageTokens,
-  defaultTokenizer,
   maskedToolResultNote,
   MESSAGE_OVERHEAD_TOKENS,
   SUMMARIZER_PARTICIPANT_ID,
   summaryRowId,
   TRUNCATION_MARKER,
-} from 'colloquy';
+} from '../src/assemble.js';
 import type { ModelMessage } from 'ai';
 import type { ConversationStore, NewMessage } from 'colloquy';
 import {

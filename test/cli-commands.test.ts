@@ -232,6 +232,52 @@ describe('colloquy forget', () => {
     expect(rows.some((r) => r.content.includes('order'))).toBe(false);
   });
 
+  it('names the id to use when given the name the transcript shows, and changes nothing', async () => {
+    // Given the console user, whom the transcript shows as "root" (id console:root)
+    const copy = dir.file('forget-by-name.db');
+    await populate(copy);
+    const store = new SqliteConversationStore({ path: copy });
+    const root = { kind: 'user' as const, id: 'console:root', displayName: 'root' };
+    await store.append({
+      ...turn(20, root, 'hello from the terminal'),
+      conversationId: 'console:local',
+    });
+    await store.close();
+
+    // When the person is named as the transcript shows them
+    const byName = await colloquy(['forget', 'root', '--yes', '--db', copy]);
+
+    // Then the id to use is named, and nothing was deleted
+    expect(byName.code).toBe(1);
+    expect(byName.stdout).toBe('');
+    expect(byName.stderr).toBe(
+      'colloquy: no participant id root; "root" is the name of console:root: run colloquy forget console:root\n',
+    );
+    const count = await colloquy([
+      'sql',
+      '--json',
+      '--db',
+      copy,
+      "select count(*) as n from messages where participant_id = 'console:root'",
+    ]);
+    expect(JSON.parse(count.stdout)).toEqual([{ n: 1 }]);
+  });
+
+  it('lists every id that goes by a name shared by several participants', async () => {
+    const copy = dir.file('forget-shared-name.db');
+    await populate(copy);
+    const store = new SqliteConversationStore({ path: copy });
+    const other = { kind: 'user' as const, id: 'discord:7', displayName: 'Alice' };
+    await store.append({ ...turn(21, other, 'hi'), conversationId: 'discord:dm:7' });
+    await store.close();
+
+    const { code, stderr } = await colloquy(['forget', 'alice', '--yes', '--db', copy]);
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      'colloquy: no participant id alice; "Alice" is the name of discord:7 and telegram:1001: run colloquy forget with one of those ids\n',
+    );
+  });
+
   it('says there is nothing to forget for an unknown participant', async () => {
     const { code, stdout } = await colloquy(['forget', 'telegram:404', '--yes', '--db', db]);
     expect(code).toBe(0);

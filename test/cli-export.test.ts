@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../src/types.js';
@@ -101,6 +101,34 @@ describe('colloquy export --format jsonl', () => {
     expect(code).toBe(0);
     expect(stdout).toBe('');
     expect(stderr).toBe(`exported 7 messages to ${out}\n`);
+    expect(parseLines(readFileSync(out, 'utf8'))).toHaveLength(7);
+  });
+
+  it('says in one line why it cannot write --out, and writes nothing', async () => {
+    const out = dir.file('missing-folder/export.jsonl');
+    const { code, stdout, stderr } = await colloquy(['export', '--out', out, '--db', db]);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(
+      `colloquy: cannot write ${out}: ENOENT: no such file or directory, open '${out}'\n`,
+    );
+  });
+
+  it('never overwrites an existing --out file without --force', async () => {
+    // Given a file that is already there
+    const out = dir.file('kept.jsonl');
+    writeFileSync(out, 'my earlier export\n');
+
+    // When export is pointed at it without --force, then with it
+    const refused = await colloquy(['export', '--out', out, '--db', db]);
+    const kept = readFileSync(out, 'utf8');
+    const forced = await colloquy(['export', '--out', out, '--force', '--db', db]);
+
+    // Then the first run changes nothing and says how to replace it; the second replaces it
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`colloquy: ${out} already exists; pass --force to overwrite it\n`);
+    expect(kept).toBe('my earlier export\n');
+    expect(forced.code).toBe(0);
     expect(parseLines(readFileSync(out, 'utf8'))).toHaveLength(7);
   });
 

@@ -134,6 +134,17 @@ describe('npm start: the console bot', () => {
     expect(await bot.exited).toBe(1);
     expect(bot.stderr()).toContain('OPENAI_API_KEY is not set');
   });
+
+  it('exits with one line at start when COLLOQUY_MODEL_BASE_URL is not a URL', async () => {
+    const bot = startConsoleBot({
+      COLLOQUY_MODEL: 'openai-compatible:qwen',
+      COLLOQUY_MODEL_BASE_URL: 'not-a-url',
+    });
+    expect(await bot.exited).toBe(1);
+    expect(bot.stderr()).toBe(
+      'COLLOQUY_MODEL_BASE_URL must be an http(s) URL such as http://127.0.0.1:11434/v1, not "not-a-url"\n',
+    );
+  });
 });
 
 /** The person's turns in the console conversation, read from another connection. */

@@ -5,6 +5,7 @@ import {
   formatOutbound,
   parseMessageCreate,
   parseMessageDelete,
+  parseMessageDeleteBulk,
   parseMessageUpdate,
   type DiscordParseContext,
 } from 'colloquy/discord';
@@ -22,6 +23,26 @@ const BOT = '1100000000000000001';
 const general: DiscordParseContext = { botUserId: BOT, channel: { type: 0, name: 'general' } };
 
 describe('parsing Discord messages', () => {
+  it('reads a MESSAGE_DELETE_BULK as one deletion per id', () => {
+    const now = () => new Date('2026-11-23T10:00:00.000Z');
+    expect(parseMessageDeleteBulk(fixture('message-delete-bulk'), { ...general, now })).toEqual(
+      ['334385199974967042', '334385199974967043'].map((messageId) => ({
+        channelType: 'discord',
+        channelId: '290926798999357250',
+        messageId,
+        deletedAt: '2026-11-23T10:00:00.000Z',
+      })),
+    );
+  });
+
+  it('records the sticker of a sticker-only message', () => {
+    const turn = parseMessageCreate(fixture('message-create-sticker'), general);
+    expect(turn).toMatchObject({
+      content: '',
+      metadata: { stickers: [{ id: '749054660769218631', name: 'Wave' }] },
+    });
+  });
+
   it('reads a guild message: ids, author by nickname, mentions, scope and metadata', () => {
     const turn = parseMessageCreate(fixture('message-create-guild'), general);
     expect(turn).toEqual({

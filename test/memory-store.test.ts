@@ -70,7 +70,7 @@ describe('InMemoryConversationStore bounds', () => {
     const { message } = await store.append(turn('a', 1));
     message.content = 'tampered';
     const [read] = await store.get('a');
-    read!.metadata.mentions.push('x');
+    read!.metadata.mentions!.push('x');
     expect((await store.get('a'))[0]).toMatchObject({ content: 'message 1' });
     expect((await store.get('a'))[0]?.metadata.mentions).toEqual([]);
   });

@@ -8,7 +8,8 @@ import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { MockLanguageModelV3 } from 'ai/test';
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BaseAgent, Bot, offlineReply } from 'colloquy';
+import { BaseAgent, Bot } from 'colloquy';
+import { offlineReply } from '../agents/offline-model.js';
 import type { ColloquyError, Logger, NewMessage, StoredMessage } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
 import { SqliteConversationStore } from 'colloquy/sqlite';
@@ -61,7 +62,7 @@ class BillingAgent extends BaseAgent {
     this.model = scripted(script);
   }
   shouldRespond(message: NewMessage): boolean {
-    return message.metadata.mentions.includes(this.id);
+    return (message.metadata.mentions ?? []).includes(this.id);
   }
 }
 
@@ -102,6 +103,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
       processBeforeResponse: true,
       logLevel: LogLevel.ERROR,
       clientOptions: { slackApiUrl: slack.slackApiUrl },
+      replyInThread: false, // the agents' exchange stays in the channel's one conversation
     });
     bot = new Bot({
       channels: [telegramChannel, slackChannel],

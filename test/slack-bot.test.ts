@@ -46,6 +46,8 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
       host: '127.0.0.1',
       // Each HTTP delivery resolves once its turn is handled: tests need no polling.
       processBeforeResponse: true,
+      // Answers stay in the conversation asked in (test/slack-payloads covers threaded answers).
+      replyInThread: false,
       logLevel: LogLevel.ERROR,
       clientOptions: {
         slackApiUrl: slack.slackApiUrl,
@@ -79,7 +81,7 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('answers a mention in a channel in place and stores both turns', async () => {
+  it('answers a mention in a channel in place (replyInThread: false) and stores both turns', async () => {
     await startBot();
     const { event } = await slack.mention({
       channel: GENERAL,

@@ -196,6 +196,25 @@ describe('SqliteConversationStore: opening a file', () => {
     expect(error.cause).toBeInstanceOf(Error);
   });
 
+  it("refuses another application's SQLite file and leaves it as it was", () => {
+    const path = join(dir, 'other-app.db');
+    const other = new Database(path);
+    other.exec(
+      "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes VALUES (1, 'x')",
+    );
+    other.close();
+    const before = readFileSync(path);
+
+    for (const readonly of [false, true]) {
+      const error = openError(() => new SqliteConversationStore({ path, readonly }));
+      expect(error.message).toBe(
+        `${path} is not a colloquy database (it holds another application's tables: notes); point COLLOQUY_DB at a new file`,
+      );
+    }
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+
   it('opens read-only: reads work, writes fail with a StoreError', async () => {
     const path = join(dir, 'ro.db');
     const writer = storeAt(path);

@@ -102,6 +102,50 @@ export function describeStoreContract(
         expect(rest).toEqual(message);
       });
 
+      it('accepts the documented minimal turn and reads it back unchanged', async () => {
+        // given a turn with every optional field left out (no mentions, no platform ids)
+        const minimal: NewMessage = {
+          id: 'minimal-1',
+          conversationId: C1,
+          participant: { kind: 'user', id: 'telegram:1001' },
+          content: 'just the required fields',
+          timestamp: at(5),
+          scope: 'channel',
+          metadata: { channelType: 'telegram', channelId: '42' },
+        };
+        // when it is stored and read every way an agent reads
+        const appended = await store.append(minimal);
+        const [plain] = await store.get(C1);
+        const addressed = await store.get(C1, { concerning: { aliases: ['telegram:1001'] } });
+        const others = await store.get(C1, { concerning: { aliases: ['support-agent'] } });
+        // then it is the same turn, plus the sequence the store gave it
+        expect(appended.inserted).toBe(true);
+        const { sequence, ...rest } = plain!;
+        expect(sequence).toBeTypeOf('number');
+        expect(rest).toEqual(minimal);
+        expect(rest.metadata).not.toHaveProperty('mentions');
+        expect(addressed.map((m) => m.id)).toEqual(['minimal-1']);
+        expect(others).toEqual([]);
+        expect((await store.search(C1, 'required')).map((m) => m.id)).toEqual(['minimal-1']);
+        expect(await store.has?.(minimal)).not.toBe(false);
+      });
+
+      it('accepts a turn with no metadata at all, with its channel taken from the id', async () => {
+        const bare = {
+          id: 'bare-1',
+          conversationId: C1,
+          participant: { kind: 'user', id: 'telegram:1001' },
+          content: 'no metadata',
+          timestamp: at(1),
+          scope: 'dm',
+        } as unknown as NewMessage;
+        await store.append(bare);
+        const [stored] = await store.get(C1, { concerning: { aliases: ['support-agent'] } });
+        expect(stored?.content).toBe('no metadata');
+        expect(stored?.metadata).toEqual({ channelType: 'telegram', channelId: C1 });
+        expect((await store.getConversation(C1))?.channelType).toBe('telegram');
+      });
+
       it('round-trips a 1 MB turn', async () => {
         const content = 'x'.repeat(1024 * 1024 - 3) + 'end';
         await store.append(turn({ content }));
@@ -110,6 +154,20 @@ export function describeStoreContract(
     });
 
     describe('get', () => {
+      it('orders and filters timestamps with offsets by the instant they name', async () => {
+        // given 13:30 at +01:00 (12:30Z), which sorts after 12:45Z as text
+        await store.append(turn({ id: 'early', timestamp: '2026-01-01T13:30:00.000+01:00' }));
+        await store.append(turn({ id: 'late', timestamp: '2026-01-01T12:45:00.000Z' }));
+        // then it is read as the earlier turn everywhere
+        expect((await store.get(C1)).map((m) => m.id)).toEqual(['early', 'late']);
+        expect((await store.get(C1))[0]?.timestamp).toBe('2026-01-01T12:30:00.000Z');
+        expect((await store.get(C1, { limit: 1 })).map((m) => m.id)).toEqual(['late']);
+        const since = await store.get(C1, { sinceTimestamp: '2026-01-01T13:40:00+01:00' });
+        expect(since.map((m) => m.id)).toEqual(['late']);
+        const before = await store.get(C1, { before: '2026-01-01T13:40:00+01:00' });
+        expect(before.map((m) => m.id)).toEqual(['early']);
+      });
+
       it('returns the most recent `limit` turns, oldest first', async () => {
         for (let i = 0; i < 10; i++)
           await store.append(turn({ timestamp: at(i), content: `m${i}` }));

@@ -98,6 +98,23 @@ describe('TelegramChannel with long polling', () => {
     });
   });
 
+  it('ignores a mention entity that runs past the end of the text', async () => {
+    channel = pollingChannel();
+    await channel.start(handlers);
+    telegram.sendUserMessage({
+      chat: group,
+      from: ada,
+      text: '@colloquy_test_bot ask @l',
+      entities: [
+        { type: 'mention', offset: 0, length: 18 },
+        { type: 'mention', offset: 23, length: 9 },
+      ],
+    });
+
+    await handlers.until((h) => h.messages.length === 1);
+    expect(handlers.messages[0]?.metadata.mentions).toEqual(['telegram:123456789']);
+  });
+
   it('drops a redelivered update_id, ignores its own echo and keeps going after a malformed update', async () => {
     channel = pollingChannel();
     await channel.start(handlers);

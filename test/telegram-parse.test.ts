@@ -118,6 +118,12 @@ describe('parsing Telegram updates', () => {
     });
   });
 
+  it('ignores entities whose offset and length run past the text', () => {
+    const message = parsedMessage('entities-past-text');
+    expect(message.content).toBe('@colloquy_test_bot ask @l');
+    expect(message.metadata.mentions).toEqual(['telegram:123456789']);
+  });
+
   it('matches our username case-insensitively and deduplicates mentions', () => {
     const text = '@COLLOQUY_TEST_BOT and again @colloquy_test_bot';
     const entities = [

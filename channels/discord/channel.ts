@@ -20,7 +20,7 @@ import {
   NetworkError,
   PlatformError,
 } from '../../src/errors.js';
-import { redactError } from '../../src/logger.js';
+import { addSecret, redactError } from '../../src/logger.js';
 import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import {
@@ -29,10 +29,12 @@ import {
   toColloquyError,
   type DiscordAllowedMentions,
 } from './format.js';
+import { guardedSharding } from './guard.js';
 import {
   lacksContent,
   parseMessageCreate,
   parseMessageDelete,
+  parseMessageDeleteBulk,
   parseMessageUpdate,
   type DiscordChannelInfo,
   type DiscordParseContext,
@@ -91,14 +93,19 @@ export class DiscordChannel implements Channel {
   private queue: Promise<void> = Promise.resolve();
   private readonly inFlight = new Set<Promise<void>>();
   private warnedAboutContent = false;
+  /** Dispatches discord.js threw on (already reported): not reported again when parsed. */
+  private readonly broken = new WeakSet<object>();
 
   constructor(private readonly options: DiscordChannelOptions) {
     this.ownsClient = options.client === undefined;
+    addSecret(options.token);
+    const ws = options.clientOptions?.ws;
     this.client =
       options.client ??
       new Client({
         partials: [Partials.Channel, Partials.Message],
         ...options.clientOptions,
+        ws: { ...ws, buildStrategy: ws?.buildStrategy ?? guardedSharding(this.onBrokenPacket) },
         intents: options.intents ?? options.clientOptions?.intents ?? [...DEFAULT_DISCORD_INTENTS],
       });
     this.seen = new RecentKeys<string>(options.dedupeSize ?? 2000);
@@ -116,6 +123,9 @@ export class DiscordChannel implements Channel {
     this.client.on(Events.ShardDisconnect, this.onGatewayClosed);
     if (!this.client.isReady()) {
       const token = this.options.token ?? this.client.token ?? undefined;
+      // A client of yours that the channel logs in gets the same guard, unless it has a strategy.
+      this.client.options.ws ??= {};
+      this.client.options.ws.buildStrategy ??= guardedSharding(this.onBrokenPacket);
       if (token === undefined) {
         this.detach();
         throw new PlatformError('discord', 'DiscordChannel needs a token (or a logged-in client)');
@@ -195,6 +205,19 @@ export class DiscordChannel implements Channel {
     );
   };
 
+  /** discord.js threw while handling a dispatch (a malformed event); the gateway goes on. */
+  private readonly onBrokenPacket = (packet: GatewayDispatchPayload, error: unknown): void => {
+    this.broken.add(packet);
+    this.handlers?.error(
+      new MalformedEventError(
+        `Malformed Discord ${String(packet.t)} (sequence ${String(packet.s)}): ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+        { cause: { error, payload: packet.d } },
+      ),
+    );
+  };
+
   private readonly onClientError = (error: Error): void => {
     const cause = redactError(error);
     this.handlers?.error(new NetworkError(`Discord gateway: ${cause.message}`, { cause }));
@@ -209,16 +232,19 @@ export class DiscordChannel implements Channel {
     if (
       packet.t !== 'MESSAGE_CREATE' &&
       packet.t !== 'MESSAGE_UPDATE' &&
-      packet.t !== 'MESSAGE_DELETE'
+      packet.t !== 'MESSAGE_DELETE' &&
+      packet.t !== 'MESSAGE_DELETE_BULK'
     ) {
       return;
     }
-    this.queue = this.queue.then(() => this.dispatch(packet.t, packet.d as unknown));
+    this.queue = this.queue.then(() => this.dispatch(packet));
   };
 
-  private async dispatch(event: string, data: unknown): Promise<void> {
+  private async dispatch(packet: GatewayDispatchPayload): Promise<void> {
     const handlers = this.handlers;
     if (!handlers) return;
+    const event = packet.t;
+    const data = packet.d as unknown;
     try {
       const context = await this.contextFor(data);
       if (event === 'MESSAGE_CREATE') {
@@ -243,11 +269,16 @@ export class DiscordChannel implements Channel {
         if (!edit || !this.seen.add(`edit:${edit.messageId}:${edit.editedAt}`)) return;
         this.track(handlers.edit(edit));
       } else {
-        const deletion = parseMessageDelete(data, context);
-        if (!this.seen.add(`delete:${deletion.messageId}`)) return;
-        this.track(handlers.delete(deletion));
+        const deletions =
+          event === 'MESSAGE_DELETE_BULK'
+            ? parseMessageDeleteBulk(data, context)
+            : [parseMessageDelete(data, context)];
+        for (const deletion of deletions) {
+          if (this.seen.add(`delete:${deletion.messageId}`)) this.track(handlers.delete(deletion));
+        }
       }
     } catch (error) {
+      if (this.broken.has(packet)) return; // discord.js threw on it too: reported once, then
       handlers.error(
         error instanceof ColloquyError
           ? error

@@ -21,6 +21,7 @@ import {
   type FakeDiscordChannelInit,
   type FakeDiscordGuild,
   type FakeDiscordMessage,
+  type FakeDiscordStickerItem,
   type FakeDiscordUser,
 } from './fake/payloads.js';
 
@@ -32,6 +33,7 @@ export type {
   FakeDiscordChannelInit,
   FakeDiscordIdentify,
   FakeDiscordMessage,
+  FakeDiscordStickerItem,
   FakeDiscordUser,
 };
 
@@ -56,6 +58,8 @@ export interface FakeDiscordUserMessage {
   referencedMessage?: string;
   /** The author's server nickname (guild channels). */
   nick?: string;
+  /** Stickers sent with the message (Discord's sticker items: id, name, format type). */
+  stickers?: FakeDiscordStickerItem[];
 }
 
 const DEFAULT_BOT = { id: '1100000000000000001', username: 'colloquy-bot', global_name: null };
@@ -210,6 +214,7 @@ export class FakeDiscord {
       mentions: init.mentions,
       referencedMessage: init.referencedMessage,
       nick: init.nick,
+      stickers: init.stickers,
     });
     this.gateway.dispatch('MESSAGE_CREATE', message);
     return message;
@@ -246,6 +251,21 @@ export class FakeDiscord {
       id: message.id,
       channel_id: message.channel_id,
       ...(message.guild_id !== undefined && { guild_id: message.guild_id }),
+    });
+  }
+
+  /**
+   * A moderator deletes several messages of one channel at once: one MESSAGE_DELETE_BULK with
+   * their ids, as Discord sends for a bulk delete (or a ban that purges messages).
+   */
+  bulkDelete(init: { channelId: string; messageIds: string[] }): void {
+    const channel = this.channels.get(init.channelId);
+    if (!channel) throw new Error(`FakeDiscord: unknown channel ${init.channelId}`);
+    for (const id of init.messageIds) this.messages.delete(id);
+    this.gateway.dispatch('MESSAGE_DELETE_BULK', {
+      ids: init.messageIds,
+      channel_id: channel.id,
+      ...(channel.guild_id !== undefined && { guild_id: channel.guild_id }),
     });
   }
 
@@ -356,6 +376,7 @@ export class FakeDiscord {
         channel.guild_id === undefined ? user : { ...user, member: memberOf() },
       ),
       referenced,
+      stickers: init.stickers,
     });
     this.messages.set(message.id, message);
     return message;

@@ -1,6 +1,7 @@
 // `colloquy/discord`: the Discord channel. Loads discord.js (an optional peer dependency);
 // bots that do not use Discord never import this entry point.
 export { DEFAULT_DISCORD_INTENTS, DiscordChannel, type DiscordChannelOptions } from './channel.js';
+export { guardedSharding, type BrokenPacketHandler } from './guard.js';
 export {
   DEFAULT_ALLOWED_MENTIONS,
   DISCORD_MESSAGE_LIMIT,
@@ -17,6 +18,7 @@ export {
   mentionsOf,
   parseMessageCreate,
   parseMessageDelete,
+  parseMessageDeleteBulk,
   parseMessageUpdate,
   participantId,
   type DiscordChannelInfo,

@@ -112,6 +112,7 @@ export function parseMessageCreate(
 
   const reply = type === 19 ? replyOf(d) : {};
   const attachments = Array.isArray(d.attachments) ? d.attachments.flatMap(attachmentOf) : [];
+  const stickers = Array.isArray(d.sticker_items) ? d.sticker_items.flatMap(stickerOf) : [];
 
   return {
     id: `discord:${channelId}:${id}`,
@@ -135,6 +136,7 @@ export function parseMessageCreate(
       mentions: mentionsOf(content, d.mentions),
       ...reply,
       ...(attachments.length > 0 && { attachments }),
+      ...(stickers.length > 0 && { stickers }),
     },
   };
 }
@@ -189,6 +191,36 @@ export function parseMessageDelete(data: unknown, context: DiscordParseContext):
     messageId: id,
     deletedAt: (context.now?.() ?? new Date()).toISOString(),
   };
+}
+
+/**
+ * Parses a MESSAGE_DELETE_BULK `d` (`{ ids, channel_id, guild_id? }`, what a moderator's bulk
+ * delete sends) into one deletion per message, in the order of `ids`.
+ *
+ * @example
+ * ```ts
+ * for (const deletion of parseMessageDeleteBulk(payload.d, { botUserId, channel })) {
+ *   await handlers.delete(deletion);
+ * }
+ * ```
+ */
+export function parseMessageDeleteBulk(
+  data: unknown,
+  context: DiscordParseContext,
+): MessageDeletion[] {
+  const d = record(data, 'MESSAGE_DELETE_BULK');
+  if (!Array.isArray(d.ids)) throw malformed('MESSAGE_DELETE_BULK without an ids array', d);
+  const ids = d.ids.map((id: unknown) => snowflake(id, 'ids[]'));
+  const channelId = snowflake(d.channel_id, 'channel_id');
+  const guildId = optionalSnowflake(d.guild_id, 'guild_id');
+  const place = discordPlace({ channelId, guildId, channelTypeHint: undefined }, context);
+  const deletedAt = (context.now?.() ?? new Date()).toISOString();
+  return ids.map((messageId) => ({
+    channelType: 'discord',
+    channelId: place.channelId,
+    messageId,
+    deletedAt,
+  }));
 }
 
 /**
@@ -295,6 +327,14 @@ function attachmentOf(value: unknown): Array<{ filename: string; url: string }> 
   const a = value as { filename?: unknown; url?: unknown } | null;
   return typeof a?.filename === 'string' && typeof a.url === 'string'
     ? [{ filename: a.filename, url: a.url }]
+    : [];
+}
+
+/** A sticker item (`{ id, name, format_type }`) as recorded: its id and name. */
+function stickerOf(value: unknown): Array<{ id: string; name: string }> {
+  const s = value as { id?: unknown; name?: unknown } | null;
+  return typeof s?.id === 'string' && typeof s.name === 'string'
+    ? [{ id: s.id, name: s.name }]
     : [];
 }
 

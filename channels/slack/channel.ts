@@ -25,13 +25,17 @@ import type {
   Channel,
   ChannelHandlers,
   OutboundMessage,
+  ReplyPlace,
   SentMessage,
 } from '../../src/channel.js';
+import type { NewMessage } from '../../src/types.js';
 import { TurnOrder } from '../../src/turn-order.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
 import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
+import { refuseSkewedRequests } from './request-bounds.js';
+import { addSecret } from '../../src/logger.js';
 import {
   parseSlackEvent,
   slackMessageId,
@@ -84,6 +88,12 @@ export interface SlackChannelOptions {
   allowBroadcastMentions?: boolean;
   /** How many event ids and message ts values to remember for de-duplication (default 5000). */
   dedupeSize?: number;
+  /**
+   * Answer a top-level message in a channel in a thread of that message, as Slack apps do so a
+   * channel is not flooded (default true). False: answer at top level. Replies to a thread
+   * message stay in its thread, and DMs are answered where they were written, either way.
+   */
+  replyInThread?: boolean;
 }
 
 /** Web API retries for a chat bot: a reply minutes late is worse than a reported failure. */
@@ -98,8 +108,9 @@ const DEFAULT_RETRY = {
 /**
  * A colloquy `Channel` for Slack, built on `@slack/bolt`.
  *
- * Replies go where the turn was: in the thread for a thread message, top level for a top-level
- * channel message or DM, so the reply belongs to the same colloquy conversation as the question.
+ * Replies go in the thread for a thread message (a DM's included), top level in a DM, and in a
+ * thread of a top-level channel message (its own conversation,
+ * `slack:<team>:<channel>:<message ts>`) unless `replyInThread` is false.
  */
 export class SlackChannel implements Channel {
   readonly type = 'slack';
@@ -122,6 +133,8 @@ export class SlackChannel implements Channel {
 
   constructor(options: SlackChannelOptions) {
     this.options = options;
+    for (const secret of [options.token, options.signingSecret, options.appToken])
+      addSecret(secret);
     this.seenEvents = new RecentKeys<string>(options.dedupeSize ?? 5000);
     this.seenMessages = new RecentKeys<string>(options.dedupeSize ?? 5000);
     if (options.app !== undefined) {
@@ -155,6 +168,10 @@ export class SlackChannel implements Channel {
         ...options.appOptions,
       });
       this.ownsApp = true;
+    }
+    // Bolt's own server calls the receiver's public listener: refuse out-of-range timestamps first.
+    if (this.httpReceiver !== undefined) {
+      this.httpReceiver.requestListener = refuseSkewedRequests(this.httpReceiver.requestListener);
     }
     this.app.event('message', ({ body, context }) => this.dispatch(body, context.retryNum));
     this.app.event('app_mention', ({ body, context }) => this.dispatch(body, context.retryNum));
@@ -245,6 +262,16 @@ export class SlackChannel implements Channel {
     this.server = undefined;
   }
 
+  /** A top-level channel message is answered in a thread of it (unless `replyInThread: false`). */
+  replyPlace(inbound: NewMessage): ReplyPlace | undefined {
+    const ts = inbound.metadata.messageId;
+    if (this.options.replyInThread === false || inbound.scope !== 'channel' || ts === undefined) {
+      return undefined;
+    }
+    // The conversation id keeps the inbound turn's team: one conversation, one id on Grid.
+    return { conversationId: `${inbound.conversationId}:${ts}`, scope: 'thread', threadId: ts };
+  }
+
   /**
    * Posts a reply, split into parts of at most `textLimit` characters, in the thread. Throws
    * `PlatformError` (Slack refused, or a 5xx), `RateLimitError` or `NetworkError` (see
@@ -273,9 +300,12 @@ export class SlackChannel implements Channel {
         }),
     );
     const first = sent.messageIds[0];
-    return first === undefined || this.teamId === undefined
+    // The team of the conversation answered (the envelope's), not auth.test's: on an
+    // Enterprise Grid org-wide install those differ, and one conversation keeps one id scheme.
+    const team = /^slack:([^:]+):/.exec(message.conversationId)?.[1] ?? this.teamId;
+    return first === undefined || team === undefined
       ? sent
-      : { ...sent, id: slackMessageId(this.teamId, message.channelId, first) };
+      : { ...sent, id: slackMessageId(team, message.channelId, first) };
   }
 
   /**

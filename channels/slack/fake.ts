@@ -61,6 +61,7 @@ export class FakeSlack {
   readonly signingSecret: string;
   readonly teamId: string;
   readonly teamName: string;
+  readonly enterprise: { id: string; orgWideInstall?: boolean } | undefined;
   readonly bot: { userId: string; botId: string; name: string };
   /** Where HTTP events go: the bot's events URL (`SlackChannel#eventsUrl`). */
   eventsUrl: string | undefined;
@@ -104,6 +105,7 @@ export class FakeSlack {
     this.signingSecret = options.signingSecret ?? 'fake-signing-secret';
     this.teamId = options.teamId ?? 'T0FAKE';
     this.teamName = options.teamName ?? 'Fake Workspace';
+    this.enterprise = options.enterprise;
     this.bot = {
       userId: options.bot?.userId ?? 'U0BOT',
       botId: options.bot?.botId ?? 'B0BOT',
@@ -126,6 +128,7 @@ export class FakeSlack {
     this.state = {
       teamId: this.teamId,
       teamName: this.teamName,
+      enterprise: this.enterprise,
       bot: this.bot,
       users: this.users,
       channels: this.channels,
@@ -231,9 +234,16 @@ export class FakeSlack {
   ): Promise<FakeSlackDelivery> {
     const eventId =
       options.eventId ?? `Ev${randomUUID().replace(/-/g, '').slice(0, 12).toUpperCase()}`;
+    const enterpriseId = this.enterprise?.id ?? null;
+    const orgWide = this.enterprise?.orgWideInstall === true;
     const envelope = {
       token: 'verification-token-unused',
       team_id: this.teamId,
+      ...(enterpriseId !== null && {
+        enterprise_id: enterpriseId,
+        context_team_id: this.teamId,
+        context_enterprise_id: enterpriseId,
+      }),
       api_app_id: 'A0FAKE',
       event,
       type: 'event_callback',
@@ -241,11 +251,11 @@ export class FakeSlack {
       event_time: Math.floor(Number(event.event_ts ?? event.ts ?? this.nextTs())),
       authorizations: [
         {
-          enterprise_id: null,
-          team_id: this.teamId,
+          enterprise_id: enterpriseId,
+          team_id: orgWide ? null : this.teamId,
           user_id: this.bot.userId,
           is_bot: true,
-          is_enterprise_install: false,
+          is_enterprise_install: orgWide,
         },
       ],
       is_ext_shared_channel: false,

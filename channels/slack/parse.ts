@@ -75,6 +75,9 @@ const TURN_SUBTYPES = new Set([
   'me_message',
 ]);
 
+/** Slackbot's user id: its notices are the workspace talking, not a person. */
+const SLACKBOT = 'USLACKBOT';
+
 const MENTION = /<@([UW][A-Z0-9]+)(?:\|[^>]*)?>/g;
 
 /**
@@ -154,7 +157,9 @@ export function slackUserIdsToResolve(event: unknown): string[] {
   const inner =
     event.subtype === 'message_changed' && isRecord(event.message) ? event.message : event;
   const ids: string[] = [];
-  if (typeof inner.user === 'string' && inner.bot_id === undefined) ids.push(inner.user);
+  if (typeof inner.user === 'string' && inner.bot_id === undefined && inner.user !== SLACKBOT) {
+    ids.push(inner.user);
+  }
   if (typeof inner.text === 'string') ids.push(...slackMentionedUserIds(inner.text));
   return [...new Set(ids)];
 }
@@ -165,8 +170,10 @@ export function slackUserIdsToResolve(event: unknown): string[] {
  *
  * - our own messages (`user` = our bot user id, or `bot_id` = ours) → ignored;
  * - other bots (`bot_id`, `subtype: 'bot_message'`) → participant kind `agent`;
- * - `thread_ts` ≠ `ts` → scope `thread`, replying to the thread's parent;
- * - `channel_type: 'im'` → scope `dm`;
+ * - Slackbot (`USLACKBOT`: "You have been removed from #…") → participant kind `system`;
+ * - `thread_ts` ≠ `ts` → in the thread's conversation, replying to the thread's parent;
+ * - `channel_type: 'im'` → scope `dm`, in a thread of the DM too (Slack's assistant threads);
+ *   other threads → scope `thread`;
  * - `message_changed` → edit, `message_deleted` → delete.
  *
  * Throws `MalformedEventError` when required fields are missing or of the wrong type.
@@ -236,7 +243,7 @@ function parseTurn(
   const participant = author(event, user, botId, names);
   const threadTs = str(event.thread_ts);
   const inThread = threadTs !== undefined && threadTs !== ts;
-  const scope: ConversationScope = inThread ? 'thread' : isDm(event, channel) ? 'dm' : 'channel';
+  const scope: ConversationScope = isDm(event, channel) ? 'dm' : inThread ? 'thread' : 'channel';
   const parentUser = str(event.parent_user_id);
   const eventId = str(envelope.event_id);
 
@@ -308,6 +315,8 @@ function author(
   const botProfile = isRecord(event.bot_profile) ? event.bot_profile : {};
   const isBot = botId !== undefined || event.subtype === 'bot_message';
   const id = (user ?? botId) as string;
+  if (id === SLACKBOT)
+    return { kind: 'system', id: slackParticipantId(id), displayName: 'Slackbot' };
   const displayName =
     (isBot ? (str(event.username) ?? str(botProfile.name)) : undefined) ??
     names.get(id) ??

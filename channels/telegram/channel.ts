@@ -12,7 +12,7 @@ import type {
   SentMessage,
 } from '../../src/channel.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
-import { consoleLogger, redactError } from '../../src/logger.js';
+import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
 import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
@@ -96,6 +96,8 @@ export class TelegramChannel implements Channel {
   private readonly callback: (req: IncomingMessage, res: ServerResponse) => Promise<unknown>;
 
   constructor(options: TelegramChannelOptions) {
+    addSecret(options.token);
+    addSecret(options.webhook?.secretToken);
     if (!options.token && options.bot === undefined) {
       throw new TypeError('TelegramChannel: a bot token is required (from @BotFather)');
     }

@@ -155,6 +155,7 @@ export function parseEdit(message: Message, self: TelegramSelf): ParsedUpdate {
 /**
  * Participant ids mentioned in a text, from its entities. Offsets and lengths are UTF-16 code
  * units, which is exactly how JavaScript indexes strings, so `slice` is right even after emoji.
+ * An entity whose span runs past the text (or is negative or empty) is ignored.
  *
  * @example
  * ```ts
@@ -170,6 +171,7 @@ export function resolveMentions(
   const ours = self.username?.toLowerCase();
   const mentions: string[] = [];
   for (const entity of entities) {
+    if (!within(text, entity)) continue;
     let id: string | undefined;
     if (entity.type === 'text_mention' && entity.user !== undefined) {
       id = participantId(entity.user.id);
@@ -183,6 +185,18 @@ export function resolveMentions(
     if (id !== undefined && !mentions.includes(id)) mentions.push(id);
   }
   return mentions;
+}
+
+/** True when the entity's span (UTF-16 units) lies inside the text; others are ignored. */
+function within(text: string, entity: MessageEntity): boolean {
+  const { offset, length } = entity;
+  return (
+    Number.isInteger(offset) &&
+    Number.isInteger(length) &&
+    offset >= 0 &&
+    length > 0 &&
+    offset + length <= text.length
+  );
 }
 
 /** `telegram:<id>` for a user, bot or chat id. */

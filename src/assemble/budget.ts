@@ -8,7 +8,7 @@ import type { TextUnit, Unit } from './projection.js';
  *
  * @example
  * ```ts
- * import { TRUNCATION_MARKER } from 'colloquy';
+ * import { TRUNCATION_MARKER } from './budget.js';
  * const wasCut = text.endsWith(TRUNCATION_MARKER);
  * ```
  */

@@ -15,7 +15,7 @@ import type { NewMessage, Participant, StoredMessage } from '../types.js';
  *
  * @example
  * ```ts
- * import { MESSAGE_OVERHEAD_TOKENS } from 'colloquy';
+ * import { MESSAGE_OVERHEAD_TOKENS } from './projection.js';
  * const cost = defaultTokenizer.count('Alice: hi') + MESSAGE_OVERHEAD_TOKENS;
  * ```
  */
@@ -26,7 +26,7 @@ export const MESSAGE_OVERHEAD_TOKENS = 4;
  *
  * @example
  * ```ts
- * import { RECALL_TOOL_NAME } from 'colloquy';
+ * import { RECALL_TOOL_NAME } from './projection.js';
  * const tools = { [RECALL_TOOL_NAME]: recallToolResultTool(store, conversationId, agentId) };
  * ```
  */
@@ -39,7 +39,7 @@ export const RECALL_TOOL_NAME = 'recall_tool_result';
  *
  * @example
  * ```ts
- * import { maskedToolResultNote } from 'colloquy';
+ * import { maskedToolResultNote } from './projection.js';
  * maskedToolResultNote('tool:agent-1:call_7:result', 1234);
  * // '[tool result masked: 1234 tokens; call recall_tool_result with id "tool:agent-1:call_7:result" to read it]'
  * ```
@@ -54,7 +54,8 @@ export function maskedToolResultNote(messageId: string, tokens: number): string 
  *
  * @example
  * ```ts
- * import { countModelMessageTokens, defaultTokenizer } from 'colloquy';
+ * import { countModelMessageTokens } from './projection.js';
+ * import { defaultTokenizer } from 'colloquy';
  * countModelMessageTokens({ role: 'user', content: 'Alice: hi' }, defaultTokenizer); // 3 + 4
  * ```
  */
@@ -215,29 +216,6 @@ export function projectTurns(
 /** The stored rows a unit came from, chronological. */
 export function unitTurns(unit: Unit): StoredMessage[] {
   return unit.kind === 'text' ? [unit.turn] : [unit.call, unit.result];
-}
-
-/**
- * Marks for masking every tool result that is older than the newest `keepInFull` tool
- * results and costs more than `overTokens` tokens.
- */
-export function maskOldToolResults(
-  units: readonly Unit[],
-  keepInFull: number,
-  overTokens: number,
-  tokenizer: Tokenizer,
-): Unit[] {
-  let seen = 0;
-  const out = [...units];
-  for (let i = out.length - 1; i >= 0; i--) {
-    const unit = out[i];
-    if (unit?.kind !== 'tool') continue;
-    seen += 1;
-    if (seen > keepInFull && tokenizer.count(unit.output) > overTokens) {
-      out[i] = { ...unit, masked: true };
-    }
-  }
-  return out;
 }
 
 /** The model messages a unit becomes. */

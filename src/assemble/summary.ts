@@ -51,7 +51,7 @@ export const SUMMARIZER_PARTICIPANT_ID = 'colloquy:summarizer';
  *
  * @example
  * ```ts
- * import { SUMMARY_PREFIX } from 'colloquy';
+ * import { SUMMARY_PREFIX } from './summary.js';
  * const isSummary = text.startsWith(SUMMARY_PREFIX);
  * ```
  */
@@ -64,7 +64,7 @@ export const SUMMARY_PREFIX = 'Summary of earlier conversation: ';
  *
  * @example
  * ```ts
- * import { summaryRowId } from 'colloquy';
+ * import { summaryRowId } from './summary.js';
  * summaryRowId('support', 'slack:T1:C1', 420); // 'summary:support:slack:T1:C1:420'
  * ```
  */

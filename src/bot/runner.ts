@@ -19,6 +19,8 @@ const LOOP_GUARD_MAX_ROWS = 5000;
 /** What the runner needs from the bot. */
 export interface RunnerDeps {
   store: ConversationStore;
+  /** The store an agent reads (its own, when it has one, behind the same wait for captures). */
+  storeFor(agent: Agent): ConversationStore;
   writer: CaptureWriter;
   interceptors: readonly Interceptor<TurnContext>[];
   agentsOn(channel: Channel): readonly Agent[];
@@ -40,8 +42,15 @@ export interface RunnerDeps {
 export class TurnRunner {
   /** Agent metadata (model, usage) for the reply being sent as this participant. */
   readonly #replyMetadata = new WeakMap<Participant, Record<string, unknown>>();
+  /** How many agent runs are in flight, by conversation. */
+  readonly #answering = new Map<string, number>();
 
   constructor(private readonly deps: RunnerDeps) {}
+
+  /** True while an agent is answering in the conversation. */
+  answering(conversationId: string): boolean {
+    return (this.#answering.get(conversationId) ?? 0) > 0;
+  }
 
   /** A turn a channel delivered: captured first, then interceptors, then agents. */
   async inbound(message: NewMessage, channel: Channel): Promise<void> {
@@ -93,6 +102,7 @@ export class TurnRunner {
       send: async (content, from) => {
         const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
         const extra = this.#replyMetadata.get(from);
+        const place = channel.replyPlace?.(message);
         const turnFor = (sent: SentMessage, partial: boolean) =>
           withAgentMentions(
             sentTurn({
@@ -102,12 +112,13 @@ export class TurnRunner {
               from,
               sent,
               extra: partial ? { ...extra, partial: true } : extra,
+              ...(place !== undefined && { place }),
             }),
             others,
           );
         let sent: SentMessage;
         try {
-          sent = await channel.send(outboundFor(message, content));
+          sent = await channel.send(outboundFor(message, content, place));
         } catch (error) {
           // A split reply failed part way: the parts that went out are the reply, stored.
           const messageIds = sentIdsOf(error);
@@ -134,6 +145,7 @@ export class TurnRunner {
       return next();
     }
     if (author.kind === 'agent' && !ours && !this.deps.answerBots) return next();
+    if (author.kind === 'system') return next(); // platform notices are recorded, never answered
     for (const agent of agents) {
       if (agent.id === author.id) continue;
       const aliases = this.deps.aliasesOf(agent);
@@ -144,7 +156,8 @@ export class TurnRunner {
 
   #wants(agent: Agent, message: NewMessage, aliases: readonly string[], ours: boolean): boolean {
     try {
-      if (ours && !message.metadata.mentions.some((id) => aliases.includes(id))) return false;
+      if (ours && !(message.metadata.mentions ?? []).some((id) => aliases.includes(id)))
+        return false;
       return agent.shouldRespond?.(message, aliases) ?? concerns(message, aliases);
     } catch (cause) {
       this.deps.report(agentError(agent, message, 'shouldRespond threw', cause));
@@ -154,12 +167,15 @@ export class TurnRunner {
 
   async #answer(agent: Agent, ctx: TurnContext, aliases: readonly string[]): Promise<void> {
     const { message } = ctx;
+    const id = message.conversationId;
+    this.#answering.set(id, (this.#answering.get(id) ?? 0) + 1);
     try {
       const result = await agent.run(message, {
         conversationId: message.conversationId,
-        store: agent.conversationHistory ?? this.deps.store,
+        store: this.deps.storeFor(agent),
         aliases,
         record: (turn) => this.#record(turn),
+        report: (error) => this.deps.report(error),
         depth: ctx.depth,
         signal: this.deps.signal,
       });
@@ -172,6 +188,10 @@ export class TurnRunner {
       this.deps.report(
         cause instanceof ColloquyError ? cause : agentError(agent, message, 'failed', cause),
       );
+    } finally {
+      const left = (this.#answering.get(id) ?? 1) - 1;
+      if (left > 0) this.#answering.set(id, left);
+      else this.#answering.delete(id);
     }
   }
 
@@ -182,7 +202,7 @@ export class TurnRunner {
       .some(
         (agent) =>
           agent.id !== reply.participant.id &&
-          reply.metadata.mentions.some((id) => this.deps.aliasesOf(agent).includes(id)),
+          (reply.metadata.mentions ?? []).some((id) => this.deps.aliasesOf(agent).includes(id)),
       );
     if (addressed) await this.again(reply, ctx.channel, ctx.depth + 1);
   }

@@ -1,5 +1,5 @@
 import type { Agent } from '../agent.js';
-import type { OutboundMessage, SentMessage } from '../channel.js';
+import type { OutboundMessage, ReplyPlace, SentMessage } from '../channel.js';
 import { isoTimestamp, samePlace } from '../types.js';
 import type { ChannelType, NewMessage, Participant, StoredMessage } from '../types.js';
 
@@ -37,30 +37,36 @@ export function mentionsName(text: string, name: string): boolean {
  */
 export function withAgentMentions(message: NewMessage, agents: readonly Agent[]): NewMessage {
   const found = agents
-    .filter((agent) => !message.metadata.mentions.includes(agent.id))
+    .filter((agent) => !(message.metadata.mentions ?? []).includes(agent.id))
     .filter((agent) => agent.id !== message.participant.id)
     .filter((agent) => [agent.name, agent.id].some((name) => mentionsName(message.content, name)))
     .map((agent) => agent.id);
   if (found.length === 0) return message;
   return {
     ...message,
-    metadata: { ...message.metadata, mentions: [...message.metadata.mentions, ...found] },
+    metadata: { ...message.metadata, mentions: [...(message.metadata.mentions ?? []), ...found] },
   };
 }
 
 /**
- * Where a reply to `inbound` goes: same conversation, channel and thread, as a reply to it.
+ * Where a reply to `inbound` goes: same conversation, channel and thread, as a reply to it,
+ * unless the channel names another `place` (`Channel.replyPlace`).
  *
  * @example
  * ```ts
- * await channel.send(outboundFor(inbound, 'On its way!'));
+ * await channel.send(outboundFor(inbound, 'On its way!', channel.replyPlace?.(inbound)));
  * ```
  */
-export function outboundFor(inbound: NewMessage, content: string): OutboundMessage {
-  const { channelId, threadId, messageId } = inbound.metadata;
+export function outboundFor(
+  inbound: NewMessage,
+  content: string,
+  place?: ReplyPlace,
+): OutboundMessage {
+  const { channelId, messageId } = inbound.metadata;
+  const threadId = place === undefined ? inbound.metadata.threadId : place.threadId;
   return {
-    conversationId: inbound.conversationId,
-    scope: inbound.scope,
+    conversationId: place?.conversationId ?? inbound.conversationId,
+    scope: place?.scope ?? inbound.scope,
     channelId,
     ...(threadId === undefined ? {} : { threadId }),
     ...(messageId === undefined ? {} : { replyToMessageId: messageId }),
@@ -85,22 +91,24 @@ export function sentTurn(options: {
   from: Participant;
   sent: SentMessage;
   extra?: Record<string, unknown>;
+  /** Where the reply went, when the channel put it elsewhere (`Channel.replyPlace`). */
+  place?: ReplyPlace;
 }): NewMessage {
-  const { inbound, channelType, content, from, sent, extra } = options;
+  const { inbound, channelType, content, from, sent, extra, place } = options;
   const [first, ...rest] = sent.messageIds;
   const { channelId, messageId } = inbound.metadata;
   const local =
     first ?? `local-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   return {
     id: sent.id ?? `${channelType}:${channelId}:${local}`,
-    conversationId: inbound.conversationId,
+    conversationId: place?.conversationId ?? inbound.conversationId,
     participant: from,
     content,
     timestamp: sent.timestamp ?? isoTimestamp(),
-    scope: inbound.scope,
+    scope: place?.scope ?? inbound.scope,
     metadata: {
       ...extra,
-      ...samePlace(inbound),
+      ...samePlace(inbound, place),
       channelType,
       ...(first === undefined ? {} : { messageId: first }),
       ...(rest.length === 0 ? {} : { partMessageIds: rest }),

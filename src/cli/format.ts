@@ -1,3 +1,5 @@
+import { visible } from './visible.js';
+
 /** Rows as the CLI prints them: column names plus one array of cell values per row. */
 export interface ResultSet {
   columns: string[];
@@ -6,8 +8,9 @@ export interface ResultSet {
 
 /**
  * Renders rows as an aligned plain-text table with a header, a rule and a row count.
- * NULL prints as `NULL`, blobs as `<blob N bytes>`, and line breaks as a literal `\n` so
- * every row stays on one line.
+ * NULL prints as `NULL`, blobs as `<blob N bytes>`, line breaks as a literal `\n` so every
+ * row stays on one line, tabs as spaces, and other control characters escaped (see `visible`)
+ * so chat text cannot drive the terminal.
  *
  * @example
  * ```ts
@@ -20,11 +23,12 @@ export function formatTable(
   options: { footer?: boolean; nullText?: string } = {},
 ): string {
   const nullText = options.nullText ?? 'NULL';
+  const columns = result.columns.map((name) => cellText(name, nullText));
   const cells = result.rows.map((row) => row.map((value) => cellText(value, nullText)));
   const numeric = result.columns.map((_, i) =>
     result.rows.some((row) => typeof row[i] === 'number' || typeof row[i] === 'bigint'),
   );
-  const widths = result.columns.map((name, i) =>
+  const widths = columns.map((name, i) =>
     Math.max(name.length, ...cells.map((row) => (row[i] ?? '').length)),
   );
   const line = (values: string[], alignNumbers: boolean) =>
@@ -36,7 +40,7 @@ export function formatTable(
       .join('  ')
       .trimEnd();
   const out = [
-    line(result.columns, false),
+    line(columns, false),
     line(
       widths.map((w) => '-'.repeat(w)),
       false,
@@ -93,9 +97,7 @@ export function jsonValue(value: unknown): unknown {
 function cellText(value: unknown, nullText: string): string {
   if (value === null || value === undefined) return nullText;
   if (Buffer.isBuffer(value)) return `<blob ${value.length} bytes>`;
-  return String(value)
-    .replace(/\r?\n/g, '\\n')
-    .replace(/[\t\r]/g, ' ');
+  return visible(String(value).replace(/\r?\n/g, '\\n').replace(/\t/g, ' '));
 }
 
 function csvText(value: unknown): string {

@@ -8,6 +8,7 @@ import { registerForget } from './commands/forget.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerSql } from './commands/sql.js';
 import { registerStats } from './commands/stats.js';
+import { registerStudio } from './commands/studio.js';
 import { registerTail } from './commands/tail.js';
 
 /**
@@ -42,6 +43,7 @@ Examples:
   $ colloquy export --format jsonl --out backup.jsonl
   $ COLLOQUY_DB=/var/lib/bot.db colloquy stats
   $ colloquy forget telegram:1001 --yes          # a data-protection request
+  $ colloquy studio                              # look through it all in a browser
 
 Errors print one line and exit 1 (2 for a wrong command line); COLLOQUY_DEBUG=1 adds stacks.`,
     );
@@ -52,6 +54,7 @@ Errors print one line and exit 1 (2 for a wrong command line); COLLOQUY_DEBUG=1 
     registerExport,
     registerStats,
     registerForget,
+    registerStudio,
     registerMigrate,
   ]) {
     register(program);

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { CliError } from './errors.js';
+import { visible } from './visible.js';
 
 /** One turn as `tail` shows it. */
 export interface TranscriptLine {
@@ -57,11 +58,13 @@ function params(conversation: string | undefined): Params {
   return conversation === undefined ? {} : { conversation };
 }
 
-/** `time  conversation  speaker (kind): text`, on one line. */
+/** `time  conversation  speaker (kind): text`, on one line, control characters escaped. */
 export function formatTurn(turn: TranscriptLine): string {
-  const text = turn.content.replace(/\r?\n/g, ' ↵ ');
+  const text = turn.content.replace(/\r?\n/g, ' ↵ ').replace(/\t/g, ' ');
   const marks = `${turn.deletedAt ? '[deleted] ' : ''}${turn.editedAt ? '[edited] ' : ''}`;
-  return `${turn.timestamp}  ${turn.conversationId}  ${turn.speaker} (${turn.kind}): ${marks}${text}`;
+  return visible(
+    `${turn.timestamp}  ${turn.conversationId}  ${turn.speaker} (${turn.kind}): ${marks}${text}`,
+  );
 }
 
 /** Fails with one clear line when the conversation is not in the database. */

@@ -107,7 +107,7 @@ function handWrittenWrite(db: Database.Database): (turn: NewMessage) => void {
       meta.channelName === undefined ? '{}' : JSON.stringify({ channelName: meta.channelName }),
     );
     if (inserted.changes === 0) throw new Duplicate();
-    for (const mentioned of meta.mentions) {
+    for (const mentioned of meta.mentions ?? []) {
       mention.run(inserted.lastInsertRowid, turn.conversationId, mentioned, timestamp);
     }
   };

@@ -68,6 +68,13 @@ export interface FakeDiscordMessage {
   [key: string]: unknown;
 }
 
+/** A sticker item on a message: the sticker's id, name and format type (1 PNG, 2 APNG, 3 Lottie, 4 GIF). */
+export interface FakeDiscordStickerItem {
+  id: string;
+  name: string;
+  format_type: number;
+}
+
 /** Discord channel types used by the fake. */
 export const CHANNEL_TYPE = {
   GUILD_TEXT: 0,
@@ -207,6 +214,7 @@ export function messagePayload(init: {
   nick?: string;
   mentions?: FakeDiscordUser[];
   referenced?: FakeDiscordMessage;
+  stickers?: FakeDiscordStickerItem[];
 }): FakeDiscordMessage {
   const guildId = init.channel.guild_id;
   const message: FakeDiscordMessage = {
@@ -226,6 +234,7 @@ export function messagePayload(init: {
     pinned: false,
     type: init.referenced ? 19 : 0,
     flags: 0,
+    ...(init.stickers !== undefined && { sticker_items: init.stickers }),
   };
   if (init.referenced) {
     message.message_reference = {

@@ -13,8 +13,15 @@ export interface FakeSlackOptions {
   appToken?: string;
   /** Secret events are signed with (default `fake-signing-secret`). */
   signingSecret?: string;
+  /** The workspace events come from (envelope `team_id`; default `T0FAKE`). */
   teamId?: string;
   teamName?: string;
+  /**
+   * An Enterprise Grid organisation the workspace belongs to: envelopes carry its
+   * `enterprise_id`; with `orgWideInstall` the app is installed on the whole organisation, so
+   * `auth.test` answers with the organisation's id as `team_id` and `is_enterprise_install`.
+   */
+  enterprise?: { id: string; orgWideInstall?: boolean };
   /** Our bot as `auth.test` reports it (default `U0BOT` / `B0BOT` / `colloquy`). */
   bot?: { userId?: string; botId?: string; name?: string };
   /** Known users by id; default Alice (`U0ALICE`) and Bob (`U0BOB`). */

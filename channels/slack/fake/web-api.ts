@@ -10,6 +10,7 @@ import type { FakeSlackPost, FakeSlackUser } from './types.js';
 export interface WebApiState {
   readonly teamId: string;
   readonly teamName: string;
+  readonly enterprise: { id: string; orgWideInstall?: boolean } | undefined;
   readonly bot: { userId: string; botId: string; name: string };
   readonly users: ReadonlyMap<string, FakeSlackUser>;
   readonly channels: ReadonlyMap<string, string>;
@@ -27,17 +28,20 @@ export function answerWebApi(
   params: Record<string, unknown>,
 ): Record<string, unknown> {
   switch (method) {
-    case 'auth.test':
+    case 'auth.test': {
+      const orgWide = fake.enterprise?.orgWideInstall === true;
       return {
         ok: true,
         url: 'https://fake.slack.test/',
         team: fake.teamName,
         user: fake.bot.name,
-        team_id: fake.teamId,
+        team_id: orgWide ? fake.enterprise?.id : fake.teamId,
         user_id: fake.bot.userId,
         bot_id: fake.bot.botId,
-        is_enterprise_install: false,
+        ...(fake.enterprise !== undefined && { enterprise_id: fake.enterprise.id }),
+        is_enterprise_install: orgWide,
       };
+    }
     case 'users.info': {
       const id = String(params.user ?? '');
       const user = fake.users.get(id);

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, openSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { Option } from 'commander';
@@ -15,6 +15,7 @@ interface ExportOptions {
   format: 'jsonl';
   conversation?: string;
   out?: string;
+  force?: boolean;
   progress?: boolean;
 }
 
@@ -31,7 +32,8 @@ export function registerExport(program: Command): void {
     .description('export messages, one JSON object per line (the StoredMessage shape)')
     .addOption(new Option('--format <format>', 'output format').choices(['jsonl']).default('jsonl'))
     .option('-c, --conversation <id>', 'only this conversation')
-    .option('-o, --out <file>', 'write to this file instead of stdout')
+    .option('-o, --out <file>', 'write to this file instead of stdout (never an existing one)')
+    .option('-f, --force', 'with --out: overwrite the file if it exists')
     .option('--progress', 'show a progress bar on stderr (default: when stderr is a terminal)')
     .option('--no-progress', 'never show a progress bar')
     .addHelpText(
@@ -46,11 +48,13 @@ Examples:
       try {
         if (options.conversation !== undefined) assertConversationExists(db, options.conversation);
         const total = countMessages(db, options.conversation);
+        // Before the rows are read, so a path that cannot be written fails with its own reason.
+        const fd = options.out === undefined ? undefined : openOut(options.out, options.force);
         const showProgress = options.progress ?? process.stderr.isTTY === true;
         const bar = showProgress ? new ProgressBar(process.stderr, total) : undefined;
         const count = await writeMessages(
           await iterateMessages(db, options.conversation),
-          options.out,
+          options.out === undefined || fd === undefined ? undefined : { path: options.out, fd },
           bar,
         );
         bar?.finish();
@@ -62,20 +66,32 @@ Examples:
     });
 }
 
+/**
+ * Opens `--out` for writing: never an existing file unless `force`; a path that cannot be
+ * written fails with the file system's reason.
+ */
+function openOut(path: string, force = false): number {
+  try {
+    return openSync(path, force ? 'w' : 'wx');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') {
+      throw new CliError(`${path} already exists; pass --force to overwrite it`, { cause: error });
+    }
+    throw new CliError(`cannot write ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
 /** Writes each message as a JSON line, waiting for the stream to drain when it is full. */
 async function writeMessages(
   messages: Iterable<unknown>,
-  path: string | undefined,
+  file: { path: string; fd: number } | undefined,
   bar: ProgressBar | undefined,
 ): Promise<number> {
-  const out = path === undefined ? process.stdout : createWriteStream(path);
+  const path = file?.path;
+  const out = file === undefined ? process.stdout : createWriteStream(file.path, { fd: file.fd });
   let count = 0;
   try {
-    if (path !== undefined) {
-      await once(out, 'open').catch((error: Error) => {
-        throw new CliError(`cannot write ${path}: ${error.message}`, { cause: error });
-      });
-    }
     let chunk = '';
     let pending = 0;
     for (const message of messages) {

@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { openSql, openStore } from '../database.js';
 import { dbPathOf, print } from '../context.js';
-import { UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { formatCount } from '../format.js';
 
 interface ForgetOptions {
@@ -19,7 +19,10 @@ export function registerForget(program: Command): void {
   program
     .command('forget')
     .description('delete (or --redact) everything a participant wrote, in every conversation')
-    .argument('<participantId>', 'the participant id, e.g. slack:U024BE7LH or telegram:1001')
+    .argument(
+      '<participantId>',
+      'the participant id (speaker_id in the transcript), e.g. slack:U024BE7LH or telegram:1001',
+    )
     .option('--redact', 'keep the turns but blank their text and the participant name')
     .option('-y, --yes', 'do not ask for confirmation (required when stdin is not a terminal)')
     .addHelpText(
@@ -33,6 +36,8 @@ Examples:
       const path = dbPathOf(command);
       const found = await countWritten(path, participantId);
       if (found.participant === 0 && found.messages === 0) {
+        const named = await participantsNamed(path, participantId);
+        if (named.length > 0) throw new CliError(suggestIds(participantId, named));
         print(`nothing to forget: no participant ${participantId}`);
         return;
       }
@@ -77,6 +82,35 @@ async function countWritten(path: string, participantId: string) {
   } finally {
     db.close();
   }
+}
+
+/** The participants whose display name (what the transcript shows) is `name`, any case. */
+async function participantsNamed(
+  path: string,
+  name: string,
+): Promise<{ id: string; name: string }[]> {
+  const db = await openSql(path);
+  try {
+    return db
+      .prepare<{ name: string }, { id: string; name: string }>(
+        `select id, display_name as name from participants
+         where display_name = @name collate nocase order by id`,
+      )
+      .all({ name });
+  } finally {
+    db.close();
+  }
+}
+
+/** Names the id (or ids) to use instead of a display name. */
+function suggestIds(given: string, named: { id: string; name: string }[]): string {
+  const shown = named[0]?.name ?? given;
+  const ids = named.map((p) => p.id);
+  const which =
+    ids.length === 1
+      ? `${ids[0]}: run colloquy forget ${ids[0]}`
+      : `${ids.slice(0, -1).join(', ')} and ${ids.at(-1)}: run colloquy forget with one of those ids`;
+  return `no participant id ${given}; "${shown}" is the name of ${which}`;
 }
 
 async function confirm(question: string): Promise<boolean> {

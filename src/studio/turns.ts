@@ -1,0 +1,115 @@
+import { searchWords, wordKey } from '../search-words.js';
+import { h, href } from './html.js';
+import type { Html } from './html.js';
+import { count, duration, time } from './layout.js';
+import type { RunRow, Turn } from './source.js';
+
+/** Where a channel's threads start: the platform id of a thread's first turn → the thread. */
+export type ThreadLinks = ReadonlyMap<string, { id: string; messageCount: number }>;
+
+/**
+ * A page of turns as `<li>` items: tool calls and results are folded under the reply of the
+ * agent that made them (the next turn it wrote), or stand alone when that is not on the page.
+ */
+export function renderTurns(turns: readonly Turn[], threads: ThreadLinks = new Map()): Html {
+  const items: Html[] = [];
+  let tools: Turn[] = [];
+  const flush = () => {
+    if (tools.length > 0) items.push(h`<li class="turn tool-only">${toolGroup(tools)}</li>`);
+    tools = [];
+  };
+  for (const turn of turns) {
+    if (turn.tool !== undefined) {
+      if (tools.length > 0 && tools[0]?.speakerId !== turn.speakerId) flush();
+      tools.push(turn);
+      continue;
+    }
+    const mine = tools.length > 0 && tools[0]?.speakerId === turn.speakerId ? tools : [];
+    if (mine.length === 0) flush();
+    else tools = [];
+    items.push(renderTurn(turn, { tools: mine, threads }));
+  }
+  flush();
+  return h`${items}`;
+}
+
+/** One turn: speaker and kind, time, reply link, text or tombstone, edits, runs, thread. */
+export function renderTurn(
+  turn: Turn,
+  extra: { tools?: readonly Turn[]; threads?: ThreadLinks } = {},
+): Html {
+  const classes = [
+    'turn',
+    `kind-${turn.speakerKind.replace(' ', '-')}`,
+    turn.deletedAt ? 'deleted' : '',
+    turn.summaryFor !== undefined ? 'summary' : '',
+  ].filter(Boolean);
+  const thread =
+    turn.platformMessageId === undefined ? undefined : extra.threads?.get(turn.platformMessageId);
+  return h`<li class="${classes.join(' ')}" id="m${turn.seq}" data-seq="${turn.seq}">
+<div class="meta"><span class="speaker" title="${turn.speakerId}">${turn.speakerName}</span>
+<span class="badge">${turn.summaryFor !== undefined ? 'rolling summary' : turn.speakerKind}</span>
+<a class="when" href="#m${turn.seq}">${time(turn.timestamp)}</a>
+${turn.replyTo ? h`<a class="reply" href="${href(['c', turn.replyTo.conversationId], { at: turn.replyTo.seq }, `m${turn.replyTo.seq}`)}">↩ reply to ${turn.replyTo.speakerName}</a>` : ''}
+${turn.editedAt ? h`<span class="mark">edited</span>` : ''}
+${turn.delivery && turn.delivery !== 'sent' ? h`<span class="mark warn">delivery: ${turn.delivery}</span>` : ''}
+</div>
+${body(turn)}
+${revisions(turn)}
+${extra.tools && extra.tools.length > 0 ? toolGroup(extra.tools) : ''}
+${turn.runs.length > 0 ? h`<div class="runs">${turn.runs.map((run) => runBadge(run, turn))}</div>` : ''}
+${thread ? h`<a class="thread" href="${href(['c', thread.id])}">thread · ${count(thread.messageCount, 'turn')} →</a>` : ''}
+</li>`;
+}
+
+function body(turn: Turn): Html {
+  if (turn.deletedAt) {
+    return h`<div class="tombstone">message deleted ${time(turn.deletedAt)}</div>
+<details class="was"><summary>text before it was deleted</summary><div class="text">${turn.content}</div></details>`;
+  }
+  if (turn.summaryFor !== undefined) {
+    return h`<div class="text">${turn.content}</div><div class="note">summary kept by ${turn.summaryFor}, not something anyone said</div>`;
+  }
+  return h`<div class="text">${turn.content}</div>`;
+}
+
+function revisions(turn: Turn): Html {
+  if (turn.revisions.length === 0) return h``;
+  return h`<details class="revisions"><summary>edited ${time(turn.editedAt)} · ${count(turn.revisions.length, 'earlier version')}</summary>
+<ol>${turn.revisions.map((r) => h`<li><span class="text">${r.content}</span> <span class="dim">(until ${time(r.replacedAt)})</span></li>`)}</ol></details>`;
+}
+
+function toolGroup(tools: readonly Turn[]): Html {
+  const names = [...new Set(tools.map((t) => t.tool?.name ?? 'tool'))].join(', ');
+  return h`<details class="tools"><summary>${count(tools.length, 'tool step')}: ${names}</summary>
+<ol>${tools.map((t) => h`<li id="m${t.seq}"><span class="badge">${t.tool?.role ?? 'tool'} ${t.tool?.name ?? ''}</span> ${time(t.timestamp)}<pre>${t.content}</pre></li>`)}</ol></details>`;
+}
+
+/** `support-agent · answered · gpt-4o · 120+40 tokens · 1.2 s`, linking to what it saw. */
+export function runBadge(run: RunRow, turn?: Turn): Html {
+  const tokens =
+    run.inputTokens === undefined && run.outputTokens === undefined
+      ? ''
+      : ` · ${run.inputTokens ?? 0}+${run.outputTokens ?? 0} tokens`;
+  const role = turn === undefined ? '' : run.replyId === turn.id ? 'reply of ' : 'answered by ';
+  return h`<a class="run status-${run.status}" href="${href(['runs', run.id])}">${role}${run.agentId} · ${run.status}${run.model ? ` · ${run.model}` : ''}${tokens}${run.latencyMs === undefined ? '' : ` · ${duration(run.latencyMs)}`}</a>`;
+}
+
+/**
+ * Text with the words of a search marked, compared the way the search index compares them
+ * (`searchWords` + `wordKey`: case and Latin accents folded). Everything else is escaped.
+ */
+export function highlight(text: string, query: string): Html {
+  const keys = new Set(searchWords(query).map(wordKey));
+  const parts: Html[] = [];
+  let last = 0;
+  for (const match of text.matchAll(/[\p{L}\p{N}\p{M}]+/gu)) {
+    const word = match[0];
+    const key = wordKey(word.normalize('NFC').toLowerCase());
+    if (!keys.has(key)) continue;
+    parts.push(h`${text.slice(last, match.index)}<mark>${word}</mark>`);
+    last = match.index + word.length;
+  }
+  parts.push(h`${text.slice(last)}`);
+  return h`${parts}`;
+}

