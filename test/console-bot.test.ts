@@ -100,9 +100,7 @@ describe('npm start: the console bot', () => {
       bot.child.stdin.write('first\n');
       await firstAnswer.arrived;
       bot.child.stdin.write('second\nthird\n');
-      // (nothing shows the lines were read until they are stored; with ack-after-commit they are
-      // stored at once and this becomes `await until(() => userLines(db).length === 3)`)
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await until(() => userLines(db).length === 3); // stored at once, not after the answer
 
       // and Ctrl-C is pressed before the model answers
       bot.child.kill('SIGINT');

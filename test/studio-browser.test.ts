@@ -48,7 +48,7 @@ describe.skipIf(!present)('studio in Chromium', () => {
         '--no-first-run',
         '--disable-sync',
       ],
-      viewport: { width: 1100, height: 900 },
+      viewport: { width: 1000, height: 1000 },
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('dialog', (dialog) => {
@@ -143,9 +143,9 @@ describe.skipIf(!present)('studio in Chromium', () => {
     expect(await page.locator('main img').count()).toBe(0);
     expect(dialogs).toEqual([]);
     if (process.env.STUDIO_SCREENSHOT) {
-      await page
-        .locator('.turn', { hasText: 'summarize the release notes' })
-        .scrollIntoViewIfNeeded();
+      const edited = page.locator('.turn', { hasText: 'The invoice for March is attached' });
+      await edited.locator('details.revisions summary').click();
+      await edited.evaluate((element) => element.scrollIntoView({ block: 'start' }));
       await page.screenshot({ path: process.env.STUDIO_SCREENSHOT });
     }
   });

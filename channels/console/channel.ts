@@ -119,10 +119,15 @@ export class ConsoleChannel implements Channel {
     this.#handing = this.#handing.then(() => this.#hand(turn, handlers));
   }
 
-  /** Hands a line to the bot; a line that could not be handed over is reported, not dropped silently. */
+  /**
+   * Hands a line to the bot, which resolves once it is committed (the next line goes then, so
+   * lines are committed in the order typed); the prompt comes back once it is answered. A line
+   * that could not be stored is reported, never dropped silently.
+   */
   async #hand(turn: NewMessage, handlers: ChannelHandlers): Promise<void> {
+    let handled = Promise.resolve();
     try {
-      await handlers.message(turn);
+      ({ handled } = await handlers.message(turn));
     } catch (error) {
       handlers.error(
         error instanceof ColloquyError
@@ -134,7 +139,9 @@ export class ConsoleChannel implements Channel {
             }),
       );
     }
-    if (this.#terminal && this.#reading) this.#rl?.prompt();
+    void handled.then(() => {
+      if (this.#terminal && this.#reading) this.#rl?.prompt();
+    });
   }
 
   #turn(content: string): NewMessage {

@@ -53,7 +53,8 @@ main { max-width: 980px; margin: 0 auto; padding: 1rem 1.5rem 4rem; }
 a { color: var(--accent); }
 h1 { font-size: 1.4rem; margin: .8rem 0 .3rem; }
 h2 { font-size: 1.1rem; margin-top: 2rem; }
-.dim, .empty { color: var(--dim); }
+.dim, .empty, .note { color: var(--dim); }
+.note { font-size: .85rem; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 table.list { width: 100%; border-collapse: collapse; }
 table.list th, table.list td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
