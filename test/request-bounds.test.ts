@@ -12,9 +12,10 @@ function recording(): { handlers: ChannelHandlers; messages: NewMessage[] } {
   return {
     messages,
     handlers: {
-      message: async (message) => void messages.push(message),
-      edit: async () => {},
-      delete: async () => {},
+      message: async (message) => (messages.push(message), { handled: Promise.resolve() }),
+      edit: async () => ({ handled: Promise.resolve() }),
+      delete: async () => ({ handled: Promise.resolve() }),
+      capacity: async () => {},
       error: () => {},
     },
   };
@@ -67,7 +68,6 @@ describe('the Slack events endpoint', () => {
       signingSecret: slack.signingSecret,
       port: 0,
       host: '127.0.0.1',
-      processBeforeResponse: true,
       logLevel: LogLevel.ERROR,
       clientOptions: { slackApiUrl: slack.slackApiUrl, retryConfig: { retries: 0 } },
     });
