@@ -24,7 +24,7 @@ import type {
 export const MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant_id, p.kind, p.display_name,
   m.content, m.timestamp, m.scope, m.channel_type, m.channel_id, m.thread_id,
   m.platform_message_id, m.reply_to_message_id, m.reply_to_participant_id, m.is_summary,
-  m.summary_for_agent_id, m.edited_at, m.deleted_at, m.metadata,
+  m.summary_for_agent_id, m.edited_at, m.deleted_at, m.metadata, m.delivery,
   CASE WHEN EXISTS (SELECT 1 FROM message_mentions WHERE message_seq = m.seq)
     THEN (SELECT json_group_array(participant_id) FROM
       (SELECT participant_id FROM message_mentions WHERE message_seq = m.seq ORDER BY rowid))
@@ -58,6 +58,7 @@ export interface SelectedMessageRow {
   summary_for_agent_id: string | null;
   edited_at: string | null;
   deleted_at: string | null;
+  delivery: StoredMessage['delivery'] | null;
   metadata: string;
   mentions: string;
 }
@@ -84,6 +85,7 @@ export const MESSAGE_COLUMN_NAMES = [
   'edited_at',
   'deleted_at',
   'metadata',
+  'delivery',
   'mentions',
 ] as const satisfies readonly (keyof SelectedMessageRow)[];
 
@@ -118,7 +120,8 @@ export function fromValues(v: unknown[]): SelectedMessageRow {
     edited_at: v[17],
     deleted_at: v[18],
     metadata: v[19],
-    mentions: v[20],
+    delivery: v[20],
+    mentions: v[21],
   } as SelectedMessageRow;
 }
 
@@ -238,6 +241,7 @@ export function toMessage(row: SelectedMessageRow): StoredMessage {
   };
   if (row.edited_at !== null) message.editedAt = row.edited_at;
   if (row.deleted_at !== null) message.deletedAt = row.deleted_at;
+  if (row.delivery != null) message.delivery = row.delivery;
   return message;
 }
 

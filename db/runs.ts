@@ -1,8 +1,13 @@
 import type Database from 'better-sqlite3';
+import { normalizeTimestamp } from '../src/timestamp.js';
 import type { AgentRun, ReplyConfirmation, RunQuery, RunStatus } from '../src/runs.js';
 
 /** A row of `agent_runs` as SQLite returns it. */
 interface RunRow {
+  reply_conversation_id: string | null;
+  reply_delivery: 'sending' | 'sent' | 'unconfirmed' | 'failed' | null;
+  reply_platform_id: string | null;
+  reply_metadata: string | null;
   id: string;
   message_id: string;
   conversation_id: string;
@@ -33,8 +38,10 @@ interface RunRow {
  */
 export class RunStatements {
   readonly #upsert: Database.Statement;
+  readonly #create: Database.Statement;
   readonly #sending: Database.Statement;
   readonly #confirm: Database.Statement;
+  readonly #retime: Database.Statement;
   readonly #setState: Database.Statement;
   readonly #deleteState: Database.Statement;
   readonly #getState: Database.Statement;
@@ -57,8 +64,16 @@ export class RunStatements {
         error = excluded.error,
         attempts = max(excluded.attempts, attempts),
         prompt = coalesce(excluded.prompt, prompt)`);
+    this.#create = db.prepare(`INSERT OR IGNORE INTO agent_runs (id, message_id,
+        conversation_id, agent_id, status, created_at, started_at, finished_at, model,
+        input_tokens, output_tokens, reply_id, error, attempts, prompt)
+      VALUES (@id, @message_id, @conversation_id, @agent_id, @status, @created_at, @started_at,
+        @finished_at, @model, @input_tokens, @output_tokens, @reply_id, @error, @attempts, @prompt)`);
     this.#sending = db.prepare(`UPDATE messages SET delivery = 'sending' WHERE id = ?`);
+    this.#retime = db.prepare(`UPDATE message_mentions SET timestamp = @timestamp
+      WHERE message_seq = (SELECT seq FROM messages WHERE id = @id)`);
     this.#confirm = db.prepare(`UPDATE messages SET delivery = @delivery,
+        timestamp = coalesce(@timestamp, timestamp),
         platform_message_id = coalesce(@first, platform_message_id),
         metadata = CASE WHEN @extra IS NULL THEN metadata
           ELSE json_patch(metadata, @extra) END
@@ -68,16 +83,21 @@ export class RunStatements {
       ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`);
     this.#deleteState = db.prepare('DELETE FROM colloquy_state WHERE key = ?');
     this.#getState = db.prepare('SELECT value FROM colloquy_state WHERE key = ?').pluck();
-    this.#byMessage = db.prepare(
-      'SELECT * FROM agent_runs WHERE message_id = ? ORDER BY created_at, id',
-    );
-    this.#byStatus = db.prepare(`SELECT * FROM agent_runs
-      WHERE status IN (SELECT value FROM json_each(?)) ORDER BY created_at, id`);
+    const select = `SELECT r.*, m.conversation_id AS reply_conversation_id,
+        m.delivery AS reply_delivery, m.platform_message_id AS reply_platform_id,
+        m.metadata AS reply_metadata
+      FROM agent_runs r LEFT JOIN messages m ON m.id = r.reply_id`;
+    this.#byMessage = db.prepare(`${select} WHERE r.message_id = ? ORDER BY r.created_at, r.id`);
+    this.#byStatus = db.prepare(`${select}
+      WHERE r.status IN (SELECT value FROM json_each(?)) ORDER BY r.created_at, r.id`);
   }
 
-  /** Writes a run whole; a later write never loses what an earlier one set (started_at…). */
-  upsert(run: AgentRun): void {
-    this.#upsert.run({
+  /**
+   * Writes a run whole; a later write never loses what an earlier one set (started_at…).
+   * `create`: only when the run has no row yet.
+   */
+  upsert(run: AgentRun, create = false): void {
+    (create ? this.#create : this.#upsert).run({
       id: run.id,
       message_id: run.messageId,
       conversation_id: run.conversationId,
@@ -108,15 +128,19 @@ export class RunStatements {
       ...confirmation.metadata,
       ...(rest.length > 0 && { partMessageIds: rest }),
     };
-    return (
+    const timestamp =
+      confirmation.timestamp === undefined ? null : normalizeTimestamp(confirmation.timestamp);
+    const changed =
       this.#confirm.run({
         id: confirmation.id,
         conversation_id: confirmation.conversationId,
         delivery: confirmation.delivery,
         first: first ?? null,
+        timestamp,
         extra: Object.keys(extra).length === 0 ? null : JSON.stringify(extra),
-      }).changes > 0
-    );
+      }).changes > 0;
+    if (changed && timestamp !== null) this.#retime.run({ id: confirmation.id, timestamp });
+    return changed;
   }
 
   setState(key: string, value: string | null): void {
@@ -167,5 +191,23 @@ function toRun(row: RunRow): AgentRun {
     ...(row.error !== null && { error: row.error }),
     attempts: row.attempts,
     ...(row.prompt !== null && { prompt: row.prompt }),
+    ...(row.reply_conversation_id !== null && {
+      reply: {
+        conversationId: row.reply_conversation_id,
+        ...(row.reply_delivery !== null && { delivery: row.reply_delivery }),
+        messageIds: platformIds(row.reply_platform_id, row.reply_metadata),
+      },
+    }),
   };
+}
+
+/** A reply's platform ids: its own, then `metadata.partMessageIds`. */
+function platformIds(first: string | null, metadata: string | null): string[] {
+  if (first === null) return [];
+  try {
+    const parts = (JSON.parse(metadata ?? '{}') as { partMessageIds?: unknown }).partMessageIds;
+    return [first, ...(Array.isArray(parts) ? parts.map(String) : [])];
+  } catch {
+    return [first];
+  }
 }

@@ -2,6 +2,7 @@ import { concerns } from './agent.js';
 import { searchKeys } from './search-words.js';
 import type {
   AppendResult,
+  CommitResult,
   ConversationStore,
   ConversationSummary,
   ForgetOptions,
@@ -9,11 +10,13 @@ import type {
   ListConversationsOptions,
   Page,
   SearchOptions,
+  StoreOperation,
 } from './store.js';
 import { normalizeTimestamp } from './timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from './tokenizer.js';
 import { withMetadata } from './types.js';
 import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
+import { StoreError } from './errors.js';
 import type {
   MessageDeletion,
   MessageEdit,
@@ -76,8 +79,6 @@ const BM25_B = 0.75;
  * ```
  */
 export class InMemoryConversationStore implements ConversationStore {
-  /** Every write is applied before its call returns. */
-  readonly writesInOrder = true;
   readonly #maxConversations: number;
   readonly #maxMessages: number;
   readonly #tokenizer: Tokenizer;
@@ -99,7 +100,7 @@ export class InMemoryConversationStore implements ConversationStore {
     return this.#appendNow(given);
   }
 
-  #appendNow(given: NewMessage & { delivery?: StoredMessage['delivery'] }): AppendResult {
+  #appendNow(given: NewMessage): AppendResult {
     const input = withMetadata(given);
     const existing = this.#byId.get(input.id) ?? this.#byPlatform.get(platformKeyOf(input));
     if (existing) return { message: structuredClone(existing.message), inserted: false };
@@ -154,8 +155,37 @@ export class InMemoryConversationStore implements ConversationStore {
     return this.#state.get(key);
   }
 
+  /** Applies `ops` in order, each failing alone; one result per op. */
+  async commit(ops: readonly StoreOperation[]): Promise<CommitResult[]> {
+    const results: CommitResult[] = [];
+    for (const op of ops) {
+      try {
+        // Through the public calls: a subclass or a test may wrap them.
+        const value =
+          op.kind === 'append'
+            ? await this.append(op.message)
+            : op.kind === 'edit'
+              ? await this.recordEdit(op.edit)
+              : op.kind === 'delete'
+                ? await this.recordDeletion(op.deletion)
+                : this.#applyFlow(op);
+        results.push({ ok: true, value } as CommitResult);
+      } catch (cause) {
+        const error =
+          cause instanceof StoreError
+            ? cause
+            : new StoreError(`could not store ${op.kind}: ${String(cause)}`, {
+                cause,
+                transient: false,
+              });
+        results.push({ ok: false, error });
+      }
+    }
+    return results;
+  }
+
   /** Applies one write of agent work (see `FlowOperation`) at once. */
-  applyFlow(op: FlowOperation): unknown {
+  #applyFlow(op: FlowOperation): unknown {
     switch (op.kind) {
       case 'run': {
         const before = this.#runs.get(op.run.id);
@@ -174,12 +204,19 @@ export class InMemoryConversationStore implements ConversationStore {
         if (op.value === null) this.#state.delete(op.key);
         else this.#state.set(op.key, op.value);
         return undefined;
-      case 'reply':
-        return this.#appendNow({ ...op.message, delivery: 'sending' });
+      case 'reply': {
+        const result = this.#appendNow(op.message);
+        const row = this.#byId.get(op.message.id);
+        if (result.inserted && row !== undefined) row.message.delivery = 'sending';
+        return result;
+      }
       case 'confirm': {
         const { id, conversationId, messageIds, delivery, metadata } = op.confirmation;
         const row = this.#byId.get(id);
         if (row === undefined || row.message.conversationId !== conversationId) return false;
+        // Refused, nothing went out: no turn was said, so no row is kept.
+        if (delivery === 'failed' && messageIds.length === 0)
+          return this.#remove((message) => message.id === id) > 0;
         const [first, ...rest] = messageIds;
         const meta = row.message.metadata;
         if (first !== undefined && meta.messageId === undefined) {
@@ -189,6 +226,15 @@ export class InMemoryConversationStore implements ConversationStore {
         if (rest.length > 0) meta.partMessageIds = rest;
         Object.assign(meta, metadata);
         row.message.delivery = delivery;
+        if (op.confirmation.timestamp !== undefined) {
+          const rows = this.#conversations.get(conversationId)?.rows;
+          const at = rows?.indexOf(row) ?? -1;
+          if (rows !== undefined && at >= 0) {
+            rows.splice(at, 1);
+            row.message.timestamp = normalizeTimestamp(op.confirmation.timestamp, 'timestamp');
+            insertSorted(rows, row);
+          }
+        }
         return true;
       }
     }
@@ -334,11 +380,6 @@ export class InMemoryConversationStore implements ConversationStore {
       }
     }
     return newest && structuredClone(newest);
-  }
-
-  async has(message: NewMessage): Promise<boolean> {
-    const key = platformKeyOf(withMetadata(message));
-    return this.#byId.has(message.id) || (key !== '' && this.#byPlatform.has(key));
   }
 
   async getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {

@@ -57,8 +57,9 @@ export interface RunQuery {
 
 /**
  * How far a reply went: `sending` (recorded before the platform call), `sent` (the platform
- * gave its ids), `unconfirmed` (never confirmed: a crash came between; not sent again),
- * `failed` (the platform refused it; nothing went out). NULL for turns the bot did not send.
+ * gave its ids), `unconfirmed` (never confirmed: a crash came between; not sent again). NULL
+ * for turns the bot did not send. A confirmation `failed` with no ids (the platform refused
+ * it, nothing went out) removes the record: nothing was said.
  */
 export type ReplyDelivery = 'sending' | 'sent' | 'unconfirmed' | 'failed';
 

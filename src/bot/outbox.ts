@@ -1,12 +1,13 @@
 import type { Channel, OutboundMessage, ReplyPlace } from '../channel.js';
 import { ColloquyError, NetworkError, StoreError } from '../errors.js';
-import type { FlowOperation, ReplyDelivery } from '../runs.js';
+import type { ReplyDelivery } from '../runs.js';
+import type { StoreOperation } from '../store.js';
 import type { NewMessage } from '../types.js';
 import { isoTimestamp, samePlace } from '../types.js';
 import { outboundFor, sentIdsOf } from './turn.js';
 
 /** Commits one operation; rejects with a `StoreError` when it was not committed. */
-export type Write = (op: FlowOperation) => Promise<unknown>;
+export type Write = (op: StoreOperation) => Promise<unknown>;
 
 /** One reply to send through the outbox. */
 export interface OutgoingReply {
@@ -74,8 +75,27 @@ export function replyTurn(options: {
  */
 export async function sendThroughOutbox(write: Write, reply: OutgoingReply): Promise<NewMessage> {
   const { channel, inbound, turn, place } = reply;
-  await write({ kind: 'reply', message: turn });
-  const confirm = (messageIds: readonly string[], delivery: ReplyDelivery, partial = false) =>
+  try {
+    await write({ kind: 'reply', message: turn });
+  } catch (error) {
+    // Not sent. A record held for retry is committed later: mark it failed behind it.
+    void write({
+      kind: 'confirm',
+      confirmation: {
+        id: turn.id,
+        conversationId: turn.conversationId,
+        messageIds: [],
+        delivery: 'failed',
+      },
+    }).catch(() => undefined);
+    throw error;
+  }
+  const confirm = (
+    messageIds: readonly string[],
+    delivery: ReplyDelivery,
+    partial = false,
+    timestamp?: string,
+  ) =>
     write({
       kind: 'confirm',
       confirmation: {
@@ -84,12 +104,14 @@ export async function sendThroughOutbox(write: Write, reply: OutgoingReply): Pro
         messageIds,
         delivery,
         ...(partial && { metadata: { partial: true } }),
+        ...(timestamp !== undefined && { timestamp }),
       },
     });
   const outbound: OutboundMessage = outboundFor(inbound, turn.content, place);
   let messageIds: readonly string[];
+  let timestamp: string | undefined;
   try {
-    ({ messageIds } = await channel.send(outbound, {
+    ({ messageIds, timestamp } = await channel.send(outbound, {
       partPosted: async (ids) => void (await confirm(ids, 'sending')),
     }));
   } catch (error) {
@@ -98,10 +120,11 @@ export async function sendThroughOutbox(write: Write, reply: OutgoingReply): Pro
     await confirm(posted, delivery, posted.length > 0).catch(() => undefined); // left 'sending'
     throw error;
   }
-  await confirm(messageIds, 'sent');
+  await confirm(messageIds, 'sent', false, timestamp);
   const [first, ...rest] = messageIds;
   return {
     ...turn,
+    ...(timestamp !== undefined && { timestamp }),
     metadata: {
       ...turn.metadata,
       ...(first === undefined ? {} : { messageId: first }),

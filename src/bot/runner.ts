@@ -1,6 +1,5 @@
 import { concerns } from '../agent.js';
 import type { Agent } from '../agent.js';
-import type { CaptureWriter } from '../capture.js';
 import { compose } from '../chain.js';
 import type { Interceptor } from '../chain.js';
 import type { BotIdentity, Channel } from '../channel.js';
@@ -25,7 +24,6 @@ export interface RunnerDeps {
   store: ConversationStore;
   /** The store an agent reads (its own, when it has one, behind the same wait for captures). */
   storeFor(agent: Agent): ConversationStore;
-  writer: CaptureWriter;
   /** Commits a run row, a reply record or its confirmation; rejects when it was not committed. */
   write: Write;
   /** Keep each run's assembled prompt (JSON, at most this many bytes); off when undefined. */
@@ -181,7 +179,13 @@ export class TurnRunner {
         started.add(agent.id);
         return true;
       };
-      await this.#dispatch(ctx, next, runs, (agent) => plan?.runs.get(agent.id));
+      await this.#dispatch(
+        ctx,
+        next,
+        runs,
+        (agent) => plan?.runs.get(agent.id),
+        plan?.only !== undefined,
+      );
     };
   }
 
@@ -190,6 +194,7 @@ export class TurnRunner {
     next: () => Promise<void>,
     admit: (agent: Agent) => boolean,
     recorded: (agent: Agent) => AgentRun | undefined,
+    resuming: boolean,
   ): Promise<void> {
     const { message, channel } = ctx;
     const author = message.participant;
@@ -209,7 +214,9 @@ export class TurnRunner {
     for (const agent of agents) {
       if (agent.id === author.id) continue;
       const aliases = this.deps.aliasesOf(agent);
-      if (!this.#wants(agent, message, aliases, ours) || !admit(agent)) continue;
+      // A resumed run is answered: the agent wanted the turn when it was recorded.
+      const resumed = recorded(agent) !== undefined && resuming;
+      if (!(resumed || this.#wants(agent, message, aliases, ours)) || !admit(agent)) continue;
       await this.#answer(agent, ctx, aliases, recorded(agent));
     }
     await next();
@@ -251,7 +258,8 @@ export class TurnRunner {
         record: (turn) => this.#record(turn),
         report: (error) => this.deps.report(error),
         ...(this.deps.promptBytes !== undefined && {
-          recordPrompt: (prompt: unknown) => (run.prompt = cappedJson(prompt, this.deps.promptBytes!)),
+          recordPrompt: (prompt: unknown) =>
+            (run.prompt = cappedJson(prompt, this.deps.promptBytes!)),
         }),
         depth: ctx.depth,
         signal: this.deps.signal,
@@ -321,7 +329,7 @@ export class TurnRunner {
 
   async #record(turn: NewMessage): Promise<void> {
     try {
-      await this.deps.writer.append(turn);
+      await this.deps.write({ kind: 'append', message: turn });
     } catch (cause) {
       this.deps.report(
         new StoreError('could not record a tool turn', {
