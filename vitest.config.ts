@@ -10,6 +10,7 @@ export default defineConfig({
     alias: [
       { find: /^colloquy$/, replacement: here('./src/index.ts') },
       { find: /^colloquy\/sqlite$/, replacement: here('./db/index.ts') },
+      { find: /^colloquy\/redis$/, replacement: here('./db/redis/index.ts') },
       { find: /^colloquy\/console$/, replacement: here('./channels/console/index.ts') },
       { find: /^colloquy\/slack$/, replacement: here('./channels/slack/index.ts') },
       { find: /^colloquy\/discord$/, replacement: here('./channels/discord/index.ts') },
@@ -19,6 +20,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/services.setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },

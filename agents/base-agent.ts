@@ -8,7 +8,10 @@ import { AgentError, ColloquyError } from '../src/errors.js';
 import { consoleLogger, redactError } from '../src/logger.js';
 import type { Logger } from '../src/logger.js';
 import type { ConversationStore } from '../src/store.js';
-import { isoTimestamp, samePlace } from '../src/types.js';
+import { rowsToEntries } from '../src/history/entries.js';
+import { PluginError, PluginHost } from '../src/history/plugins.js';
+import type { HistoryPlugin } from '../src/history/plugins.js';
+import { isoTimestamp, samePlace, withMetadata } from '../src/types.js';
 import type { NewMessage, Participant } from '../src/types.js';
 import { describeModel, modelFromEnv } from './models.js';
 import { isOfflineModel } from './offline-model.js';
@@ -67,6 +70,28 @@ export abstract class BaseAgent implements Agent {
   maxSteps = 5;
   /** Where assembly problems the agent worked around are reported. */
   logger: Logger = consoleLogger;
+  /** Plugins on prompt assembly, in registration order (see `use`). */
+  readonly plugins: HistoryPlugin[] = [];
+
+  /**
+   * Registers a plugin on this agent's prompt assembly (masking, compression, your own; see
+   * `HistoryPlugin`). `onRegistered` runs now; `afterAdd` gets each turn the agent answers;
+   * `reduce` and `transform` run on every prompt. A plugin that throws is reported (`bot.catch`
+   * as a `PluginError`) and skipped: the turn is answered.
+   *
+   * @example
+   * ```ts
+   * agent.use(toolResultMasking({ keepRecent: 1, exclude: ['get_weather'] }));
+   * ```
+   */
+  use(plugin: HistoryPlugin): this {
+    this.plugins.push(plugin);
+    const host = new PluginHost((error) =>
+      this.logger.warn(error.message, { agentId: this.id, error }),
+    );
+    host.use(plugin, { conversationId: '', agentId: this.id });
+    return this;
+  }
 
   constructor() {
     // `id` follows `name` until a subclass sets its own (`override id = 'support'`).
@@ -103,6 +128,11 @@ export abstract class BaseAgent implements Agent {
         conversationId: ctx.conversationId,
         messageId: input.id,
       });
+    const report = (error: ColloquyError) =>
+      error instanceof PluginError && ctx.report !== undefined
+        ? ctx.report(error)
+        : this.logger.warn(error.message, { agentId: this.id, error });
+    await this.#afterAdd(input, ctx, report);
     let model: LanguageModel;
     try {
       model = this.resolveModel();
@@ -125,9 +155,8 @@ export abstract class BaseAgent implements Agent {
         ],
         currentMessage: input,
         systemPrompt: this.instructions.trim() === '' ? undefined : this.instructions,
-        onError:
-          this.assemblerOptions.onError ??
-          ((error) => this.logger.warn(error.message, { agentId: this.id, error })),
+        plugins: [...(this.assemblerOptions.plugins ?? []), ...this.plugins],
+        onError: this.assemblerOptions.onError ?? report,
       },
       this.summarizer,
     );
@@ -155,6 +184,20 @@ export abstract class BaseAgent implements Agent {
       if (cause instanceof ColloquyError) throw cause;
       throw fail('the model failed', cause);
     }
+  }
+
+  /** Tells the plugins with `afterAdd` about the turn being answered. */
+  async #afterAdd(
+    input: NewMessage,
+    ctx: AgentRunContext,
+    report: (error: ColloquyError) => void,
+  ): Promise<void> {
+    if (!this.plugins.some((plugin) => plugin.afterAdd !== undefined)) return;
+    const [entry] = rowsToEntries([{ ...withMetadata(input), sequence: 0 }]);
+    if (entry === undefined) return;
+    const host = new PluginHost(report);
+    host.plugins.push(...this.plugins);
+    await host.afterAdd(entry, { conversationId: ctx.conversationId, agentId: this.id });
   }
 
   /**

@@ -444,20 +444,27 @@ export class SqliteStudioSource implements StudioSource {
     const runs = new Map<string, RunRow[]>();
     const agents = new Set<string>();
     if (this.shape().runs) {
-      const ids = rows.map((row) => row.id);
-      const marks = ids.map(() => '?').join(',');
-      const found = this.db
-        .prepare<string[], RunSqlRow>(
-          `select * from agent_runs where message_id in (${marks})
-           union select * from agent_runs where reply_id in (${marks})`,
-        )
-        .all(...ids, ...ids);
-      for (const r of found) {
+      const byMessage = this.runsWhere(
+        'message_id',
+        rows.map((row) => row.id),
+      );
+      // A reply's run is usually found through its inbound turn on the same page; only the
+      // agents' turns left over are looked up by `reply_id`.
+      const found = new Set(byMessage.map((r) => r.reply_id));
+      const left = rows.filter((row) => row.kind === 'agent' && !found.has(row.id));
+      const byReply =
+        left.length === 0
+          ? []
+          : this.runsWhere(
+              'reply_id',
+              left.map((row) => row.id),
+            );
+      for (const r of [...byMessage, ...byReply]) {
         agents.add(r.agent_id);
         for (const key of new Set([r.message_id, r.reply_id])) {
           if (key === null) continue;
           const list = runs.get(key) ?? [];
-          list.push(runRow(r));
+          if (!list.some((known) => known.id === r.id)) list.push(runRow(r));
           runs.set(key, list);
         }
       }
@@ -465,6 +472,22 @@ export class SqliteStudioSource implements StudioSource {
     return rows.map((row) =>
       turnOf(row, revisions.get(row.seq) ?? [], runs.get(row.id) ?? [], agents),
     );
+  }
+
+  private runsWhere(column: 'message_id' | 'reply_id', ids: string[]): RunSqlRow[] {
+    if (column === 'message_id') {
+      // Run ids are `<inbound turn id>:<agent id>[…]` (the contract), so a turn's runs are a
+      // range of the primary key, whatever else the table is indexed by.
+      const statement = this.db.prepare<{ from: string; to: string; id: string }, RunSqlRow>(
+        'select * from agent_runs where id > @from and id < @to and message_id = @id',
+      );
+      return ids.flatMap((id) => statement.all({ from: `${id}:`, to: `${id};`, id }));
+    }
+    return this.db
+      .prepare<string[], RunSqlRow>(
+        `select * from agent_runs where reply_id in (${ids.map(() => '?').join(',')})`,
+      )
+      .all(...ids);
   }
 
   /** Which optional tables and columns this file has, read again when its schema changes. */

@@ -14,8 +14,11 @@
  * - **Tool use.** The agent's tool-call rows (`metadata.toolRole` `call` / `result`, linked by
  *   `toolCallId`) become an assistant `tool-call` part and a `tool` message with its result,
  *   always together. Results older than the newest `toolResultsInFull` and larger than
- *   `maskToolResultsOverTokens` are replaced by `maskedToolResultNote(resultRowId, tokens)`;
- *   a pair that does not fit is tried masked, then dropped whole.
+ *   `maskToolResultsOverTokens` are replaced by `maskedToolResultNote(resultRowId, tokens)`
+ *   (the `toolResultMasking` plugin; register your own to choose); a pair that does not fit
+ *   is tried masked, then dropped whole.
+ * - **Plugins.** `plugins` run over the turns as `HistoryEntry`s: `reduce` (compression),
+ *   then `transform`; one that throws goes to `onError` as a `PluginError` and is skipped.
  * - **Rolling summaries.** When more than `rollingSummaryThreshold` loaded turns are not yet
  *   covered by the agent's summary, the older ones are summarised: all but the newest turns
  *   that fit the budget, of which at most half the threshold stay verbatim. The summary is
@@ -30,12 +33,14 @@
 import type { ModelMessage } from 'ai';
 import { fitCurrent, fitSummary, fitUnits } from './assemble/budget.js';
 import type { FittedUnit } from './assemble/budget.js';
-import { maskOldToolResults, projectTurn, projectTurns, unitTurns } from './assemble/projection.js';
+import { pluginPass } from './assemble/plugins.js';
+import { projectTurn, projectTurns, unitTurns } from './assemble/projection.js';
 import type { Unit } from './assemble/projection.js';
 import { coveredThrough, SUMMARY_PREFIX, summaryRow } from './assemble/summary.js';
 import type { Summarizer } from './assemble/summary.js';
 import { AgentError, StoreError } from './errors.js';
 import type { ColloquyError } from './errors.js';
+import type { HistoryPlugin } from './history/plugins.js';
 import type { ConversationStore, GetOptions } from './store.js';
 import { defaultTokenizer } from './tokenizer.js';
 import type { Tokenizer } from './tokenizer.js';
@@ -90,7 +95,13 @@ export interface AssemblerOptions {
   toolResultsInFull?: number;
   /** Older tool results above this many tokens are masked (default 200). */
   maskToolResultsOverTokens?: number;
-  /** Hears about a store or summarizer failure that assembly worked around. */
+  /**
+   * Plugins on the history (see `HistoryPlugin`), in order: `reduce` (compression; with one,
+   * `rollingSummaryThreshold` stands aside), then `transform`. Without a masking plugin the
+   * default masking (`toolResultsInFull`, `maskToolResultsOverTokens`) runs first.
+   */
+  plugins?: readonly HistoryPlugin[];
+  /** Hears about a store, summarizer or plugin failure that assembly worked around. */
   onError?: (error: ColloquyError) => void;
 }
 
@@ -198,23 +209,31 @@ export async function assemblePrompt(
       turn.id !== current?.id &&
       !(turn.sequence !== undefined && turn.sequence <= through),
   );
-  let units = maskOldToolResults(
-    projectTurns(pending, aliases),
-    o.toolResultsInFull,
-    o.maskToolResultsOverTokens,
-    ctx.tokenizer,
-  );
+  const passed = await pluginPass({
+    store,
+    conversationId,
+    agentId,
+    rows: pending,
+    plugins: o.plugins ?? [],
+    masking: { keepRecent: o.toolResultsInFull, overTokens: o.maskToolResultsOverTokens },
+    previousSummary: existing.summary,
+    tokenizer: ctx.tokenizer,
+    now: ctx.now(),
+    report: ctx.report,
+  });
+  let units = projectTurns(passed.rows, aliases);
 
   const currentFit =
     current === undefined
       ? undefined
       : fitCurrent(projectTurn(current, aliases), o.tokenBudget, ctx.tokenizer);
   const room = o.tokenBudget - (currentFit?.tokens ?? 0);
-  let summary = existing.summary;
+  let summary = passed.summary ?? existing.summary;
   let plan = fitHistory(summary, units, room, ctx.tokenizer);
 
   const pendingTurns = units.reduce((n, unit) => n + unitTurns(unit).length, 0);
-  if (summarizer !== undefined && existing.ok && pendingTurns > o.rollingSummaryThreshold) {
+  const summaryDue = pendingTurns > o.rollingSummaryThreshold && !passed.reduces;
+  if (summarizer !== undefined && existing.ok && summaryDue) {
     const split = splitForSummary(units, plan.fitted, Math.floor(o.rollingSummaryThreshold / 2));
     const created = split && (await summarize(ctx, summarizer, summary, split.older));
     if (split && created) {

@@ -3,19 +3,20 @@ import { CaptureWriter } from './capture.js';
 import { CapturedStore } from './bot/captured-store.js';
 import type { CaptureOptions } from './capture.js';
 import type { Interceptor } from './chain.js';
-import type { Channel, ChannelHandlers } from './channel.js';
+import type { Channel, ChannelHandlers, Delivery } from './channel.js';
 import type { TurnContext } from './context.js';
-import { ColloquyError } from './errors.js';
+import { ColloquyError, StoreError } from './errors.js';
 import { consoleLogger } from './logger.js';
 import type { Logger } from './logger.js';
 import type { ConversationStore } from './store.js';
-import type { MessageEdit, NewMessage } from './types.js';
+import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
+import type { CaptureOutcome } from './capture.js';
 import { openDefaultStore } from './bot/default-store.js';
 import { TurnOrder, refKey } from './turn-order.js';
+import { withAgentMentions } from './bot/turn.js';
 import { TurnRunner } from './bot/runner.js';
 import { applyChange, tapStore } from './bot/tap.js';
 import type { CapturedChange } from './bot/tap.js';
-import { StoreError } from './errors.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
 
@@ -85,6 +86,10 @@ export class Bot {
   readonly #options: BotOptions;
   readonly #logger: Logger;
   readonly #inflight = new Set<Promise<void>>();
+  /** Callers of `capacity`, each waiting for fewer than `limit` events in flight. */
+  #roomWaiters: { limit: number; resolve: () => void }[] = [];
+  /** Turns handed over and not yet handled, by colloquy id: a redelivery joins the first. */
+  readonly #handling = new Map<string, Promise<void>>();
   readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
   readonly #order = new TurnOrder((error) => this.report(error));
   readonly #abort = new AbortController();
@@ -137,6 +142,20 @@ export class Bot {
    */
   async settled(): Promise<void> {
     await this.#writer?.settled();
+  }
+
+  /**
+   * Resolves once every event handed to the bot so far has been handled: answered, or given up
+   * on and reported (for instance in a test, after a delivery the store refused).
+   *
+   * @example
+   * ```ts
+   * await telegram.postWebhook(url, update, secret);
+   * await bot.idle();
+   * ```
+   */
+  async idle(): Promise<void> {
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
   }
 
   /** The capture writer's counters (stored, buffered, dropped…), after `start`. */
@@ -340,39 +359,79 @@ export class Bot {
 
   #handlers(channel: Channel): ChannelHandlers {
     return {
-      message: (message) =>
-        this.#track(() => this.#order.message(message, () => this.#onMessage(message, channel))),
-      // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
-      edit: (edit) =>
-        this.#track(() =>
-          this.#order.change(
-            edit,
-            () => this.#onEdit(edit),
-            this.#recent.get(refKey(edit))?.message.conversationId,
-          ),
-        ),
-      delete: (deletion) =>
-        this.#track(() => this.#order.change(deletion, () => this.#writer!.delete(deletion))),
+      message: (message) => this.#inbound(message, channel),
+      edit: (edit) => {
+        const conversationId = this.#recent.get(refKey(edit))?.message.conversationId;
+        return this.#change(this.#writer!.edit(edit), (committed) =>
+          // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
+          this.#order.change(edit, () => this.#onEdit(edit, committed), conversationId),
+        );
+      },
+      delete: (deletion: MessageDeletion) =>
+        this.#change(this.#writer!.delete(deletion), async (committed) => void (await committed)),
+      capacity: (limit) => this.#capacity(limit),
       error: (error) => this.report(error),
     };
+  }
+
+  /**
+   * A new turn: committed at once (in arrival order, with whatever else waits: group commit),
+   * then run in its conversation's order. Resolves when committed; rejects with a `StoreError`
+   * when not, so the channel does not acknowledge it. The turn is run once per process
+   * however often it is delivered; a turn the store had before this process saw it is not run
+   * again.
+   */
+  #inbound(message: NewMessage, channel: Channel): Promise<Delivery> {
+    if (!this.#accepting) return Promise.reject(notAccepting());
+    const turn = withAgentMentions(message, this.agentsOn(channel));
+    const committed = this.#writer!.append(turn);
+    let handled = this.#handling.get(turn.id);
+    if (handled === undefined) {
+      const work = this.#track(() =>
+        this.#order.message(turn, async () => {
+          if ((await committed) === 'duplicate') return;
+          await this.#onMessage(turn, channel);
+        }),
+      );
+      handled = work.finally(() => this.#handling.delete(turn.id));
+      this.#handling.set(turn.id, handled);
+    }
+    return acknowledged(committed, turn.id, turn.conversationId, handled);
+  }
+
+  /** An edit or deletion: committed in arrival order, then `then` runs in its turn's order. */
+  #change(
+    committed: Promise<CaptureOutcome>,
+    then: (committed: Promise<CaptureOutcome>) => Promise<void>,
+  ): Promise<Delivery> {
+    if (!this.#accepting) return Promise.reject(notAccepting());
+    const handled = this.#track(() => then(committed));
+    return acknowledged(committed, undefined, undefined, handled);
+  }
+
+  /** Resolves once fewer than `limit` events are in flight. */
+  #capacity(limit: number): Promise<void> {
+    if (this.#inflight.size < limit) return Promise.resolve();
+    return new Promise((resolve) => this.#roomWaiters.push({ limit, resolve }));
   }
 
   /**
    * Runs one unit of work as in-flight (from the moment it is queued), so `stop` can wait for
    * it; never rejects.
    */
-  async #track(work: () => Promise<void>): Promise<void> {
-    if (!this.#accepting) {
-      this.#logger.warn('the bot is stopping; an event arrived late and was not handled');
-      return;
-    }
-    const run = work().catch((error: unknown) => this.report(error));
+  #track(work: () => Promise<void>): Promise<void> {
+    const run = work()
+      .catch((error: unknown) => this.report(error))
+      .finally(() => {
+        this.#inflight.delete(run);
+        this.#roomWaiters = this.#roomWaiters.filter((waiter) => {
+          if (this.#inflight.size >= waiter.limit) return true;
+          waiter.resolve();
+          return false;
+        });
+      });
     this.#inflight.add(run);
-    try {
-      await run;
-    } finally {
-      this.#inflight.delete(run);
-    }
+    return run;
   }
 
   async #onMessage(message: NewMessage, channel: Channel): Promise<void> {
@@ -384,8 +443,8 @@ export class Bot {
     await this.#runner!.inbound(message, channel);
   }
 
-  async #onEdit(edit: MessageEdit): Promise<void> {
-    await this.#writer!.edit(edit);
+  async #onEdit(edit: MessageEdit, committed: Promise<CaptureOutcome>): Promise<void> {
+    await committed;
     if (this.#options.rerunOnEdit !== true) return;
     const recent = this.#recent.get(refKey(edit));
     if (recent === undefined) return;
@@ -418,8 +477,9 @@ export class Bot {
         this.report(new ColloquyError(`could not stop the ${channel.type} channel`, { cause }));
       }
     }
-    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
+    // Channels are stopped: what arrives now is not committed, so it is not acknowledged.
     this.#accepting = false;
+    await this.idle();
     this.#abort.abort();
     const writer = this.#writer;
     if (writer !== undefined) {
@@ -457,6 +517,33 @@ export class Bot {
     process.on('SIGTERM', onSignal);
     return uninstall;
   }
+}
+
+/**
+ * The handler's answer for an event whose commit is `committed`: a `Delivery` once stored (or
+ * found stored), a `StoreError` when the store failed (it is retried behind, but the platform
+ * must not take the event as received).
+ */
+async function acknowledged(
+  committed: Promise<CaptureOutcome>,
+  messageId: string | undefined,
+  conversationId: string | undefined,
+  handled: Promise<void>,
+): Promise<Delivery> {
+  const outcome = await committed;
+  if (outcome === 'stored' || outcome === 'duplicate') return { handled };
+  throw new StoreError(
+    outcome === 'buffered'
+      ? 'the event is not committed yet (the store is failing; capture retries it)'
+      : 'the store rejected the event',
+    { conversationId, messageId, transient: outcome === 'buffered' },
+  );
+}
+
+function notAccepting(): StoreError {
+  return new StoreError('the bot is not running; the event was not committed', {
+    transient: true,
+  });
 }
 
 function isAgentMap(

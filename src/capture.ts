@@ -262,13 +262,13 @@ export class CaptureWriter {
   }
 
   /** Records an edit, in order with the appends. Never rejects. */
-  async edit(edit: MessageEdit): Promise<void> {
-    await this.#enqueue({ kind: 'edit', edit });
+  edit(edit: MessageEdit): Promise<CaptureOutcome> {
+    return this.#enqueue({ kind: 'edit', edit });
   }
 
   /** Records a deletion, in order with the appends. Never rejects. */
-  async delete(deletion: MessageDeletion): Promise<void> {
-    await this.#enqueue({ kind: 'delete', deletion });
+  delete(deletion: MessageDeletion): Promise<CaptureOutcome> {
+    return this.#enqueue({ kind: 'delete', deletion });
   }
 
   /**

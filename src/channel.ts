@@ -7,14 +7,49 @@ import type {
   NewMessage,
 } from './types.js';
 
-/** What a channel calls when something happens on its platform. Provided by the runtime. */
+/**
+ * What the bot says about an event a channel handed over, once the event is committed to the
+ * store: `handled` settles (never rejects) once the bot is done with it — answered, or given up
+ * on and reported. A channel acknowledges the platform when the handler resolves and need not
+ * wait for `handled`; tests do.
+ */
+export interface Delivery {
+  handled: Promise<void>;
+}
+
+/**
+ * What a channel calls when something happens on its platform. Provided by the runtime.
+ *
+ * `message`, `edit` and `delete` resolve once the event is **committed** to the store (a turn
+ * the store already had counts as committed) and reject with a `StoreError` when it could not
+ * be: the channel then does not acknowledge the event (a webhook answers 5xx, polling does not
+ * move its offset past it, Slack gets no ack), so the platform delivers it again. The rest of
+ * the turn (interceptors, agents, replies) goes on inside the bot, which tracks it; a channel
+ * tracks no turns of its own.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await handlers.message(turn); // committed
+ *   res.writeHead(200).end();
+ * } catch {
+ *   res.writeHead(503).end(); // the platform retries
+ * }
+ * ```
+ */
 export interface ChannelHandlers {
-  /** A new turn (people, other bots, never our own echoes). Resolves when the turn is handled. */
-  message(message: NewMessage): Promise<void>;
+  /** A new turn (people, other bots, never our own echoes). */
+  message(message: NewMessage): Promise<Delivery>;
   /** A platform message was edited. */
-  edit(edit: MessageEdit): Promise<void>;
+  edit(edit: MessageEdit): Promise<Delivery>;
   /** A platform message was deleted. */
-  delete(deletion: MessageDeletion): Promise<void>;
+  delete(deletion: MessageDeletion): Promise<Delivery>;
+  /**
+   * Resolves once fewer than `limit` events handed to the bot are still being handled (over
+   * all channels): a channel that pulls events (long polling) waits for it before fetching
+   * more, so a slow agent cannot make the process hold an unbounded backlog.
+   */
+  capacity(limit: number): Promise<void>;
   /** Something went wrong that did not stop the channel (a malformed event, a refused send…). */
   error(error: ColloquyError): void;
 }

@@ -15,6 +15,11 @@ export class RecentKeys<K> {
 
   constructor(private readonly capacity: number) {}
 
+  /** True when `key` is remembered. */
+  has(key: K): boolean {
+    return this.keys.has(key);
+  }
+
   /** Remembers `key`; false when it was already remembered. */
   add(key: K): boolean {
     if (this.keys.has(key)) return false;

@@ -36,15 +36,16 @@ class ThreadedChannel extends MemoryChannel {
       scope: 'thread',
       metadata: { ...turn.metadata, threadId },
     };
-    await this.#handlers!.message(message);
+    await (
+      await this.#handlers!.message(message)
+    ).handled;
     return message;
   }
 }
 
 /**
- * The turns' contents in the order they were captured (`sequence`). The store lists turns by
- * timestamp, and a turn is timestamped when it arrives, possibly before the reply to the turn
- * before it: capture order is what the bot's queue decides.
+ * The turns' contents in the order they were committed (`sequence`): an inbound turn as it
+ * arrives, a reply as it is sent.
  */
 function inCaptureOrder(turns: readonly StoredMessage[]): string[] {
   return [...turns].sort((a, b) => a.sequence! - b.sequence!).map((turn) => turn.content);
@@ -116,19 +117,19 @@ describe('Bot turn order', () => {
     expect(replies()).toEqual([]);
 
     // then, once the first is answered, the second is answered after it, from a store that
-    // already holds the first reply
+    // already holds the first reply (the second turn itself was committed when it arrived)
     release();
     await Promise.all([first, second]);
     expect(replies()).toEqual(['re: a slow question', 're: a quick question']);
     expect(seen.get('a quick question')).toEqual([
       'a slow question',
-      're: a slow question',
       'a quick question',
+      're: a slow question',
     ]);
     expect(await contents()).toEqual([
       'a slow question',
-      're: a slow question',
       'a quick question',
+      're: a slow question',
       're: a quick question',
     ]);
     await bot.stop();
@@ -233,9 +234,9 @@ describe('Bot turn order', () => {
     expect(await contents()).toEqual([
       'crash please',
       'still there?',
-      're: still there?',
       'boom please',
       'and now?',
+      're: still there?',
       're: and now?',
     ]);
   });
@@ -258,10 +259,10 @@ describe('Bot turn order', () => {
     expect(replies()).toEqual(['re: a slow question', 're: the second', 're: the third']);
     expect(await contents()).toEqual([
       'a slow question',
-      're: a slow question',
       'the second',
-      're: the second',
       'the third',
+      're: a slow question',
+      're: the second',
       're: the third',
     ]);
   });

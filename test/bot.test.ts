@@ -186,9 +186,12 @@ describe('Bot errors', () => {
     await bot.start();
 
     // when a turn arrives
-    await channel.receive('@support-agent hello?', { from: bob });
+    const receiving = channel.receive('@support-agent hello?', { from: bob });
 
-    // then it is answered, the failure reported, and the turns held
+    // then it is not acknowledged (the platform will send it again), but it is answered, the
+    // failure reported, and the turns held
+    await expect(receiving).rejects.toMatchObject({ name: 'StoreError', transient: true });
+    await bot.idle();
     expect(channel.sent.map((m) => m.content)).toEqual(['still here']);
     expect(errors[0]).toMatchObject({ name: 'StoreError', conversationId: 'memory:room' });
     expect(bot.captureStats?.buffered).toBe(2);
@@ -210,8 +213,11 @@ describe('Bot errors', () => {
         : append(message);
     await bot.start();
 
-    // when it arrives, then another turn twice (a platform retry)
-    await channel.receive('@support-agent poison', { from: bob });
+    // when it arrives (and is refused: not acknowledged), then another turn twice (a retry)
+    await expect(channel.receive('@support-agent poison', { from: bob })).rejects.toMatchObject({
+      name: 'StoreError',
+      transient: false,
+    });
     const next = channel.turn('@support-agent next', { from: bob });
     await channel.receive(next.content, { from: bob, messageId: next.metadata.messageId });
     await channel.receive(next.content, { from: bob, messageId: next.metadata.messageId });

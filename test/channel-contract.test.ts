@@ -127,7 +127,6 @@ async function slackHarness(mount: 'own server' | 'requestListener'): Promise<Ch
     signingSecret: slack.signingSecret,
     ...(own ? { port: 0, host: '127.0.0.1' } : { listen: false }),
     // Answer each event once it is handled, so a finished delivery means a handled one.
-    processBeforeResponse: true,
     logLevel: LogLevel.ERROR,
     clientOptions: {
       slackApiUrl: slack.slackApiUrl,

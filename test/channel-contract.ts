@@ -3,6 +3,7 @@ import { MalformedEventError, PlatformError, RateLimitError } from 'colloquy';
 import type {
   Channel,
   ChannelHandlers,
+  Delivery,
   ChannelType,
   ColloquyError,
   MessageDeletion,
@@ -440,15 +441,19 @@ export class Recorder implements ChannelHandlers {
   calls = 0;
   private readonly waiters = new Set<() => void>();
 
-  async message(message: NewMessage): Promise<void> {
+  async message(message: NewMessage): Promise<Delivery> {
     this.record(() => this.messages.push(message));
+    return { handled: Promise.resolve() };
   }
-  async edit(edit: MessageEdit): Promise<void> {
+  async edit(edit: MessageEdit): Promise<Delivery> {
     this.record(() => this.edits.push(edit));
+    return { handled: Promise.resolve() };
   }
-  async delete(deletion: MessageDeletion): Promise<void> {
+  async delete(deletion: MessageDeletion): Promise<Delivery> {
     this.record(() => this.deletions.push(deletion));
+    return { handled: Promise.resolve() };
   }
+  async capacity(): Promise<void> {}
   error(error: ColloquyError): void {
     this.record(() => this.errors.push(error));
   }

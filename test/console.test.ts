@@ -37,9 +37,11 @@ describe('ConsoleChannel', () => {
           content: `got ${message.content}`,
         });
         active--;
+        return { handled: Promise.resolve() };
       },
-      edit: async () => {},
-      delete: async () => {},
+      edit: async () => ({ handled: Promise.resolve() }),
+      delete: async () => ({ handled: Promise.resolve() }),
+      capacity: async () => {},
       error: () => {},
     });
 

@@ -30,9 +30,18 @@ function recorder() {
   const waiters = new Set<() => void>();
   const changed = () => waiters.forEach((check) => check());
   const handlers: ChannelHandlers = {
-    message: async (message) => void (seen.messages.push(message), changed()),
-    edit: async (edit) => void (seen.edits.push(edit), changed()),
-    delete: async (deletion) => void (seen.deletions.push(deletion), changed()),
+    message: async (message) => (
+      seen.messages.push(message),
+      changed(),
+      { handled: Promise.resolve() }
+    ),
+    edit: async (edit) => (seen.edits.push(edit), changed(), { handled: Promise.resolve() }),
+    delete: async (deletion) => (
+      seen.deletions.push(deletion),
+      changed(),
+      { handled: Promise.resolve() }
+    ),
+    capacity: async () => {},
     error: (error) => void (seen.errors.push(error), changed()),
   };
   const until = (condition: (s: typeof seen) => boolean): Promise<typeof seen> =>

@@ -28,9 +28,18 @@ function recorder() {
   const waiters = new Set<() => void>();
   const changed = () => waiters.forEach((check) => check());
   const handlers: ChannelHandlers = {
-    message: async (message) => void (seen.messages.push(message), changed()),
-    edit: async () => {},
-    delete: async (deletion) => void (seen.deletions.push(deletion), changed()),
+    message: async (message) => (
+      seen.messages.push(message),
+      changed(),
+      { handled: Promise.resolve() }
+    ),
+    edit: async () => ({ handled: Promise.resolve() }),
+    delete: async (deletion) => (
+      seen.deletions.push(deletion),
+      changed(),
+      { handled: Promise.resolve() }
+    ),
+    capacity: async () => {},
     error: (error) => void (seen.errors.push(error), changed()),
   };
   const until = (condition: (s: typeof seen) => boolean): Promise<typeof seen> =>

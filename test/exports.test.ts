@@ -68,7 +68,7 @@ describe('the built package', () => {
       // Given the build, when each subpath is imported by its public name
       const out = await node(`
         const names = {};
-        for (const entry of ['colloquy', 'colloquy/sqlite', 'colloquy/console', 'colloquy/telegram',
+        for (const entry of ['colloquy', 'colloquy/sqlite', 'colloquy/redis', 'colloquy/console', 'colloquy/telegram',
                              'colloquy/slack', 'colloquy/discord', 'colloquy/testing']) {
           const mod = await import(entry);
           names[entry] = Object.keys(mod).sort();
@@ -79,6 +79,7 @@ describe('the built package', () => {
       // Then each serves what its documentation promises
       expect(names['colloquy']).toEqual([...ROOT_EXPORTS].sort());
       expect(names['colloquy/sqlite']).toContain('SqliteConversationStore');
+      expect(names['colloquy/redis']).toContain('RedisConversationStore');
       expect(names['colloquy/console']).toContain('ConsoleChannel');
       expect(names['colloquy/telegram']).toContain('TelegramChannel');
       expect(names['colloquy/slack']).toContain('SlackChannel');

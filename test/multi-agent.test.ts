@@ -100,7 +100,6 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
       port: 0,
       host: '127.0.0.1',
       // Each HTTP delivery resolves once its turn, and every hand-off after it, is handled.
-      processBeforeResponse: true,
       logLevel: LogLevel.ERROR,
       clientOptions: { slackApiUrl: slack.slackApiUrl },
       replyInThread: false, // the agents' exchange stays in the channel's one conversation
@@ -146,6 +145,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
 
     // when Alice asks in a Slack channel
     await slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'I was charged twice' });
+    await bot!.idle();
 
     // then the three agent turns are posted in order
     expect(slack.posted.map((post) => post.text)).toEqual([
@@ -183,6 +183,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
 
       // when Alice starts them off
       await slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'billing question' });
+      await bot!.idle();
 
       // then the guard stops them after exactly that many agent turns, and says so
       expect(loopGuardWarnings(logger)).toHaveLength(1);
@@ -193,6 +194,7 @@ describe('two agents on Telegram and Slack, one SQLite store', () => {
 
       // and the bot still answers the next person
       await slack.mention({ channel: 'C0GENERAL', user: 'U0BOB', text: 'me too' });
+      await bot!.idle();
       const second = (await bot!.store.get(GENERAL)).slice(first.length);
       expect(second[0]).toMatchObject({ participant: { id: 'slack:U0BOB' } });
       expect(second[1]).toMatchObject({

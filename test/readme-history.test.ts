@@ -40,4 +40,12 @@ describe('the README sections on history', () => {
       '',
     ]);
   });
+
+  it('Plugins: the snippet runs, redacting, summarising and keeping the stored text', async () => {
+    const out = await runSnippet('Plugins on prompt assembly');
+    expect(out).toContain('My card is [card]\n');
+    expect(out).toContain("'Summary of earlier conversation: 2 earlier turns about an order.',");
+    expect(out).toContain("'Where is order 42?',\n  'It shipped yesterday.'\n]");
+    expect(out).toContain('3 My card is 4111111111111111\n');
+  });
 });

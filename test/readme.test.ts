@@ -3,6 +3,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { dropPrefix, closeTestClient, redisUrl, uniquePrefix } from './redis.fixtures.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const scratch = `${root}.vitest-tmp/readme`;
@@ -84,5 +85,31 @@ describe('the README', () => {
     // Then the offline model answered through the fake Telegram and both turns were stored
     expect(stdout).toContain('[offline model]');
     expect(stdout).toContain("content: 'where is my order?'");
+  });
+
+  it.skipIf(redisUrl === undefined)('shows a Redis store that really runs', async () => {
+    // Given the "Conversations in Redis" code, on a key prefix of its own
+    const prefix = uniquePrefix();
+    const program = (await snippet('Conversations in Redis')).replace(
+      "'support-bot:'",
+      `'${prefix}'`,
+    );
+    await mkdir(scratch, { recursive: true });
+    await writeFile(`${scratch}/redis.mts`, program);
+
+    // When it runs against the test Redis
+    try {
+      const env = { ...process.env, REDIS_URL: redisUrl };
+      const { stdout } = await run('node', ['--import', 'tsx', `${scratch}/redis.mts`], {
+        cwd: root,
+        env,
+        timeout: 30_000,
+      });
+      // Then the search found the turn it stored
+      expect(stdout.trim()).toBe('Where is my refund?');
+    } finally {
+      await dropPrefix(prefix);
+      await closeTestClient();
+    }
   });
 });

@@ -44,8 +44,6 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
       signingSecret: slack.signingSecret,
       port: 0,
       host: '127.0.0.1',
-      // Each HTTP delivery resolves once its turn is handled: tests need no polling.
-      processBeforeResponse: true,
       // Answers stay in the conversation asked in (test/slack-payloads covers threaded answers).
       replyInThread: false,
       logLevel: LogLevel.ERROR,
@@ -60,6 +58,13 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
     await bot.start();
     slack.eventsUrl = channel.eventsUrl;
     return channel;
+  }
+
+  /** A delivery, then everything the bot does about it (the HTTP answer only waits for the commit). */
+  async function handled<T>(delivery: Promise<T>): Promise<T> {
+    const result = await delivery;
+    await bot.idle();
+    return result;
   }
 
   // The bot's store view waits for the turns captured so far (a turn does not wait for them).
@@ -83,11 +88,13 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
 
   it('answers a mention in a channel in place (replyInThread: false) and stores both turns', async () => {
     await startBot();
-    const { event } = await slack.mention({
-      channel: GENERAL,
-      user: 'U0ALICE',
-      text: 'where is my order?',
-    });
+    const { event } = await handled(
+      slack.mention({
+        channel: GENERAL,
+        user: 'U0ALICE',
+        text: 'where is my order?',
+      }),
+    );
 
     expect(slack.posted).toMatchObject([{ channel: GENERAL, text: 'On it.' }]);
     expect(slack.posted[0]?.thread_ts).toBeUndefined();
@@ -118,7 +125,7 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
 
   it('answers a direct message in the DM', async () => {
     await startBot();
-    await slack.message({ channel: DM, user: 'U0ALICE', text: 'hello' });
+    await handled(slack.message({ channel: DM, user: 'U0ALICE', text: 'hello' }));
 
     expect(slack.posted).toMatchObject([{ channel: DM, text: 'On it.' }]);
     const stored = await turns(`slack:${TEAM}:${DM}`);
@@ -131,13 +138,15 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
   it('answers a mention in a thread in that thread', async () => {
     await startBot();
     const parent = slack.nextTs();
-    await slack.mention({
-      channel: GENERAL,
-      user: 'U0ALICE',
-      text: 'and this?',
-      thread_ts: parent,
-      parent_user_id: 'U0BOB',
-    });
+    await handled(
+      slack.mention({
+        channel: GENERAL,
+        user: 'U0ALICE',
+        text: 'and this?',
+        thread_ts: parent,
+        parent_user_id: 'U0BOB',
+      }),
+    );
 
     expect(slack.posted).toMatchObject([{ channel: GENERAL, thread_ts: parent }]);
     const stored = await turns(`${inGeneral}:${parent}`);
@@ -151,16 +160,18 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
 
   it('answers a reply in its own thread without a mention', async () => {
     await startBot();
-    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'status?' });
+    await handled(slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'status?' }));
     const botTs = slack.posted[0]?.ts as string;
 
-    await slack.message({
-      channel: GENERAL,
-      user: 'U0BOB',
-      text: 'and mine?',
-      thread_ts: botTs,
-      parent_user_id: 'U0BOT',
-    });
+    await handled(
+      slack.message({
+        channel: GENERAL,
+        user: 'U0BOB',
+        text: 'and mine?',
+        thread_ts: botTs,
+        parent_user_id: 'U0BOT',
+      }),
+    );
 
     expect(slack.posted).toHaveLength(2);
     expect(slack.posted[1]).toMatchObject({ thread_ts: botTs });
@@ -170,13 +181,15 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
   it('does not answer a thread reply that concerns someone else', async () => {
     await startBot();
     const parent = slack.nextTs();
-    await slack.message({
-      channel: GENERAL,
-      user: 'U0BOB',
-      text: 'agreed',
-      thread_ts: parent,
-      parent_user_id: 'U0ALICE',
-    });
+    await handled(
+      slack.message({
+        channel: GENERAL,
+        user: 'U0BOB',
+        text: 'agreed',
+        thread_ts: parent,
+        parent_user_id: 'U0ALICE',
+      }),
+    );
 
     expect(slack.posted).toHaveLength(0);
     expect(await turns(`${inGeneral}:${parent}`)).toHaveLength(1);
@@ -198,7 +211,7 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
       retryReason: 'http_timeout',
     });
     expect((await Promise.all([first, retry])).map((d) => d.status)).toEqual([200, 200]);
-    await slack.sendEvent(event, { eventId: 'Ev0RETRY', retryNum: 2 });
+    await handled(slack.sendEvent(event, { eventId: 'Ev0RETRY', retryNum: 2 }));
 
     expect(slack.posted).toHaveLength(1);
     expect(await turns(inGeneral)).toHaveLength(2);
@@ -206,7 +219,9 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
 
   it('stores and answers message + app_mention for one mention once', async () => {
     await startBot();
-    const { deliveries } = await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'hi' });
+    const { deliveries } = await handled(
+      slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'hi' }),
+    );
 
     expect(deliveries).toHaveLength(2);
     expect(slack.posted).toHaveLength(1);
@@ -215,19 +230,23 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
 
   it('records an edit and a delete without answering again', async () => {
     await startBot();
-    const { event } = await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'teh order' });
+    const { event } = await handled(
+      slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'teh order' }),
+    );
     const ts = event.ts as string;
-    await slack.editMessage({
-      channel: GENERAL,
-      user: 'U0ALICE',
-      ts,
-      text: '<@U0BOT> the order',
-      previousText: event.text as string,
-    });
+    await handled(
+      slack.editMessage({
+        channel: GENERAL,
+        user: 'U0ALICE',
+        ts,
+        text: '<@U0BOT> the order',
+        previousText: event.text as string,
+      }),
+    );
     const [edited] = await turns(inGeneral);
     expect(edited).toMatchObject({ content: '@colloquy the order', editedAt: expect.any(String) });
 
-    await slack.deleteMessage({ channel: GENERAL, ts });
+    await handled(slack.deleteMessage({ channel: GENERAL, ts }));
     const [deleted] = await turns(inGeneral);
     expect(deleted?.deletedAt).toEqual(expect.any(String));
     expect(slack.posted).toHaveLength(1);
@@ -235,21 +254,24 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
 
   it('records a deletion that arrives while the author of its turn is looked up as a tombstone', async () => {
     // given a bot that answers each event at once, and a slow users.info for Alice
-    await startBot({ processBeforeResponse: false });
+    await startBot();
     const lookup = slack.holdNext('users.info');
 
-    // when she asks, and deletes the question before her name is known
-    const { event } = await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'oops' });
+    // when she asks, and deletes the question before her name is known (neither is
+    // acknowledged before the question is committed, which waits for her name)
+    const ts = slack.nextTs();
+    const asking = slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'oops', ts });
     await lookup.arrived;
-    await slack.deleteMessage({ channel: GENERAL, ts: event.ts as string });
+    const deleting = slack.deleteMessage({ channel: GENERAL, ts });
     lookup.release();
+    await Promise.all([asking, deleting]);
     await slack.waitForPosted(1);
     await bot.stop();
 
     // then the question is stored, under her name, and marked deleted
     const [asked] = await turns(inGeneral);
     expect(asked).toMatchObject({
-      metadata: { messageId: event.ts },
+      metadata: { messageId: ts },
       participant: { displayName: 'Alice' },
       deletedAt: expect.any(String),
     });
@@ -259,7 +281,7 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
   it('ignores the echo of its own reply', async () => {
     slack.echoBotMessages = true;
     await startBot();
-    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'ping' });
+    await handled(slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'ping' }));
     await slack.idle();
 
     const echo = slack.deliveries[2];
@@ -277,7 +299,7 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
       'Here is the script:\n\n```sh\n' +
       'echo "line of output"\n'.repeat(400) +
       '```\n\nRun it twice.';
-    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'the script?' });
+    await handled(slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'the script?' }));
 
     expect(slack.posted.length).toBeGreaterThan(1);
     for (const post of slack.posted) {
@@ -292,7 +314,7 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
   it('waits out a 429 and then answers', async () => {
     await startBot();
     slack.failNext('chat.postMessage', { status: 429, retryAfter: 1 });
-    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'busy?' });
+    await handled(slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'busy?' }));
 
     expect(slack.posted).toHaveLength(1);
     expect(slack.calls.filter((c) => c.method === 'chat.postMessage')).toHaveLength(2);
@@ -303,8 +325,8 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
   it('reports a refused post as a PlatformError with the Slack code and keeps running', async () => {
     await startBot();
     slack.failNext('chat.postMessage', { error: 'not_in_channel' });
-    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'first' });
-    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'second' });
+    await handled(slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'first' }));
+    await handled(slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'second' }));
 
     expect(errors[0]).toBeInstanceOf(PlatformError);
     expect(errors[0]).toMatchObject({ platform: 'slack', code: 'not_in_channel' });
@@ -318,8 +340,8 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
 
   it('reports a malformed event, skips it and keeps answering', async () => {
     await startBot();
-    await slack.sendEvent({ type: 'message', channel: GENERAL, text: 'who wrote me?' });
-    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'still there?' });
+    await handled(slack.sendEvent({ type: 'message', channel: GENERAL, text: 'who wrote me?' }));
+    await handled(slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'still there?' }));
 
     expect(errors.map((e) => e.constructor)).toEqual([MalformedEventError]);
     expect(slack.posted).toHaveLength(1);
@@ -328,9 +350,11 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
 
   it('answers 401 to a badly signed request and stores nothing', async () => {
     await startBot();
-    const { delivery } = await slack.message(
-      { channel: GENERAL, user: 'U0ALICE', text: '<@U0BOT> forged' },
-      { signingSecret: 'guessed' },
+    const { delivery } = await handled(
+      slack.message(
+        { channel: GENERAL, user: 'U0ALICE', text: '<@U0BOT> forged' },
+        { signingSecret: 'guessed' },
+      ),
     );
 
     expect(delivery.status).toBe(401);
@@ -339,8 +363,8 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
   });
 
   it('answers with the default fast acknowledgement too', async () => {
-    await startBot({ processBeforeResponse: false });
-    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'quick?' });
+    await startBot();
+    await handled(slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'quick?' }));
 
     await slack.waitForPosted(1);
     expect(slack.posted).toMatchObject([{ channel: GENERAL, text: 'On it.' }]);
@@ -349,11 +373,13 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
   it('receives a mention over Socket Mode, acknowledges it and answers', async () => {
     await startBot({ appToken: slack.appToken, signingSecret: undefined });
     await slack.waitForSocket();
-    const { deliveries } = await slack.mention({
-      channel: GENERAL,
-      user: 'U0ALICE',
-      text: 'over the socket',
-    });
+    const { deliveries } = await handled(
+      slack.mention({
+        channel: GENERAL,
+        user: 'U0ALICE',
+        text: 'over the socket',
+      }),
+    );
 
     await slack.waitForPosted(1);
     expect(slack.acks).toEqual(deliveries.map((d) => d.envelopeId));

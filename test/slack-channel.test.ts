@@ -16,6 +16,8 @@ import {
 import { SlackChannel, type SlackChannelOptions } from 'colloquy/slack';
 import { FakeSlack } from 'colloquy/testing';
 
+const DELIVERED = { handled: Promise.resolve() };
+
 /** ChannelHandlers that record what the channel reports. */
 class Recorder implements ChannelHandlers {
   readonly messages: NewMessage[] = [];
@@ -30,17 +32,21 @@ class Recorder implements ChannelHandlers {
     this.messages.push(message);
     this.log.push(`message: ${message.content}`);
     this.notify();
+    return DELIVERED;
   }
   async edit(edit: MessageEdit) {
     this.edits.push(edit);
     this.log.push(`edit: ${edit.content}`);
     this.notify();
+    return DELIVERED;
   }
   async delete(deletion: MessageDeletion) {
     this.deletions.push(deletion);
     this.log.push(`delete: ${deletion.messageId}`);
     this.notify();
+    return DELIVERED;
   }
+  async capacity() {}
   error(error: ColloquyError) {
     this.errors.push(error);
     this.notify();
@@ -77,7 +83,6 @@ async function startChannel(options: Partial<SlackChannelOptions> = {}) {
     port: 0,
     host: '127.0.0.1',
     // Hold each HTTP answer until the turn is handled, so a delivery resolves after it.
-    processBeforeResponse: true,
     logLevel: LogLevel.ERROR,
     clientOptions: {
       slackApiUrl: slack.slackApiUrl,
@@ -201,16 +206,18 @@ describe('SlackChannel hands events over in the order Bolt delivered them', () =
 
   it('keeps two turns of a thread in order while the first author is looked up', async () => {
     // given a channel that knows Bob and #general already, and a slow users.info for Alice
-    await startChannel({ processBeforeResponse: false });
+    await startChannel();
     await slack.message({ channel: 'C0GENERAL', user: 'U0BOB', text: 'morning' });
     await handlers.waitForMessages(1);
     const lookup = slack.holdNext('users.info');
 
     // when Alice writes in a thread, and Bob answers while her name is still being looked up
-    await slack.message({ ...inThread, user: 'U0ALICE', text: 'deploy now?' });
+    // (neither is acknowledged before it is handed over)
+    const asked = slack.message({ ...inThread, user: 'U0ALICE', text: 'deploy now?' });
     await lookup.arrived;
-    await slack.message({ ...inThread, user: 'U0BOB', text: 'go ahead' });
+    const answered = slack.message({ ...inThread, user: 'U0BOB', text: 'go ahead' });
     lookup.release();
+    await Promise.all([asked, answered]);
 
     // then the thread's turns are handed over as they arrived, Alice's with her name
     await handlers.waitForMessages(3);
@@ -220,22 +227,27 @@ describe('SlackChannel hands events over in the order Bolt delivered them', () =
 
   it('hands an edit and a deletion over after the turn they change', async () => {
     // given a slow users.info for Alice
-    await startChannel({ processBeforeResponse: false });
+    await startChannel();
     const lookup = slack.holdNext('users.info');
 
     // when she writes, edits and deletes before her name is known
-    const { event } = await slack.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'teh' });
-    const ts = event.ts as string;
+    const ts = slack.nextTs();
+    const events: Promise<unknown>[] = [
+      slack.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'teh', ts }),
+    ];
     await lookup.arrived;
-    await slack.editMessage({
-      channel: 'C0GENERAL',
-      user: 'U0ALICE',
-      ts,
-      text: 'the',
-      previousText: 'teh',
-    });
-    await slack.deleteMessage({ channel: 'C0GENERAL', ts });
+    events.push(
+      slack.editMessage({
+        channel: 'C0GENERAL',
+        user: 'U0ALICE',
+        ts,
+        text: 'the',
+        previousText: 'teh',
+      }),
+    );
+    events.push(slack.deleteMessage({ channel: 'C0GENERAL', ts }));
     lookup.release();
+    await Promise.all(events);
 
     // then the turn comes first, then its edit, then its deletion
     const log = await handlers.waitForLog((entries) => entries.length === 3);
@@ -244,9 +256,9 @@ describe('SlackChannel hands events over in the order Bolt delivered them', () =
 
   it('does not hold up another conversation of the channel while one author is looked up', async () => {
     // given a slow users.info for Alice, who has written in a thread
-    await startChannel({ processBeforeResponse: false });
+    await startChannel();
     const lookup = slack.holdNext('users.info');
-    await slack.message({ ...inThread, user: 'U0ALICE', text: 'deploy now?' });
+    const asked = slack.message({ ...inThread, user: 'U0ALICE', text: 'deploy now?' });
     await lookup.arrived;
 
     // when Bob writes in the channel itself (another conversation) meanwhile
@@ -256,6 +268,7 @@ describe('SlackChannel hands events over in the order Bolt delivered them', () =
     await handlers.waitForMessages(1);
     expect(handlers.log).toEqual(['message: quick one']);
     lookup.release();
+    await asked;
     await handlers.waitForMessages(2);
     expect(handlers.log).toEqual(['message: quick one', 'message: deploy now?']);
   });

@@ -40,7 +40,6 @@ async function start(
     signingSecret: slack.signingSecret,
     port: 0,
     host: '127.0.0.1',
-    processBeforeResponse: true,
     logLevel: LogLevel.ERROR,
     clientOptions: { slackApiUrl: slack.slackApiUrl, retryConfig: { retries: 0 } },
     ...options,
@@ -57,6 +56,13 @@ async function start(
   return { slack, bot };
 }
 
+/** A delivery, then everything the bot does about it (the HTTP answer only waits for the commit). */
+async function handled<T>(delivery: Promise<T>): Promise<T> {
+  const result = await delivery;
+  await bot?.idle();
+  return result;
+}
+
 const turns = (conversationId: string): Promise<StoredMessage[]> =>
   (bot as Bot).store.get(conversationId, { includeDeleted: true });
 
@@ -71,14 +77,16 @@ describe('Slack DM threads', () => {
   it('answers a message in a thread of a DM, in that thread, as a DM', async () => {
     const { slack } = await start();
     const parent = slack.nextTs();
-    await slack.message({
-      channel: DM,
-      channel_type: 'im',
-      user: 'U0ALICE',
-      text: 'and what about returns?',
-      thread_ts: parent,
-      parent_user_id: 'U0BOT',
-    });
+    await handled(
+      slack.message({
+        channel: DM,
+        channel_type: 'im',
+        user: 'U0ALICE',
+        text: 'and what about returns?',
+        thread_ts: parent,
+        parent_user_id: 'U0BOT',
+      }),
+    );
 
     expect(slack.posted).toMatchObject([{ channel: DM, text: 'On it.', thread_ts: parent }]);
     const stored = await turns(`slack:${TEAM}:${DM}:${parent}`);
@@ -93,7 +101,9 @@ describe('Slack DM threads', () => {
 describe('where Slack replies go', () => {
   it('answers a channel mention in a thread of that mention', async () => {
     const { slack } = await start();
-    const { event } = await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'status?' });
+    const { event } = await handled(
+      slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'status?' }),
+    );
     const ts = event.ts as string;
 
     expect(slack.posted).toMatchObject([{ channel: GENERAL, text: 'On it.', thread_ts: ts }]);
@@ -111,7 +121,7 @@ describe('where Slack replies go', () => {
 
   it('answers at top level with replyInThread: false', async () => {
     const { slack } = await start({}, { replyInThread: false });
-    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'status?' });
+    await handled(slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'status?' }));
 
     expect(slack.posted).toHaveLength(1);
     expect(slack.posted[0]?.thread_ts).toBeUndefined();
@@ -125,13 +135,15 @@ describe('where Slack replies go', () => {
   it('keeps a reply to a mention inside a thread in that thread', async () => {
     const { slack } = await start();
     const parent = slack.nextTs();
-    await slack.mention({
-      channel: GENERAL,
-      user: 'U0ALICE',
-      text: 'and this?',
-      thread_ts: parent,
-      parent_user_id: 'U0BOB',
-    });
+    await handled(
+      slack.mention({
+        channel: GENERAL,
+        user: 'U0ALICE',
+        text: 'and this?',
+        thread_ts: parent,
+        parent_user_id: 'U0BOB',
+      }),
+    );
 
     expect(slack.posted).toMatchObject([{ channel: GENERAL, thread_ts: parent }]);
     expect(await turns(`slack:${TEAM}:${GENERAL}:${parent}`)).toHaveLength(2);
@@ -139,7 +151,7 @@ describe('where Slack replies go', () => {
 
   it('answers a DM at top level', async () => {
     const { slack } = await start();
-    await slack.message({ channel: DM, user: 'U0ALICE', text: 'hello' });
+    await handled(slack.message({ channel: DM, user: 'U0ALICE', text: 'hello' }));
 
     expect(slack.posted).toHaveLength(1);
     expect(slack.posted[0]?.thread_ts).toBeUndefined();
@@ -150,8 +162,10 @@ describe('Slack Enterprise Grid', () => {
   it('keys the reply with the team of the conversation it answers, not the one auth.test gives', async () => {
     // an org-wide install: auth.test answers with the organisation, events carry the workspace
     const { slack } = await start({ enterprise: { id: 'E0ORG', orgWideInstall: true } });
-    await slack.message({ channel: DM, user: 'U0ALICE', text: 'hello' });
-    const { event } = await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'status?' });
+    await handled(slack.message({ channel: DM, user: 'U0ALICE', text: 'hello' }));
+    const { event } = await handled(
+      slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'status?' }),
+    );
 
     const dm = await turns(`slack:${TEAM}:${DM}`);
     expect(dm.map((t) => t.id)).toEqual([
@@ -177,12 +191,14 @@ describe('Slack Enterprise Grid', () => {
 describe('Slackbot', () => {
   it('stores a Slackbot notice as a system turn and does not answer it', async () => {
     const { slack } = await start();
-    await slack.message({
-      channel: DM,
-      channel_type: 'im',
-      user: 'USLACKBOT',
-      text: 'You have been removed from #secret-plans by <@U0BOB>',
-    });
+    await handled(
+      slack.message({
+        channel: DM,
+        channel_type: 'im',
+        user: 'USLACKBOT',
+        text: 'You have been removed from #secret-plans by <@U0BOB>',
+      }),
+    );
 
     expect(slack.posted).toEqual([]);
     const [notice] = await turns(`slack:${TEAM}:${DM}`);

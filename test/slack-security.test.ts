@@ -15,9 +15,10 @@ const outbound = {
   channelId: 'C0GENERAL',
 } as const;
 const handlers: ChannelHandlers = {
-  message: async () => {},
-  edit: async () => {},
-  delete: async () => {},
+  message: async () => ({ handled: Promise.resolve() }),
+  edit: async () => ({ handled: Promise.resolve() }),
+  delete: async () => ({ handled: Promise.resolve() }),
+  capacity: async () => {},
   error: () => {},
 };
 

@@ -11,6 +11,8 @@ const forum: Chat = { id: -1009876543210, type: 'supergroup', title: 'Support', 
 const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
 
 /** Handlers that record what the channel reports, with promises to await the next one. */
+const DELIVERED = { handled: Promise.resolve() };
+
 class Recorder implements ChannelHandlers {
   readonly messages: NewMessage[] = [];
   readonly edits: MessageEdit[] = [];
@@ -20,12 +22,17 @@ class Recorder implements ChannelHandlers {
   async message(message: NewMessage) {
     this.messages.push(message);
     this.wake();
+    return DELIVERED;
   }
   async edit(edit: MessageEdit) {
     this.edits.push(edit);
     this.wake();
+    return DELIVERED;
   }
-  async delete() {}
+  async delete() {
+    return DELIVERED;
+  }
+  async capacity() {}
   error(error: ColloquyError) {
     this.errors.push(error);
     this.wake();

@@ -15,9 +15,10 @@ const TOKEN = '123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq';
 const SECRET = TOKEN.split(':')[1] as string;
 const outbound = { conversationId: 'telegram:1001', scope: 'dm', channelId: '1001' } as const;
 const handlers: ChannelHandlers = {
-  message: async () => {},
-  edit: async () => {},
-  delete: async () => {},
+  message: async () => ({ handled: Promise.resolve() }),
+  edit: async () => ({ handled: Promise.resolve() }),
+  delete: async () => ({ handled: Promise.resolve() }),
+  capacity: async () => {},
   error: () => {},
 };
 

@@ -8,6 +8,7 @@ import type {
   OutboundMessage,
   SentMessage,
 } from '../../src/channel.js';
+import { ColloquyError } from '../../src/errors.js';
 import { isoTimestamp } from '../../src/types.js';
 import type { NewMessage, Participant } from '../../src/types.js';
 
@@ -104,8 +105,23 @@ export class ConsoleChannel implements Channel {
       if (next.done === true || this.#stopping) return;
       const text = next.value.trim();
       if (text === '/quit' || text === '/exit') return void this.#rl?.close();
-      if (text !== '') await handlers.message(this.#turn(text));
+      if (text !== '') await this.#hand(handlers, this.#turn(text));
       if (this.#terminal && !this.#stopping) this.#rl?.prompt();
+    }
+  }
+
+  /** Hands a line to the bot and waits for its answer; a line not committed is reported. */
+  async #hand(handlers: ChannelHandlers, turn: NewMessage): Promise<void> {
+    try {
+      await (
+        await handlers.message(turn)
+      ).handled;
+    } catch (error) {
+      handlers.error(
+        error instanceof ColloquyError
+          ? error
+          : new ColloquyError('the line could not be stored', { cause: error }),
+      );
     }
   }
 

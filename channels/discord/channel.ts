@@ -90,8 +90,8 @@ export class DiscordChannel implements Channel {
   private handlers: ChannelHandlers | undefined;
   private readonly ownsClient: boolean;
   private readonly seen: RecentKeys<string>;
+  /** Events parsed and handed over one after another, in the order the gateway sent them. */
   private queue: Promise<void> = Promise.resolve();
-  private readonly inFlight = new Set<Promise<void>>();
   private warnedAboutContent = false;
   /** Dispatches discord.js threw on (already reported): not reported again when parsed. */
   private readonly broken = new WeakSet<object>();
@@ -152,7 +152,6 @@ export class DiscordChannel implements Channel {
   async stop(): Promise<void> {
     this.detach();
     await this.queue;
-    await Promise.allSettled([...this.inFlight]);
     if (this.ownsClient) await this.client.destroy();
   }
 
@@ -224,9 +223,10 @@ export class DiscordChannel implements Channel {
   };
 
   /**
-   * Every gateway dispatch passes here before discord.js handles it. Events are parsed in the
-   * order they arrived; each turn is then handed to the runtime without waiting for the one
-   * before it to be answered.
+   * Every gateway dispatch passes here before discord.js handles it. Events are parsed and
+   * handed to the runtime in the order they arrived, which commits each at once (Discord takes
+   * no acknowledgement) before any agent works on it; the hand-over does not wait for the
+   * commit, so events arriving together share one.
    */
   private readonly onRaw = (packet: GatewayDispatchPayload): void => {
     if (
@@ -263,18 +263,19 @@ export class DiscordChannel implements Channel {
             ),
           );
         }
-        this.track(handlers.message(turn), turn.conversationId, turn.id);
+        this.committed(handlers.message(turn), turn.conversationId, turn.id);
       } else if (event === 'MESSAGE_UPDATE') {
         const edit = parseMessageUpdate(data, context);
         if (!edit || !this.seen.add(`edit:${edit.messageId}:${edit.editedAt}`)) return;
-        this.track(handlers.edit(edit));
+        this.committed(handlers.edit(edit));
       } else {
         const deletions =
           event === 'MESSAGE_DELETE_BULK'
             ? parseMessageDeleteBulk(data, context)
             : [parseMessageDelete(data, context)];
         for (const deletion of deletions) {
-          if (this.seen.add(`delete:${deletion.messageId}`)) this.track(handlers.delete(deletion));
+          if (this.seen.add(`delete:${deletion.messageId}`))
+            this.committed(handlers.delete(deletion));
         }
       }
     } catch (error) {
@@ -287,21 +288,19 @@ export class DiscordChannel implements Channel {
     }
   }
 
-  private track(work: Promise<void>, conversationId?: string, messageId?: string): void {
-    const done: Promise<void> = work
-      .catch((error: unknown) => {
-        this.handlers?.error(
-          error instanceof ColloquyError
-            ? error
-            : new ColloquyError('Handling a Discord event failed', {
-                cause: error,
-                conversationId,
-                messageId,
-              }),
-        );
-      })
-      .finally(() => this.inFlight.delete(done));
-    this.inFlight.add(done);
+  /** Reports an event the store could not commit (capture keeps retrying it). */
+  private committed(commit: Promise<unknown>, conversationId?: string, messageId?: string): void {
+    commit.catch((error: unknown) => {
+      this.handlers?.error(
+        error instanceof ColloquyError
+          ? error
+          : new ColloquyError('Handling a Discord event failed', {
+              cause: error,
+              conversationId,
+              messageId,
+            }),
+      );
+    });
   }
 
   /** What the payload lacks: the channel's type and name, and a thread's parent. */

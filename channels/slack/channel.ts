@@ -18,7 +18,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, HTTPReceiver, LogLevel } from '@slack/bolt';
+import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import type { AppOptions, Logger, Receiver } from '@slack/bolt';
 import type {
   BotIdentity,
@@ -62,16 +62,14 @@ export interface SlackChannelOptions {
    * Ignored in Socket Mode.
    */
   listen?: boolean;
-  /**
-   * Hold the HTTP answer until the turn is handled (for serverless hosts). Default false: Slack
-   * wants an answer within 3 s, and an agent can take longer; retries are absorbed anyway.
-   */
-  processBeforeResponse?: boolean;
   /** Web API client options (`slackApiUrl`, `retryConfig`, `timeout`…), passed to Bolt. */
   clientOptions?: AppOptions['clientOptions'];
   /** An existing Bolt app: the channel adds its listeners and does not start or stop it. */
   app?: App;
-  /** A custom Bolt receiver (ExpressReceiver, AwsLambdaReceiver…), started by the channel. */
+  /**
+   * A custom Bolt receiver (ExpressReceiver, AwsLambdaReceiver…), started by the channel. Give
+   * it `processBeforeResponse: true`, or Slack is answered before the event is committed.
+   */
   receiver?: Receiver;
   /** Bolt's logger and level (default: Bolt's console logger at `warn`). */
   logger?: Logger;
@@ -111,6 +109,10 @@ const DEFAULT_RETRY = {
  * Replies go in the thread for a thread message (a DM's included), top level in a DM, and in a
  * thread of a top-level channel message (its own conversation,
  * `slack:<team>:<channel>:<message ts>`) unless `replyInThread` is false.
+ *
+ * An event is acknowledged only once it is committed to the store: over HTTP the answer is held
+ * until then (Bolt's `processBeforeResponse`), and in Socket Mode the envelope's ack is sent
+ * then. When the store fails Slack gets a 500 (or no ack) and sends the event again.
  */
 export class SlackChannel implements Channel {
   readonly type = 'slack';
@@ -124,8 +126,10 @@ export class SlackChannel implements Channel {
   private self: SlackSelf | undefined;
   private teamId: string | undefined;
   private server: Server | undefined;
-  private readonly seenEvents: RecentKeys<string>;
-  private readonly seenMessages: RecentKeys<string>;
+  /** Events (by event id, and a turn by channel + ts) committed recently: a retry is acknowledged. */
+  private readonly seen: RecentKeys<string>;
+  /** Events being committed, by the same keys: a retry meanwhile waits for the same commit. */
+  private readonly handing = new Map<string, Promise<void>>();
   private readonly names = new Map<string, Promise<string | undefined>>();
   private readonly channelNames = new Map<string, Promise<string | undefined>>();
   /** Events waiting for their names, queued per conversation in the order they arrived. */
@@ -135,8 +139,7 @@ export class SlackChannel implements Channel {
     this.options = options;
     for (const secret of [options.token, options.signingSecret, options.appToken])
       addSecret(secret);
-    this.seenEvents = new RecentKeys<string>(options.dedupeSize ?? 5000);
-    this.seenMessages = new RecentKeys<string>(options.dedupeSize ?? 5000);
+    this.seen = new RecentKeys<string>(2 * (options.dedupeSize ?? 5000));
     if (options.app !== undefined) {
       this.app = options.app;
       this.ownsApp = false;
@@ -150,19 +153,24 @@ export class SlackChannel implements Channel {
         );
       }
       const logLevel = options.logLevel ?? LogLevel.WARN;
-      if (!socketMode && options.receiver === undefined) {
-        this.httpReceiver = new HTTPReceiver({
+      const logging = options.logger !== undefined ? { logger: options.logger } : { logLevel };
+      const clientOptions = { retryConfig: DEFAULT_RETRY, ...options.clientOptions };
+      let receiver = options.receiver;
+      if (!socketMode && receiver === undefined) {
+        receiver = this.httpReceiver = new HTTPReceiver({
           signingSecret: options.signingSecret as string,
           endpoints: options.endpoint ?? '/slack/events',
-          processBeforeResponse: options.processBeforeResponse ?? false,
-          ...(options.logger !== undefined ? { logger: options.logger } : { logLevel }),
+          // The answer waits for the listeners, and ours resolve once the event is committed.
+          processBeforeResponse: true,
+          ...logging,
         });
+      } else if (socketMode) {
+        receiver = this.socketReceiver(options.appToken as string, clientOptions, logging);
       }
       this.app = new App({
         token: options.token,
-        ...(socketMode && { appToken: options.appToken, socketMode: true }),
-        receiver: this.httpReceiver ?? options.receiver,
-        clientOptions: { retryConfig: DEFAULT_RETRY, ...options.clientOptions },
+        receiver,
+        clientOptions,
         ...(options.logger !== undefined ? { logger: options.logger } : { logLevel }),
         deferInitialization: true,
         ...options.appOptions,
@@ -179,6 +187,49 @@ export class SlackChannel implements Channel {
 
   get botIdentity(): BotIdentity | undefined {
     return this.identity;
+  }
+
+  /**
+   * Bolt's Socket Mode receiver, with the ack of an Events API envelope held until the event's
+   * listeners are done (ours: once it is committed), and not sent when they fail, so Slack
+   * sends the envelope again. Bolt would ack before the listeners run. Other envelopes
+   * (interactivity, commands) keep Bolt's behaviour: the listener calls `ack` itself.
+   */
+  private socketReceiver(
+    appToken: string,
+    clientOptions: NonNullable<AppOptions['clientOptions']>,
+    logging: { logger: Logger } | { logLevel: LogLevel },
+  ): SocketModeReceiver {
+    const receiver = new SocketModeReceiver({
+      appToken,
+      installerOptions: { clientOptions },
+      ...logging,
+    });
+    receiver.client.removeAllListeners('slack_event');
+    receiver.client.on('slack_event', async (args: SocketModeEvent) => {
+      const held = args.type === 'events_api';
+      let acked = false;
+      let response: unknown;
+      const ack = async (body?: unknown) => {
+        if (acked) return;
+        acked = true;
+        if (held) response = body;
+        else await args.ack(body);
+      };
+      try {
+        await this.app.processEvent({
+          body: args.body,
+          ack,
+          retryNum: args.retry_num,
+          retryReason: args.retry_reason,
+          customProperties: {},
+        });
+        if (held && acked) await args.ack(response);
+      } catch {
+        // Not acknowledged: Slack delivers the envelope again. The failure was reported.
+      }
+    });
+    return receiver;
   }
 
   /** The events URL on 127.0.0.1 once started on a port (for FakeSlack and local tests). */
@@ -310,27 +361,43 @@ export class SlackChannel implements Channel {
 
   /**
    * One Events API delivery: de-duplicate, parse, look up names, hand to the runtime. Resolves
-   * once the runtime has handled it (what `processBeforeResponse` waits for).
+   * once the runtime has committed it (what Bolt's answer waits for); rejects when it was not
+   * committed, so Slack is not acknowledged and sends it again. A retry that arrives while the
+   * first delivery is being committed waits for that commit.
    */
   private dispatch(body: unknown, retryNum: number | undefined): Promise<void> {
     const self = this.self;
     if (this.handlers === undefined || self === undefined) return Promise.resolve();
     const envelope = (body ?? {}) as { event_id?: unknown; event?: Record<string, unknown> };
     try {
-      if (typeof envelope.event_id === 'string' && !this.seenEvents.add(envelope.event_id)) {
-        return Promise.resolve();
-      }
       const context = { self, ...(this.teamId !== undefined && { teamId: this.teamId }) };
       const first = parseSlackEvent(body, context);
       if (first.kind === 'ignored') return Promise.resolve();
-      if (first.kind === 'delete') return this.inArrivalOrder(first, Promise.resolve(first));
+      const keys: string[] = [];
+      if (typeof envelope.event_id === 'string') keys.push(`event:${envelope.event_id}`);
       if (first.kind === 'message') {
         // `message` and `app_mention` arrive for one mention, with different event ids.
-        const key = `${first.message.metadata.channelId}:${first.message.metadata.messageId}`;
-        if (!this.seenMessages.add(key)) return Promise.resolve();
+        const { channelId, messageId } = first.message.metadata;
+        keys.push(`message:${channelId}:${messageId}`);
       }
-      const event = envelope.event ?? {};
-      return this.inArrivalOrder(first, this.withNames(body, event, context, retryNum));
+      if (keys.some((key) => this.seen.has(key))) return Promise.resolve();
+      const joined = keys.map((key) => this.handing.get(key)).find((p) => p !== undefined);
+      if (joined !== undefined) return joined;
+      const complete =
+        first.kind === 'delete'
+          ? Promise.resolve(first)
+          : this.withNames(body, envelope.event ?? {}, context, retryNum);
+      const handing = this.inArrivalOrder(first, complete).then(
+        () => keys.forEach((key) => this.seen.add(key)),
+        (error: unknown) => {
+          this.report(error);
+          throw error;
+        },
+      );
+      const forget = () => keys.forEach((key) => this.handing.delete(key));
+      handing.then(forget, forget);
+      for (const key of keys) this.handing.set(key, handing);
+      return handing;
     } catch (error) {
       this.report(error);
       return Promise.resolve();
@@ -343,25 +410,25 @@ export class SlackChannel implements Channel {
    * edit or deletion after the turn or change of its message still waiting, so a slow
    * `users.info` cannot let a later turn, or the deletion of this one, overtake it. Lookups run
    * at once; only the hand-over waits, and other conversations do not. Resolves once the runtime
-   * has handled the event; never rejects.
+   * has committed the event; rejects when it could not.
    */
   private inArrivalOrder(
     first: Exclude<ParsedSlackEvent, { kind: 'ignored' }>,
     complete: Promise<ParsedSlackEvent>,
   ): Promise<void> {
     complete.catch(() => undefined); // reported when its turn comes, however late
-    let handled: Promise<void> = Promise.resolve();
+    let committed: Promise<unknown> = Promise.resolve();
     const handOver = async () => {
       const parsed = await complete;
       const handlers = this.handlers; // none once stopped: nothing is handed over after stop
       if (handlers === undefined) return;
-      handled = handTo(handlers, parsed).catch((error: unknown) => this.report(error));
+      committed = handTo(handlers, parsed);
     };
     const queued =
       first.kind === 'message'
         ? this.arrivals.message(first.message, handOver)
         : this.arrivals.change(first.kind === 'edit' ? first.edit : first.deletion, handOver);
-    return queued.then(() => handled);
+    return queued.then(async () => void (await committed));
   }
 
   /** The event parsed again with the display names of its people (and a turn's channel name). */
@@ -444,8 +511,8 @@ export class SlackChannel implements Channel {
   }
 }
 
-/** Calls the handler a parsed event is for. */
-function handTo(handlers: ChannelHandlers, parsed: ParsedSlackEvent): Promise<void> {
+/** Calls the handler a parsed event is for; resolves once it is committed. */
+function handTo(handlers: ChannelHandlers, parsed: ParsedSlackEvent): Promise<unknown> {
   switch (parsed.kind) {
     case 'message':
       return handlers.message(parsed.message);
@@ -456,6 +523,15 @@ function handTo(handlers: ChannelHandlers, parsed: ParsedSlackEvent): Promise<vo
     case 'ignored':
       return Promise.resolve();
   }
+}
+
+/** What Bolt's Socket Mode client emits as `slack_event`. */
+interface SocketModeEvent {
+  type: string;
+  body: Record<string, unknown>;
+  ack(response?: unknown): Promise<void>;
+  retry_num?: number;
+  retry_reason?: string;
 }
 
 function trim(map: Map<unknown, unknown>, size: number): void {

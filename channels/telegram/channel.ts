@@ -1,7 +1,8 @@
+import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Bot as GrammyBot, webhookCallback } from 'grammy';
+import { Bot as GrammyBot } from 'grammy';
 import type { ApiClientOptions } from 'grammy';
 import type { Update, UserFromGetMe } from 'grammy/types';
 import type {
@@ -16,7 +17,14 @@ import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
 import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
+import { pollUpdates } from './polling.js';
 import type { RetryOptions } from './format.js';
+import {
+  BodyTooLargeError,
+  DEFAULT_MAX_WEBHOOK_BODY_BYTES,
+  readBoundedBody,
+  refuseTooLarge,
+} from './body.js';
 import { displayName, parseUpdate, participantId } from './parse.js';
 import type { TelegramSelf } from './parse.js';
 
@@ -36,10 +44,10 @@ export interface TelegramWebhookOptions {
   /** Public HTTPS URL to register with `setWebhook` on start; omit if you register it yourself. */
   url?: string;
   /**
-   * Answer Telegram after this many ms even if the turn is still being handled (default 10 000);
-   * handling goes on. Telegram redelivers unanswered updates, which would only be deduplicated.
+   * Largest request body read, in bytes (default 4 MB): a longer one gets 413 and is not read
+   * further, whatever its secret token.
    */
-  answerWithinMs?: number;
+  maxBodyBytes?: number;
 }
 
 /** Options of {@link TelegramChannel}. */
@@ -59,12 +67,22 @@ export interface TelegramChannelOptions {
   retry?: RetryOptions;
   /** Long-polling timeout in seconds (default 30). */
   pollingTimeoutSeconds?: number;
+  /**
+   * Long polling fetches no more updates while this many events handed to the bot are still
+   * being handled (default 300): they wait with Telegram, not in memory.
+   */
+  maxUnprocessed?: number;
   /** How many recent `update_id`s to remember to drop redelivered updates (default 1000). */
   recentUpdates?: number;
 }
 
 /**
  * Telegram through grammy, by long polling or webhook.
+ *
+ * Nothing is acknowledged before it is committed: a webhook request is answered 200 once its
+ * update is in the store (500 when the store failed, so Telegram sends it again), and long
+ * polling confirms an update (the next `getUpdates` offset) only once it and every update
+ * before it is committed (see `pollUpdates`).
  *
  * Parsing follows `parse.ts`: mentions (`@username`, text mentions, `/cmd@bot`), replies,
  * forum topics as threads, `edited_message` as edits. Telegram never tells a bot that a
@@ -88,12 +106,12 @@ export class TelegramChannel implements Channel {
   private handlers: ChannelHandlers | undefined;
   private identity: BotIdentity | undefined;
   private self: TelegramSelf | undefined;
-  private polling: Promise<void> | undefined;
+  private polling: { done: Promise<void>; stop: AbortController } | undefined;
   private server: Server | undefined;
+  /** Update ids committed recently: a redelivery is acknowledged without handing it over. */
   private readonly recent: RecentKeys<number>;
-  /** Updates handed to the runtime and not yet handled, for `stop` to wait for. */
-  private readonly inFlight = new Set<Promise<void>>();
-  private readonly callback: (req: IncomingMessage, res: ServerResponse) => Promise<unknown>;
+  /** Updates being handed over, by id: a redelivery meanwhile waits for the same commit. */
+  private readonly handing = new Map<number, Promise<void>>();
 
   constructor(options: TelegramChannelOptions) {
     addSecret(options.token);
@@ -111,17 +129,7 @@ export class TelegramChannel implements Channel {
       options.bot ??
       new GrammyBot(options.token, { client: options.client, botInfo: options.botInfo });
     this.bot.api.config.use(retryTransformer(options.retry));
-    this.bot.use(async (ctx) => this.onUpdate(ctx.update));
-    this.bot.catch((err) => this.report(toColloquyError(err.error, 'update handling')));
-    const webhook = options.webhook;
-    this.callback =
-      webhook === undefined || mode !== 'webhook'
-        ? () => Promise.resolve()
-        : webhookCallback(this.bot, 'http', {
-            secretToken: webhook.secretToken,
-            onTimeout: 'return',
-            timeoutMilliseconds: webhook.answerWithinMs ?? 10_000,
-          });
+    this.bot.use((ctx) => this.onUpdate(ctx.update));
   }
 
   get botIdentity(): BotIdentity | undefined {
@@ -136,7 +144,8 @@ export class TelegramChannel implements Channel {
   /**
    * Node `(req, res)` handler for Telegram's webhook POSTs: mount it in any HTTP server (or
    * `app.post('/telegram', channel.webhookHandler)` in Express). A wrong or missing
-   * `X-Telegram-Bot-Api-Secret-Token` gets 401 and nothing is processed.
+   * `X-Telegram-Bot-Api-Secret-Token` gets 401 and nothing is processed. The answer is 200 once
+   * the update is committed to the store, 500 when it could not be (Telegram sends it again).
    */
   readonly webhookHandler = (req: IncomingMessage, res: ServerResponse): void => {
     if (this.options.mode !== 'webhook') {
@@ -147,19 +156,45 @@ export class TelegramChannel implements Channel {
       res.writeHead(503).end('channel not started');
       return;
     }
-    this.callback(req, res).catch((error: unknown) => {
-      const unreadable = error instanceof SyntaxError; // the body was not JSON
-      this.report(
-        unreadable
-          ? new MalformedEventError('Skipped a Telegram webhook request that was not JSON', {
-              cause: redactError(error),
-            })
-          : new ColloquyError('Telegram webhook request failed', { cause: redactError(error) }),
-      );
-      if (!res.headersSent) res.writeHead(unreadable ? 400 : 500);
-      res.end();
-    });
+    const secret = req.headers['x-telegram-bot-api-secret-token'];
+    if (typeof secret !== 'string' || !sameSecret(secret, this.options.webhook!.secretToken)) {
+      res.writeHead(401).end('secret token is wrong');
+      return;
+    }
+    void this.answerWebhook(req, res);
   };
+
+  private async answerWebhook(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let update: Update;
+    try {
+      const maxBytes = this.options.webhook?.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY_BYTES;
+      update = JSON.parse(await readBoundedBody(req, maxBytes)) as Update;
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        this.report(
+          new MalformedEventError(`Refused a Telegram webhook request: ${error.message}`, {
+            cause: error,
+          }),
+        );
+        return refuseTooLarge(res);
+      }
+      this.report(
+        new MalformedEventError('Skipped a Telegram webhook request that was not JSON', {
+          cause: redactError(error),
+        }),
+      );
+      if (!res.headersSent) res.writeHead(400).end();
+      return;
+    }
+    try {
+      await this.bot.handleUpdate(update);
+      res.writeHead(200).end();
+    } catch (error) {
+      const cause = (error as { error?: unknown }).error ?? error; // grammY's BotError
+      this.report(toColloquyError(cause, 'update handling'));
+      if (!res.headersSent) res.writeHead(500).end();
+    }
+  }
 
   async start(handlers: ChannelHandlers): Promise<void> {
     this.handlers = handlers;
@@ -183,22 +218,19 @@ export class TelegramChannel implements Channel {
   }
 
   async stop(): Promise<void> {
-    if (this.polling !== undefined) {
-      if (this.bot.isRunning()) {
-        await this.bot
-          .stop()
-          .catch((error: unknown) => this.report(toColloquyError(error, 'stop')));
-      }
-      await this.polling;
-      this.polling = undefined;
+    const polling = this.polling;
+    this.polling = undefined;
+    if (polling !== undefined) {
+      polling.stop.abort();
+      await polling.done;
     }
     const server = this.server;
     this.server = undefined;
     if (server !== undefined) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
-    // No update arrives any more: let the turns already handed over finish.
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    // Requests still open are waiting for their commit; once answered, nothing more is handed over.
+    await Promise.allSettled([...this.handing.values()]);
     this.handlers = undefined;
   }
 
@@ -221,24 +253,24 @@ export class TelegramChannel implements Channel {
   }
 
   private async startPolling(): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      let started = false;
-      this.polling = this.bot
-        .start({
-          // Keep pending updates: what people said while the bot was down is still recorded.
-          drop_pending_updates: false,
-          timeout: this.options.pollingTimeoutSeconds ?? 30,
-          onStart: () => {
-            started = true;
-            resolve();
-          },
-        })
-        .catch((error: unknown) => {
-          if (!started) return reject(error);
-          // 401 (token revoked) or 409 (another instance polls): polling has stopped.
-          this.report(toColloquyError(error, 'getUpdates'));
-        });
+    const handlers = this.handlers as ChannelHandlers;
+    // Keep pending updates: what people said while the bot was down is still recorded.
+    await this.bot.api.deleteWebhook({ drop_pending_updates: false });
+    const stop = new AbortController();
+    const done = pollUpdates({
+      api: this.bot.api,
+      timeoutSeconds: this.options.pollingTimeoutSeconds ?? 30,
+      limit: 100,
+      room: () => handlers.capacity(this.options.maxUnprocessed ?? 300),
+      handle: (update) => this.bot.handleUpdate(update),
+      report: (error, method) =>
+        this.report(toColloquyError((error as { error?: unknown }).error ?? error, method)),
+      signal: stop.signal,
+    }).catch((error: unknown) => {
+      // 401 (token revoked) or 409 (another instance polls): polling has stopped.
+      this.report(toColloquyError(error, 'getUpdates'));
     });
+    this.polling = { done, stop };
   }
 
   private async startWebhook(): Promise<void> {
@@ -267,17 +299,28 @@ export class TelegramChannel implements Channel {
   }
 
   /**
-   * Runs for every update grammy receives; never throws. The turn is handed to the runtime,
-   * which runs the turns of one conversation in order and different chats concurrently; polling
-   * goes on to the next update at once, so one slow answer does not hold up other chats. A
-   * webhook request waits for its turn (up to `answerWithinMs`), so Telegram is answered once
-   * the turn is handled.
+   * Runs for every update grammy receives. Resolves once the update is committed (or needs no
+   * commit: a malformed or ignored update, a redelivery of one committed); rejects when the
+   * store failed, so the update is not acknowledged. The turn itself goes on inside the bot.
    */
-  private async onUpdate(update: Update): Promise<void> {
+  private onUpdate(update: Update): Promise<void> {
     const handlers = this.handlers;
+    if (handlers === undefined) return Promise.reject(new ColloquyError('the channel is stopped'));
+    const id = update.update_id;
+    if (typeof id !== 'number') return this.handOver(update, handlers);
+    if (this.recent.has(id)) return Promise.resolve();
+    let handing = this.handing.get(id);
+    if (handing === undefined) {
+      handing = this.handOver(update, handlers)
+        .then(() => void this.recent.add(id))
+        .finally(() => this.handing.delete(id));
+      this.handing.set(id, handing);
+    }
+    return handing;
+  }
+
+  private async handOver(update: Update, handlers: ChannelHandlers): Promise<void> {
     const self = this.self ?? { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
-    if (handlers === undefined) return;
-    if (this.seen(update.update_id)) return;
     const parsed = parseUpdate(update, self);
     if (parsed.kind === 'malformed') {
       const error = new MalformedEventError(
@@ -285,43 +328,19 @@ export class TelegramChannel implements Channel {
       );
       Object.assign(error, { update });
       this.report(error);
-      return;
-    }
-    let turn: Promise<void>;
-    if (parsed.kind === 'message') {
-      const { conversationId } = parsed.message;
-      turn = this.track(handlers.message(parsed.message), conversationId);
-    } else if (parsed.kind === 'edit') turn = this.track(handlers.edit(parsed.edit));
-    else return;
-    if (this.options.mode === 'webhook') await turn;
-  }
-
-  /** Keeps a handed-over turn in flight until it is handled; never rejects. */
-  private track(work: Promise<void>, conversationId?: string): Promise<void> {
-    const turn: Promise<void> = work
-      .catch((error: unknown) => {
-        this.report(
-          error instanceof ColloquyError
-            ? error
-            : new ColloquyError('Telegram update handling failed', {
-                cause: error,
-                conversationId,
-              }),
-        );
-      })
-      .finally(() => this.inFlight.delete(turn));
-    this.inFlight.add(turn);
-    return turn;
-  }
-
-  /** True when this update_id was handled recently (a redelivery); remembers it otherwise. */
-  private seen(updateId: unknown): boolean {
-    if (typeof updateId !== 'number') return false;
-    return !this.recent.add(updateId);
+    } else if (parsed.kind === 'message') await handlers.message(parsed.message);
+    else if (parsed.kind === 'edit') await handlers.edit(parsed.edit);
   }
 
   private report(error: ColloquyError): void {
     if (this.handlers !== undefined) this.handlers.error(error);
     else consoleLogger.error(`${error.name}: ${error.message}`, { cause: error.cause });
   }
+}
+
+/** Compares secrets in constant time. */
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

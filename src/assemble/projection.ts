@@ -218,29 +218,6 @@ export function unitTurns(unit: Unit): StoredMessage[] {
   return unit.kind === 'text' ? [unit.turn] : [unit.call, unit.result];
 }
 
-/**
- * Marks for masking every tool result that is older than the newest `keepInFull` tool
- * results and costs more than `overTokens` tokens.
- */
-export function maskOldToolResults(
-  units: readonly Unit[],
-  keepInFull: number,
-  overTokens: number,
-  tokenizer: Tokenizer,
-): Unit[] {
-  let seen = 0;
-  const out = [...units];
-  for (let i = out.length - 1; i >= 0; i--) {
-    const unit = out[i];
-    if (unit?.kind !== 'tool') continue;
-    seen += 1;
-    if (seen > keepInFull && tokenizer.count(unit.output) > overTokens) {
-      out[i] = { ...unit, masked: true };
-    }
-  }
-  return out;
-}
-
 /** The model messages a unit becomes. */
 export function renderUnit(unit: Unit, tokenizer: Tokenizer): ModelMessage[] {
   if (unit.kind === 'text') {

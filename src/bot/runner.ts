@@ -1,6 +1,6 @@
 import { concerns } from '../agent.js';
 import type { Agent } from '../agent.js';
-import { captureInterceptor, captureReplies, withPartialReply } from '../capture-interceptors.js';
+import { captureReplies, withPartialReply } from '../capture-interceptors.js';
 import type { CaptureWriter } from '../capture.js';
 import { compose } from '../chain.js';
 import type { Interceptor } from '../chain.js';
@@ -52,11 +52,10 @@ export class TurnRunner {
     return (this.#answering.get(conversationId) ?? 0) > 0;
   }
 
-  /** A turn a channel delivered: captured first, then interceptors, then agents. */
-  async inbound(message: NewMessage, channel: Channel): Promise<void> {
-    const turn = withAgentMentions(message, this.deps.agentsOn(channel));
+  /** A turn a channel delivered, already committed: interceptors, then agents. */
+  async inbound(turn: NewMessage, channel: Channel): Promise<void> {
     const depth = await this.#inboundDepth(turn);
-    await this.#run(turn, channel, depth, captureInterceptor(this.deps.writer));
+    await this.#run(turn, channel, depth, captureReplies(this.deps.writer));
   }
 
   /** An edited turn, answered again (the edit itself is already recorded). */

@@ -291,7 +291,10 @@ export class History {
       this.#rows = [];
       this.#ids = new Set();
       await this.#reload();
-      for (const entry of this.#snapshot) this.#emit('entry', entry);
+      for (const entry of this.#snapshot) {
+        this.#emit('entry', entry);
+        await this.#plugins.afterAdd(entry, this.#pluginContext());
+      }
       this.#notify();
     });
   }

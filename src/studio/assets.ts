@@ -5,8 +5,9 @@
  */
 
 /**
- * The client script: live turns over server-sent events (the server renders and escapes
- * each turn; the script inserts that markup as is), filter selects that submit on change, and
+ * The client script: live turns over server-sent events, new ones appended and edited or
+ * deleted ones replaced (the server renders and escapes each turn; the script inserts that
+ * markup as is), filter selects that submit on change, and
  * the newest turn in view on a transcript's first screen.
  */
 export const STUDIO_JS = `'use strict';
@@ -25,6 +26,11 @@ export const STUDIO_JS = `'use strict';
       added += 1;
       if (status) status.textContent = 'live: ' + added + ' new ' + (added === 1 ? 'turn' : 'turns');
       if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
+    });
+    events.addEventListener('change', (event) => {
+      const turn = JSON.parse(event.data);
+      const shown = document.getElementById('m' + turn.seq);
+      if (shown) shown.outerHTML = turn.html;
     });
     events.addEventListener('open', () => {
       if (status) status.classList.add('connected');
@@ -53,7 +59,8 @@ main { max-width: 980px; margin: 0 auto; padding: 1rem 1.5rem 4rem; }
 a { color: var(--accent); }
 h1 { font-size: 1.4rem; margin: .8rem 0 .3rem; }
 h2 { font-size: 1.1rem; margin-top: 2rem; }
-.dim, .empty { color: var(--dim); }
+.dim, .empty, .note { color: var(--dim); }
+.note { font-size: .85rem; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 table.list { width: 100%; border-collapse: collapse; }
 table.list th, table.list td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }

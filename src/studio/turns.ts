@@ -91,7 +91,8 @@ export function runBadge(run: RunRow, turn?: Turn): Html {
     run.inputTokens === undefined && run.outputTokens === undefined
       ? ''
       : ` · ${run.inputTokens ?? 0}+${run.outputTokens ?? 0} tokens`;
-  const role = turn === undefined ? '' : run.replyId === turn.id ? 'reply of ' : 'answered by ';
+  const role =
+    turn === undefined ? '' : run.replyId === turn.id ? 'written by the run of ' : 'run of ';
   return h`<a class="run status-${run.status}" href="${href(['runs', run.id])}">${role}${run.agentId} · ${run.status}${run.model ? ` · ${run.model}` : ''}${tokens}${run.latencyMs === undefined ? '' : ` · ${duration(run.latencyMs)}`}</a>`;
 }
 

@@ -33,7 +33,7 @@ export interface ReceiveOptions {
 
 /**
  * A channel that lives in memory, for tests: `receive` delivers a turn as a platform would
- * (resolving when the bot has handled it) and `sent` lists every reply the bot posted.
+ * (resolving when the bot has handled it, not only committed it) and `sent` lists every reply the bot posted.
  *
  * @example
  * ```ts
@@ -111,20 +111,26 @@ export class MemoryChannel implements Channel {
   /** Delivers a turn to the bot; resolves with it once the bot has handled it. */
   async receive(content: string, options: ReceiveOptions = {}): Promise<NewMessage> {
     const message = this.turn(content, options);
-    await this.#started().message(message);
+    await (
+      await this.#started().message(message)
+    ).handled;
     return message;
   }
 
   /** Delivers an edit of an earlier turn. */
   async edit(messageId: string, content: string): Promise<void> {
     const ref = { channelType: this.type, channelId: this.channelId, messageId };
-    await this.#started().edit({ ...ref, content, editedAt: isoTimestamp() });
+    await (
+      await this.#started().edit({ ...ref, content, editedAt: isoTimestamp() })
+    ).handled;
   }
 
   /** Delivers the deletion of an earlier turn. */
   async delete(messageId: string): Promise<void> {
     const ref = { channelType: this.type, channelId: this.channelId, messageId };
-    await this.#started().delete({ ...ref, deletedAt: isoTimestamp() });
+    await (
+      await this.#started().delete({ ...ref, deletedAt: isoTimestamp() })
+    ).handled;
   }
 
   /** Reports a problem the way a channel does (a malformed event…). */

@@ -1,0 +1,291 @@
+import { createHash } from 'node:crypto';
+import { PARTS, SEQ_DIGITS } from './keys.js';
+
+/**
+ * What the store needs of a Redis client: one call that sends a command and resolves to its
+ * reply. A node-redis client (`createClient()` from `redis`) is one as it is.
+ *
+ * @example
+ * ```ts
+ * const reply = await client.sendCommand(['PING']); // 'PONG'
+ * ```
+ */
+export interface RedisCommander {
+  sendCommand(args: string[]): Promise<unknown>;
+}
+
+/**
+ * A Lua script run by its SHA1 (`EVALSHA`), sent whole (`EVAL`) the first time a server has
+ * not seen it. Each script runs atomically: that is what makes an append's duplicate check
+ * and its indexing one step.
+ */
+export class Script {
+  readonly #source: string;
+  readonly #sha: string;
+
+  constructor(body: string) {
+    this.#source = `${PRELUDE}\n${body}`;
+    this.#sha = createHash('sha1').update(this.#source).digest('hex');
+  }
+
+  async run(client: RedisCommander, key: string, args: string[]): Promise<unknown> {
+    try {
+      return await client.sendCommand(['EVALSHA', this.#sha, '1', key, ...args]);
+    } catch (error) {
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      return client.sendCommand(['EVAL', this.#source, '1', key, ...args]);
+    }
+  }
+}
+
+/**
+ * Shared by every script. KEYS[1] is the conversation's base key, ARGV[1] the store's key
+ * prefix and ARGV[2] the conversation id.
+ */
+const PRELUDE = `
+local base, prefix, cid = KEYS[1], ARGV[1], ARGV[2]
+local PARTS = {${PARTS.map((part) => `'${part}'`).join(', ')}}
+local function key(part) return base .. part end
+local function pad(seq) return string.format('%0${SEQ_DIGITS}d', seq) end
+local function seqOf(member) return string.format('%d', tonumber(string.sub(member, -${SEQ_DIGITS}))) end
+local function timeOf(stamp) return string.sub(stamp, 1, -${SEQ_DIGITS + 2}) end
+
+-- ZADD (at score 0) or ZREM many members, a few hundred per call.
+local function each(command, k, list)
+  local i = 1
+  while i <= #list do
+    local args = {}
+    for j = i, math.min(i + 499, #list) do
+      if command == 'ZADD' then args[#args + 1] = 0 end
+      args[#args + 1] = list[j]
+    end
+    redis.call(command, k, unpack(args))
+    i = i + 500
+  end
+end
+
+-- A turn's members in order, ix and words (see keys.ts).
+local function members(seq, refs)
+  local p = pad(seq)
+  local stamp = refs.ts .. ':' .. p
+  local ix, words = {}, {}
+  for i, parts in ipairs(refs.ix) do ix[i] = table.concat(parts, '\\0') .. '\\0' .. stamp end
+  for i, w in ipairs(refs.w) do words[i] = w .. '\\0' .. p end
+  return stamp, ix, words
+end
+
+local function index(seq, refs)
+  local stamp, ix, words = members(seq, refs)
+  redis.call('ZADD', key('order'), 0, stamp)
+  each('ZADD', key('ix'), ix)
+  each('ZADD', key('words'), words)
+end
+
+local function unindex(seq, refs)
+  local stamp, ix, words = members(seq, refs)
+  redis.call('ZREM', key('order'), stamp)
+  each('ZREM', key('ix'), ix)
+  each('ZREM', key('words'), words)
+end
+
+-- Removes one turn (by seq, a string) with everything that points at it; its refs, or nil.
+local function drop(seq)
+  local raw = redis.call('HGET', key('refs'), seq)
+  if not raw then return nil end
+  local refs = cjson.decode(raw)
+  unindex(tonumber(seq), refs)
+  if redis.call('HGET', key('ids'), refs.id) == seq then redis.call('HDEL', key('ids'), refs.id) end
+  if refs.pm ~= '' and redis.call('HGET', key('pm'), refs.pm) == seq then
+    redis.call('HDEL', key('pm'), refs.pm)
+  end
+  redis.call('HDEL', key('msgs'), seq)
+  redis.call('HDEL', key('refs'), seq)
+  redis.call('HINCRBY', key('info'), 'count', -1)
+  return refs
+end
+
+-- Moves the conversation in the shared list from one last-activity time to another.
+local function relist(old, new)
+  local list = prefix .. 'conversations'
+  if old then redis.call('ZREM', list, old .. '\\0' .. cid) end
+  if new then redis.call('ZADD', list, 0, new .. '\\0' .. cid) end
+end
+
+-- After turns went: the conversation spans the turns that remain (kept as is when none do).
+local function respan()
+  local info = key('info')
+  local first = redis.call('ZRANGE', key('order'), '-', '+', 'BYLEX', 'LIMIT', 0, 1)[1]
+  local last = redis.call('ZRANGE', key('order'), '+', '-', 'BYLEX', 'REV', 'LIMIT', 0, 1)[1]
+  if first then redis.call('HSET', info, 'first', timeOf(first)) end
+  if last then
+    local old = redis.call('HGET', info, 'last')
+    if old ~= timeOf(last) then
+      relist(old, timeOf(last))
+      redis.call('HSET', info, 'last', timeOf(last))
+    end
+  end
+end
+
+-- Deletes the whole conversation and its entries in the shared keys; 0 when there was none.
+local function remove()
+  local place = redis.call('HMGET', key('info'), 'last', 'channelKey')
+  if not place[1] then return 0 end
+  relist(place[1], nil)
+  if place[2] then redis.call('SREM', place[2], cid) end
+  for _, author in ipairs(redis.call('SMEMBERS', key('authors'))) do
+    redis.call('SREM', prefix .. 'participant:' .. author, cid)
+  end
+  for _, part in ipairs(PARTS) do redis.call('DEL', key(part)) end
+  return 1
+end
+
+-- With a TTL, keys a write created take the time the conversation has left.
+local function align()
+  local left = redis.call('PTTL', key('info'))
+  if left > 0 then
+    for _, part in ipairs(PARTS) do redis.call('PEXPIRE', key(part), left) end
+  end
+end
+
+-- Drops up to two members of a shared set (or the oldest two of the list) whose
+-- conversation expired: with a TTL, they would otherwise stay for ever.
+local function sweep(set)
+  local ids = redis.call('SRANDMEMBER', set, 2)
+  for _, id in ipairs(ids) do
+    if redis.call('EXISTS', prefix .. 'c:' .. id .. ':info') == 0 then redis.call('SREM', set, id) end
+  end
+end
+local function sweepList()
+  local list = prefix .. 'conversations'
+  for _, member in ipairs(redis.call('ZRANGE', list, '-', '+', 'BYLEX', 'LIMIT', 0, 2)) do
+    local id = string.sub(member, string.find(member, '\\0', 1, true) + 1)
+    if redis.call('EXISTS', prefix .. 'c:' .. id .. ':info') == 0 then redis.call('ZREM', list, member) end
+  end
+end
+`;
+
+/**
+ * Appends a turn unless its id or platform message is stored: `{1, seq}`, or
+ * `{0, seq, json}` for the stored one. ARGV: prefix, conversation id, id, platform field,
+ * timestamp, JSON, refs JSON, place JSON, author, TTL seconds (0: none), cap (0: none).
+ */
+export const APPEND = new Script(`
+local id, pm, ts, author = ARGV[3], ARGV[4], ARGV[5], ARGV[9]
+local ttl, cap = tonumber(ARGV[10]), tonumber(ARGV[11])
+local existing = redis.call('HGET', key('ids'), id)
+if not existing and pm ~= '' then existing = redis.call('HGET', key('pm'), pm) end
+if existing then return {0, existing, redis.call('HGET', key('msgs'), existing)} end
+
+local seq = redis.call('INCR', prefix .. 'seq')
+local s = string.format('%d', seq)
+redis.call('HSET', key('msgs'), s, ARGV[6])
+redis.call('HSET', key('refs'), s, ARGV[7])
+redis.call('HSET', key('ids'), id, s)
+if pm ~= '' then redis.call('HSET', key('pm'), pm, s) end
+index(seq, cjson.decode(ARGV[7]))
+redis.call('SADD', key('authors'), author)
+
+local place = cjson.decode(ARGV[8])
+local info = key('info')
+if redis.call('EXISTS', info) == 0 then
+  redis.call('HSET', info, 'channelType', place.channelType, 'channelId', place.channelId,
+    'scope', place.scope, 'channelKey', place.channelKey, 'first', ts, 'last', ts, 'count', 0)
+  if place.threadId then redis.call('HSET', info, 'threadId', place.threadId) end
+  relist(nil, ts)
+  if ttl > 0 then sweepList() end
+else
+  local span = redis.call('HMGET', info, 'first', 'last')
+  if ts < span[1] then redis.call('HSET', info, 'first', ts) end
+  if ts > span[2] then
+    relist(span[2], ts)
+    redis.call('HSET', info, 'last', ts)
+  end
+  if place.threadId and redis.call('HEXISTS', info, 'threadId') == 0 then
+    redis.call('HSET', info, 'threadId', place.threadId)
+  end
+end
+if place.channelName then redis.call('HSET', info, 'channelName', place.channelName) end
+local count = redis.call('HINCRBY', info, 'count', 1)
+
+local authorKey = prefix .. 'participant:' .. author
+local newToChannel = redis.call('SADD', place.channelKey, cid) == 1
+local newToAuthor = redis.call('SADD', authorKey, cid) == 1
+
+if cap > 0 and count > cap then
+  while count > cap do
+    drop(seqOf(redis.call('ZRANGE', key('order'), '-', '+', 'BYLEX', 'LIMIT', 0, 1)[1]))
+    count = count - 1
+  end
+  respan()
+end
+
+if ttl > 0 then
+  if newToChannel then sweep(place.channelKey) end
+  if newToAuthor then sweep(authorKey) end
+  for _, part in ipairs(PARTS) do redis.call('EXPIRE', key(part), ttl) end
+  redis.call('EXPIRE', place.channelKey, ttl)
+  -- whoever wrote here must be found (forgetParticipant) for as long as the turns live
+  for _, who in ipairs(redis.call('SMEMBERS', key('authors'))) do
+    redis.call('EXPIRE', prefix .. 'participant:' .. who, ttl)
+  end
+end
+return {1, s}
+`);
+
+/**
+ * Replaces one stored turn's JSON and refs if it is still `old` (an edit, a deletion, a
+ * redaction computed by the caller): 1, or 0 when it changed or went meanwhile. ARGV: prefix,
+ * conversation id, seq, old JSON, new JSON, new refs JSON.
+ */
+export const REPLACE = new Script(`
+local seq = ARGV[3]
+if redis.call('HGET', key('msgs'), seq) ~= ARGV[4] then return 0 end
+unindex(tonumber(seq), cjson.decode(redis.call('HGET', key('refs'), seq)))
+index(tonumber(seq), cjson.decode(ARGV[6]))
+redis.call('HSET', key('msgs'), seq, ARGV[5])
+redis.call('HSET', key('refs'), seq, ARGV[6])
+align()
+return 1
+`);
+
+/** Deletes turns by colloquy id; how many went. ARGV: prefix, conversation id, ids…. */
+export const DELETE_MESSAGES = new Script(`
+local count = 0
+for i = 3, #ARGV do
+  local seq = redis.call('HGET', key('ids'), ARGV[i])
+  if seq and drop(seq) then count = count + 1 end
+end
+if count > 0 then respan() end
+return count
+`);
+
+/** Deletes a conversation: 1, or 0 when there was none. ARGV: prefix, conversation id. */
+export const DELETE_CONVERSATION = new Script(`return remove()`);
+
+/**
+ * Forgets a participant in one conversation: every rolling summary goes, and with `delete`
+ * their turns too (the conversation goes when nothing remains); returns how many of their
+ * turns (not summaries) went. With `redact` the caller has blanked their turns already.
+ * ARGV: prefix, conversation id, participant id, mode.
+ */
+export const FORGET = new Script(`
+local who, mode = ARGV[3], ARGV[4]
+local count = 0
+if mode == 'delete' then
+  local theirs = redis.call('ZRANGE', key('ix'), '(by\\0' .. who .. '\\1', '[by\\0' .. who .. '\\0', 'BYLEX', 'REV')
+  for _, member in ipairs(theirs) do
+    local refs = drop(seqOf(member))
+    if refs and not refs.s then count = count + 1 end
+  end
+  redis.call('SREM', key('authors'), who)
+end
+for _, member in ipairs(redis.call('ZRANGE', key('ix'), '(sum\\1', '[sum\\0', 'BYLEX', 'REV')) do
+  drop(seqOf(member))
+end
+if tonumber(redis.call('HGET', key('info'), 'count') or '0') <= 0 then
+  remove()
+else
+  respan()
+end
+return count
+`);

@@ -1,0 +1,563 @@
+import type * as RedisModule from 'redis';
+import { ColloquyError, StoreError } from '../../src/errors.js';
+import type {
+  AppendResult,
+  ConversationStore,
+  ConversationSummary,
+  ForgetOptions,
+  GetOptions,
+  ListConversationsOptions,
+  Page,
+  SearchOptions,
+} from '../../src/store.js';
+import { normalizeTimestamp } from '../../src/timestamp.js';
+import { capByTokens, defaultTokenizer, type Tokenizer } from '../../src/tokenizer.js';
+import {
+  withMetadata,
+  type MessageDeletion,
+  type MessageEdit,
+  type NewMessage,
+  type PlatformMessageRef,
+  type StoredMessage,
+} from '../../src/types.js';
+import { type Candidate, candidatesPerWord, queryWords, rankCandidates } from '../search.js';
+import { RedisKeys, ixPrefix, platformField, platformRefField, refsOf, seqOf } from './keys.js';
+import { decodeCursor, encodeCursor, listAll, listOf, readInfo } from './conversations.js';
+import { type Lane, newestFirst } from './merge.js';
+import {
+  APPEND,
+  DELETE_CONVERSATION,
+  DELETE_MESSAGES,
+  FORGET,
+  REPLACE,
+  type RedisCommander,
+  type Script,
+} from './scripts.js';
+
+export type { RedisCommander } from './scripts.js';
+
+export interface RedisStoreOptions {
+  /**
+   * A connected client: node-redis (`createClient()` from `redis`, major 5 or newer) or
+   * anything with its `sendCommand`. The store never closes a client it was given.
+   */
+  client: RedisCommander;
+  /** Starts every key the store writes (default `colloquy:`): several stores can share a server. */
+  keyPrefix?: string;
+  /**
+   * A conversation expires this many seconds after its last appended turn, with all its
+   * turns and indexes (default: never).
+   */
+  ttlSeconds?: number;
+  /** Most turns kept per conversation; the oldest go first (default: no cap). */
+  maxMessagesPerConversation?: number;
+  /** Counts tokens for `search`'s `tokenCap` (default: `defaultTokenizer`). */
+  tokenizer?: Tokenizer;
+}
+
+/**
+ * A `ConversationStore` on Redis 7 (no modules): each conversation is a handful of hashes
+ * and sorted sets, each write one Lua script (atomic), and search a word index in a sorted
+ * set ranked by BM25 like the SQLite store (see `db/search.ts`). Optional: a TTL after which
+ * an idle conversation expires whole, and a cap on the turns kept per conversation.
+ *
+ * Ids are unique per conversation (a repeated id or platform message in the same
+ * conversation stores nothing). Edits replace the text, keeping no revisions. The store
+ * runs on one Redis server (or a primary), not across cluster slots.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'redis';
+ * import { RedisConversationStore } from 'colloquy/redis';
+ * const client = await createClient({ url: 'redis://127.0.0.1:6379' }).connect();
+ * const store = new RedisConversationStore({ client, ttlSeconds: 30 * 86_400 });
+ * await store.append(turn);
+ * const recent = await store.get(turn.conversationId, { limit: 20 });
+ * ```
+ */
+export class RedisConversationStore implements ConversationStore {
+  /** What every key of this store starts with. */
+  readonly keyPrefix: string;
+  readonly #client: RedisCommander;
+  readonly #keys: RedisKeys;
+  readonly #ttl: number;
+  readonly #cap: number;
+  readonly #tokenizer: Tokenizer;
+  readonly #owned: (() => Promise<void>) | undefined;
+  #closed = false;
+
+  constructor(options: RedisStoreOptions, close?: () => Promise<void>) {
+    this.#client = options.client;
+    this.keyPrefix = options.keyPrefix ?? 'colloquy:';
+    this.#keys = new RedisKeys(this.keyPrefix);
+    this.#ttl = Math.max(0, Math.floor(options.ttlSeconds ?? 0));
+    this.#cap = Math.max(0, Math.floor(options.maxMessagesPerConversation ?? 0));
+    this.#tokenizer = options.tokenizer ?? defaultTokenizer;
+    this.#owned = close;
+  }
+
+  /**
+   * Connects a node-redis client of its own (the optional peer dependency `redis`) and
+   * opens a store on it; `close()` closes that client. It fails when the server does not
+   * answer; once connected, commands fail at once while the connection is down (a transient
+   * `StoreError`, which capture retries) instead of queueing, and the client reconnects.
+   *
+   * @example
+   * ```ts
+   * const store = await RedisConversationStore.connect({ url: 'redis://127.0.0.1:6379' });
+   * ```
+   */
+  static async connect(
+    options: Omit<RedisStoreOptions, 'client'> & { url?: string },
+  ): Promise<RedisConversationStore> {
+    const { url, ...rest } = options;
+    let redis: typeof RedisModule;
+    try {
+      redis = await import('redis');
+    } catch (error) {
+      throw new StoreError(
+        'RedisConversationStore.connect needs the `redis` package: npm i redis',
+        {
+          cause: error,
+          transient: false,
+        },
+      );
+    }
+    let connected = false;
+    const client = redis.createClient({
+      ...(url === undefined ? {} : { url }),
+      disableOfflineQueue: true,
+      // The first connection fails at once; a lost one is tried again, every 2 s at most.
+      socket: {
+        reconnectStrategy: (retries: number, cause: Error) =>
+          connected ? Math.min(50 * retries, 2000) : cause,
+      },
+    });
+    // Failures reach the caller of each store call as a StoreError; the client reconnects.
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      connected = true;
+    } catch (error) {
+      throw storeError('connect to Redis', undefined, error);
+    }
+    const commander: RedisCommander = { sendCommand: (args) => client.sendCommand(args) };
+    return new RedisConversationStore({ ...rest, client: commander }, async () => {
+      client.destroy();
+    });
+  }
+
+  async append(given: NewMessage): Promise<AppendResult> {
+    const action = 'append a turn';
+    return this.#guard(action, given.conversationId, async () => {
+      const input = withMetadata(given);
+      const timestamp = normalizeTimestamp(input.timestamp, 'timestamp', {
+        conversationId: input.conversationId,
+        messageId: input.id,
+      });
+      const message: NewMessage = { ...input, timestamp };
+      const { metadata } = message;
+      const place = {
+        channelType: metadata.channelType,
+        channelId: metadata.channelId,
+        channelName: metadata.channelName,
+        threadId: metadata.threadId,
+        scope: message.scope,
+        channelKey: this.#keys.channel(metadata.channelType, metadata.channelId),
+      };
+      const json = encode(message, action);
+      const reply = (await this.#run(APPEND, message.conversationId, [
+        message.id,
+        platformField(message),
+        timestamp,
+        json,
+        JSON.stringify(refsOf(message)),
+        JSON.stringify(place),
+        message.participant.id,
+        `${this.#ttl}`,
+        `${this.#cap}`,
+      ])) as [number, string, string?];
+      const [inserted, seq, stored] = reply;
+      if (inserted === 1) return { message: { ...message, sequence: Number(seq) }, inserted: true };
+      return { message: decode(seq, stored!), inserted: false };
+    });
+  }
+
+  async get(conversationId: string, options: GetOptions = {}): Promise<StoredMessage[]> {
+    return this.#guard('read turns', conversationId, async () => {
+      const limit = Math.max(0, Math.floor(options.limit ?? 100));
+      if (limit === 0) return [];
+      const bounds = {
+        since: optionalTimestamp(options.sinceTimestamp, 'sinceTimestamp'),
+        before: optionalTimestamp(options.before, 'before'),
+      };
+      const base = this.#keys.conversation(conversationId);
+      const participants = options.participantIds && new Set(options.participantIds);
+      const lanes = this.#lanes(base, options);
+      const found: StoredMessage[] = [];
+      const keep = (m: StoredMessage) =>
+        (options.includeSummaries === true || m.metadata.isSummary !== true) &&
+        (options.includeDeleted === true || m.deletedAt === undefined) &&
+        (options.scope === undefined || m.scope === options.scope) &&
+        (participants === undefined || participants.has(m.participant.id));
+      let pending: string[] = [];
+      const load = async () => {
+        for (const message of await this.#load(base, pending)) {
+          if (found.length < limit && keep(message)) found.push(message);
+        }
+        pending = [];
+      };
+      const batch = Math.min(Math.max(limit, 16), 1000);
+      for await (const stamp of newestFirst(this.#client, lanes, bounds, batch)) {
+        pending.push(seqOf(stamp));
+        if (pending.length >= limit - found.length) await load();
+        if (found.length >= limit) break;
+      }
+      if (pending.length > 0) await load();
+      return found.reverse();
+    });
+  }
+
+  async search(
+    conversationId: string,
+    query: string,
+    options: SearchOptions = {},
+  ): Promise<StoredMessage[]> {
+    return this.#guard('search', conversationId, async () => {
+      const words = queryWords(query);
+      const limit = Math.max(0, Math.floor(options.limit ?? 10));
+      if (words.length === 0 || limit === 0) return [];
+      const base = this.#keys.conversation(conversationId);
+      const index = `${base}words`;
+      const perWord = candidatesPerWord(words.length);
+      const [count, ...replies] = await Promise.all([
+        this.#command('HGET', `${base}info`, 'count'),
+        ...words.flatMap(({ key }) => [
+          this.#command(
+            'ZRANGE',
+            index,
+            `(${key}\x01`,
+            `[${key}\0`,
+            'BYLEX',
+            'REV',
+            'LIMIT',
+            '0',
+            `${perWord}`,
+          ),
+          this.#command('ZLEXCOUNT', index, `[${key}\0`, `(${key}\x01`),
+        ]),
+      ]);
+      if (count === null) return [];
+      const found = new Map<string, number>();
+      const seqs = new Set<string>();
+      words.forEach(({ key }, i) => {
+        for (const member of replies[2 * i] as string[]) seqs.add(seqOf(member));
+        found.set(key, Number(replies[2 * i + 1]));
+      });
+      if (seqs.size === 0) return [];
+      const messages = await this.#load(base, [...seqs]);
+      const bySeq = new Map(messages.map((m) => [m.sequence!, m]));
+      const candidates: Candidate[] = messages
+        .filter((m) => m.deletedAt === undefined && m.metadata.isSummary !== true)
+        .map((m) => ({ seq: m.sequence!, content: m.content }));
+      const keys = words.map((w) => w.key);
+      const ranked = rankCandidates(candidates, keys, Number(count), found).slice(0, limit);
+      const results = ranked.flatMap((seq) => bySeq.get(seq) ?? []);
+      return capByTokens(results, options.tokenCap ?? 2000, this.#tokenizer);
+    });
+  }
+
+  async deleteMessages(conversationId: string, ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    return this.#guard('delete turns', conversationId, async () =>
+      Number(await this.#run(DELETE_MESSAGES, conversationId, ids)),
+    );
+  }
+
+  async listConversations(
+    options: ListConversationsOptions = {},
+  ): Promise<Page<ConversationSummary>> {
+    return this.#guard('list conversations', undefined, async () => {
+      const limit = Math.max(1, Math.floor(options.limit ?? 50));
+      const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+      const wanted = (c: ConversationSummary) =>
+        options.channelType === undefined || c.channelType === options.channelType;
+      const items =
+        options.participantId === undefined
+          ? await listAll(this.#client, this.#keys, limit + 1, after, wanted)
+          : await listOf(this.#client, this.#keys, options.participantId, limit + 1, after, wanted);
+      const page = items.slice(0, limit);
+      const last = page[page.length - 1];
+      return items.length > limit && last !== undefined
+        ? { items: page, nextCursor: encodeCursor(last) }
+        : { items: page };
+    });
+  }
+
+  async getConversation(conversationId: string): Promise<ConversationSummary | undefined> {
+    return this.#guard('read a conversation', conversationId, () =>
+      readInfo(this.#client, this.#keys, conversationId),
+    );
+  }
+
+  async deleteConversation(conversationId: string): Promise<boolean> {
+    return this.#guard('delete a conversation', conversationId, async () => {
+      return Number(await this.#run(DELETE_CONVERSATION, conversationId, [])) === 1;
+    });
+  }
+
+  async forgetParticipant(participantId: string, options: ForgetOptions = {}): Promise<number> {
+    const mode = options.mode === 'redact' ? 'redact' : 'delete';
+    return this.#guard('forget a participant', undefined, async () => {
+      const set = this.#keys.participant(participantId);
+      const conversations = (await this.#command('SMEMBERS', set)) as string[];
+      let count = 0;
+      for (const conversationId of conversations) {
+        if (mode === 'redact') count += await this.#redact(conversationId, participantId);
+        count += Number(await this.#run(FORGET, conversationId, [participantId, mode]));
+      }
+      if (mode === 'delete') await this.#command('DEL', set);
+      return count;
+    });
+  }
+
+  async recordEdit(edit: MessageEdit): Promise<boolean> {
+    return this.#guard('record an edit', undefined, async () => {
+      const editedAt = normalizeTimestamp(edit.editedAt, 'editedAt');
+      return this.#change(edit, (m) => ({ ...m, content: edit.content, editedAt }));
+    });
+  }
+
+  async recordDeletion(deletion: MessageDeletion): Promise<boolean> {
+    return this.#guard('record a deletion', undefined, async () => {
+      const deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
+      return this.#change(deletion, (m) => ({ ...m, deletedAt }));
+    });
+  }
+
+  async getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {
+    return this.#guard('read a summary', conversationId, async () => {
+      const base = this.#keys.conversation(conversationId);
+      const lane = { key: `${base}ix`, prefix: ixPrefix('sum', agentId) };
+      // The newest (by time, then by insertion) that is not deleted.
+      for await (const stamp of newestFirst(this.#client, [lane], {}, 8)) {
+        const [summary] = await this.#load(base, [seqOf(stamp)]);
+        if (summary !== undefined && summary.deletedAt === undefined) return summary;
+      }
+      return undefined;
+    });
+  }
+
+  async has(given: NewMessage): Promise<boolean> {
+    return this.#guard('look a turn up', given.conversationId, async () => {
+      const message = withMetadata(given);
+      const base = this.#keys.conversation(message.conversationId);
+      const field = platformField(message);
+      const [byId, byPlatform] = await Promise.all([
+        this.#command('HEXISTS', `${base}ids`, message.id),
+        field === '' ? 0 : this.#command('HEXISTS', `${base}pm`, field),
+      ]);
+      return Number(byId) === 1 || Number(byPlatform) === 1;
+    });
+  }
+
+  async getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {
+    return this.#guard('read a turn', conversationId, async () => {
+      const base = this.#keys.conversation(conversationId);
+      const seq = (await this.#command('HGET', `${base}ids`, id)) as string | null;
+      return seq === null ? undefined : (await this.#load(base, [seq]))[0];
+    });
+  }
+
+  /** Closes the client the store connected itself (`connect`); a given client stays open. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#owned?.();
+  }
+
+  /** The lanes `get` merges: the whole conversation, or the index runs its filter names. */
+  #lanes(base: string, options: GetOptions): Lane[] {
+    const ix = `${base}ix`;
+    if (options.concerning !== undefined) {
+      return [
+        { key: ix, prefix: ixPrefix('dm') },
+        ...options.concerning.aliases.flatMap((alias) =>
+          ['by', 're', 'at'].map((kind) => ({ key: ix, prefix: ixPrefix(kind, alias) })),
+        ),
+      ];
+    }
+    if (options.participantIds !== undefined) {
+      return options.participantIds.map((id) => ({ key: ix, prefix: ixPrefix('by', id) }));
+    }
+    return [{ key: `${base}order`, prefix: '' }];
+  }
+
+  /** Turns by seq, in the order given; those gone meanwhile are left out. */
+  async #load(base: string, seqs: string[]): Promise<StoredMessage[]> {
+    if (seqs.length === 0) return [];
+    const values = (await this.#command('HMGET', `${base}msgs`, ...seqs)) as (string | null)[];
+    return values.flatMap((json, i) => (json === null ? [] : [decode(seqs[i]!, json)]));
+  }
+
+  /** Applies `change` to the stored turn a platform message names; false when unknown. */
+  async #change(
+    ref: PlatformMessageRef,
+    change: (message: StoredMessage) => StoredMessage,
+  ): Promise<boolean> {
+    const channel = this.#keys.channel(ref.channelType, ref.channelId);
+    const field = platformRefField(ref);
+    const conversations = (await this.#command('SMEMBERS', channel)) as string[];
+    const seqs = (await Promise.all(
+      conversations.map((id) => this.#command('HGET', `${this.#keys.conversation(id)}pm`, field)),
+    )) as (string | null)[];
+    const at = seqs.findIndex((seq) => seq !== null);
+    if (at >= 0) return this.#replace(conversations[at]!, seqs[at]!, change);
+    // Conversations that expired leave their ids behind: those go now.
+    for (const id of conversations) {
+      const gone = Number(await this.#command('EXISTS', `${this.#keys.conversation(id)}info`));
+      if (gone === 0) await this.#command('SREM', channel, id);
+    }
+    return false;
+  }
+
+  /**
+   * Rewrites one turn: reads it, applies `change`, and writes it back only if nothing else
+   * changed it meanwhile (else tries again, ten times at most). False when the turn is gone.
+   */
+  async #replace(
+    conversationId: string,
+    seq: string,
+    change: (message: StoredMessage) => StoredMessage,
+  ): Promise<boolean> {
+    const base = this.#keys.conversation(conversationId);
+    for (let attempt = 1; ; attempt++) {
+      const old = (await this.#command('HGET', `${base}msgs`, seq)) as string | null;
+      if (old === null) return false;
+      const { sequence: _, ...changed } = change(decode(seq, old));
+      const json = encode(changed, 'change a turn');
+      const refs = JSON.stringify(refsOf(changed));
+      const args = [seq, old, json, refs];
+      if (Number(await this.#run(REPLACE, conversationId, args)) === 1) return true;
+      if (attempt === 10) {
+        throw new StoreError('the turn kept changing while it was rewritten', {
+          conversationId,
+          transient: true,
+        });
+      }
+    }
+  }
+
+  /** Blanks a participant's turns in one conversation; how many (summaries not counted). */
+  async #redact(conversationId: string, participantId: string): Promise<number> {
+    const base = this.#keys.conversation(conversationId);
+    const lane = { key: `${base}ix`, prefix: ixPrefix('by', participantId) };
+    let count = 0;
+    for await (const stamp of newestFirst(this.#client, [lane], {}, 500)) {
+      const redacted = await this.#replace(conversationId, seqOf(stamp), (m) => {
+        const { displayName: _, ...participant } = m.participant;
+        return { ...m, content: '', participant };
+      });
+      if (redacted) count++;
+    }
+    return count;
+  }
+
+  #run(script: Script, conversationId: string, args: string[]): Promise<unknown> {
+    const base = this.#keys.conversation(conversationId);
+    return script.run(this.#client, base, [this.#keys.prefix, conversationId, ...args]);
+  }
+
+  #command(...args: string[]): Promise<unknown> {
+    return this.#client.sendCommand(args);
+  }
+
+  /** Runs one store call, turning every failure into a StoreError with context and cause. */
+  async #guard<T>(
+    action: string,
+    conversationId: string | undefined,
+    fn: () => Promise<T> | T,
+  ): Promise<T> {
+    if (this.#closed) {
+      throw new StoreError(`cannot ${action}: the store is closed`, {
+        conversationId,
+        transient: true,
+      });
+    }
+    try {
+      return await fn();
+    } catch (error) {
+      throw storeError(action, conversationId, error);
+    }
+  }
+}
+
+function optionalTimestamp(value: string | undefined, what: string): string | undefined {
+  return value === undefined ? undefined : normalizeTimestamp(value, what);
+}
+
+/** A turn as stored: its JSON without the sequence (the hash field holds it). */
+function encode(message: Omit<StoredMessage, 'sequence'>, action: string): string {
+  try {
+    return JSON.stringify(message);
+  } catch (error) {
+    throw new StoreError(`cannot ${action}: its metadata is not JSON (${String(error)})`, {
+      conversationId: message.conversationId,
+      messageId: message.id,
+      cause: error,
+      transient: false,
+    });
+  }
+}
+
+function decode(seq: string, json: string): StoredMessage {
+  return { ...(JSON.parse(json) as StoredMessage), sequence: Number(seq) };
+}
+
+/** A failure of one store call as a StoreError with context and cause (a ColloquyError as is). */
+function storeError(action: string, conversationId: string | undefined, error: unknown) {
+  if (error instanceof ColloquyError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new StoreError(`cannot ${action}: ${message}`, {
+    conversationId,
+    cause: error,
+    transient: isTransient(error),
+  });
+}
+
+/**
+ * Whether a failure can pass: the connection (closed, offline, refused, timed out) and a
+ * server that is loading, busy, out of memory or failing over can; any other error reply
+ * (a wrong type under a key, a script error) will not. Undefined for anything else.
+ */
+function isTransient(error: unknown): boolean | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  // node-redis's error classes leave `name` as 'Error': they are told apart by class.
+  const name = error.constructor.name;
+  if (name === 'ErrorReply' || name === 'SimpleError' || name === 'BlobError') {
+    return /^(LOADING|BUSY|OOM|TRYAGAIN|MASTERDOWN|CLUSTERDOWN|READONLY|NOREPLICAS)\b/.test(
+      String(message),
+    );
+  }
+  if (CONNECTION_ERRORS.has(name)) return true;
+  if (
+    typeof code === 'string' &&
+    /^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH)$/.test(code)
+  ) {
+    return true;
+  }
+  return undefined;
+}
+
+/** node-redis's errors for a connection that is not (or no longer) there. */
+const CONNECTION_ERRORS = new Set([
+  'ClientClosedError',
+  'ClientOfflineError',
+  'SocketClosedUnexpectedlyError',
+  'ConnectionTimeoutError',
+  'SocketTimeoutError',
+  'TimeoutError',
+  'ReconnectStrategyError',
+  'DisconnectsClientError',
+]);

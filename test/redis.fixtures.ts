@@ -1,0 +1,47 @@
+import { inject } from 'vitest';
+import { createClient } from 'redis';
+import { RedisConversationStore, type RedisStoreOptions } from 'colloquy/redis';
+
+/** The test Redis's URL, or why there is none (outside CI; under CI setup failed instead). */
+export const redis = inject('redis');
+export const redisUrl = 'url' in redis ? redis.url : undefined;
+
+let stores = 0;
+const run = `colloquy-test:${process.pid}:${Date.now().toString(36)}`;
+
+/** A key prefix no other test file, run or store uses. */
+export function uniquePrefix(): string {
+  return `${run}:${++stores}:`;
+}
+
+/** One client per test file, connected on first use. */
+let shared: ReturnType<typeof createClient> | undefined;
+export async function testClient(): Promise<ReturnType<typeof createClient>> {
+  if (shared === undefined) {
+    shared = createClient({ url: redisUrl });
+    shared.on('error', () => undefined);
+    await shared.connect();
+  }
+  return shared;
+}
+
+/** A store over a fresh prefix of the test Redis. */
+export async function openRedisStore(
+  options: Omit<RedisStoreOptions, 'client'> = {},
+): Promise<RedisConversationStore> {
+  const client = await testClient();
+  return new RedisConversationStore({ keyPrefix: uniquePrefix(), ...options, client });
+}
+
+/** Every key under a prefix, deleted (a store's keys after its test). */
+export async function dropPrefix(prefix: string): Promise<void> {
+  const client = await testClient();
+  for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
+    if (keys.length > 0) await client.unlink(keys);
+  }
+}
+
+export async function closeTestClient(): Promise<void> {
+  shared?.destroy();
+  shared = undefined;
+}
