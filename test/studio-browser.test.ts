@@ -117,8 +117,6 @@ describe.skipIf(!present)('studio in Chromium', () => {
     });
     const writer = new SqliteConversationStore({
       path,
-      writerThread: false,
-      backgroundCheckpoints: false,
     });
     try {
       await writer.append(
