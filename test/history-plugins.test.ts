@@ -6,12 +6,10 @@ import {
   Bot,
   History,
   InMemoryConversationStore,
-  maskedToolResultNote,
   PluginError,
   recallToolResultTool,
   rollingCompression,
   silentLogger,
-  SUMMARY_PREFIX,
   toolResultMasking,
   defaultTokenizer,
   type ColloquyError,
@@ -20,6 +18,7 @@ import {
   type SummarizeInput,
   type Summarizer,
 } from 'colloquy';
+import { maskedToolResultNote, SUMMARY_PREFIX } from '../src/assemble.js';
 import { MemoryChannel } from '../src/testing/index.js';
 import { answer } from './fixtures/model-answer.js';
 
