@@ -109,6 +109,10 @@ export const messages = sqliteTable(
     index('messages_trace_idx')
       .on(t.traceId)
       .where(sql`${t.traceId} is not null`),
+    /** The few turns with sources: what the `message_sources` view reads. */
+    index('messages_sources_idx')
+      .on(t.seq)
+      .where(sql`${t.sources} is not null`),
     /** Every turn of a DM concerns the agent: the addressed-only query reads them from here. */
     index('messages_dm_time_idx')
       .on(t.conversationId, t.timestamp, t.seq)
