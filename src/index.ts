@@ -62,6 +62,7 @@ export type {
   MessageDeletion,
   MessageEdit,
   MessageMetadata,
+  MessageSource,
   NewMessage,
   Participant,
   ParticipantKind,
