@@ -49,7 +49,7 @@ export function buildIfStale(): void {
     // Exit status ignored: another folder's type error must not hide this one's behaviour.
     spawnSync(
       process.execPath,
-      [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'],
+      [join(root, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.json'],
       { cwd: root, stdio: 'ignore' },
     );
   } finally {
@@ -86,6 +86,7 @@ export function startConsoleBot(env: Record<string, string>) {
     child,
     exited,
     stderr: () => stderr,
+    stdout: () => stdout,
     /** Writes a line and resolves with stdout's lines once `replies` lines have been printed. */
     say(text: string, replies: number): Promise<string[]> {
       const answered = new Promise<string[]>((resolve) =>

@@ -117,8 +117,6 @@ describe.skipIf(!present)('studio in Chromium', () => {
     });
     const writer = new SqliteConversationStore({
       path,
-      writerThread: false,
-      backgroundCheckpoints: false,
     });
     try {
       await writer.append(
@@ -141,8 +139,6 @@ describe.skipIf(!present)('studio in Chromium', () => {
     // An edit of a turn on screen replaces it in place
     const editor = new SqliteConversationStore({
       path,
-      writerThread: false,
-      backgroundCheckpoints: false,
     });
     try {
       await editor.recordEdit({

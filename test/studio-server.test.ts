@@ -254,8 +254,6 @@ describe('studio live turns', () => {
     const studio = await startStudio({ source: s.source, port: 0, token: 'live', pollMs: 50 });
     const writer = new SqliteConversationStore({
       path: s.path,
-      writerThread: false,
-      backgroundCheckpoints: false,
     });
     try {
       const after = await s.source.latestSeq();
