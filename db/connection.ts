@@ -23,21 +23,6 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Open without writing: no migrations, no WAL switch; writes fail with a StoreError. */
   readonly?: boolean;
-  /**
-   * Run WAL checkpoints on a worker thread instead of inside the commit that crosses SQLite's
-   * threshold, so capture never stalls the event loop on a checkpoint's fsync. Default true
-   * for files opened for writing.
-   */
-  backgroundCheckpoints?: boolean;
-  /**
-   * Keep a writer thread with a connection of its own: a write that would wait for another
-   * process's lock waits there, never on the event loop, and capture's writes (`append` with
-   * `background: true`) always go there, committed together while they queue up. An awaited
-   * write runs at once on the store's own connection when the file is free and nothing is
-   * queued (see `FirstInlineWriter`). Default true for files opened for writing; `:memory:`
-   * always writes inline.
-   */
-  writerThread?: boolean;
 }
 
 const MIGRATIONS_TABLE = '__drizzle_migrations';

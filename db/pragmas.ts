@@ -4,10 +4,8 @@ import type Database from 'better-sqlite3';
  * The settings colloquy relies on, per connection: wait for other writers, enforce foreign
  * keys and, for writing, WAL with `synchronous = NORMAL`, `secure_delete` (deleted rows are
  * overwritten with zeros, so forgotten text leaves no readable trace in free pages; appends
- * cost no more, they free nothing) and `temp_store = MEMORY`: the journal of a savepoint or of
- * a statement, the pages it changed, then stays in memory instead of a temporary file (a
- * fifth less work per captured turn on the writer thread when every write of a batch had a
- * savepoint, measured; now only a batch run again after a failure has them).
+ * cost no more, they free nothing) and `temp_store = MEMORY`: the journal of a savepoint (one
+ * per op of a batch) or of a statement stays in memory instead of a temporary file.
  *
  * @example
  * ```ts

@@ -12,7 +12,7 @@ const SQL = {
       WHERE channel_type = ? AND channel_id = ? AND platform_message_id = ?
     LIMIT 1`,
   getBySeq: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES} WHERE m.seq = ?`,
-  findByPlatform: `SELECT seq, content FROM messages
+  findByPlatform: `SELECT seq, content, edited_at FROM messages
     WHERE channel_type = ? AND channel_id = ? AND platform_message_id = ?`,
 
   upsertParticipant: `INSERT INTO participants (id, kind, display_name, first_seen_at, last_seen_at)
@@ -56,18 +56,6 @@ const SQL = {
     WHERE m.conversation_id = @conversation AND m.deleted_at IS NULL AND m.is_summary = 0`,
   getBySeqs: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES}
     WHERE m.seq IN (SELECT value FROM json_each(?))`,
-
-  // The writer thread's batches (StoreWrites.together): the insert trigger stands aside
-  // while messages_fts_pending has a row, and the batch's new turns are indexed in one pass.
-  holdSearch: `INSERT INTO messages_fts_pending (after_seq)
-    SELECT coalesce(max(seq), 0) FROM messages`,
-  indexPending: `INSERT INTO messages_fts (rowid, content)
-    SELECT (c.number << 32) | (4294967295 - m.seq), m.content
-    FROM messages m JOIN conversations c ON c.id = m.conversation_id
-    WHERE m.seq > (SELECT after_seq FROM messages_fts_pending)
-    ORDER BY 1`,
-  moveHold: `UPDATE messages_fts_pending SET after_seq = (SELECT coalesce(max(seq), 0) FROM messages)`,
-  releaseSearch: `DELETE FROM messages_fts_pending`,
 
   deleteMessages: `DELETE FROM messages
     WHERE +conversation_id = ? AND id IN (SELECT value FROM json_each(?))`,

@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
 import { ColloquyError, StoreError } from '../src/errors.js';
 import type {
-  AppendOptions,
   AppendResult,
+  CommitResult,
   ConversationStore,
   ConversationSummary,
   ForgetOptions,
@@ -10,6 +10,7 @@ import type {
   ListConversationsOptions,
   Page,
   SearchOptions,
+  StoreOperation,
 } from '../src/store.js';
 import { withMetadata } from '../src/types.js';
 import type {
@@ -20,7 +21,6 @@ import type {
   StoredMessage,
 } from '../src/types.js';
 import { capByTokens } from '../src/tokenizer.js';
-import { Checkpointer } from './checkpointer.js';
 import { type SqliteStoreOptions, openDatabase } from './connection.js';
 import { buildGetQuery } from './queries.js';
 import { fromValues, normalizeTimestamp, toInsert, toMessage } from './rows.js';
@@ -33,9 +33,7 @@ import {
   rankCandidates,
 } from './search.js';
 import { type Statements, prepareStatements } from './statements.js';
-import { FirstInlineWriter } from './first-inline-writer.js';
-import { InlineWriter, ThreadWriter, type Writer } from './writer.js';
-import type { AppendInput, AppendOutcome } from './writes.js';
+import { type AppendInput, type AppendOutcome, StoreWrites } from './writes.js';
 
 export type { SqliteStoreOptions } from './connection.js';
 
@@ -54,12 +52,8 @@ interface ConversationRow {
 
 /**
  * The SQLite `ConversationStore`: one file in WAL mode, safe for several processes writing it
- * at once, schema migrated on open. Query the file with plain SQL (see docs/sql.md).
- *
- * Reads run on the store's own connection (`db`). Writes run on a worker thread with a
- * connection of its own (`writerThread`, on by default for files), one after another in call
- * order, so a commit never blocks the event loop and writes that queue up meanwhile commit
- * together; `await` a write before reading what it wrote.
+ * at once, schema migrated on open. Query the file with plain SQL (see docs/sql.md). Reads and
+ * writes run on one connection; `commit` writes a batch of operations in one transaction.
  *
  * @example
  * ```ts
@@ -71,56 +65,20 @@ interface ConversationRow {
  * ```
  */
 export class SqliteConversationStore implements ConversationStore {
-  /**
-   * The store's reading connection (better-sqlite3), for raw SQL next to the store. Its
-   * writes go through SQLite's locking like any other process's.
-   */
+  /** The store's connection (better-sqlite3), for raw SQL next to the store. */
   readonly db: Database.Database;
-  /** Every write, on this connection or the writer thread, runs in call order. */
-  readonly writesInOrder = true;
+  /** The file (or `:memory:`). */
+  readonly path: string;
   private readonly sql: Statements;
+  private readonly writes: StoreWrites;
   private readonly cache = new Map<string, Database.Statement>();
-  /** Where writes run: the writer thread for files, this connection for `:memory:`. */
-  private readonly writer: Writer;
   private closed = false;
-  private readonly checkpointer: Promise<Checkpointer | undefined> | undefined;
 
   constructor(options: SqliteStoreOptions) {
     this.db = openDatabase(options);
+    this.path = options.path;
     this.sql = prepareStatements(this.db);
-    const inFile = options.path !== ':memory:' && options.path !== '';
-    const writable = inFile && options.readonly !== true;
-    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-    this.writer =
-      writable && options.writerThread !== false
-        ? new FirstInlineWriter(
-            new ThreadWriter(options.path, busyTimeoutMs, () => this.inlineWriter()),
-            this.db,
-            this.sql,
-            busyTimeoutMs,
-          )
-        : this.inlineWriter();
-    if (writable && options.backgroundCheckpoints !== false) {
-      // Until the worker is up (or if it cannot start) SQLite's own checkpoints carry on.
-      this.checkpointer = Checkpointer.start(options.path).then(
-        (checkpointer) => {
-          if (!this.closed && this.db.open) {
-            this.db.pragma('wal_autocheckpoint = 0');
-            // The thread's connection (this one's writes are covered by the line above).
-            void this.writer.queue('setAutoCheckpoint', 0).catch(() => undefined);
-          }
-          // Closed directly through `db`: nothing else will end the worker.
-          else if (!this.closed) void checkpointer.close();
-          return checkpointer; // `close()` awaits its end, even when it started late
-        },
-        () => undefined,
-      );
-    }
-  }
-
-  /** Where writes run right now: `thread` (the default for files) or `inline`. */
-  get writerMode(): 'inline' | 'thread' {
-    return this.writer.mode;
+    this.writes = new StoreWrites(this.db, this.sql);
   }
 
   /**
@@ -135,40 +93,65 @@ export class SqliteConversationStore implements ConversationStore {
     return new SqliteConversationStore(typeof path === 'string' ? { path } : path);
   }
 
-  /** `background` (capture): on the writer thread, committed with others; see `FirstInlineWriter`. */
-  append(input: NewMessage, options: AppendOptions = {}): Promise<AppendResult> {
-    const message = withMetadata(input);
-    // Not `guard`: capture calls this twice a turn, and guard's closure and extra `.catch`
-    // promise cost the event loop 16 -> 25 µs per background append (measured, 10,000 at once).
-    const action = 'append a turn';
-    let timestamp: string;
-    let write: Promise<AppendOutcome>;
-    try {
-      this.assertOpen(action, message.conversationId);
-      const context = { conversationId: message.conversationId, messageId: message.id };
-      timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
-      const input: AppendInput = {
-        row: toInsert(message, timestamp),
-        kind: message.participant.kind,
-        displayName: message.participant.displayName ?? null,
-        channelName: message.metadata.channelName ?? null,
-        mentions: message.metadata.mentions ?? [],
-      };
-      write = options.background
-        ? this.writer.queue('append', input)
-        : this.writer.run('append', input);
-    } catch (error) {
-      return Promise.reject(storeError(action, message.conversationId, error));
-    }
-    return write.then(
-      (outcome): AppendResult =>
-        'seq' in outcome
-          ? { message: { ...message, timestamp, sequence: outcome.seq }, inserted: true }
-          : { message: read(outcome.existing), inserted: false },
-      (error: unknown) => {
-        throw storeError(action, message.conversationId, error);
-      },
+  append(message: NewMessage): Promise<AppendResult> {
+    return this.guard('append a turn', message.conversationId, () => this.appendNow(message));
+  }
+
+  /**
+   * Commits `ops` in one transaction, each in a savepoint of its own (see `StoreWrites.batch`),
+   * and answers one result per op. Never rejects.
+   *
+   * @example
+   * ```ts
+   * const [result] = await store.commit([{ kind: 'append', message: turn }]);
+   * ```
+   */
+  commit(ops: readonly StoreOperation[]): Promise<CommitResult[]> {
+    const calls = ops.map((op) => () => this.apply(op));
+    const answers = this.closed
+      ? ops.map(() => ({ error: this.closedError('commit') }))
+      : this.writes.batch(calls);
+    return Promise.resolve(
+      answers.map((answer, i): CommitResult => {
+        if ('value' in answer) return { ok: true, value: answer.value } as CommitResult;
+        const op = ops[i]!;
+        const conversationId = op.kind === 'append' ? op.message.conversationId : undefined;
+        return { ok: false, error: storeError(`store ${op.kind}`, conversationId, answer.error) };
+      }),
     );
+  }
+
+  private apply(op: StoreOperation): unknown {
+    if (op.kind === 'append') return this.appendNow(op.message);
+    if (op.kind === 'edit') return this.editNow(op.edit);
+    return this.deleteNow(op.deletion);
+  }
+
+  private appendNow(given: NewMessage): AppendResult {
+    const message = withMetadata(given);
+    const context = { conversationId: message.conversationId, messageId: message.id };
+    const timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
+    const input: AppendInput = {
+      row: toInsert(message, timestamp),
+      kind: message.participant.kind,
+      displayName: message.participant.displayName ?? null,
+      channelName: message.metadata.channelName ?? null,
+      mentions: message.metadata.mentions ?? [],
+    };
+    const outcome: AppendOutcome = this.writes.append(input);
+    return 'seq' in outcome
+      ? { message: { ...message, timestamp, sequence: outcome.seq }, inserted: true }
+      : { message: read(outcome.existing), inserted: false };
+  }
+
+  private editNow(edit: MessageEdit): boolean {
+    const editedAt = normalizeTimestamp(edit.editedAt, 'editedAt');
+    return this.writes.recordEdit(platformRef(edit), edit.content, editedAt);
+  }
+
+  private deleteNow(deletion: MessageDeletion): boolean {
+    const deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
+    return this.writes.recordDeletion(platformRef(deletion), deletedAt);
   }
 
   get(conversationId: string, options: GetOptions = {}): Promise<StoredMessage[]> {
@@ -206,7 +189,7 @@ export class SqliteConversationStore implements ConversationStore {
   async deleteMessages(conversationId: string, ids: string[]): Promise<number> {
     if (ids.length === 0) return 0;
     return this.guard('delete turns', conversationId, () =>
-      this.writer.run('deleteMessages', conversationId, ids),
+      this.writes.deleteMessages(conversationId, ids),
     );
   }
 
@@ -251,43 +234,29 @@ export class SqliteConversationStore implements ConversationStore {
 
   deleteConversation(conversationId: string): Promise<boolean> {
     return this.guard('delete a conversation', conversationId, () =>
-      this.writer.run('deleteConversation', conversationId),
+      this.writes.deleteConversation(conversationId),
     );
   }
 
   async forgetParticipant(participantId: string, options: ForgetOptions = {}): Promise<number> {
     const mode = options.mode === 'redact' ? 'redact' : 'delete';
     return this.guard('forget a participant', undefined, () =>
-      this.writer.run('forgetParticipant', participantId, mode),
+      this.writes.forgetParticipant(participantId, mode),
     );
   }
 
   recordEdit(edit: MessageEdit): Promise<boolean> {
-    return this.guard('record an edit', undefined, () => {
-      const editedAt = normalizeTimestamp(edit.editedAt, 'editedAt');
-      return this.writer.run('recordEdit', platformRef(edit), edit.content, editedAt);
-    });
+    return this.guard('record an edit', undefined, () => this.editNow(edit));
   }
 
   recordDeletion(deletion: MessageDeletion): Promise<boolean> {
-    return this.guard('record a deletion', undefined, () => {
-      const deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
-      return this.writer.run('recordDeletion', platformRef(deletion), deletedAt);
-    });
+    return this.guard('record a deletion', undefined, () => this.deleteNow(deletion));
   }
 
   getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {
     return this.guard('read a summary', conversationId, () => {
       const row = this.sql.getSummary.get(conversationId, agentId) as unknown[] | undefined;
       return row === undefined ? undefined : read(row);
-    });
-  }
-
-  has(message: NewMessage): Promise<boolean> {
-    return this.guard('look a turn up', message.conversationId, () => {
-      const { id, metadata } = withMetadata(message);
-      const { channelType, channelId, messageId = null } = metadata;
-      return this.sql.findDuplicateSeq.get(id, channelType, channelId, messageId) !== undefined;
     });
   }
 
@@ -300,8 +269,8 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   /**
-   * Copies the WAL back into the database file now (on the checkpoint worker when there is
-   * one). Stores do this by themselves every second; call it before copying the file.
+   * Copies the WAL back into the database file now (SQLite also does so by itself every
+   * 1000 pages). Call it before copying the file.
    *
    * @example
    * ```ts
@@ -309,14 +278,7 @@ export class SqliteConversationStore implements ConversationStore {
    * ```
    */
   async checkpoint(): Promise<void> {
-    const checkpointer = await this.checkpointer;
-    if (checkpointer !== undefined) return checkpointer.checkpoint();
     await this.guard('checkpoint', undefined, () => this.db.pragma('wal_checkpoint(PASSIVE)'));
-  }
-
-  /** The `background` appends held back go to the writer thread now (see `AppendOptions`). */
-  flush(): void {
-    this.writer.flush();
   }
 
   /** Closes the connection; later calls fail with a StoreError. Closing twice is fine. */
@@ -324,8 +286,6 @@ export class SqliteConversationStore implements ConversationStore {
     if (this.closed) return;
     this.closed = true;
     this.cache.clear();
-    await this.writer.close();
-    await (await this.checkpointer)?.close();
     this.db.close();
   }
 
@@ -364,11 +324,6 @@ export class SqliteConversationStore implements ConversationStore {
     );
   }
 
-  /** Writes on this connection, with the statements the store prepared already. */
-  private inlineWriter(): InlineWriter {
-    return new InlineWriter(this.db, this.sql);
-  }
-
   private statement(sql: string): Database.Statement {
     let statement = this.cache.get(sql);
     if (statement === undefined) {
@@ -399,12 +354,14 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   private assertOpen(action: string, conversationId: string | undefined): void {
-    if (this.closed) {
-      throw new StoreError(`cannot ${action}: the store is closed`, {
-        conversationId,
-        transient: true,
-      });
-    }
+    if (this.closed) throw this.closedError(action, conversationId);
+  }
+
+  private closedError(action: string, conversationId?: string): StoreError {
+    return new StoreError(`cannot ${action}: the store is closed`, {
+      conversationId,
+      transient: true,
+    });
   }
 }
 
@@ -442,8 +399,11 @@ function isTransient(error: unknown): boolean | undefined {
   if (typeof code !== 'string') {
     return error instanceof TypeError || error instanceof RangeError ? false : undefined;
   }
-  if (/^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|NOMEM|INTERRUPT|PROTOCOL)/.test(code)) return true;
-  if (/^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/.test(code)) return false;
+  if (/^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|NOMEM|INTERRUPT|PROTOCOL|READONLY)/.test(code)) {
+    return true;
+  }
+  // A corrupt or replaced file will not heal by waiting: the op is kept in the dead letters.
+  if (/^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE|CORRUPT|NOTADB)/.test(code)) return false;
   return undefined;
 }
 

@@ -42,8 +42,6 @@ export class SqliteStudioSource implements StudioSource {
     this.store = new SqliteConversationStore({
       path,
       readonly: true,
-      backgroundCheckpoints: false,
-      writerThread: false,
     });
     this.db = this.store.db;
     this.schema = { version: -1, runs: false, prompt: false, delivery: false };
@@ -372,8 +370,6 @@ export class SqliteStudioSource implements StudioSource {
     if (!this.writable) throw new Error('the studio was started without --write');
     const store = new SqliteConversationStore({
       path: this.path,
-      backgroundCheckpoints: false,
-      writerThread: false,
     });
     try {
       return await store.forgetParticipant(participantId);

@@ -3,11 +3,7 @@ import type { ParticipantKind, PlatformMessageRef } from '../src/types.js';
 import type { MessageInsert } from './rows.js';
 import { type Statements, prepareStatements } from './statements.js';
 
-/**
- * Everything `append` needs to write a turn, already validated and flattened on the caller's
- * thread: only strings, numbers and arrays of strings, so it crosses to the writer thread as
- * cheaply as it can and means the same on either side.
- */
+/** Everything `append` needs to write a turn, already validated and flattened. */
 export interface AppendInput {
   row: MessageInsert;
   kind: ParticipantKind;
@@ -20,10 +16,8 @@ export interface AppendInput {
 export type AppendOutcome = { seq: number } | { existing: unknown[] };
 
 /**
- * Every write of the SQLite store as one synchronous call, each its own IMMEDIATE
- * transaction (a savepoint when called inside another, none inside `together`). The store
- * runs them on its own connection, or on the writer thread's (see `db/writer.ts`); the code
- * is the same.
+ * Every write of the SQLite store as one synchronous call on its connection, each its own
+ * IMMEDIATE transaction, or a savepoint inside `batch`.
  *
  * @example
  * ```ts
@@ -33,14 +27,10 @@ export type AppendOutcome = { seq: number } | { existing: unknown[] };
  */
 export class StoreWrites {
   private readonly sql: Statements;
-  /** `insertTurn` in an IMMEDIATE transaction (a savepoint inside another; bare in `together`). */
   readonly #insert: (input: AppendInput) => number;
-  /**
-   * Set while `together` runs: each write runs without a savepoint of its own, and new turns
-   * wait in `messages_fts_pending` to be indexed at the batch's end.
-   */
-  #inBatch = false;
-  readonly #together: Database.Transaction<(batch: () => unknown) => unknown>;
+  readonly #begin: Database.Statement;
+  readonly #commit: Database.Statement;
+  readonly #rollback: Database.Statement;
 
   /** `sql`: the connection's statements when the caller has prepared them already. */
   constructor(
@@ -50,63 +40,60 @@ export class StoreWrites {
     this.sql = sql;
     // Wrapped once: making a better-sqlite3 transaction costs ~10 µs a call.
     this.#insert = this.immediate(this.insertTurn);
-    this.deleteMessages = this.immediate(this.indexedFirst(this.deleteMessages));
-    this.deleteConversation = this.immediate(this.indexedFirst(this.deleteConversation));
-    this.forgetParticipant = this.immediate(this.indexedFirst(this.forgetParticipant));
-    this.recordEdit = this.immediate(this.indexedFirst(this.recordEdit));
-    // A tombstone changes no text: the turns waiting to be indexed can go on waiting.
+    this.deleteMessages = this.immediate(this.deleteMessages);
+    this.deleteConversation = this.immediate(this.deleteConversation);
+    this.forgetParticipant = this.immediate(this.forgetParticipant);
+    this.recordEdit = this.immediate(this.recordEdit);
     this.recordDeletion = this.immediate(this.recordDeletion);
-    this.#together = db.transaction((batch: () => unknown) => {
-      sql.holdSearch.run();
-      this.#inBatch = true;
-      try {
-        const result = batch();
-        sql.indexPending.run();
-        sql.releaseSearch.run();
-        return result;
-      } finally {
-        this.#inBatch = false;
-      }
-    });
+    this.#begin = db.prepare('BEGIN IMMEDIATE');
+    this.#commit = db.prepare('COMMIT');
+    this.#rollback = db.prepare('ROLLBACK');
   }
 
   /**
-   * Runs `batch`, a series of these writes, in one IMMEDIATE transaction:
-   *
-   * - without the savepoint each write takes inside a transaction (it copies every page the
-   *   write touches first);
-   * - with the search index of the new turns put off to the end, then written in one pass in
-   *   rowid order, which FTS5 stores as one segment. Indexed one by one, nearly every turn
-   *   costs a segment of its own: a turn's rowid is below its conversation's previous one
-   *   (see `messages_fts`). A write that changes or removes text (an edit, a delete, a
-   *   forget) first indexes what waits, so that no turn is indexed twice.
-   *
-   * An append in a batch of 50 costs 30 µs instead of 41. All or nothing: when a write in
-   * `batch` throws, a repeated turn included, the transaction rolls back and `together`
-   * throws. The writer thread then runs the writes again one savepoint each, so that only
-   * the failing one fails.
+   * Runs `calls` (these writes) in one IMMEDIATE transaction, each in a savepoint of its own,
+   * so that one failing leaves the others written, and answers each. When the transaction
+   * itself is lost (BEGIN or COMMIT fails, or an error such as a full disk rolls it back),
+   * every call is answered with that error: none of them is stored.
    *
    * @example
    * ```ts
-   * writes.together(() => [writes.append(a), writes.append(b)]); // one commit
+   * writes.batch([() => writes.append(a), () => writes.append(b)]); // one commit
    * ```
    */
-  together<R>(batch: () => R): R {
-    return this.#together.immediate(batch) as R;
+  batch(calls: readonly (() => unknown)[]): BatchAnswer[] {
+    if (calls.length === 1) return [answer(calls[0]!)];
+    try {
+      this.#begin.run();
+    } catch (error) {
+      return calls.map(() => ({ error }));
+    }
+    const answers: BatchAnswer[] = [];
+    for (const call of calls) {
+      const result = answer(call);
+      // Some errors (a full disk, an I/O error) roll the whole transaction back.
+      if ('error' in result && !this.db.inTransaction) return calls.map(() => result);
+      answers.push(result);
+    }
+    try {
+      this.#commit.run();
+      return answers;
+    } catch (error) {
+      if (this.db.inTransaction) this.#rollback.run();
+      return calls.map(() => ({ error }));
+    }
   }
 
   /**
    * Writes a new turn, or returns the stored row it repeats. The common case is a new turn,
    * so it is written straight away: a repeat is refused by the unique indexes, the turn's
-   * transaction (or savepoint) rolls back, and only then is the row read. In `together` a
-   * repeat rolls the whole batch back instead.
+   * transaction (or savepoint) rolls back, and only then is the row read.
    */
   append(input: AppendInput): AppendOutcome {
     try {
       return { seq: this.#insert(input) };
     } catch (error) {
-      // Without its savepoint (`together`) the turn's upserts stay: the batch must roll back.
-      if (error !== REPEATED || this.#inBatch) throw error;
+      if (error !== REPEATED) throw error;
       const { row } = input;
       const s = this.sql;
       const seq = s.findDuplicateSeq.get(
@@ -182,8 +169,10 @@ export class StoreWrites {
 
   recordEdit(ref: PlatformMessageRef, content: string, editedAt: string): boolean {
     const found = this.sql.findByPlatform.get(ref.channelType, ref.channelId, ref.messageId) as
-      { seq: number; content: string } | undefined;
+      { seq: number; content: string; edited_at: string | null } | undefined;
     if (found === undefined) return false;
+    // The same edit again (a redelivery, a dead letter imported twice) changes nothing.
+    if (found.content === content && found.edited_at === editedAt) return true;
     this.sql.insertRevision.run(found.seq, found.content, editedAt);
     this.sql.applyEdit.run(content, editedAt, found.seq);
     return true;
@@ -193,52 +182,22 @@ export class StoreWrites {
     return this.sql.markDeleted.run({ ...ref, deletedAt }).changes > 0;
   }
 
-  /** SQLite's automatic checkpoint threshold in pages; 0 turns it off (a Checkpointer runs them). */
-  setAutoCheckpoint(pages: number): void {
-    this.db.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(pages))}`);
-  }
-
-  /** `fn`, first indexing the turns a batch holds back (see `together`), if any. */
-  private indexedFirst<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
-    return (...args) => {
-      if (this.#inBatch) {
-        this.sql.indexPending.run();
-        this.sql.moveHold.run();
-      }
-      return fn.apply(this, args);
-    };
-  }
-
   private immediate<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
-    const bare = fn.bind(this);
-    const transaction = this.db.transaction(bare);
-    return (...args) => (this.#inBatch ? bare(...args) : transaction.immediate(...args));
+    const transaction = this.db.transaction(fn.bind(this));
+    return (...args) => transaction.immediate(...args);
   }
 }
 
 /** Thrown inside `append`'s transaction to roll back a turn that is already stored. */
 const REPEATED = Symbol('repeated turn');
 
-/**
- * The names of the write calls, and each one's arguments and result, for the writer seam.
- *
- * @example
- * ```ts
- * const name: WriteName = 'append';
- * ```
- */
-export type WriteName = Exclude<keyof StoreWrites, 'db' | 'together'>;
-export type WriteArgs<K extends WriteName> = Parameters<StoreWrites[K]>;
-export type WriteResult<K extends WriteName> = ReturnType<StoreWrites[K]>;
+/** One call's answer in a batch. */
+export type BatchAnswer = { value: unknown } | { error: unknown };
 
-/**
- * Calls one write by name: how the writer thread runs what arrives on its port.
- *
- * @example
- * ```ts
- * callWrite(writes, 'deleteMessages', ['telegram:42', ['a']]); // 1
- * ```
- */
-export function callWrite(writes: StoreWrites, name: WriteName, args: unknown[]): unknown {
-  return (writes[name] as (...a: unknown[]) => unknown).apply(writes, args);
+function answer(call: () => unknown): BatchAnswer {
+  try {
+    return { value: call() };
+  } catch (error) {
+    return { error };
+  }
 }

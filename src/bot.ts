@@ -1,6 +1,5 @@
 import type { Agent } from './agent.js';
-import { CaptureWriter } from './capture.js';
-import { CapturedStore } from './bot/captured-store.js';
+import { Capture } from './capture.js';
 import type { CaptureOptions } from './capture.js';
 import type { Interceptor } from './chain.js';
 import type { Channel, ChannelHandlers, Delivery } from './channel.js';
@@ -8,14 +7,13 @@ import type { TurnContext } from './context.js';
 import { ColloquyError, StoreError } from './errors.js';
 import { consoleLogger } from './logger.js';
 import type { Logger } from './logger.js';
-import type { ConversationStore } from './store.js';
+import type { ConversationStore, StoreOperation } from './store.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
-import type { CaptureOutcome } from './capture.js';
 import { openDefaultStore } from './bot/default-store.js';
 import { TurnOrder, refKey } from './turn-order.js';
 import { withAgentMentions } from './bot/turn.js';
 import { TurnRunner } from './bot/runner.js';
-import { applyChange, tapStore } from './bot/tap.js';
+import { applyChange } from './bot/tap.js';
 import type { CapturedChange } from './bot/tap.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
@@ -40,7 +38,11 @@ export interface BotOptions {
   /** Run after capture and before the agents, in order. */
   interceptors?: readonly Interceptor<TurnContext>[];
   logger?: Logger;
-  /** Capture's buffer and retry settings; its failures also go to `catch`. */
+  /**
+   * Capture's buffer and retry settings; its failures also go to `catch`. Its
+   * `deadLetterPath` defaults to `<database file>.dead-letter.jsonl` for a store with a
+   * `path` (the SQLite store); give one for another store.
+   */
   capture?: CaptureOptions;
   /** Most agent turns in a row before agents stop answering each other (default 5). */
   maxAgentDepth?: number;
@@ -48,7 +50,7 @@ export interface BotOptions {
   answerBots?: boolean;
   /** Run the agents again when a person edits a recent turn (default false). */
   rerunOnEdit?: boolean;
-  /** How long `stop` waits for held captures to reach the store (default 5000 ms). */
+  /** How long `stop` waits for queued writes to reach the store (default 5000 ms). */
   flushTimeoutMs?: number;
 }
 
@@ -66,8 +68,9 @@ export type ErrorHandler = (error: ColloquyError) => void | Promise<void>;
 const RECENT_TURNS = 1000;
 
 /**
- * The runtime: starts channels, captures every turn into the store, runs each inbound turn
- * through `[capture, ...interceptors, dispatch]` and sends the agents' answers. On every
+ * The runtime: starts channels, commits every turn to the store (a channel's handler resolves
+ * once its event is committed, so the channel can acknowledge it), runs each new inbound turn
+ * through `[...interceptors, dispatch]` and sends the agents' answers, each committed too. On every
  * channel the turns of one conversation run one after another in the order they arrived
  * (an edit or deletion after the turn it changes); different conversations run concurrently.
  * Errors in a turn are reported to `catch` and never stop the bot, nor the turns after it.
@@ -95,10 +98,7 @@ export class Bot {
   readonly #abort = new AbortController();
   #store: ConversationStore | undefined;
   #ownsStore = false;
-  #writer: CaptureWriter | undefined;
-  #view: CapturedStore | undefined;
-  /** The views agents with a store of their own read through, by that store. */
-  readonly #agentViews = new Map<ConversationStore, CapturedStore>();
+  #capture: Capture | undefined;
   readonly #watchers = new Set<(change: CapturedChange) => void>();
   #runner: TurnRunner | undefined;
   #accepting = false;
@@ -118,20 +118,16 @@ export class Bot {
       });
   }
 
-  /**
-   * The store turns are captured into (opened by `start` when none was given). Once started,
-   * its reads first wait for the turns captured so far, as the agents' reads do.
-   */
+  /** The store turns are committed to (opened by `start` when none was given). */
   get store(): ConversationStore {
-    const store = this.#view ?? this.#store;
+    const store = this.#store;
     if (store === undefined) throw new ColloquyError('the bot has no store before start()');
     return store;
   }
 
   /**
-   * Resolves once every turn captured so far has reached the store (or, while it fails, the
-   * capture buffer). A turn's writes do not hold the turn up: wait for this before reading
-   * the store some other way than `bot.store`, for instance in a test.
+   * Resolves once every write asked for so far has been tried (committed, or held for retry
+   * while the store fails).
    *
    * @example
    * ```ts
@@ -141,7 +137,7 @@ export class Bot {
    * ```
    */
   async settled(): Promise<void> {
-    await this.#writer?.settled();
+    await this.#capture?.settled();
   }
 
   /**
@@ -158,14 +154,14 @@ export class Bot {
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
   }
 
-  /** The capture writer's counters (stored, buffered, dropped…), after `start`. */
-  get captureStats(): CaptureWriter['stats'] | undefined {
-    return this.#writer?.stats;
+  /** Capture's counters (committed, waiting, dead-lettered…), after `start`. */
+  get captureStats(): Capture['stats'] | undefined {
+    return this.#capture?.stats;
   }
 
-  /** Captures given up on (rejected for good by the store, or dropped from a full buffer). */
-  get captureDeadLetters(): CaptureWriter['deadLetters'] {
-    return this.#writer?.deadLetters ?? [];
+  /** Writes given up on (refused for good by the store, or unwritten at stop). */
+  get captureDeadLetters(): Capture['deadLetters'] {
+    return this.#capture?.deadLetters ?? [];
   }
 
   /**
@@ -260,27 +256,24 @@ export class Bot {
       this.#store = await openDefaultStore();
       this.#ownsStore = true;
     }
-    const writer = new CaptureWriter(
-      tapStore(
-        this.#store,
-        () => this.#watchers.size > 0 || this.#agentStores().length > 0,
-        (change) => this.#changed(change),
-      ),
-      {
-        logger: this.#logger,
-        ...this.#options.capture,
-        onError: (error) => {
-          this.#options.capture?.onError?.(error);
-          this.report(error);
-        },
+    const capture = new Capture(this.#store, {
+      logger: this.#logger,
+      deadLetterPath: deadLetterPathOf(this.#store),
+      committed: (change) =>
+        this.#watchers.size > 0 || this.#agentStores().length > 0
+          ? this.#changed(change)
+          : undefined,
+      ...this.#options.capture,
+      onError: (error) => {
+        this.#options.capture?.onError?.(error);
+        this.report(error);
       },
-    );
-    this.#writer = writer;
-    this.#view = new CapturedStore(this.#store, writer);
+    });
+    this.#capture = capture;
     this.#runner = new TurnRunner({
-      store: this.#view,
+      store: this.#store,
       storeFor: (agent) => this.#storeFor(agent),
-      writer,
+      capture,
       interceptors: this.#options.interceptors ?? [],
       agentsOn: (channel) => this.agentsOn(channel),
       aliasesOf: (agent) => this.aliasesOf(agent),
@@ -295,21 +288,9 @@ export class Bot {
     for (const channel of this.#options.channels) await channel.start(this.#handlers(channel));
   }
 
-  /**
-   * The store an agent reads: the bot's (through the view that waits for captures) unless it
-   * has one of its own, which is read through such a view too. An agent given the bot's own
-   * store object reads through the bot's view.
-   */
+  /** The store an agent reads: its own when it has one, else the bot's. */
   #storeFor(agent: Agent): ConversationStore {
-    const own = agent.conversationHistory;
-    const view = this.#view!;
-    if (own === undefined || own === this.#store || own === view) return view;
-    let ownView = this.#agentViews.get(own);
-    if (ownView === undefined) {
-      ownView = new CapturedStore(own, this.#writer!);
-      this.#agentViews.set(own, ownView);
-    }
-    return ownView;
+    return agent.conversationHistory ?? this.#store!;
   }
 
   #allAgents(): readonly Agent[] {
@@ -323,14 +304,14 @@ export class Bot {
     const stores = new Set<ConversationStore>();
     for (const agent of all) {
       const own = agent.conversationHistory;
-      if (own !== undefined && own !== this.#store && own !== this.#view) stores.add(own);
+      if (own !== undefined && own !== this.#store) stores.add(own);
     }
     return [...stores];
   }
 
   /**
-   * A write capture committed: copied into every agent's own store (before capture counts it
-   * done, so the agent's next read holds it), then told to watchers (`History`). Never throws:
+   * A write capture committed: copied into every agent's own store (before the write
+   * resolves, so the agent's next read holds it), then told to watchers (`History`). Never throws:
    * a copy that fails is reported and the capture stands.
    */
   async #changed(change: CapturedChange): Promise<void> {
@@ -362,13 +343,16 @@ export class Bot {
       message: (message) => this.#inbound(message, channel),
       edit: (edit) => {
         const conversationId = this.#recent.get(refKey(edit))?.message.conversationId;
-        return this.#change(this.#writer!.edit(edit), (committed) =>
+        return this.#change(this.#commit({ kind: 'edit', edit }), (committed) =>
           // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
           this.#order.change(edit, () => this.#onEdit(edit, committed), conversationId),
         );
       },
       delete: (deletion: MessageDeletion) =>
-        this.#change(this.#writer!.delete(deletion), async (committed) => void (await committed)),
+        this.#change(
+          this.#commit({ kind: 'delete', deletion }),
+          async (committed) => void (await committed),
+        ),
       capacity: (limit) => this.#capacity(limit),
       error: (error) => this.report(error),
     };
@@ -384,7 +368,7 @@ export class Bot {
   #inbound(message: NewMessage, channel: Channel): Promise<Delivery> {
     if (!this.#accepting) return Promise.reject(notAccepting());
     const turn = withAgentMentions(message, this.agentsOn(channel));
-    const committed = this.#writer!.append(turn);
+    const committed = this.#commit({ kind: 'append', message: turn });
     let handled = this.#handling.get(turn.id);
     if (handled === undefined) {
       const work = this.#track(() =>
@@ -397,6 +381,16 @@ export class Bot {
       this.#handling.set(turn.id, handled);
     }
     return acknowledged(committed, turn.id, turn.conversationId, handled);
+  }
+
+  /** Hands `op` to capture; what became of it, never a rejection. */
+  #commit(op: StoreOperation): Promise<CaptureOutcome> {
+    return this.#capture!.write(op).then(
+      (value) =>
+        op.kind === 'append' && !(value as { inserted: boolean }).inserted ? 'duplicate' : 'stored',
+      (error: unknown) =>
+        error instanceof StoreError && error.transient === false ? 'rejected' : 'buffered',
+    );
   }
 
   /** An edit or deletion: committed in arrival order, then `then` runs in its turn's order. */
@@ -460,8 +454,9 @@ export class Bot {
 
   /**
    * Stops taking turns, stops the channels, waits for the turns in flight and those queued
-   * behind them, flushes capture and closes the store if the bot opened it. Safe to call more
-   * than once.
+   * behind them, gives capture `flushTimeoutMs` to commit what waits and closes the store if
+   * the bot opened it. Writes left unwritten go to the dead-letter file and are reported (and
+   * `installSignalHandlers` then exits with code 1). Safe to call more than once.
    */
   stop(): Promise<void> {
     this.#stopped ??= this.#stop();
@@ -481,13 +476,22 @@ export class Bot {
     this.#accepting = false;
     await this.idle();
     this.#abort.abort();
-    const writer = this.#writer;
-    if (writer !== undefined) {
-      const flushed = await writer.flush(this.#options.flushTimeoutMs ?? 5000);
-      if (!flushed) {
-        this.#logger.error('stop: some turns could not be stored', { ...writer.stats });
+    const capture = this.#capture;
+    if (capture !== undefined) {
+      await capture.close(this.#options.flushTimeoutMs ?? 5000);
+      const { deadLettered } = capture.stats;
+      if (deadLettered > 0) {
+        const file = this.#options.capture?.deadLetterPath ?? deadLetterPathOf(this.#store);
+        const where =
+          file === undefined
+            ? 'logged above'
+            : `kept in ${file}; \`colloquy import ${file}\` writes them back`;
+        this.report(
+          new StoreError(`${deadLettered} writes could not be stored: ${where}`, {
+            transient: false,
+          }),
+        );
       }
-      writer.close();
     }
     if (this.#ownsStore) await this.#store?.close?.();
   }
@@ -507,7 +511,11 @@ export class Bot {
       if (signalled) process.exit(130);
       signalled = true;
       this.#logger.info(`${signal}: stopping`);
-      void this.stop().finally(() => uninstall());
+      void this.stop().finally(() => {
+        uninstall();
+        // Writes left in the dead-letter file: the process says so with its exit code.
+        if ((this.captureStats?.deadLettered ?? 0) > 0) process.exitCode = 1;
+      });
     };
     const uninstall = () => {
       process.off('SIGINT', onSignal);
@@ -538,6 +546,17 @@ async function acknowledged(
       : 'the store rejected the event',
     { conversationId, messageId, transient: outcome === 'buffered' },
   );
+}
+
+/** What became of an event's write: see `Bot.#commit`. */
+type CaptureOutcome = 'stored' | 'duplicate' | 'buffered' | 'rejected';
+
+/** `<database file>.dead-letter.jsonl` for a store kept in a file (its `path`). */
+function deadLetterPathOf(store: ConversationStore | undefined): string | undefined {
+  const path = (store as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' && path !== '' && path !== ':memory:'
+    ? `${path}.dead-letter.jsonl`
+    : undefined;
 }
 
 function notAccepting(): StoreError {

@@ -1,531 +1,361 @@
+import { appendFileSync } from 'node:fs';
 import { StoreError } from './errors.js';
-import { consoleLogger, type Logger } from './logger.js';
-import type { ConversationStore } from './store.js';
-import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
 import { messageOf } from './error-message.js';
+import { consoleLogger, type Logger } from './logger.js';
+import type { CapturedChange } from './bot/tap.js';
+import type { CommitResult, ConversationStore, OperationResults, StoreOperation } from './store.js';
 
 export interface CaptureOptions {
-  /** Most operations held while the store is failing (default 10 000). */
+  /** Most operations waiting at once; past it a write is refused at once (default 10 000). */
   maxBuffer?: number;
-  /** Most bytes of text held while the store is failing, roughly (default 64 MiB). */
-  maxBufferBytes?: number;
-  /** How many rejected or dropped operations `deadLetters` keeps, newest last (default 1000). */
-  maxDeadLetters?: number;
-  /** First retry delay in ms; doubles per failed retry (default 50). */
+  /** First retry delay in ms after a transient failure; doubles per failed retry (default 50). */
   retryBaseMs?: number;
   /** Longest retry delay in ms (default 30 000). */
   retryMaxMs?: number;
+  /**
+   * The JSON-lines file operations go to when capture gives up on them (refused for good, or
+   * still unwritten at `close`); `colloquy import <file>` writes them back. Without it they
+   * are only logged.
+   */
+  deadLetterPath?: string;
   logger?: Logger;
   /**
-   * Called once per failed attempt, with the turn's ids and the store's error as `cause`;
-   * `transient: false` when the operation was rejected for good and will not be retried.
+   * Awaited after each committed op that changed something (a new turn, a known turn edited
+   * or deleted), before its write resolves: the bot copies turns into agents' own stores and
+   * tells `History` watchers here. What it throws is logged; the write stands.
    */
+  committed?: (change: CapturedChange) => Promise<void> | void;
+  /** Called once per failure, with the store's error as `cause`. */
   onError?: (error: StoreError) => void;
 }
 
-/**
- * `stored`: written now; `duplicate`: the store already had it; `buffered`: held for retry;
- * `rejected`: the store can never take it (see `deadLetters`).
- */
-export type CaptureOutcome = 'stored' | 'duplicate' | 'buffered' | 'rejected';
-
-/** Counters since the writer was made; `buffered` is the number of operations held right now. */
+/** Counters since capture was made; `waiting` is the number of operations queued right now. */
 export interface CaptureStats {
-  /** Turns, edits and deletions written. */
-  stored: number;
+  /** Operations committed (a repeated turn included). */
+  committed: number;
   /** Appends the store already had (same id or same platform message). */
   duplicates: number;
-  /** Failed attempts (one operation retried three times counts three). */
+  /** Failed attempts (one operation tried three times counts three). */
   failures: number;
-  /** Attempts made by the retry timer or `flush`. */
+  /** Commits tried again after a transient failure. */
   retries: number;
-  buffered: number;
-  /** Operations given up because the buffer was full (count or bytes). */
-  dropped: number;
-  /** Operations the store refused for good (not retried; kept in `deadLetters`). */
-  rejected: number;
+  waiting: number;
+  /** Operations given up on: refused for good, or unwritten at close. */
+  deadLettered: number;
 }
 
-/** One operation capture handed to the store. */
-export type CaptureOperation =
-  | { kind: 'append'; message: NewMessage }
-  | { kind: 'edit'; edit: MessageEdit }
-  | { kind: 'delete'; deletion: MessageDeletion };
-
 /**
- * An operation capture gave up on: `rejected` by the store for good, or `dropped` from a full
- * buffer. Kept so an operator can inspect it, fix it and append it by hand.
+ * An operation capture gave up on, as one line of the dead-letter file.
  *
  * @example
  * ```ts
- * for (const { op, error } of writer.deadLetters) console.error(op.kind, error.message);
+ * for (const { op, error } of capture.deadLetters) console.error(op.kind, error);
  * ```
  */
 export interface DeadLetter {
-  op: CaptureOperation;
-  reason: 'rejected' | 'dropped';
-  error: StoreError;
+  op: StoreOperation;
+  /** `rejected`: the store refused it for good; `unwritten`: still queued at close. */
+  reason: 'rejected' | 'unwritten';
+  error: string;
   /** When capture gave up (ISO 8601 UTC). */
   at: string;
 }
 
-type Operation = CaptureOperation;
-
 interface Entry {
-  op: Operation;
-  /** Rough size in bytes, for `maxBufferBytes`. */
-  bytes: number;
-  /** Its place in call order, for `settled`. */
+  op: StoreOperation;
   ticket: number;
-  /** An append's turn keys (see `keysOf`), while it is unwritten. */
-  keys?: readonly string[];
-  /** Set while the caller still waits for the outcome. */
-  settle?: (outcome: CaptureOutcome) => void;
+  /** Cleared once the caller has its answer (a transient failure answers before the commit). */
+  answer?: { resolve: (value: never) => void; reject: (error: StoreError) => void };
 }
 
 /**
- * Writes turns to a store in order and never loses one to a passing failure.
+ * The one write path from the bot to its store. Capture keeps one FIFO of operations and,
+ * whenever no commit is in flight, hands the store everything waiting in one
+ * `store.commit(ops)`: batches grow with load, with no timer. `write(op)` resolves with the
+ * op's result once it is committed.
  *
- * While the store works, each operation is written straight through, in call order. The
- * operations waiting are handed over together, up to 256 at once, when the store applies
- * writes in call order (`writesInOrder`); to any other store, operations on one platform
- * channel go one at a time (see `#takeWave`). When a write fails for
- * a passing reason (locked, full, closed, I/O; see {@link isPermanentStoreFailure}) the
- * operation goes into a bounded FIFO buffer and resolves `'buffered'`; a timer retries the
- * head with exponential backoff and jitter (capped at `retryMaxMs`), and every later
- * operation queues behind it until the buffer has drained, so order is kept. Each failed
- * attempt is reported to `onError` and `logger.warn`.
- *
- * An operation the store rejects for good (an invalid timestamp, a constraint, metadata that
- * cannot be serialised) is not retried: it resolves `'rejected'`, moves to `deadLetters`, is
- * counted in `stats.rejected` and reported to `onError` and `logger.error`, and the queue
- * moves on.
- *
- * When the buffer is full (`maxBuffer` operations or `maxBufferBytes` of text) the OLDEST
- * held operation is dropped (counted in `stats.dropped`, kept in `deadLetters`, logged with
- * `logger.error`): the newest turns are the ones agents need for their next prompt.
+ * When the store fails an op for a passing reason (`StoreError.transient` not false) the
+ * caller's promise rejects at once, so a channel can refuse to acknowledge, while the op stays
+ * at the head of the queue and is committed later, in order, after a backoff. While capture
+ * backs off, new writes queue behind and are answered at once the same way. An op the store
+ * refuses for good rejects with `StoreError { transient: false }` and goes to the dead-letter
+ * file, as does whatever is still queued at `close`.
  *
  * @example
  * ```ts
- * const writer = new CaptureWriter(store, { onError: (err) => bot.report(err) });
- * await writer.append(turn); // 'stored' | 'duplicate' | 'buffered' | 'rejected'; never rejects
- * await writer.flush(5_000); // on shutdown
- * writer.close();
+ * const capture = new Capture(store, { deadLetterPath: './colloquy.db.dead-letter.jsonl' });
+ * const { inserted } = await capture.write({ kind: 'append', message: turn });
+ * await capture.close(5_000);
  * ```
  */
-export class CaptureWriter {
+export class Capture {
   readonly #store: ConversationStore;
   readonly #maxBuffer: number;
-  readonly #maxBufferBytes: number;
-  readonly #maxDeadLetters: number;
   readonly #retryBaseMs: number;
   readonly #retryMaxMs: number;
+  readonly #deadLetterPath: string | undefined;
   readonly #logger: Logger;
   readonly #onError: ((error: StoreError) => void) | undefined;
+  readonly #committed: CaptureOptions['committed'];
 
-  /** Operations not yet applied, in order (the one being attempted is taken out). */
   #queue: Entry[] = [];
-  /** Bytes held in `#queue`. */
-  #bytes = 0;
-  /** Operations handed to the store and not yet answered (one wave). */
-  #wave: Entry[] = [];
-  #tickets = 0;
-  /** Callers of `settled`, each waiting for the operations up to its ticket. */
-  #waiters: { ticket: number; resolve: () => void }[] = [];
-  /** The ids and platform messages of the appends not yet written, counted. */
-  readonly #unwritten = new Map<string, number>();
-  /** True from a failure until the queue has fully drained: new operations wait behind. */
-  #backlog = false;
-  #running: Promise<void> | undefined;
+  #committing = false;
+  #scheduled = false;
+  /** The commit in flight, or the last one. */
+  #commitDone: Promise<void> = Promise.resolve();
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The last transient failure, while capture backs off. */
+  #failing: StoreError | undefined;
   #attempt = 0;
+  #tickets = 0;
+  /** Every op with a ticket up to this one has been tried at least once. */
+  #tried = 0;
+  #waiters: { ticket: number; resolve: () => void }[] = [];
   #closed = false;
-  /** `flush` calls under way: the store should hand over what it holds back at once. */
-  #flushing = 0;
   readonly #deadLetters: DeadLetter[] = [];
-  readonly #counts = {
-    stored: 0,
-    duplicates: 0,
-    failures: 0,
-    retries: 0,
-    dropped: 0,
-    rejected: 0,
-  };
+  readonly #counts = { committed: 0, duplicates: 0, failures: 0, retries: 0, deadLettered: 0 };
 
   constructor(store: ConversationStore, options: CaptureOptions = {}) {
     this.#store = store;
     this.#maxBuffer = Math.max(1, options.maxBuffer ?? 10_000);
-    this.#maxBufferBytes = Math.max(1, options.maxBufferBytes ?? 64 * 1024 * 1024);
-    this.#maxDeadLetters = Math.max(0, options.maxDeadLetters ?? 1000);
     this.#retryBaseMs = options.retryBaseMs ?? 50;
     this.#retryMaxMs = options.retryMaxMs ?? 30_000;
+    this.#deadLetterPath = options.deadLetterPath;
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;
+    this.#committed = options.committed;
   }
 
   get stats(): Readonly<CaptureStats> {
-    const held = this.#backlog ? this.#queue.length + this.#wave.length : 0;
-    return { ...this.#counts, buffered: held };
+    return { ...this.#counts, waiting: this.#queue.length };
   }
 
-  /** The newest operations given up (rejected for good, or dropped from a full buffer), oldest first. */
+  /** The operations given up on so far (the newest 1000), oldest first. */
   get deadLetters(): readonly DeadLetter[] {
     return [...this.#deadLetters];
   }
 
-  /** Stores a turn. Never rejects. */
-  append(message: NewMessage): Promise<CaptureOutcome> {
-    return this.#enqueue({ kind: 'append', message });
-  }
-
   /**
-   * Queues an inbound turn and says whether it is new without waiting for the write: a turn
-   * queued here and not yet written, or one the store has already (`store.has`), is a
-   * `'duplicate'` and is not queued again. With a store that has no `has`, the turn is written
-   * first and the outcome decides. A store failing to answer counts as new (answering twice
-   * is preferred to not answering). Never rejects; the write goes on behind (see `settled`).
-   * When more than 512 operations wait for a working store, it waits for them first, so a
-   * store that falls behind slows the turns down instead of filling memory.
+   * Queues `op` and resolves with its result once it is committed. Rejects with a
+   * `StoreError`: `transient` (the op stays queued and is committed later) or not (given up,
+   * dead-lettered).
    *
    * @example
    * ```ts
-   * if ((await writer.accept(turn)) === 'duplicate') return; // a platform retry
+   * const { inserted } = await capture.write({ kind: 'append', message: turn });
    * ```
    */
-  async accept(message: NewMessage): Promise<'new' | 'duplicate'> {
-    const store = this.#store;
-    if (store.has === undefined) {
-      return (await this.append(message)) === 'duplicate' ? 'duplicate' : 'new';
-    }
-    const keys = keysOf(message);
-    if (keys.some((key) => this.#unwritten.has(key))) return this.#duplicate();
-    // Held from here, so the same turn arriving while the store looks is a duplicate too.
-    this.#count(keys, 1);
-    if (await store.has(message).catch(() => false)) {
-      this.#count(keys, -1);
-      return this.#duplicate();
-    }
-    // Back-pressure: when the store falls behind, new turns wait for it rather than pile up.
-    if (this.#queue.length >= MAX_QUEUED && !this.#backlog) await this.settled();
-    void this.#enqueue({ kind: 'append', message }, keys);
-    return 'new';
+  write<O extends StoreOperation>(op: O): Promise<OperationResults[O['kind']]> {
+    return new Promise((resolve, reject) => {
+      if (this.#closed || this.#queue.length >= this.#maxBuffer) {
+        const why = this.#closed ? 'capture is closed' : `${this.#maxBuffer} operations wait`;
+        return reject(errorFor(op, `cannot store ${op.kind}: ${why}`, true, this.#failing));
+      }
+      const entry: Entry = { op, ticket: ++this.#tickets, answer: { resolve, reject } };
+      this.#queue.push(entry);
+      if (this.#failing !== undefined) {
+        this.#answer(entry, { ok: false, error: this.#failing });
+        this.#tried = entry.ticket;
+      }
+      this.#schedule();
+    });
   }
 
   /**
-   * Resolves once every operation asked for before the call has been tried: written,
-   * rejected, or held for retry while the store fails. Reads made after it see those turns
-   * (the Bot's agents read through such a view). Never rejects.
+   * Resolves once every operation written before the call has been tried at least once:
+   * committed, given up on, or held for a retry.
    *
    * @example
    * ```ts
-   * void writer.append(reply);
-   * await writer.settled();
-   * await store.get(reply.conversationId); // holds the reply
+   * void capture.write({ kind: 'append', message: reply }).catch(() => {});
+   * await capture.settled();
    * ```
    */
   settled(): Promise<void> {
     const ticket = this.#tickets;
-    if (this.#triedUpTo(ticket)) return Promise.resolve();
-    // A store may hold background appends back to commit them together: not these.
-    this.#store.flush?.();
+    if (this.#tried >= ticket) return Promise.resolve();
     return new Promise((resolve) => this.#waiters.push({ ticket, resolve }));
   }
 
-  #duplicate(): 'duplicate' {
-    this.#counts.duplicates++;
-    return 'duplicate';
-  }
-
-  #triedUpTo(ticket: number): boolean {
-    const oldest = this.#wave[0]?.ticket ?? this.#queue[0]?.ticket ?? Infinity;
-    return this.#backlog || oldest > ticket;
-  }
-
-  /** Waiters come in ticket order, and a ticket tried means every earlier one was too. */
-  #wake(): void {
-    while (this.#waiters[0] !== undefined && this.#triedUpTo(this.#waiters[0].ticket)) {
-      this.#waiters.shift()!.resolve();
-    }
-  }
-
-  #count(keys: readonly string[], by: 1 | -1): void {
-    for (const key of keys) {
-      const n = (this.#unwritten.get(key) ?? 0) + by;
-      if (n > 0) this.#unwritten.set(key, n);
-      else this.#unwritten.delete(key);
-    }
-  }
-
-  /** An operation left the writer (written, rejected or dropped): its turn is no longer unwritten. */
-  #done(entry: Entry): void {
-    if (entry.keys !== undefined) this.#count(entry.keys, -1);
-  }
-
-  /** Records an edit, in order with the appends. Never rejects. */
-  edit(edit: MessageEdit): Promise<CaptureOutcome> {
-    return this.#enqueue({ kind: 'edit', edit });
-  }
-
-  /** Records a deletion, in order with the appends. Never rejects. */
-  delete(deletion: MessageDeletion): Promise<CaptureOutcome> {
-    return this.#enqueue({ kind: 'delete', deletion });
-  }
-
   /**
-   * Retries the held operations now, in order, and keeps retrying with backoff until the
-   * buffer is empty or `timeoutMs` (default 0: one pass) has passed. True when empty.
+   * Tries what is queued until the queue is empty or `timeoutMs` has passed, then stops
+   * taking writes; what is left goes to the dead-letter file. Returns how many were left.
    */
-  async flush(timeoutMs = 0): Promise<boolean> {
+  async close(timeoutMs = 5000): Promise<number> {
     const deadline = Date.now() + timeoutMs;
-    this.#flushing++;
-    this.#store.flush?.();
-    try {
-      for (;;) {
-        this.#clearTimer();
-        if (this.#backlog && !this.#running) this.#counts.retries++;
-        await this.#run();
-        if (this.#queue.length === 0 && this.#wave.length === 0) return true;
-        const remaining = deadline - Date.now();
-        if (remaining <= 0) return false;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(remaining, this.#delay())));
+    for (let tries = 0; ; tries++) {
+      while (this.#scheduled || this.#committing) await this.#commitDone;
+      if (this.#queue.length === 0 || Date.now() >= deadline) break;
+      this.#stopTimer();
+      if (this.#failing !== undefined && tries > 0) {
+        await new Promise((r) => setTimeout(r, Math.min(this.#delay(), deadline - Date.now())));
+        this.#stopTimer();
       }
-    } finally {
-      this.#flushing--;
+      this.#counts.retries++;
+      this.#schedule();
     }
-  }
-
-  /** Stops the retry timer; held operations stay until `flush`. */
-  close(): void {
     this.#closed = true;
-    this.#clearTimer();
+    this.#stopTimer();
+    const left = this.#queue.splice(0);
+    const why = this.#failing?.message ?? 'the store did not answer in time';
+    for (const entry of left) {
+      const error = errorFor(entry.op, `${entry.op.kind} unwritten at stop: ${why}`, false);
+      this.#bury(entry.op, 'unwritten', error);
+      this.#answer(entry, { ok: false, error });
+    }
+    this.#wake(this.#tickets);
+    return left.length;
   }
 
-  /** `held`: the append's keys, already counted as unwritten by the caller. */
-  #enqueue(op: Operation, held?: readonly string[]): Promise<CaptureOutcome> {
-    const entry: Entry = { op, bytes: sizeOf(op), ticket: ++this.#tickets };
-    if (op.kind === 'append') {
-      entry.keys = held ?? keysOf(op.message);
-      if (held === undefined) this.#count(entry.keys, 1);
-    }
-    if (this.#backlog) {
-      this.#push(entry);
-      this.#dropOverflow();
-      return Promise.resolve('buffered');
-    }
-    return new Promise((settle) => {
-      entry.settle = settle;
-      this.#push(entry);
-      void this.#run();
+  #stopTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Starts a commit on the next microtask, so that writes made together commit together. */
+  #schedule(): void {
+    if (this.#scheduled || this.#committing || this.#timer !== undefined) return;
+    if (this.#queue.length === 0) return;
+    this.#scheduled = true;
+    queueMicrotask(() => {
+      this.#scheduled = false;
+      this.#commitDone = this.#commit();
     });
   }
 
-  #push(entry: Entry): void {
-    this.#queue.push(entry);
-    this.#bytes += entry.bytes;
-  }
-
-  #shift(): Entry | undefined {
-    const entry = this.#queue.shift();
-    if (entry !== undefined) this.#bytes -= entry.bytes;
-    return entry;
-  }
-
-  /** Starts the worker unless it runs already; resolves when it stops. */
-  #run(): Promise<void> {
-    this.#running ??= this.#work();
-    return this.#running;
-  }
-
-  async #work(): Promise<void> {
-    // Start on a later tick, so `#running` is set before this run can finish.
-    await undefined;
-    try {
-      for (let wave = this.#takeWave(); wave.length > 0; wave = this.#takeWave()) {
-        this.#wave = wave;
-        const applied = Promise.all(wave.map((entry) => this.#apply(entry.op)));
-        // Someone waits for these: the store should not hold them back (see `settled`).
-        if (this.#waiters.length > 0 || this.#flushing > 0) this.#store.flush?.();
-        const outcomes = await applied;
-        this.#wave = [];
-        const failed = wave.filter((_, i) => outcomes[i] === 'buffered');
-        if (failed.length === 0 && outcomes.some((outcome) => outcome !== 'rejected')) {
-          this.#attempt = 0;
+  async #commit(): Promise<void> {
+    if (this.#committing || this.#queue.length === 0) return;
+    this.#committing = true;
+    const batch = this.#queue.splice(0);
+    const results = await commitWith(
+      this.#store,
+      batch.map((entry) => entry.op),
+    );
+    if (this.#committed !== undefined) await this.#tell(batch, results);
+    const held: Entry[] = [];
+    batch.forEach((entry, i) => {
+      const result = results[i]!;
+      if (result.ok) {
+        this.#counts.committed++;
+        if (entry.op.kind === 'append' && !(result.value as { inserted: boolean }).inserted) {
+          this.#counts.duplicates++;
         }
-        wave.forEach((entry, i) => {
-          if (outcomes[i] === 'buffered') return;
-          this.#done(entry);
-          entry.settle?.(outcomes[i]!);
-        });
-        if (failed.length > 0) {
-          // Back at the head, in their order: nothing queued behind them goes first.
-          this.#queue.unshift(...failed);
-          for (const entry of failed) this.#bytes += entry.bytes;
-          this.#holdAll();
-          this.#dropOverflow();
-          this.#scheduleRetry();
-          return;
+      } else {
+        this.#counts.failures++;
+        if (result.error.transient === false) this.#reject(entry, result.error);
+        else {
+          if (entry.answer !== undefined) this.#report(result.error, 'warn');
+          held.push(entry);
         }
-        this.#wake();
       }
-      this.#backlog = false;
-    } finally {
-      // Same tick as the loop's last check: an operation queued after this starts a new run.
-      this.#running = undefined;
-      this.#wake();
+      this.#answer(entry, result);
+    });
+    this.#tried = Math.max(this.#tried, batch[batch.length - 1]!.ticket);
+    this.#queue.unshift(...held);
+    const failed = held.find(() => true);
+    if (failed === undefined) {
+      this.#failing = undefined;
+      this.#attempt = 0;
+    } else {
+      const error = results[batch.indexOf(failed)] as { error: StoreError };
+      this.#failing = error.error;
+      if (!this.#closed) this.#retryLater();
     }
+    this.#committing = false;
+    this.#wake(this.#tried);
+    this.#schedule();
   }
 
-  /**
-   * The next operations to hand the store at once, from the head of the queue, in order. A
-   * store that applies writes in call order (`writesInOrder`) takes up to `MAX_WAVE` of them,
-   * whatever their channel. Any other store gets operations on one platform channel one at a
-   * time (an edit after its turn, a reply after the turn it answers): the wave stops at the
-   * first operation on a channel already in it. Either way a store can commit a wave as one
-   * (the SQLite store's writer thread does). In a wave of an ordered store, a write after one
-   * that fails for a passing reason may be written already: the failed one is then written
-   * after it, on retry (the SQLite store fails a whole batch at once, so this takes a failure
-   * inside one write's savepoint, such as a full disk that frees up between two writes).
-   */
-  #takeWave(): Entry[] {
-    const wave: Entry[] = [];
-    const places = this.#store.writesInOrder === true ? undefined : new Set<string>();
-    for (let head = this.#queue[0]; head !== undefined; head = this.#queue[0]) {
-      if (wave.length >= MAX_WAVE) break;
-      if (places !== undefined) {
-        const place = placeOf(head.op);
-        if (places.has(place)) break;
-        places.add(place);
+  /** Hands each change the batch made to `committed`, in order. */
+  async #tell(batch: Entry[], results: CommitResult[]): Promise<void> {
+    for (const [i, { op }] of batch.entries()) {
+      const result = results[i]!;
+      if (!result.ok) continue;
+      let change: CapturedChange | undefined;
+      if (op.kind === 'append') {
+        const { inserted, message } = result.value as OperationResults['append'];
+        if (inserted) change = { kind: 'append', message };
+      } else if (result.value === true) {
+        change =
+          op.kind === 'edit'
+            ? { kind: 'edit', edit: op.edit }
+            : { kind: 'delete', deletion: op.deletion };
       }
-      wave.push(this.#shift()!);
-    }
-    return wave;
-  }
-
-  /** Applies one operation; `buffered` when it should be retried, `rejected` when never. */
-  #apply(op: Operation): Promise<CaptureOutcome> {
-    const failed = (cause: unknown) => this.#failed(op, cause);
-    try {
-      if (op.kind !== 'append') return this.#record(op).then(undefined, failed);
-      // A promise chain, not an async function: capture calls this twice a turn.
-      return this.#store.append(op.message, BACKGROUND).then(({ inserted }) => {
-        this.#counts[inserted ? 'stored' : 'duplicates']++;
-        return inserted ? 'stored' : 'duplicate';
-      }, failed);
-    } catch (cause) {
-      return Promise.resolve(failed(cause));
+      if (change === undefined) continue;
+      try {
+        await this.#committed!(change);
+      } catch (error) {
+        this.#logger.error('capture: the committed hook threw', { error });
+      }
     }
   }
 
-  async #record(op: Exclude<Operation, { kind: 'append' }>): Promise<CaptureOutcome> {
-    const known =
-      op.kind === 'edit'
-        ? await this.#store.recordEdit(op.edit)
-        : await this.#store.recordDeletion(op.deletion);
-    if (!known) this.#logger.debug(`capture: ${op.kind} of an unknown message`, refOf(op));
-    this.#counts.stored++;
-    return 'stored';
-  }
-
-  /** A failed attempt: `rejected` when it can never succeed, `buffered` for a retry. */
-  #failed(op: Operation, cause: unknown): CaptureOutcome {
-    this.#counts.failures++;
-    if (isPermanentStoreFailure(cause)) {
-      this.#reject(op, cause);
-      return 'rejected';
-    }
-    this.#report(op, cause);
-    return 'buffered';
-  }
-
-  /** After a failure every waiting caller gets 'buffered' and later ones queue behind. */
-  #holdAll(): void {
-    this.#backlog = true;
-    for (const entry of this.#queue) {
-      entry.settle?.('buffered');
-      delete entry.settle;
-    }
-  }
-
-  #dropOverflow(): void {
-    while (
-      this.#queue.length > this.#maxBuffer ||
-      (this.#bytes > this.#maxBufferBytes && this.#queue.length > 0)
-    ) {
-      const dropped = this.#shift()!;
-      this.#done(dropped);
-      this.#counts.dropped++;
-      const ref = refOf(dropped.op);
-      const error = new StoreError('capture: buffer full, dropped the oldest held operation', {
-        conversationId: ref.conversationId,
-        messageId: ref.messageId,
-        transient: false,
-      });
-      this.#bury(dropped.op, 'dropped', error);
-      this.#logger.error(error.message, {
-        ...ref,
-        maxBuffer: this.#maxBuffer,
-        maxBufferBytes: this.#maxBufferBytes,
-        dropped: this.#counts.dropped,
-      });
-    }
-  }
-
-  #scheduleRetry(): void {
-    if (this.#closed) return;
-    this.#clearTimer();
+  #retryLater(): void {
     const delay = this.#delay();
     this.#attempt++;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#counts.retries++;
-      void this.#run();
+      this.#schedule();
     }, delay);
     this.#timer.unref?.();
   }
 
-  /** Exponential backoff with equal jitter: somewhere in [cap/2, cap], never above retryMaxMs. */
+  /** Exponential backoff with equal jitter, never above `retryMaxMs`. */
   #delay(): number {
     const cap = Math.min(this.#retryMaxMs, this.#retryBaseMs * 2 ** Math.min(this.#attempt, 30));
     return cap / 2 + Math.random() * (cap / 2);
   }
 
-  #clearTimer(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+  #answer(entry: Entry, result: CommitResult): void {
+    const answer = entry.answer;
+    if (answer === undefined) return;
+    delete entry.answer;
+    if (result.ok) answer.resolve(result.value as never);
+    else
+      answer.reject(
+        errorFor(entry.op, result.error.message, result.error.transient !== false, result.error),
+      );
   }
 
-  #bury(op: Operation, reason: DeadLetter['reason'], error: StoreError): void {
-    if (this.#maxDeadLetters === 0) return;
-    this.#deadLetters.push({ op, reason, error, at: new Date().toISOString() });
-    if (this.#deadLetters.length > this.#maxDeadLetters) this.#deadLetters.shift();
+  #wake(ticket: number): void {
+    while (this.#waiters[0] !== undefined && this.#waiters[0].ticket <= ticket) {
+      this.#waiters.shift()!.resolve();
+    }
   }
 
-  /** A write that can never succeed: dead-lettered, reported loudly, not retried. */
-  #reject(op: Operation, cause: unknown): void {
-    const ref = refOf(op);
-    this.#counts.rejected++;
-    const error = new StoreError(
-      `capture: the store rejected ${op.kind} for good; not retried: ${messageOf(cause)}`,
-      { cause, conversationId: ref.conversationId, messageId: ref.messageId, transient: false },
-    );
-    this.#bury(op, 'rejected', error);
-    this.#logger.error(error.message, { ...ref, rejected: this.#counts.rejected, error: cause });
-    this.#notify(error);
+  /** An op the store refuses for good: dead-lettered, reported loudly, not retried. */
+  #reject(entry: Entry, error: StoreError): void {
+    this.#bury(entry.op, 'rejected', error);
+    this.#report(error, 'error');
   }
 
-  #report(op: Operation, cause: unknown): void {
-    const ref = refOf(op);
-    const error = new StoreError(`capture: could not store ${op.kind}; held for retry`, {
-      cause,
-      conversationId: ref.conversationId,
-      messageId: ref.messageId,
-      transient: true,
+  #bury(op: StoreOperation, reason: DeadLetter['reason'], error: StoreError): void {
+    this.#counts.deadLettered++;
+    const letter: DeadLetter = { op, reason, error: error.message, at: new Date().toISOString() };
+    this.#deadLetters.push(letter);
+    if (this.#deadLetters.length > 1000) this.#deadLetters.shift();
+    const path = this.#deadLetterPath;
+    try {
+      if (path === undefined) throw new Error('no dead-letter file is set');
+      appendFileSync(path, `${JSON.stringify(letter, plainJson)}\n`);
+    } catch (cause) {
+      this.#logger.error(
+        `capture: could not keep an operation in a dead-letter file: ${messageOf(cause)}`,
+        {
+          deadLetter: letter,
+        },
+      );
+    }
+  }
+
+  #report(error: StoreError, level: 'warn' | 'error'): void {
+    this.#logger[level](`capture: ${error.message}`, {
+      conversationId: error.conversationId,
+      messageId: error.messageId,
+      transient: error.transient !== false,
+      error: error.cause,
     });
-    this.#logger.warn(error.message, { ...ref, attempt: this.#attempt + 1, error: cause });
-    this.#notify(error);
-  }
-
-  #notify(error: StoreError): void {
     try {
       this.#onError?.(error);
     } catch (handlerError) {
@@ -535,76 +365,95 @@ export class CaptureWriter {
 }
 
 /**
- * True when a store failure will never pass, so retrying the write is pointless: a
- * `StoreError` that says so (`transient: false`), a SQLite constraint or type mismatch, or a
- * value that cannot be serialised (`TypeError`, `DataCloneError`), anywhere in the `cause`
- * chain. Everything else — busy, locked, full, I/O, a closed store, an unknown error — is
- * taken as passing.
+ * Commits `ops` through `store.commit` or, for a store without it, the seed calls one by one.
+ * Never rejects: whatever goes wrong is a failed result per op (transient unless the store
+ * says otherwise). A seed store's `append` that resolves to nothing counts as stored.
  *
  * @example
  * ```ts
- * isPermanentStoreFailure(new StoreError('bad timestamp', { transient: false })); // true
- * isPermanentStoreFailure(Object.assign(new Error('locked'), { code: 'SQLITE_BUSY' })); // false
+ * const [result] = await commitWith(store, [{ kind: 'append', message: turn }]);
  * ```
  */
-export function isPermanentStoreFailure(error: unknown): boolean {
-  for (let e = error, depth = 0; e instanceof Object && depth < 5; depth++) {
-    if (e instanceof StoreError && e.transient !== undefined) return !e.transient;
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && code.startsWith('SQLITE_')) {
-      return /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/.test(code);
+export async function commitWith(
+  store: ConversationStore,
+  ops: readonly StoreOperation[],
+): Promise<CommitResult[]> {
+  try {
+    if (store.commit !== undefined) {
+      const results = await store.commit(ops);
+      if (Array.isArray(results) && results.length === ops.length) {
+        return results.map((result, i) =>
+          result?.ok === true ? result : failure(ops[i]!, result?.error),
+        );
+      }
+      throw new Error(`commit answered ${String(results?.length)} results for ${ops.length} ops`);
     }
-    if (e instanceof TypeError || (e as { name?: unknown }).name === 'DataCloneError') return true;
-    e = (e as { cause?: unknown }).cause;
+  } catch (cause) {
+    return ops.map((op) => failure(op, cause));
   }
-  return false;
-}
-
-/** Capture's appends: nobody waits on them (see `AppendOptions.background`). */
-const BACKGROUND = Object.freeze({ background: true });
-
-/**
- * Most operations handed to the store at once. A store may hold background appends back for a
- * moment to commit them together (the SQLite store's writer thread looks every 25 ms), so a
- * wave must carry what a busy bot captures meanwhile.
- */
-const MAX_WAVE = 256;
-
-/** Operations waiting for a working store past which `accept` waits for them first. */
-const MAX_QUEUED = 512;
-
-/** The platform channel an operation writes to: operations on one go one at a time. */
-function placeOf(op: Operation): string {
-  const { channelType, channelId } =
-    op.kind === 'append' ? op.message.metadata : op.kind === 'edit' ? op.edit : op.deletion;
-  return `${channelType}\u0000${channelId}`;
-}
-
-/** Roughly what an operation weighs in memory: its text, plus a little for the rest. */
-function sizeOf(op: Operation): number {
-  const text =
-    op.kind === 'append' ? op.message.content : op.kind === 'edit' ? op.edit.content : '';
-  return 256 + text.length * 2;
-}
-
-/** What makes two appends the same turn: the id, and the platform message when there is one. */
-function keysOf({ id, metadata }: NewMessage): string[] {
-  const { channelType, channelId, messageId } = metadata;
-  const keys = [`id\u0000${id}`];
-  if (messageId !== undefined)
-    keys.push(`ref\u0000${channelType}\u0000${channelId}\u0000${messageId}`);
-  return keys;
-}
-
-function refOf(op: Operation): {
-  conversationId?: string;
-  messageId?: string;
-  platformMessageId?: string;
-} {
-  if (op.kind === 'append') {
-    const { conversationId, id, metadata } = op.message;
-    return { conversationId, messageId: id, platformMessageId: metadata.messageId };
+  const results: CommitResult[] = [];
+  for (const op of ops) {
+    try {
+      results.push({ ok: true, value: await applyOne(store, op) } as CommitResult);
+    } catch (cause) {
+      const failed = failure(op, cause);
+      results.push(failed);
+      // What follows may depend on it (an edit of the turn): it waits behind, in order.
+      if (failed.ok === false && failed.error.transient !== false) {
+        const behind = errorFor(op, `held behind a failed write: ${failed.error.message}`, true);
+        for (const later of ops.slice(results.length)) results.push(failure(later, behind));
+        break;
+      }
+    }
   }
-  const ref = op.kind === 'edit' ? op.edit : op.deletion;
-  return { platformMessageId: `${ref.channelType}:${ref.channelId}:${ref.messageId}` };
+  return results;
+}
+
+async function applyOne(store: ConversationStore, op: StoreOperation): Promise<unknown> {
+  switch (op.kind) {
+    case 'append': {
+      const result = (await store.append(op.message)) as
+        Partial<OperationResults['append']> | undefined;
+      return {
+        message: result?.message ?? op.message,
+        inserted: typeof result?.inserted === 'boolean' ? result.inserted : true,
+      };
+    }
+    case 'edit':
+      return typeof store.recordEdit === 'function'
+        ? (await store.recordEdit(op.edit)) !== false
+        : false;
+    case 'delete':
+      return typeof store.recordDeletion === 'function'
+        ? (await store.recordDeletion(op.deletion)) !== false
+        : false;
+  }
+}
+
+function failure(op: StoreOperation, cause: unknown): CommitResult {
+  const transient = cause instanceof StoreError ? cause.transient !== false : true;
+  const error =
+    cause instanceof StoreError
+      ? cause
+      : errorFor(op, `cannot store ${op.kind}: ${messageOf(cause)}`, transient, cause);
+  return { ok: false, error };
+}
+
+/** What JSON cannot hold as is (a BigInt) as a string, so an op always has its line. */
+function plainJson(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+/** A StoreError naming the op's turn, with `cause`. */
+function errorFor(
+  op: StoreOperation,
+  message: string,
+  transient: boolean,
+  cause?: unknown,
+): StoreError {
+  const ids =
+    op.kind === 'append'
+      ? { conversationId: op.message.conversationId, messageId: op.message.id }
+      : {};
+  return new StoreError(message, { ...ids, cause, transient });
 }

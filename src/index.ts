@@ -72,7 +72,7 @@ export type {
 export type { ConsoleLoggerOptions, Logger, LogLevel } from './logger.js';
 export type { Tokenizer } from './tokenizer.js';
 export type { Agent, AgentResult, AgentRunContext } from './agent.js';
-export type { CaptureOptions, CaptureStats } from './capture.js';
+export type { CaptureOptions, CaptureStats, DeadLetter } from './capture.js';
 export type { AssembledPrompt, AssemblerOptions, SummarizeInput, Summarizer } from './assemble.js';
 export type { BotOptions, ErrorHandler } from './bot.js';
 export type { CapturedChange } from './bot/tap.js';

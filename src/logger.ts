@@ -73,7 +73,7 @@ export const consoleLogger: Logger = createConsoleLogger();
  *
  * @example
  * ```ts
- * new CaptureWriter(store, { logger: silentLogger });
+ * new Capture(store, { logger: silentLogger });
  * ```
  */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

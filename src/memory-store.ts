@@ -65,8 +65,6 @@ const BM25_B = 0.75;
  * ```
  */
 export class InMemoryConversationStore implements ConversationStore {
-  /** Every write is applied before its call returns. */
-  readonly writesInOrder = true;
   readonly #maxConversations: number;
   readonly #maxMessages: number;
   readonly #tokenizer: Tokenizer;
@@ -251,11 +249,6 @@ export class InMemoryConversationStore implements ConversationStore {
       }
     }
     return newest && structuredClone(newest);
-  }
-
-  async has(message: NewMessage): Promise<boolean> {
-    const key = platformKeyOf(withMetadata(message));
-    return this.#byId.has(message.id) || (key !== '' && this.#byPlatform.has(key));
   }
 
   async getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {

@@ -1,3 +1,4 @@
+import type { StoreError } from './errors.js';
 import type {
   ChannelType,
   ConversationScope,
@@ -68,14 +69,35 @@ export interface AppendResult {
   inserted: boolean;
 }
 
-export interface AppendOptions {
-  /**
-   * The caller does not wait on this write to go on (capture): a store may hand it to a
-   * background writer and commit it with others a little later (see `flush`), rather than
-   * write it at once.
-   */
-  background?: boolean;
+/**
+ * One write capture hands a store. The store commits a batch of them in one transaction,
+ * each failing alone (see `ConversationStore.commit`).
+ *
+ * @example
+ * ```ts
+ * const op: StoreOperation = { kind: 'append', message: turn };
+ * ```
+ */
+export type StoreOperation =
+  | { kind: 'append'; message: NewMessage }
+  | { kind: 'edit'; edit: MessageEdit }
+  | { kind: 'delete'; deletion: MessageDeletion };
+
+/** What each kind of operation answers when it is committed. */
+export interface OperationResults {
+  append: AppendResult;
+  /** False when the edited message is unknown. */
+  edit: boolean;
+  /** False when the deleted message is unknown. */
+  delete: boolean;
 }
+
+/**
+ * One operation's outcome in a batch: its value, or the error that kept it out (a
+ * `StoreError` whose `transient` says whether trying again can succeed).
+ */
+export type CommitResult<K extends StoreOperation['kind'] = StoreOperation['kind']> =
+  { ok: true; value: OperationResults[K] } | { ok: false; error: StoreError };
 
 export interface ForgetOptions {
   /** `delete` removes the rows (default); `redact` keeps them with the text and name blanked. */
@@ -96,7 +118,7 @@ export interface ForgetOptions {
  */
 export interface ConversationStore {
   /** Stores a turn once: a repeated `id`, or a repeated platform message, stores nothing. */
-  append(message: NewMessage, options?: AppendOptions): Promise<AppendResult>;
+  append(message: NewMessage): Promise<AppendResult>;
   /** The most recent `limit` matching turns, oldest first (ties: insertion order). */
   get(conversationId: string, options?: GetOptions): Promise<StoredMessage[]>;
   /** Relevance-ranked search in one conversation; the query is plain words, never syntax. */
@@ -127,22 +149,11 @@ export interface ConversationStore {
    */
   getMessage?(conversationId: string, id: string): Promise<StoredMessage | undefined>;
   /**
-   * True when `append(message)` would store nothing: this `id`, or this platform message, is
-   * stored already. Optional: capture uses it to tell a platform's retry from a new turn
-   * without waiting for the write (see `CaptureWriter.accept`), and appends first without it.
+   * Commits `ops` in one transaction, in order, each failing alone (a failed one leaves the
+   * others written), and answers one result per op, in order. Optional: capture hands a store
+   * without it the same operations one by one (`append`, `recordEdit`, `recordDeletion`).
    */
-  has?(message: NewMessage): Promise<boolean>;
-  /**
-   * True when the store applies its writes one at a time in the order they were called, even
-   * while earlier ones are still pending. Capture then hands it many writes for one channel at
-   * once (a reply with the turn it answers) instead of waiting for each in turn.
-   */
-  readonly writesInOrder?: boolean;
-  /**
-   * Hands over now the `background` appends a store holds back to commit them together:
-   * someone waits for them (capture's `settled`, before an agent reads). Optional.
-   */
-  flush?(): void;
+  commit?(ops: readonly StoreOperation[]): Promise<CommitResult[]>;
 
   close?(): Promise<void>;
 }

@@ -45,6 +45,13 @@ export class TurnOrder {
     return this.#tails.size;
   }
 
+  /** Resolves once no work is queued or running under `key` (a conversation id). */
+  async drained(key: string): Promise<void> {
+    for (let tail = this.#tails.get(key); tail !== undefined; tail = this.#tails.get(key)) {
+      await tail;
+    }
+  }
+
   /** Runs a new turn's `work` after the work queued before it in its conversation. Never rejects. */
   message(message: NewMessage, work: () => Promise<void>): Promise<void> {
     const { channelType, channelId, messageId } = message.metadata;

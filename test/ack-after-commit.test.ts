@@ -136,7 +136,7 @@ describe('acknowledge after commit', () => {
 
       // and when the store recovers, Telegram's redelivery is answered 200, stored and answered once
       gated.state.failing = false;
-      await until(() => bot!.captureStats?.buffered === 0);
+      await until(() => bot!.captureStats?.waiting === 0);
       const again = await telegram.postWebhook(url, { update_id: 8, message }, 's3cret');
       expect(again.status).toBe(200);
       await bot!.idle();
@@ -314,7 +314,7 @@ describe('acknowledge after commit', () => {
 
       // and Slack's retry, once the store works, is acknowledged and stored once
       gated.state.failing = false;
-      await until(() => bot!.captureStats?.buffered === 0);
+      await until(() => bot!.captureStats?.waiting === 0);
       const retry = await slack.sendEvent(event, { eventId: 'Ev0ACK', retryNum: 1 });
       expect(retry.status).toBe(200);
       await bot!.idle();

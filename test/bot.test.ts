@@ -169,7 +169,7 @@ describe('Bot', () => {
 });
 
 describe('Bot errors', () => {
-  it('keeps answering while the store fails, reports StoreErrors, and flushes on stop', async () => {
+  it('refuses a turn it could not commit, still answers it, and writes both once the store is back', async () => {
     // given a store that refuses writes
     const store = flakyStore(new InMemoryConversationStore());
     const channel = new MemoryChannel();
@@ -194,7 +194,7 @@ describe('Bot errors', () => {
     await bot.idle();
     expect(channel.sent.map((m) => m.content)).toEqual(['still here']);
     expect(errors[0]).toMatchObject({ name: 'StoreError', conversationId: 'memory:room' });
-    expect(bot.captureStats?.buffered).toBe(2);
+    expect(bot.captureStats?.waiting).toBe(2);
 
     // and when the store recovers, stop writes what was held
     store.failing = false;
@@ -223,10 +223,12 @@ describe('Bot errors', () => {
     await channel.receive(next.content, { from: bob, messageId: next.metadata.messageId });
     await bot.stop();
 
-    // then it was reported and kept, and the retry was still recognised
+    // then it was reported and kept (and stop said so), and the retry was still recognised
     expect(errors.map((e) => [e.name, (e as StoreError).transient])).toEqual([
       ['StoreError', false],
+      ['StoreError', false],
     ]);
+    expect(errors[1]?.message).toMatch(/1 writes could not be stored/);
     expect(bot.captureDeadLetters.map((d) => d.reason)).toEqual(['rejected']);
     expect(agent.runs.map((m) => m.content)).toEqual([
       '@support-agent poison',

@@ -86,6 +86,7 @@ export function startConsoleBot(env: Record<string, string>) {
     child,
     exited,
     stderr: () => stderr,
+    stdout: () => stdout,
     /** Writes a line and resolves with stdout's lines once `replies` lines have been printed. */
     say(text: string, replies: number): Promise<string[]> {
       const answered = new Promise<string[]>((resolve) =>

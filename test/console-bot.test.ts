@@ -1,8 +1,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SqliteConversationStore } from 'colloquy/sqlite';
+import { FakeOpenAIServer } from 'colloquy/testing';
 import { buildIfStale, startConsoleBot } from './console-bot.fixtures.js';
 
 beforeAll(() => buildIfStale(), 180_000);
@@ -81,6 +83,50 @@ describe('npm start: the console bot', () => {
     expect(await bot.exited).toBe(0);
   });
 
+  it('on Ctrl-C lets the pending answer finish, answers the lines typed meanwhile, stamped when typed, and exits', async () => {
+    // given the console bot on a model that holds its first answer
+    const model = await new FakeOpenAIServer().start();
+    const firstAnswer = model.holdNext();
+    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+    const bot = startConsoleBot({
+      COLLOQUY_DB: db,
+      COLLOQUY_USER_NAME: 'Ada',
+      COLLOQUY_MODEL: 'openai-compatible:fake-model',
+      COLLOQUY_MODEL_BASE_URL: model.baseURL,
+      COLLOQUY_LOG_LEVEL: 'info',
+    });
+    try {
+      // when a line's answer is pending and two more lines are typed meanwhile
+      bot.child.stdin.write('first\n');
+      await firstAnswer.arrived;
+      bot.child.stdin.write('second\nthird\n');
+      await until(() => userLines(db).length === 3); // stored at once, not after the answer
+
+      // and Ctrl-C is pressed before the model answers
+      bot.child.kill('SIGINT');
+      await until(() => bot.stderr().includes('SIGINT: stopping'));
+      firstAnswer.release();
+
+      // then every line is answered, in order, and the process exits cleanly
+      expect(await bot.exited).toBe(0);
+      const { stdout } = bot;
+      expect(stdout().trim().split('\n')).toEqual([
+        'echo: Ada: first',
+        'echo: Ada: second',
+        'echo: Ada: third',
+      ]);
+
+      // and the lines typed meanwhile carry the time they were typed, before the first answer
+      const turns = userLines(db);
+      expect(turns.map((turn) => turn.content)).toEqual(['first', 'second', 'third']);
+      const answered = firstAnswerTime(db);
+      for (const turn of turns) expect(turn.timestamp < answered).toBe(true);
+    } finally {
+      bot.child.kill('SIGKILL');
+      await model.close();
+    }
+  });
+
   it('exits with the reason when COLLOQUY_MODEL cannot be used', async () => {
     const bot = startConsoleBot({ COLLOQUY_MODEL: 'openai:gpt-4o-mini', OPENAI_API_KEY: '' });
     expect(await bot.exited).toBe(1);
@@ -98,3 +144,48 @@ describe('npm start: the console bot', () => {
     );
   });
 });
+
+/** The person's turns in the console conversation, read from another connection. */
+function userLines(db: string): { content: string; timestamp: string }[] {
+  const file = new Database(db, { readonly: true, fileMustExist: true });
+  try {
+    return file
+      .prepare(
+        "SELECT content, timestamp FROM messages WHERE conversation_id = 'console:local' AND participant_id LIKE 'console:%' ORDER BY seq",
+      )
+      .all() as { content: string; timestamp: string }[];
+  } catch {
+    return []; // not created yet
+  } finally {
+    file.close();
+  }
+}
+
+/** When the first answer was written. */
+function firstAnswerTime(db: string): string {
+  const file = new Database(db, { readonly: true, fileMustExist: true });
+  try {
+    return file
+      .prepare(
+        "SELECT timestamp FROM messages WHERE conversation_id = 'console:local' AND participant_id NOT LIKE 'console:%' ORDER BY seq LIMIT 1",
+      )
+      .pluck()
+      .get() as string;
+  } finally {
+    file.close();
+  }
+}
+
+/** Resolves once `condition` holds (the child process gives no event to await). */
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (condition()) return;
+    } catch {
+      // the database file is not there yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${condition.toString()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -146,7 +146,7 @@ describe('a process running DiscordChannel', () => {
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual({
       messages: ['first', 'still here'],
-      errors: ['MalformedEventError', 'MalformedEventError'],
+      errors: ['MalformedEventError', 'MalformedEventError', 'MalformedEventError'],
     });
   }, 60_000);
 });

@@ -1,8 +1,10 @@
+import { request } from 'node:http';
 import { LogLevel } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChannelHandlers, NewMessage } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
-import { FakeSlack, signSlackRequest } from 'colloquy/testing';
+import { TelegramChannel } from 'colloquy/telegram';
+import { FakeSlack, FakeTelegram, signSlackRequest } from 'colloquy/testing';
 
 // Requests that are signed (or carry the right secret) and still refused: a timestamp too far
 // from now, a body too large.
@@ -84,5 +86,108 @@ describe('the Slack events endpoint', () => {
 
     expect(statuses).toEqual([401, 401, 200, 200]);
     expect(messages.map((m) => m.content)).toEqual(['sent 240 s off', 'sent -240 s off']);
+  });
+});
+
+/**
+ * POSTs `total` bytes (a JSON-looking stream of spaces) to `url`, writing only as fast as the
+ * server reads; resolves with the answer's status and how many bytes had been written when it
+ * came (or when the server closed the connection).
+ */
+function flood(
+  url: string,
+  total: number,
+  headers: Record<string, string>,
+): Promise<{ status: number | undefined; written: number }> {
+  return new Promise((resolve) => {
+    let written = 0;
+    let status: number | undefined;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      resolve({ status, written });
+      req.destroy();
+    };
+    const req = request(url, { method: 'POST', headers }, (res) => {
+      status = res.statusCode;
+      res.resume();
+      finish();
+    });
+    req.on('error', finish);
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const pump = () => {
+      while (!done && written < total) {
+        written += chunk.length;
+        if (!req.write(chunk)) return void req.once('drain', pump);
+      }
+      if (!done) req.end();
+    };
+    req.write('{"update_id":1,"message":');
+    pump();
+  });
+}
+
+describe('the Telegram webhook', () => {
+  let telegram: FakeTelegram | undefined;
+  let channel: TelegramChannel | undefined;
+
+  afterEach(async () => {
+    await channel?.stop();
+    await telegram?.close();
+  });
+
+  async function webhookChannel(maxBodyBytes?: number): Promise<string> {
+    telegram = await FakeTelegram.start();
+    channel = new TelegramChannel({
+      token: telegram.token,
+      mode: 'webhook',
+      client: { apiRoot: telegram.apiRoot },
+      webhook: {
+        secretToken: 'right-secret',
+        port: 0,
+        host: '127.0.0.1',
+        ...(maxBodyBytes !== undefined && { maxBodyBytes }),
+      },
+    });
+    await channel.start(recording().handlers);
+    return `http://127.0.0.1:${channel.webhookPort as number}/telegram`;
+  }
+
+  const HUNDRED_MB = 100 * 1024 * 1024;
+  const secret = { 'x-telegram-bot-api-secret-token': 'right-secret' };
+
+  it('answers 413 to a 100 MB body with the right secret, without reading it all', async () => {
+    const url = await webhookChannel();
+
+    const declared = await flood(url, HUNDRED_MB, {
+      ...secret,
+      'content-type': 'application/json',
+      'content-length': String(HUNDRED_MB + 25),
+    });
+    const chunked = await flood(url, HUNDRED_MB, { ...secret, 'content-type': 'application/json' });
+
+    expect(declared.status).toBe(413);
+    expect(chunked.status).toBe(413);
+    expect(declared.written).toBeLessThan(HUNDRED_MB / 4);
+    expect(chunked.written).toBeLessThan(HUNDRED_MB / 4);
+  });
+
+  it('takes a configured cap and still accepts an ordinary update', async () => {
+    const url = await webhookChannel(64 * 1024);
+    const update = {
+      update_id: 7,
+      message: (telegram as FakeTelegram).buildMessage({
+        chat: { id: 1001, type: 'private', first_name: 'Ada' },
+        from: { id: 1001, is_bot: false, first_name: 'Ada' },
+        text: 'hello',
+      }),
+    };
+
+    const small = await (telegram as FakeTelegram).postWebhook(url, update, 'right-secret');
+    const large = await flood(url, 1024 * 1024, { ...secret, 'content-type': 'application/json' });
+
+    expect(small.status).toBe(200);
+    expect(large.status).toBe(413);
   });
 });

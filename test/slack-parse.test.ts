@@ -25,6 +25,34 @@ function message(parsed: ParsedSlackEvent) {
 }
 
 describe('parseSlackEvent', () => {
+  it('reads a thread in a DM (an assistant thread) as a DM in its own conversation', () => {
+    const turn = message(parseSlackEvent(fixture('message-im-assistant-thread'), { self, names }));
+    expect(turn).toMatchObject({
+      conversationId: 'slack:T061EG9R6:D024BE91L:1729701200.000100',
+      scope: 'dm',
+      metadata: { threadId: '1729701200.000100', replyToParticipantId: 'slack:U0LAN0Z89' },
+    });
+  });
+
+  it('reads Slackbot as a system participant', () => {
+    const turn = message(parseSlackEvent(fixture('message-slackbot'), { self, names }));
+    expect(turn).toMatchObject({
+      participant: { kind: 'system', id: 'slack:USLACKBOT', displayName: 'Slackbot' },
+      content: 'You have been removed from #secret-plans by @Bob',
+      scope: 'dm',
+    });
+  });
+
+  it('keys an Enterprise Grid event with the workspace of the envelope, not the organisation', () => {
+    const grid = { self: { userId: 'W0LAN0Z89' }, teamId: 'E0ORG1234' }; // auth.test's team
+    const turn = message(parseSlackEvent(fixture('message-grid'), grid));
+    expect(turn).toMatchObject({
+      id: 'slack:T0WORKSPC:C0SHARED1:1729701400.000400',
+      conversationId: 'slack:T0WORKSPC:C0SHARED1',
+      metadata: { teamId: 'T0WORKSPC', mentions: ['slack:W0LAN0Z89'] },
+    });
+  });
+
   it('reads an app_mention as a channel turn that mentions the bot', () => {
     const turn = message(parseSlackEvent(fixture('app_mention'), { self, names }));
     expect(turn).toMatchObject({

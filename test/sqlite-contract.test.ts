@@ -2,19 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { afterAll, expect } from 'vitest';
+import { afterAll } from 'vitest';
 import { describeStoreContract } from './store-contract.js';
 
 describeStoreContract('SqliteConversationStore (:memory:, inline writes)', () =>
   SqliteConversationStore.open(':memory:'),
 );
 
-// A file: writes go through the writer thread, reads through the store's own connection.
+// A file, in WAL mode.
 const dir = mkdtempSync(join(tmpdir(), 'colloquy-contract-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
-describeStoreContract('SqliteConversationStore (file, writer thread)', () => {
-  const store = SqliteConversationStore.open(join(dir, `contract-${++files}.db`));
-  expect(store.writerMode).toBe('thread');
-  return store;
-});
+describeStoreContract('SqliteConversationStore (file)', () =>
+  SqliteConversationStore.open(join(dir, `contract-${++files}.db`)),
+);

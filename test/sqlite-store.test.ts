@@ -269,8 +269,7 @@ describe('SqliteConversationStore: several writers', () => {
   });
 
   it('reports a full disk as a StoreError naming the conversation', async () => {
-    // (inline writes: the page limit below caps only the connection it is set on)
-    const store = storeAt(undefined, { writerThread: false });
+    const store = storeAt();
     store.db.pragma(`max_page_count = ${store.db.pragma('page_count', { simple: true })}`);
     const error = await rejection(store.append(turn({ content: 'x'.repeat(100_000) })));
     expect(error.message).toMatch(/disk is full/);

@@ -127,7 +127,7 @@ export function describeStoreContract(
         expect(addressed.map((m) => m.id)).toEqual(['minimal-1']);
         expect(others).toEqual([]);
         expect((await store.search(C1, 'required')).map((m) => m.id)).toEqual(['minimal-1']);
-        expect(await store.has?.(minimal)).not.toBe(false);
+        expect((await store.append(minimal)).inserted).toBe(false);
       });
 
       it('accepts a turn with no metadata at all, with its channel taken from the id', async () => {

@@ -107,7 +107,7 @@ describe.skipIf(!present)('studio in Chromium', () => {
     expect(dialogs).toEqual([]);
   });
 
-  it('shows a turn a bot commits to the same file without a reload, as text', async () => {
+  it('shows a turn a bot commits to the same file, and an edit, without a reload, as text', async () => {
     await expect
       .poll(() => page.locator('#live-status').getAttribute('class'))
       .toContain('connected');
@@ -117,8 +117,6 @@ describe.skipIf(!present)('studio in Chromium', () => {
     });
     const writer = new SqliteConversationStore({
       path,
-      writerThread: false,
-      backgroundCheckpoints: false,
     });
     try {
       await writer.append(
@@ -137,6 +135,26 @@ describe.skipIf(!present)('studio in Chromium', () => {
     const fresh = page.locator('#turns .turn', { hasText: `live ${HOSTILE.img} arrived` });
     await expect.poll(() => fresh.count(), { timeout: 10_000 }).toBe(1);
     expect(await page.locator('#live-status').textContent()).toBe('live: 1 new turn');
+
+    // An edit of a turn on screen replaces it in place
+    const editor = new SqliteConversationStore({
+      path,
+    });
+    try {
+      await editor.recordEdit({
+        channelType: 'slack',
+        channelId: 'C0GENERAL',
+        messageId: `${Date.parse('2026-03-16T10:00:00Z') / 1000}.000000`,
+        content: 'Lunch at one instead?',
+        editedAt: '2026-03-16T12:31:00.000Z',
+      });
+    } finally {
+      await editor.close();
+    }
+    const edited = page.locator('#turns .turn', { hasText: 'Lunch at one instead?' });
+    await expect
+      .poll(() => edited.locator('.mark').textContent(), { timeout: 10_000 })
+      .toBe('edited');
     expect(
       await page.evaluate(() => (globalThis as unknown as { notReloaded?: boolean }).notReloaded),
     ).toBe(marker);

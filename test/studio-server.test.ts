@@ -249,13 +249,11 @@ describe('studio on a file without agent runs', () => {
 });
 
 describe('studio live turns', () => {
-  it('streams a turn another connection commits, rendered and escaped', async () => {
+  it('streams a turn another connection commits, and an edit of a turn on screen, rendered and escaped', async () => {
     const s = await studioOn('live.db');
     const studio = await startStudio({ source: s.source, port: 0, token: 'live', pollMs: 50 });
     const writer = new SqliteConversationStore({
       path: s.path,
-      writerThread: false,
-      backgroundCheckpoints: false,
     });
     try {
       const after = await s.source.latestSeq();
@@ -285,17 +283,34 @@ describe('studio live turns', () => {
           '1773662460.000000',
         ),
       );
+      const decoder = new TextDecoder();
       let text = '';
-      while (!text.includes('\n\n')) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += new TextDecoder().decode(value);
-      }
+      const readUntil = async (event: string) => {
+        while (!text.includes(`event: ${event}\n`)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`stream ended before ${event}`);
+          text += decoder.decode(value, { stream: true });
+        }
+        const at = text.indexOf(`event: ${event}\n`);
+        const data = /data: (.*)/.exec(text.slice(at))![1]!;
+        return JSON.parse(data) as { seq: number; html: string };
+      };
+      const fresh = await readUntil('turn');
+      expect(fresh.html).toContain('live &lt;i&gt;now&lt;/i&gt;');
+      expect(text).not.toContain('elsewhere');
+
+      // When a turn on the screen is edited, its new rendering follows
+      await writer.recordEdit({
+        channelType: 'slack',
+        channelId: 'C0GENERAL',
+        messageId: String(Date.parse('2026-03-16T10:00:00Z') / 1000) + '.000000',
+        content: 'Lunch at one <u>instead</u>?',
+        editedAt: '2026-03-16T12:02:00.000Z',
+      });
+      const changed = await readUntil('change');
+      expect(changed.html).toContain('Lunch at one &lt;u&gt;instead&lt;/u&gt;?');
+      expect(changed.html).toContain('Lunch at noon?'); // the earlier text, under the turn
       await reader.cancel();
-      expect(text).toContain('event: turn');
-      const data = JSON.parse(/data: (.*)/.exec(text)![1]!) as { seq: number; html: string };
-      expect(data.html).toContain('live &lt;i&gt;now&lt;/i&gt;');
-      expect(data.html).not.toContain('elsewhere');
     } finally {
       await writer.close();
       await studio.close();

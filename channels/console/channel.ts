@@ -37,9 +37,11 @@ export interface ConsoleChannelOptions {
 
 /**
  * A channel on standard input and output: every line typed (or piped) is a turn in the DM
- * `console:<session>`, every reply is printed. Lines are handled one at a time, in order, each
- * after the previous answer; at end of input (Ctrl-D, the end of a pipe, Ctrl-C, or `/quit`)
- * `closed` resolves so the program can stop the bot.
+ * `console:<session>`, stamped when it is typed, and every reply is printed. Lines typed while an
+ * answer is pending are handed to the bot in order and answered in turn. At end of input
+ * (Ctrl-D, the end of a pipe, Ctrl-C, or `/quit`) reading stops and `closed` resolves once every
+ * line read has been handed over, so the program can stop the bot, which finishes the answers
+ * still pending.
  *
  * @example
  * ```ts
@@ -70,7 +72,9 @@ export class ConsoleChannel implements Channel {
   #lines = 0;
   #replies = 0;
   #rl: Interface | undefined;
-  #stopping = false;
+  #reading = true;
+  /** Lines are handed over one after another, in the order typed; this is the last one's. */
+  #handing: Promise<void> = Promise.resolve();
   #resolveClosed!: () => void;
 
   constructor(options: ConsoleChannelOptions = {}) {
@@ -93,36 +97,51 @@ export class ConsoleChannel implements Channel {
       prompt: this.#prompt,
     });
     this.#rl = rl;
+    // Ctrl-C on a terminal: stop reading; what was typed is still handed over and answered.
     rl.on('SIGINT', () => rl.close());
-    const lines = rl[Symbol.asyncIterator]();
-    void this.#loop(lines, handlers).finally(() => this.#resolveClosed());
+    rl.on('line', (line) => this.#onLine(line, handlers));
+    rl.on('close', () => {
+      this.#reading = false;
+      void this.#handing.then(() => this.#resolveClosed());
+    });
+    if (this.#terminal) rl.prompt();
   }
 
-  async #loop(lines: AsyncIterator<string>, handlers: ChannelHandlers): Promise<void> {
-    if (this.#terminal) this.#rl?.prompt();
-    for (;;) {
-      const next = await lines.next();
-      if (next.done === true || this.#stopping) return;
-      const text = next.value.trim();
-      if (text === '/quit' || text === '/exit') return void this.#rl?.close();
-      if (text !== '') await this.#hand(handlers, this.#turn(text));
-      if (this.#terminal && !this.#stopping) this.#rl?.prompt();
+  /** A line was typed: stamp it now and queue it behind the lines before it. */
+  #onLine(line: string, handlers: ChannelHandlers): void {
+    const text = line.trim();
+    if (text === '/quit' || text === '/exit') return void this.#rl?.close();
+    if (text === '') {
+      if (this.#terminal && this.#reading) this.#rl?.prompt();
+      return;
     }
+    const turn = this.#turn(text);
+    this.#handing = this.#handing.then(() => this.#hand(turn, handlers));
   }
 
-  /** Hands a line to the bot and waits for its answer; a line not committed is reported. */
-  async #hand(handlers: ChannelHandlers, turn: NewMessage): Promise<void> {
+  /**
+   * Hands a line to the bot, which resolves once it is committed (the next line goes then, so
+   * lines are committed in the order typed); the prompt comes back once it is answered. A line
+   * that could not be stored is reported, never dropped silently.
+   */
+  async #hand(turn: NewMessage, handlers: ChannelHandlers): Promise<void> {
+    let handled = Promise.resolve();
     try {
-      await (
-        await handlers.message(turn)
-      ).handled;
+      ({ handled } = await handlers.message(turn));
     } catch (error) {
       handlers.error(
         error instanceof ColloquyError
           ? error
-          : new ColloquyError('the line could not be stored', { cause: error }),
+          : new ColloquyError('the line could not be stored', {
+              cause: error,
+              conversationId: turn.conversationId,
+              messageId: turn.id,
+            }),
       );
     }
+    void handled.then(() => {
+      if (this.#terminal && this.#reading) this.#rl?.prompt();
+    });
   }
 
   #turn(content: string): NewMessage {
@@ -143,11 +162,11 @@ export class ConsoleChannel implements Channel {
     return { messageIds: [`${this.#run}-r${++this.#replies}`], timestamp: isoTimestamp() };
   }
 
-  /** Stops reading; the line being answered (if any) still finishes. */
+  /** Stops reading; resolves once every line already read has been handed to the bot. */
   async stop(): Promise<void> {
-    this.#stopping = true;
     this.#rl?.close();
     if (this.#rl === undefined) this.#resolveClosed();
+    await this.#handing;
   }
 }
 

@@ -46,6 +46,11 @@ export interface FakeDiscordOptions {
   heartbeatInterval?: number;
   /** Dispatch MESSAGE_CREATE for the bot's own posts, as Discord does (default true). */
   echo?: boolean;
+  /**
+   * Dispatches sent right after READY, before the GUILD_CREATEs: events that arrive while
+   * discord.js is still starting (it queues them until every guild is available).
+   */
+  beforeGuilds?: Array<{ t: string; d: unknown }>;
 }
 
 export interface FakeDiscordUserMessage {
@@ -117,11 +122,13 @@ export class FakeDiscord {
           application: { id: this.botUser.id, flags: 0 },
           private_channels: [],
         }),
-        afterReady: () =>
-          [...this.guilds.values()].map((guild) => ({
+        afterReady: () => [
+          ...(options.beforeGuilds ?? []),
+          ...[...this.guilds.values()].map((guild) => ({
             t: 'GUILD_CREATE',
             d: guildCreatePayload(guild, this.botUser),
           })),
+        ],
       },
       () => this.gatewayUrl,
     );

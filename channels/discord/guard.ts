@@ -13,7 +13,9 @@ export type BrokenPacketHandler = (packet: GatewayDispatchPayload, error: unknow
  * (`MESSAGE_CREATE` with `d: null` throws there), where nothing catches it: the rejection is
  * unhandled and Node exits. This strategy is discord.js's own `SimpleShardingStrategy`, given
  * a view of the manager whose `emit` of a dispatch catches what the client's handlers throw
- * and hands the packet to `onBroken`; the connection goes on with the next event.
+ * and hands the packet to `onBroken`; the connection goes on with the next event. A dispatch
+ * without a `d` object never reaches discord.js (while starting, discord.js queues events and
+ * handles them later, outside any guard).
  *
  * @example
  * ```ts
@@ -30,6 +32,13 @@ function guardDispatches(manager: ShardManager, onBroken: BrokenPacketHandler): 
   const real = manager.emit.bind(manager) as (event: string, payload: unknown) => boolean;
   const emit = (event: string, payload: { data?: GatewayDispatchPayload }): boolean => {
     if (event !== 'dispatch') return real(event, payload);
+    const packet = payload.data;
+    // Every dispatch discord.js reads carries an object; one without is dropped here, so it is
+    // not queued (before READY completes) and handled later outside this guard.
+    if (packet !== undefined && packet.t !== 'RESUMED' && !isObject(packet.d)) {
+      onBroken(packet, new Error('the event carries no data object (d)'));
+      return true;
+    }
     try {
       return real(event, payload);
     } catch (error) {
@@ -45,4 +54,8 @@ function guardDispatches(manager: ShardManager, onBroken: BrokenPacketHandler): 
       return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
     },
   });
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null;
 }

@@ -19,6 +19,12 @@ import { RecentKeys } from '../../src/recent.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
 import { pollUpdates } from './polling.js';
 import type { RetryOptions } from './format.js';
+import {
+  BodyTooLargeError,
+  DEFAULT_MAX_WEBHOOK_BODY_BYTES,
+  readBoundedBody,
+  refuseTooLarge,
+} from './body.js';
 import { displayName, parseUpdate, participantId } from './parse.js';
 import type { TelegramSelf } from './parse.js';
 
@@ -37,6 +43,11 @@ export interface TelegramWebhookOptions {
   host?: string;
   /** Public HTTPS URL to register with `setWebhook` on start; omit if you register it yourself. */
   url?: string;
+  /**
+   * Largest request body read, in bytes (default 4 MB): a longer one gets 413 and is not read
+   * further, whatever its secret token.
+   */
+  maxBodyBytes?: number;
 }
 
 /** Options of {@link TelegramChannel}. */
@@ -156,8 +167,17 @@ export class TelegramChannel implements Channel {
   private async answerWebhook(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let update: Update;
     try {
-      update = JSON.parse(await readBody(req)) as Update;
+      const maxBytes = this.options.webhook?.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY_BYTES;
+      update = JSON.parse(await readBoundedBody(req, maxBytes)) as Update;
     } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        this.report(
+          new MalformedEventError(`Refused a Telegram webhook request: ${error.message}`, {
+            cause: error,
+          }),
+        );
+        return refuseTooLarge(res);
+      }
       this.report(
         new MalformedEventError('Skipped a Telegram webhook request that was not JSON', {
           cause: redactError(error),
@@ -323,10 +343,4 @@ function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,7 +1,6 @@
 import { concerns } from '../agent.js';
 import type { Agent } from '../agent.js';
-import { captureReplies, withPartialReply } from '../capture-interceptors.js';
-import type { CaptureWriter } from '../capture.js';
+import type { Capture } from '../capture.js';
 import { compose } from '../chain.js';
 import type { Interceptor } from '../chain.js';
 import type { BotIdentity, Channel, SentMessage } from '../channel.js';
@@ -19,9 +18,9 @@ const LOOP_GUARD_MAX_ROWS = 5000;
 /** What the runner needs from the bot. */
 export interface RunnerDeps {
   store: ConversationStore;
-  /** The store an agent reads (its own, when it has one, behind the same wait for captures). */
+  capture: Capture;
+  /** The store an agent reads (its own, when it has one). */
   storeFor(agent: Agent): ConversationStore;
-  writer: CaptureWriter;
   interceptors: readonly Interceptor<TurnContext>[];
   agentsOn(channel: Channel): readonly Agent[];
   aliasesOf(agent: Agent): readonly string[];
@@ -34,7 +33,7 @@ export interface RunnerDeps {
 }
 
 /**
- * Runs turns through the chain `[capture, ...interceptors, dispatch]`. Dispatch asks every
+ * Runs committed turns through the chain `[...interceptors, dispatch]`. Dispatch asks every
  * agent of the channel whether it answers, runs it, sends its output, and hands a reply that
  * mentions another of the bot's agents to that agent as a new turn (depth + 1), until
  * `maxAgentDepth` agent turns in a row.
@@ -54,8 +53,7 @@ export class TurnRunner {
 
   /** A turn a channel delivered, already committed: interceptors, then agents. */
   async inbound(turn: NewMessage, channel: Channel): Promise<void> {
-    const depth = await this.#inboundDepth(turn);
-    await this.#run(turn, channel, depth, captureReplies(this.deps.writer));
+    await this.#run(turn, channel, await this.#inboundDepth(turn));
   }
 
   /** An edited turn, answered again (the edit itself is already recorded). */
@@ -63,19 +61,14 @@ export class TurnRunner {
     await this.again(withAgentMentions(message, this.deps.agentsOn(channel)), channel, 0);
   }
 
-  /** A turn already stored (an edit to re-answer, an agent's reply): replies are captured. */
+  /** A turn already stored (an edit to re-answer, an agent's reply). */
   async again(message: NewMessage, channel: Channel, depth: number): Promise<void> {
-    await this.#run(message, channel, depth, captureReplies(this.deps.writer));
+    await this.#run(message, channel, depth);
   }
 
-  async #run(
-    message: NewMessage,
-    channel: Channel,
-    depth: number,
-    capture: Interceptor<TurnContext>,
-  ) {
+  async #run(message: NewMessage, channel: Channel, depth: number) {
     const ctx = this.#context(message, channel, depth);
-    const chain = compose<TurnContext>([capture, ...this.deps.interceptors, this.#dispatch]);
+    const chain = compose<TurnContext>([...this.deps.interceptors, this.#dispatch]);
     try {
       await chain(ctx, async () => {});
     } catch (cause) {
@@ -121,10 +114,12 @@ export class TurnRunner {
         } catch (error) {
           // A split reply failed part way: the parts that went out are the reply, stored.
           const messageIds = sentIdsOf(error);
-          if (messageIds.length > 0) withPartialReply(error, turnFor({ messageIds }, true));
+          if (messageIds.length > 0) await this.#record(turnFor({ messageIds }, true), 'reply');
           throw error;
         }
-        return turnFor(sent, false);
+        const reply = turnFor(sent, false);
+        await this.#record(reply, 'reply');
+        return reply;
       },
     };
   }
@@ -173,7 +168,7 @@ export class TurnRunner {
         conversationId: message.conversationId,
         store: this.deps.storeFor(agent),
         aliases,
-        record: (turn) => this.#record(turn),
+        record: (turn) => this.#record(turn, 'tool turn'),
         report: (error) => this.deps.report(error),
         depth: ctx.depth,
         signal: this.deps.signal,
@@ -206,15 +201,17 @@ export class TurnRunner {
     if (addressed) await this.again(reply, ctx.channel, ctx.depth + 1);
   }
 
-  async #record(turn: NewMessage): Promise<void> {
+  /** Commits a turn the bot made; a failure is reported (capture keeps a transient one queued). */
+  async #record(turn: NewMessage, what: string): Promise<void> {
     try {
-      await this.deps.writer.append(turn);
+      await this.deps.capture.write({ kind: 'append', message: turn });
     } catch (cause) {
       this.deps.report(
-        new StoreError('could not record a tool turn', {
+        new StoreError(`could not record a ${what}: ${messageOf(cause)}`, {
           cause,
           conversationId: turn.conversationId,
           messageId: turn.id,
+          transient: (cause as StoreError).transient,
         }),
       );
     }

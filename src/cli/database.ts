@@ -25,14 +25,7 @@ export async function openStore(path: string, options: { write?: boolean } = {})
   assertDatabaseExists(path);
   const { SqliteConversationStore } = await import('colloquy/sqlite');
   try {
-    // A short-lived command: SQLite's own checkpoints and writes on this thread are enough;
-    // worker threads would only add their start-up.
-    return new SqliteConversationStore({
-      path,
-      readonly: !options.write,
-      backgroundCheckpoints: false,
-      writerThread: false,
-    });
+    return new SqliteConversationStore({ path, readonly: !options.write });
   } catch (error) {
     throw describeOpenFailure(path, error);
   }

@@ -5,8 +5,9 @@
  */
 
 /**
- * The client script: live turns over server-sent events (the server renders and escapes
- * each turn; the script inserts that markup as is), filter selects that submit on change, and
+ * The client script: live turns over server-sent events, new ones appended and edited or
+ * deleted ones replaced (the server renders and escapes each turn; the script inserts that
+ * markup as is), filter selects that submit on change, and
  * the newest turn in view on a transcript's first screen.
  */
 export const STUDIO_JS = `'use strict';
@@ -25,6 +26,11 @@ export const STUDIO_JS = `'use strict';
       added += 1;
       if (status) status.textContent = 'live: ' + added + ' new ' + (added === 1 ? 'turn' : 'turns');
       if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
+    });
+    events.addEventListener('change', (event) => {
+      const turn = JSON.parse(event.data);
+      const shown = document.getElementById('m' + turn.seq);
+      if (shown) shown.outerHTML = turn.html;
     });
     events.addEventListener('open', () => {
       if (status) status.classList.add('connected');

@@ -1,4 +1,7 @@
-import type { StudioSource } from './source.js';
+import type { StudioSource, Turn } from './source.js';
+
+/** Turns a live transcript shows at most; older edits are seen on reload. */
+const WATCHED = 100;
 
 /**
  * Tells subscribers when the store changed, for the live transcript. One timer for the whole
@@ -54,4 +57,91 @@ export class LiveFeed {
     this.mark = mark;
     for (const listener of this.listeners) listener();
   }
+}
+
+/** What changed for a live page: a new turn, or an edit / deletion of one it shows. */
+export interface TurnEvent {
+  kind: 'turn' | 'change';
+  turn: Turn;
+}
+
+/**
+ * What a live transcript has not seen yet: turns stored after `after` (a range of the rowid
+ * index), and, for one conversation, edits and deletions of its newest turns (the newest
+ * screen, read again and compared with what was sent). Tool steps are left to a reload: they
+ * are folded under the reply they belong to.
+ */
+export class TurnWatch {
+  private readonly seen = new Map<number, string>();
+
+  constructor(
+    private readonly source: StudioSource,
+    private after: number,
+    private readonly conversationId: string | undefined,
+  ) {}
+
+  /** Remembers how the newest screen looks now. */
+  async start(): Promise<void> {
+    if (this.conversationId === undefined) return;
+    const { turns } = await this.source.turns(this.conversationId, { limit: WATCHED });
+    for (const turn of turns) if (turn.seq <= this.after) this.seen.set(turn.seq, signature(turn));
+  }
+
+  async changes(): Promise<TurnEvent[]> {
+    const events: TurnEvent[] = [];
+    if (this.conversationId !== undefined && this.seen.size > 0) {
+      const { turns } = await this.source.turns(this.conversationId, { limit: WATCHED });
+      for (const turn of turns) {
+        const before = this.seen.get(turn.seq);
+        if (before === undefined || before === signature(turn) || turn.tool) continue;
+        this.seen.set(turn.seq, signature(turn));
+        events.push({ kind: 'change', turn });
+      }
+    }
+    for (;;) {
+      const turns = await this.source.turnsAfter(this.after, 200, this.conversationId);
+      for (const turn of turns) {
+        events.push({ kind: 'turn', turn });
+        this.after = turn.seq;
+        if (this.conversationId !== undefined) this.seen.set(turn.seq, signature(turn));
+      }
+      if (turns.length < 200) return events;
+    }
+  }
+}
+
+function signature(turn: Turn): string {
+  return JSON.stringify([
+    turn.content,
+    turn.editedAt,
+    turn.deletedAt,
+    turn.runs.map((r) => r.status),
+  ]);
+}
+
+/**
+ * Runs `task` one call at a time: a call made while one runs is folded into one more run
+ * after it, so no change is missed and none is read twice at once.
+ */
+export function serialized(task: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let again = false;
+  const run = async (): Promise<void> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          await task();
+        } while (again);
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+  return run;
 }

@@ -81,7 +81,8 @@ export async function transcriptPage(
   });
   const threads = new Map(conversation.threads.map((t) => [t.rootMessageId, t]));
   const newest = params.before === undefined && params.at === undefined;
-  const last = page.turns.at(-1)?.seq ?? (await source.latestSeq());
+  const last =
+    page.turns.length > 0 ? Math.max(...page.turns.map((t) => t.seq)) : await source.latestSeq();
   const name = conversationName(conversation);
   const head = h`<h1>${name}</h1>
 <p class="dim">${conversation.platform} · ${conversation.scope} · ${count(conversation.messageCount, 'turn')} · ${conversation.id}

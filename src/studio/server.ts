@@ -9,7 +9,7 @@ import { STUDIO_CSS, STUDIO_JS } from './assets.js';
 import { h } from './html.js';
 import type { Html } from './html.js';
 import { layout } from './layout.js';
-import { LiveFeed } from './live.js';
+import { LiveFeed, serialized, TurnWatch } from './live.js';
 import {
   conversationsPage,
   overviewPage,
@@ -171,34 +171,19 @@ export function createStudioApp(options: StudioOptions) {
   // Live turns of one conversation: each event is one turn rendered (and escaped) here.
   app.get('/events', (c) => {
     const conversationId = c.req.query('c');
-    let after = Number(c.req.query('after') ?? 0) || 0;
+    const after = Number(c.req.query('after') ?? 0) || 0;
     return streamSSE(c, async (stream) => {
-      let reading = false;
-      let again = false;
-      const send = async () => {
-        if (reading) {
-          again = true;
-          return;
+      const watch = new TurnWatch(source, after, conversationId);
+      await watch.start();
+      const send = serialized(async () => {
+        for (const event of await watch.changes()) {
+          if (stream.aborted) return;
+          await stream.writeSSE({
+            event: event.kind,
+            data: JSON.stringify({ seq: event.turn.seq, html: renderTurn(event.turn).value }),
+          });
         }
-        reading = true;
-        try {
-          do {
-            again = false;
-            const turns = await source.turnsAfter(after, 200, conversationId);
-            for (const turn of turns) {
-              await stream.writeSSE({
-                event: 'turn',
-                id: String(turn.seq),
-                data: JSON.stringify({ seq: turn.seq, html: renderTurn(turn).value }),
-              });
-              after = turn.seq;
-            }
-            if (turns.length === 200) again = true;
-          } while (again && !stream.aborted);
-        } finally {
-          reading = false;
-        }
-      };
+      });
       const unsubscribe = feed.subscribe(() => void send().catch(() => stream.abort()));
       await new Promise<void>((resolve) => stream.onAbort(resolve));
       unsubscribe();

@@ -31,6 +31,8 @@ export interface FakeOpenAIServerOptions {
   replies?: FakeReply[];
   /** Computes an answer from the request when the script is empty (default: echoes the last user text). */
   fallback?: (request: FakeChatRequest) => FakeReply;
+  /** Milliseconds each answer takes (default 0): a model that thinks, so work can be interrupted. */
+  latencyMs?: number;
 }
 
 /**
@@ -55,6 +57,10 @@ export class FakeOpenAIServer {
   readonly requests: FakeChatRequest[] = [];
   private readonly queue: FakeReply[];
   private readonly fallback: (request: FakeChatRequest) => FakeReply;
+  private readonly latencyMs: number;
+  private readonly holds: { arrive(request: FakeChatRequest): void; released: Promise<void> }[] =
+    [];
+  private readonly releases = new Set<() => void>();
   private server: Server | undefined;
   private port = 0;
   private calls = 0;
@@ -62,6 +68,7 @@ export class FakeOpenAIServer {
   constructor(options: FakeOpenAIServerOptions = {}) {
     this.queue = [...(options.replies ?? [])];
     this.fallback = options.fallback ?? ((request) => `echo: ${lastUserText(request)}`);
+    this.latencyMs = options.latencyMs ?? 0;
   }
 
   /** `http://127.0.0.1:<port>/v1`, known after `start`. */
@@ -76,6 +83,28 @@ export class FakeOpenAIServer {
     return this;
   }
 
+  /**
+   * Holds the answer to the next request until `release()`: a model that is still thinking for
+   * as long as a test needs (to press Ctrl-C, or kill the bot, while an answer is pending).
+   *
+   * @example
+   * ```ts
+   * const answer = server.holdNext();
+   * // … a turn reaches the model …
+   * await answer.arrived;
+   * answer.release();
+   * ```
+   */
+  holdNext(): { arrived: Promise<FakeChatRequest>; release(): void } {
+    let arrive!: (request: FakeChatRequest) => void;
+    let release!: () => void;
+    const arrived = new Promise<FakeChatRequest>((resolve) => (arrive = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.holds.push({ arrive, released });
+    this.releases.add(release);
+    return { arrived, release };
+  }
+
   async start(): Promise<this> {
     const server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve, reject) => {
@@ -88,6 +117,7 @@ export class FakeOpenAIServer {
   }
 
   async close(): Promise<void> {
+    for (const release of this.releases) release();
     const server = this.server;
     this.server = undefined;
     if (server === undefined) return;
@@ -106,6 +136,12 @@ export class FakeOpenAIServer {
       return json(res, 400, { error: { message: 'body is not JSON' } });
     }
     this.requests.push(body);
+    const hold = this.holds.shift();
+    if (hold !== undefined) {
+      hold.arrive(body);
+      await hold.released;
+    }
+    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
     const reply = this.queue.shift() ?? this.fallback(body);
     if (typeof reply === 'object' && 'status' in reply) {
       return json(res, reply.status, { error: { message: reply.error, type: 'fake_error' } });

@@ -238,10 +238,11 @@ export async function benchPipeline(options: PipelineBenchOptions): Promise<Outc
   const stores = [true, false].map((writerThread) => {
     const path = join(dir, `pipeline-${writerThread ? 'thread' : 'inline'}.db`);
     removeDb(path); // a fresh file: a reused --dir would hold these very turns already
-    return new SqliteConversationStore({ path, writerThread });
+    // Both variants write on the event loop now (one write path); i12-flow reshapes this bench.
+    return new SqliteConversationStore({ path });
   });
   const [thread, inline] = stores as [SqliteConversationStore, SqliteConversationStore];
-  const threadMode = thread.writerMode;
+  const threadMode = 'inline';
   // The order A C B, B C A, A C B…: each capture block (A) next to a capture-off block (C).
   const pipelines = [
     await startPipeline(thread),

@@ -66,8 +66,6 @@ export async function benchStudio(options: {
 
   const store = new SqliteConversationStore({
     path,
-    writerThread: false,
-    backgroundCheckpoints: false,
   });
   const fillStart = performance.now();
   for (let start = 0; start < messages; start += 5000) {
