@@ -16,6 +16,7 @@ import { isoTimestamp, samePlace, withMetadata } from '../src/types.js';
 import type { NewMessage, Participant } from '../src/types.js';
 import { describeModel, modelFromEnv } from './models.js';
 import { isOfflineModel } from './offline-model.js';
+import { sourcesOf } from './provenance.js';
 import { conversationSearchTool, CONVERSATION_SEARCH_TOOL } from './tools/conversation-search.js';
 import { recallToolResultTool } from './tools/recall-tool-result.js';
 
@@ -28,6 +29,9 @@ import { recallToolResultTool } from './tools/recall-tool-result.js';
  * Each turn, `run` assembles the prompt from the store (only the turns that concern this
  * agent), calls the model with the tools (at most `maxSteps` steps), records every tool call
  * and tool result as its own turn, and returns the answer with `{ model, usage, reasoning }` metadata (`reasoning` when the model gave any: stored on the reply, so `History` and SQL keep it).
+ * The reply's `traceId` is the model's response id; its `sources` are those its tools'
+ * results carry (`{ sources: [{ documentId, name, chunk, score }] }`) and those the model's
+ * provider cites.
  *
  * With `noImplicitOverride`, optional members are set with `override` (`override model = …`).
  *
@@ -180,8 +184,11 @@ export abstract class BaseAgent implements Agent {
         onStepFinish: (step) => this.recordToolUse(step, input, ctx),
       });
       const reasoning = reasoningOf(result.steps);
+      const sources = sourcesOf(result.steps);
       return {
         output: result.text,
+        traceId: result.response.id,
+        ...(sources.length === 0 ? {} : { sources }),
         metadata: {
           model: describeModel(model),
           ...(isOfflineModel(model) ? { offline: true } : {}),

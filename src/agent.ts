@@ -1,6 +1,6 @@
 import type { ColloquyError } from './errors.js';
 import type { ConversationStore } from './store.js';
-import type { NewMessage } from './types.js';
+import type { MessageSource, NewMessage } from './types.js';
 
 /** What the runtime gives an agent for one turn. */
 export interface AgentRunContext {
@@ -27,6 +27,10 @@ export interface AgentResult {
   output: string;
   /** Stored on the outbound turn's metadata (for example `{ model: 'offline' }`). */
   metadata?: Record<string, unknown>;
+  /** Stored as the reply's `traceId`: the model response (or trace) that produced it. */
+  traceId?: string;
+  /** Stored as the reply's `sources`: what it drew on (RAG citations). */
+  sources?: MessageSource[];
 }
 
 /**

@@ -63,6 +63,7 @@ export type {
   MessageDeletion,
   MessageEdit,
   MessageMetadata,
+  MessageSource,
   NewMessage,
   Participant,
   ParticipantKind,
