@@ -646,6 +646,13 @@ function turnOf(
   const toolName = typeof metadata['toolName'] === 'string' ? metadata['toolName'] : undefined;
   const callId = typeof metadata['toolCallId'] === 'string' ? metadata['toolCallId'] : undefined;
   const role = typeof metadata['toolRole'] === 'string' ? metadata['toolRole'] : undefined;
+  const text = (key: string) => (typeof metadata[key] === 'string' ? metadata[key] : undefined);
+  const delegation = {
+    ...(text('delegatedBy') === undefined ? {} : { by: text('delegatedBy') }),
+    ...(text('delegatedTo') === undefined ? {} : { to: text('delegatedTo') }),
+    ...(metadata['delegationAnswer'] === true ? { answer: true } : {}),
+  };
+  const reasoning = text('reasoning');
   return {
     seq: row.seq,
     id: row.id,
@@ -678,6 +685,8 @@ function turnOf(
             speakerName: row.reply_name ?? '',
           },
         }),
+    ...(Object.keys(delegation).length === 0 ? {} : { delegation }),
+    ...(reasoning === undefined || reasoning === '' ? {} : { reasoning }),
     ...(row.delivery === null ? {} : { delivery: row.delivery }),
     runs,
   };
