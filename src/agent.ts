@@ -13,6 +13,11 @@ export interface AgentRunContext {
   record(message: NewMessage): Promise<void>;
   /** Reports a problem the agent worked around (a plugin that threw); never throws. */
   report?(error: ColloquyError): void;
+  /**
+   * Set when the agent runs a task another agent handed it (`delegate`): the delegation's id
+   * (its task turn), who delegated, that agent's aliases, and how deep the chain is.
+   */
+  delegation?: { id: string; by: string; byAliases: readonly string[]; chain: number };
   /** How many agent turns in a row led to this one. */
   depth: number;
   signal?: AbortSignal;
