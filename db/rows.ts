@@ -1,6 +1,7 @@
 import type {
   ConversationScope,
   MessageMetadata,
+  MessageSource,
   NewMessage,
   ParticipantKind,
   StoredMessage,
@@ -28,7 +29,7 @@ export const MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant_id
   CASE WHEN EXISTS (SELECT 1 FROM message_mentions WHERE message_seq = m.seq)
     THEN (SELECT json_group_array(participant_id) FROM
       (SELECT participant_id FROM message_mentions WHERE message_seq = m.seq ORDER BY rowid))
-    ELSE '[]' END AS mentions`;
+    ELSE '[]' END AS mentions, m.trace_id, m.sources`;
 
 /**
  * A row as `MESSAGE_COLUMNS` selects it.
@@ -60,6 +61,8 @@ export interface SelectedMessageRow {
   deleted_at: string | null;
   metadata: string;
   mentions: string;
+  trace_id: string | null;
+  sources: string | null;
 }
 
 /** The names of `MESSAGE_COLUMNS`, in order; `fromValues` reads the same positions by index. */
@@ -85,6 +88,8 @@ export const MESSAGE_COLUMN_NAMES = [
   'deleted_at',
   'metadata',
   'mentions',
+  'trace_id',
+  'sources',
 ] as const satisfies readonly (keyof SelectedMessageRow)[];
 
 /**
@@ -119,6 +124,8 @@ export function fromValues(v: unknown[]): SelectedMessageRow {
     deleted_at: v[18],
     metadata: v[19],
     mentions: v[20],
+    trace_id: v[21],
+    sources: v[22],
   } as SelectedMessageRow;
 }
 
@@ -159,6 +166,8 @@ export interface MessageInsert {
   isSummary: number;
   summaryForAgentId: string | null;
   metadata: string;
+  traceId: string | null;
+  sources: string | null;
 }
 
 /**
@@ -193,6 +202,8 @@ export function toInsert(message: NewMessage, timestamp: string): MessageInsert 
     isSummary: meta.isSummary === true ? 1 : 0,
     summaryForAgentId: meta.summaryForAgentId ?? null,
     metadata: JSON.stringify(rest),
+    traceId: message.traceId ?? null,
+    sources: message.sources?.length ? JSON.stringify(message.sources) : null,
   };
 }
 
@@ -238,6 +249,8 @@ export function toMessage(row: SelectedMessageRow): StoredMessage {
   };
   if (row.edited_at !== null) message.editedAt = row.edited_at;
   if (row.deleted_at !== null) message.deletedAt = row.deleted_at;
+  if (row.trace_id !== null) message.traceId = row.trace_id;
+  if (row.sources !== null) message.sources = JSON.parse(row.sources) as MessageSource[];
   return message;
 }
 

@@ -1,19 +1,22 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
+import { conversationExists, placeOf } from '../src/conversations.js';
 import { ColloquyError, StoreError } from '../src/errors.js';
 import type {
   AppendResult,
   CommitResult,
   ConversationStore,
   ConversationSummary,
+  ConversationUpdate,
   ForgetOptions,
   GetOptions,
   ListConversationsOptions,
+  NewConversation,
   Page,
   SearchOptions,
   StoreOperation,
 } from '../src/store.js';
-import { withMetadata } from '../src/types.js';
+import { isoTimestamp, withMetadata } from '../src/types.js';
 import type {
   MessageDeletion,
   MessageEdit,
@@ -34,7 +37,13 @@ import {
   rankCandidates,
 } from './search.js';
 import { type Statements, prepareStatements } from './statements.js';
-import { type AppendInput, type AppendOutcome, StoreWrites } from './writes.js';
+import {
+  type AppendInput,
+  type AppendOutcome,
+  type ConversationChange,
+  type ConversationInsert,
+  StoreWrites,
+} from './writes.js';
 
 export type { SqliteStoreOptions } from './connection.js';
 
@@ -49,6 +58,8 @@ interface ConversationRow {
   last_message_at: string;
   message_count: number;
   number: number;
+  title: string | null;
+  metadata: string | null;
 }
 
 /**
@@ -233,6 +244,13 @@ export class SqliteConversationStore implements ConversationStore {
         );
         params.participant = options.participantId;
       }
+      if (options.agentId !== undefined) {
+        where.push(`c.id IN (SELECT m.conversation_id FROM messages m
+          JOIN participants p ON p.id = m.participant_id
+          WHERE m.participant_id = @agent AND p.kind = 'agent')`);
+        params.agent = options.agentId;
+      }
+      params.offset = Math.max(0, Math.floor(options.offset ?? 0));
       if (options.cursor !== undefined) {
         const [last, id] = decodeCursor(options.cursor);
         where.push('(c.last_message_at, c.id) < (@cursorLast, @cursorId)');
@@ -240,7 +258,7 @@ export class SqliteConversationStore implements ConversationStore {
         params.cursorId = id;
       }
       const sql = `SELECT * FROM conversations c ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY c.last_message_at DESC, c.id DESC LIMIT @limit`;
+        ORDER BY c.last_message_at DESC, c.id DESC LIMIT @limit OFFSET @offset`;
       const rows = this.statement(sql).all(params) as ConversationRow[];
       const items = rows.slice(0, limit).map(toSummary);
       const last = items[items.length - 1];
@@ -254,6 +272,46 @@ export class SqliteConversationStore implements ConversationStore {
     return this.guard('read a conversation', conversationId, () => {
       const row = this.sql.getConversation.get(conversationId) as ConversationRow | undefined;
       return row === undefined ? undefined : toSummary(row);
+    });
+  }
+
+  createConversation(input: NewConversation): Promise<ConversationSummary> {
+    return this.guard('create a conversation', input.id, async () => {
+      const place = placeOf(input);
+      const row: ConversationInsert = {
+        id: input.id,
+        channelType: place.channelType,
+        channelId: place.channelId,
+        channelName: place.channelName ?? null,
+        threadId: place.threadId ?? null,
+        scope: place.scope,
+        now: isoTimestamp(),
+        title: input.title ?? null,
+        metadata: input.metadata === undefined ? null : JSON.stringify(input.metadata),
+      };
+      if (!this.writes.createConversation(row)) {
+        throw conversationExists(input.id);
+      }
+      return toSummary(this.sql.getConversation.get(input.id) as ConversationRow);
+    });
+  }
+
+  updateConversation(
+    conversationId: string,
+    update: ConversationUpdate,
+  ): Promise<ConversationSummary | undefined> {
+    return this.guard('update a conversation', conversationId, async () => {
+      const how = (value: unknown) =>
+        value === undefined ? 'keep' : value === null ? 'clear' : 'set';
+      const change: ConversationChange = {
+        id: conversationId,
+        titleHow: how(update.title),
+        title: update.title ?? null,
+        metadataHow: how(update.metadata),
+        metadata: update.metadata == null ? null : JSON.stringify(update.metadata),
+      };
+      if (!this.writes.updateConversation(change)) return undefined;
+      return toSummary(this.sql.getConversation.get(conversationId) as ConversationRow);
     });
   }
 
@@ -499,6 +557,10 @@ function toSummary(row: ConversationRow): ConversationSummary {
     messageCount: row.message_count,
     firstMessageAt: row.created_at,
     lastMessageAt: row.last_message_at,
+    ...(row.title === null ? {} : { title: row.title }),
+    ...(row.metadata === null
+      ? {}
+      : { metadata: JSON.parse(row.metadata) as Record<string, unknown> }),
   };
 }
 

@@ -8,7 +8,7 @@ import { searchKeys } from '../../src/search-words.js';
  * then by insertion, exactly as the other stores do.
  *
  * Per conversation (`<prefix>c:<conversation id>:<part>`):
- * - `info` hash: the conversation's place, span and count;
+ * - `info` hash: the conversation's place, span, count, title and metadata (JSON);
  * - `msgs` hash: seq → the turn as JSON; `refs` hash: seq → where it is indexed ({@link Refs});
  * - `order` zset: `<stamp>` per turn;
  * - `ix` zset: `by\0<participant>\0<stamp>`, `re\0<replied-to participant>\0<stamp>`,
@@ -20,8 +20,8 @@ import { searchKeys } from '../../src/search-words.js';
  *
  * Shared: `<prefix>seq` (the sequence), `<prefix>conversations` (zset `<last>\0<id>`, newest
  * activity last), `<prefix>channel:<type>\0<channel id>` (set of conversation ids, for edits
- * and deletions that name a platform message) and `<prefix>participant:<id>` (set of the
- * conversations a participant wrote in).
+ * and deletions that name a platform message), `<prefix>participant:<id>` (set of the
+ * conversations a participant wrote in) and `<prefix>agent:<id>` (the same, for agents).
  *
  * @example
  * ```ts
@@ -43,6 +43,11 @@ export class RedisKeys {
 
   participant(participantId: string): string {
     return `${this.prefix}participant:${participantId}`;
+  }
+
+  /** The conversations an agent (a participant of kind `agent`) wrote in. */
+  agent(agentId: string): string {
+    return `${this.prefix}agent:${agentId}`;
   }
 
   get conversations(): string {

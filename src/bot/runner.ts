@@ -1,5 +1,5 @@
 import { concerns } from '../agent.js';
-import type { Agent } from '../agent.js';
+import type { Agent, AgentResult } from '../agent.js';
 import type { Capture } from '../capture.js';
 import { compose } from '../chain.js';
 import type { Interceptor } from '../chain.js';
@@ -39,8 +39,8 @@ export interface RunnerDeps {
  * `maxAgentDepth` agent turns in a row.
  */
 export class TurnRunner {
-  /** Agent metadata (model, usage) for the reply being sent as this participant. */
-  readonly #replyMetadata = new WeakMap<Participant, Record<string, unknown>>();
+  /** What the agent said about the reply being sent as this participant (metadata, provenance). */
+  readonly #replyMetadata = new WeakMap<Participant, Omit<AgentResult, 'output'>>();
   /** How many agent runs are in flight, by conversation. */
   readonly #answering = new Map<string, number>();
 
@@ -93,7 +93,7 @@ export class TurnRunner {
       identities: this.deps.identities(),
       send: async (content, from) => {
         const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
-        const extra = this.#replyMetadata.get(from);
+        const { metadata: extra, ...provenance } = this.#replyMetadata.get(from) ?? {};
         const place = channel.replyPlace?.(message);
         const turnFor = (sent: SentMessage, partial: boolean) =>
           withAgentMentions(
@@ -104,6 +104,7 @@ export class TurnRunner {
               from,
               sent,
               extra: partial ? { ...extra, partial: true } : extra,
+              provenance,
               ...(place !== undefined && { place }),
             }),
             others,
@@ -175,7 +176,8 @@ export class TurnRunner {
       });
       if (result.output.trim() === '') return;
       const from: Participant = { kind: 'agent', id: agent.id, displayName: agent.name };
-      if (result.metadata !== undefined) this.#replyMetadata.set(from, result.metadata);
+      const { output: _, ...about } = result;
+      this.#replyMetadata.set(from, about);
       const reply = await ctx.send(result.output, from);
       await this.#followUp(reply, ctx);
     } catch (cause) {
