@@ -234,15 +234,7 @@ export class SqliteStudioSource implements StudioSource {
 
   async agentAliases(agentId: string): Promise<string[]> {
     const learned = this.db
-      .prepare<[string], { id: string }>(
-        `select distinct mm.participant_id as id from messages r
-         join messages q on q.conversation_id = r.conversation_id
-           and q.participant_id = r.reply_to_participant_id
-           and q.platform_message_id = r.reply_to_message_id
-         join message_mentions mm on mm.message_seq = q.seq
-         where r.participant_id = ?
-           and mm.participant_id not in (select id from participants where kind = 'user')`,
-      )
+      .prepare<[string], { id: string }>(`${LEARNED_ALIASES} select id from learned`)
       .all(agentId)
       .map((row) => row.id);
     return [...new Set([agentId, ...learned])];
@@ -250,27 +242,19 @@ export class SqliteStudioSource implements StudioSource {
 
   async unanswered(limit: number): Promise<Turn[]> {
     const ours = this.ourAgents();
+    // A run's id starts with its inbound turn's id: a range of the primary key.
     const answeredRun = this.shape().runs
-      ? `and not exists (select 1 from agent_runs ar where ar.message_id = m.id
-           and ar.status = 'answered')`
+      ? `and not exists (select 1 from agent_runs ar where ar.id > m.id || ':'
+           and ar.id < m.id || ';' and ar.message_id = m.id and ar.status = 'answered')`
       : '';
-    // A bot's platform ids (slack:UBOT) never write turns: they are learned from the
-    // mentions on turns one of our agents replied to.
     const rows = this.db
       .prepare<unknown[], TurnSqlRow>(
         `with ours(id) as (${ours}),
-         aliases(id) as (
-           select id from ours
-           union
-           select mm.participant_id from messages r
-           join messages q on q.conversation_id = r.conversation_id
-             and q.participant_id = r.reply_to_participant_id
-             and q.platform_message_id = r.reply_to_message_id
-           join message_mentions mm on mm.message_seq = q.seq
-           where r.participant_id in (select id from ours)
-             and mm.participant_id not in (select id from participants where kind = 'user'))
+         ${LEARNED_ALIASES.replace('with ', '').replace('= ?', 'in (select id from ours)')},
+         aliases(id) as (select id from ours union select id from learned)
          ${this.turnSelect()}
-         where m.deleted_at is null and m.is_summary = 0
+         where m.seq > (select max(seq) from messages) - @window
+           and m.deleted_at is null and m.is_summary = 0
            and m.participant_id not in (select id from ours)
            and (m.reply_to_participant_id in (select id from ours)
                 or exists (select 1 from message_mentions mm where mm.message_seq = m.seq
@@ -278,12 +262,13 @@ export class SqliteStudioSource implements StudioSource {
            and not exists (select 1 from messages r
              where r.conversation_id = m.conversation_id
                and r.reply_to_participant_id = m.participant_id
+               and r.timestamp >= m.timestamp
                and r.reply_to_message_id = m.platform_message_id
                and r.participant_id in (select id from ours))
            ${answeredRun}
          order by m.seq desc limit @limit`,
       )
-      .all({ limit });
+      .all({ limit, window: UNANSWERED_WINDOW });
     return this.toTurns(rows);
   }
 
@@ -508,6 +493,23 @@ export class SqliteStudioSource implements StudioSource {
     return this.schema;
   }
 }
+
+/** How far back (in turns stored) the list of unanswered turns looks. */
+export const UNANSWERED_WINDOW = 50_000;
+
+/**
+ * A bot's platform ids (`slack:UBOT`) never write turns: they are learned from the mentions
+ * on the turns its agents replied to (the newest 5,000 replies; not people's ids).
+ */
+const LEARNED_ALIASES = `with learned(id) as (
+  select distinct mm.participant_id from (
+    select channel_type, channel_id, reply_to_message_id from messages
+    where participant_id = ? and reply_to_message_id is not null
+    order by timestamp desc limit 5000) r
+  join messages q on q.channel_type = r.channel_type and q.channel_id = r.channel_id
+    and q.platform_message_id = r.reply_to_message_id
+  join message_mentions mm on mm.message_seq = q.seq
+  where mm.participant_id not in (select id from participants where kind = 'user'))`;
 
 interface ConversationSqlRow {
   id: string;
