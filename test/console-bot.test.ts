@@ -199,6 +199,15 @@ describe('npm start: the console bot', () => {
       'COLLOQUY_MODEL_BASE_URL must be an http(s) URL such as http://127.0.0.1:11434/v1, not "not-a-url"\n',
     );
   });
+
+  it('refuses at start a COLLOQUY_LOG_LEVEL it does not know, instead of logging at info', async () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+    const bot = startConsoleBot({ COLLOQUY_DB: db, COLLOQUY_LOG_LEVEL: 'verbose' });
+    expect(await bot.exited).toBe(1);
+    expect(bot.stderr()).toContain(
+      'Could not start: COLLOQUY_LOG_LEVEL must be one of debug, info, warn, error, silent, not "verbose"\n',
+    );
+  });
 });
 
 /** The person's turns in the console conversation, read from another connection. */

@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildIfStale } from './console-bot.fixtures.js';
 import { dropPrefix, closeTestClient, redisUrl, uniquePrefix } from './redis.fixtures.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -25,6 +26,7 @@ async function allSnippets(): Promise<string[]> {
 }
 
 describe('the README', () => {
+  beforeAll(() => buildIfStale(), 180_000);
   afterAll(() => rm(scratch, { recursive: true, force: true }));
 
   it("compiles every TypeScript snippet under the project's strict settings, against the built package", async () => {
