@@ -1,3 +1,4 @@
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { conversationExists, placeOf } from '../src/conversations.js';
 import { ColloquyError, StoreError } from '../src/errors.js';
@@ -84,12 +85,28 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly writes: StoreWrites;
   private readonly cache = new Map<string, Database.Statement>();
   private closed = false;
+  /** The file as opened (a descriptor and its identity), to notice it replaced or damaged. */
+  private readonly file:
+    | {
+        fd: number;
+        dev: number;
+        ino: number;
+        /** The header was on disk at open. */ header: boolean;
+      }
+    | undefined;
 
   constructor(options: SqliteStoreOptions) {
     this.db = openDatabase(options);
     this.path = options.path;
     this.sql = prepareStatements(this.db);
     this.writes = new StoreWrites(this.db, this.sql);
+    if (options.path !== ':memory:' && options.path !== '' && options.readonly !== true) {
+      // A new file's first pages are in the WAL: copy them back, so the header is on disk.
+      this.db.pragma('wal_checkpoint(PASSIVE)');
+      const fd = openSync(options.path, 'r');
+      const { dev, ino } = fstatSync(fd);
+      this.file = { fd, dev, ino, header: headerOf(fd) === 'sound' };
+    }
   }
 
   /**
@@ -105,7 +122,10 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   append(message: NewMessage): Promise<AppendResult> {
-    return this.guard('append a turn', message.conversationId, () => this.appendNow(message));
+    return this.guard('append a turn', message.conversationId, () => {
+      this.assertIntact();
+      return this.appendNow(message);
+    });
   }
 
   /**
@@ -119,9 +139,14 @@ export class SqliteConversationStore implements ConversationStore {
    */
   commit(ops: readonly StoreOperation[]): Promise<CommitResult[]> {
     const calls = ops.map((op) => () => this.apply(op));
-    const answers = this.closed
-      ? ops.map(() => ({ error: this.closedError('commit') }))
-      : this.writes.batch(calls);
+    let answers: ReturnType<StoreWrites['batch']>;
+    try {
+      if (this.closed) throw this.closedError('commit');
+      this.assertIntact();
+      answers = this.writes.batch(calls);
+    } catch (error) {
+      answers = ops.map(() => ({ error }));
+    }
     return Promise.resolve(
       answers.map((answer, i): CommitResult => {
         if ('value' in answer) return { ok: true, value: answer.value } as CommitResult;
@@ -304,11 +329,17 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   recordEdit(edit: MessageEdit): Promise<boolean> {
-    return this.guard('record an edit', undefined, () => this.editNow(edit));
+    return this.guard('record an edit', undefined, () => {
+      this.assertIntact();
+      return this.editNow(edit);
+    });
   }
 
   recordDeletion(deletion: MessageDeletion): Promise<boolean> {
-    return this.guard('record a deletion', undefined, () => this.deleteNow(deletion));
+    return this.guard('record a deletion', undefined, () => {
+      this.assertIntact();
+      return this.deleteNow(deletion);
+    });
   }
 
   getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {
@@ -345,6 +376,33 @@ export class SqliteConversationStore implements ConversationStore {
     this.closed = true;
     this.cache.clear();
     this.db.close();
+    if (this.file !== undefined) closeSync(this.file.fd);
+  }
+
+  /**
+   * Throws (for good) when the file was replaced, truncated or overwritten while the store had
+   * it open: SQLite, writing to its WAL from pages it holds, would not notice, and the turns
+   * written from then on would be lost at the next checkpoint.
+   */
+  private assertIntact(): void {
+    if (this.file === undefined) return;
+    let problem: string | undefined;
+    try {
+      const now = statSync(this.path);
+      if (now.dev !== this.file.dev || now.ino !== this.file.ino) problem = 'was replaced';
+      else if (this.file.header && headerOf(this.file.fd) !== 'sound') {
+        problem = 'is no longer a SQLite database (overwritten or truncated)';
+      }
+    } catch (error) {
+      problem = `cannot be read (${error instanceof Error ? error.message : String(error)})`;
+    }
+    if (problem !== undefined) {
+      throw new StoreError(
+        `the database file ${this.path} ${problem} while the store had it open; nothing more ` +
+          `is written to it (restart on a sound file, then \`colloquy import\` the dead letters)`,
+        { transient: false },
+      );
+    }
   }
 
   /**
@@ -431,6 +489,16 @@ function storeError(action: string, conversationId: string | undefined, error: u
     cause: error,
     transient: isTransient(error),
   });
+}
+
+/** The first 16 bytes of every SQLite database file. */
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+function headerOf(fd: number): 'sound' | 'damaged' {
+  const header = Buffer.alloc(16);
+  return readSync(fd, header, 0, 16, 0) === 16 && header.equals(SQLITE_HEADER)
+    ? 'sound'
+    : 'damaged';
 }
 
 /** Exactly the three keys that name a platform message (the statement binds no others). */

@@ -397,19 +397,6 @@ export class RedisConversationStore implements ConversationStore {
     });
   }
 
-  async has(given: NewMessage): Promise<boolean> {
-    return this.#guard('look a turn up', given.conversationId, async () => {
-      const message = withMetadata(given);
-      const base = this.#keys.conversation(message.conversationId);
-      const field = platformField(message);
-      const [byId, byPlatform] = await Promise.all([
-        this.#command('HEXISTS', `${base}ids`, message.id),
-        field === '' ? 0 : this.#command('HEXISTS', `${base}pm`, field),
-      ]);
-      return Number(byId) === 1 || Number(byPlatform) === 1;
-    });
-  }
-
   async getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {
     return this.#guard('read a turn', conversationId, async () => {
       const base = this.#keys.conversation(conversationId);
