@@ -1,6 +1,7 @@
 import { generateText, stepCountIs } from 'ai';
 import type { LanguageModel, LanguageModelUsage, StepResult, ToolSet } from 'ai';
 import type { Agent, AgentResult, AgentRunContext } from '../src/agent.js';
+import { DELEGATE_TOOL_NAME, delegateTool } from './delegation.js';
 import { assemblePrompt, DEFAULT_ASSEMBLER_OPTIONS, RECALL_TOOL_NAME } from '../src/assemble.js';
 import type { AssemblerOptions, Summarizer } from '../src/assemble.js';
 import { messageOf } from '../src/error-message.js';
@@ -15,6 +16,7 @@ import { isoTimestamp, samePlace, withMetadata } from '../src/types.js';
 import type { NewMessage, Participant } from '../src/types.js';
 import { describeModel, modelFromEnv } from './models.js';
 import { isOfflineModel } from './offline-model.js';
+import { sourcesOf } from './provenance.js';
 import { conversationSearchTool, CONVERSATION_SEARCH_TOOL } from './tools/conversation-search.js';
 import { recallToolResultTool } from './tools/recall-tool-result.js';
 
@@ -27,6 +29,9 @@ import { recallToolResultTool } from './tools/recall-tool-result.js';
  * Each turn, `run` assembles the prompt from the store (only the turns that concern this
  * agent), calls the model with the tools (at most `maxSteps` steps), records every tool call
  * and tool result as its own turn, and returns the answer with `{ model, usage, reasoning }` metadata (`reasoning` when the model gave any: stored on the reply, so `History` and SQL keep it).
+ * The reply's `traceId` is the model's response id; its `sources` are those its tools'
+ * results carry (`{ sources: [{ documentId, name, chunk, score }] }`) and those the model's
+ * provider cites.
  *
  * With `noImplicitOverride`, optional members are set with `override` (`override model = …`).
  *
@@ -70,6 +75,11 @@ export abstract class BaseAgent implements Agent {
   maxSteps = 5;
   /** Where assembly problems the agent worked around are reported. */
   logger: Logger = consoleLogger;
+  /**
+   * Agents this one may hand tasks to: with any, it gets the built-in `delegate` tool (see
+   * `delegate` for the API and what each agent sees).
+   */
+  delegates: Agent[] = [];
   /** Plugins on prompt assembly, in registration order (see `use`). */
   readonly plugins: HistoryPlugin[] = [];
 
@@ -156,6 +166,9 @@ export abstract class BaseAgent implements Agent {
         currentMessage: input,
         systemPrompt: this.instructions.trim() === '' ? undefined : this.instructions,
         plugins: [...(this.assemblerOptions.plugins ?? []), ...this.plugins],
+        ...(ctx.delegation === undefined
+          ? {}
+          : { delegation: { id: ctx.delegation.id, delegatorAliases: ctx.delegation.byAliases } }),
         onError: this.assemblerOptions.onError ?? report,
       },
       this.summarizer,
@@ -170,14 +183,17 @@ export abstract class BaseAgent implements Agent {
         model,
         messages: prompt.messages,
         allowSystemInMessages: true,
-        tools: { ...this.builtInTools(ctx), ...this.tools },
+        tools: { ...this.builtInTools(ctx, input), ...this.tools },
         stopWhen: stepCountIs(this.maxSteps),
         abortSignal: ctx.signal,
         onStepFinish: (step) => this.recordToolUse(step, input, ctx),
       });
       const reasoning = reasoningOf(result.steps);
+      const sources = sourcesOf(result.steps);
       return {
         output: result.text,
+        traceId: result.response.id,
+        ...(sources.length === 0 ? {} : { sources }),
         metadata: {
           model: describeModel(model),
           ...(isOfflineModel(model) ? { offline: true } : {}),
@@ -209,10 +225,14 @@ export abstract class BaseAgent implements Agent {
    * The tools every run gets, bound to the conversation being answered. Override to remove
    * or add some (return `{}` for none).
    */
-  protected builtInTools(ctx: AgentRunContext): ToolSet {
+  protected builtInTools(ctx: AgentRunContext, input?: NewMessage): ToolSet {
+    const delegates = this.delegates.filter((agent) => agent.id !== this.id);
     return {
       [CONVERSATION_SEARCH_TOOL]: conversationSearchTool(ctx.store, ctx.conversationId),
       [RECALL_TOOL_NAME]: recallToolResultTool(ctx.store, ctx.conversationId, this.id),
+      ...(delegates.length > 0 && input !== undefined
+        ? { [DELEGATE_TOOL_NAME]: delegateTool(this, delegates, input, ctx) }
+        : {}),
     };
   }
 

@@ -110,6 +110,7 @@ export function openDatabase(options: SqliteStoreOptions): Database.Database {
     });
     configureConnection(db, { busyTimeoutMs, readonly });
     bringSchemaUpToDate(db, path, readonly);
+    if (!readonly && path !== ':memory:' && path !== '') assertWritable(db, path);
     return db;
   } catch (error) {
     db.close();
@@ -153,6 +154,27 @@ function bringSchemaUpToDate(db: Database.Database, path: string, readonly: bool
         throw new StoreError(`could not migrate ${path}: ${describe(error)}`, { cause: error });
       }
     }
+  }
+}
+
+/**
+ * Commits one write that changes nothing, so a file the process cannot write (a read-only
+ * file or `-shm`, another owner, a read-only folder) is refused when the store opens, not
+ * found out turn by turn.
+ */
+function assertWritable(db: Database.Database, path: string): void {
+  try {
+    db.transaction(() => {
+      db.prepare(
+        `UPDATE ${MIGRATIONS_TABLE} SET hash = hash WHERE id = (SELECT max(id) FROM ${MIGRATIONS_TABLE})`,
+      ).run();
+    }).immediate();
+  } catch (error) {
+    throw new StoreError(
+      `cannot write the colloquy database at ${path} (${describe(error)}); check the ` +
+        `permissions and owner of the file, its -wal and -shm files and its folder`,
+      { cause: error, transient: false },
+    );
   }
 }
 

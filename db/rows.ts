@@ -1,6 +1,7 @@
 import type {
   ConversationScope,
   MessageMetadata,
+  MessageSource,
   NewMessage,
   ParticipantKind,
   StoredMessage,
@@ -24,11 +25,12 @@ import type {
 export const MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant_id, p.kind, p.display_name,
   m.content, m.timestamp, m.scope, m.channel_type, m.channel_id, m.thread_id,
   m.platform_message_id, m.reply_to_message_id, m.reply_to_participant_id, m.is_summary,
-  m.summary_for_agent_id, m.edited_at, m.deleted_at, m.metadata, m.delivery,
+  m.summary_for_agent_id, m.edited_at, m.deleted_at, m.metadata,
   CASE WHEN EXISTS (SELECT 1 FROM message_mentions WHERE message_seq = m.seq)
     THEN (SELECT json_group_array(participant_id) FROM
       (SELECT participant_id FROM message_mentions WHERE message_seq = m.seq ORDER BY rowid))
-    ELSE '[]' END AS mentions`;
+    ELSE '[]' END AS mentions, m.trace_id, m.sources, m.reasoning, m.delegation_id,
+  m.delegated_by, m.delegated_to, m.delivery`;
 
 /**
  * A row as `MESSAGE_COLUMNS` selects it.
@@ -61,6 +63,12 @@ export interface SelectedMessageRow {
   delivery: StoredMessage['delivery'] | null;
   metadata: string;
   mentions: string;
+  trace_id: string | null;
+  sources: string | null;
+  reasoning: string | null;
+  delegation_id: string | null;
+  delegated_by: string | null;
+  delegated_to: string | null;
 }
 
 /** The names of `MESSAGE_COLUMNS`, in order; `fromValues` reads the same positions by index. */
@@ -85,8 +93,14 @@ export const MESSAGE_COLUMN_NAMES = [
   'edited_at',
   'deleted_at',
   'metadata',
-  'delivery',
   'mentions',
+  'trace_id',
+  'sources',
+  'reasoning',
+  'delegation_id',
+  'delegated_by',
+  'delegated_to',
+  'delivery',
 ] as const satisfies readonly (keyof SelectedMessageRow)[];
 
 /**
@@ -120,8 +134,14 @@ export function fromValues(v: unknown[]): SelectedMessageRow {
     edited_at: v[17],
     deleted_at: v[18],
     metadata: v[19],
-    delivery: v[20],
-    mentions: v[21],
+    mentions: v[20],
+    trace_id: v[21],
+    sources: v[22],
+    reasoning: v[23],
+    delegation_id: v[24],
+    delegated_by: v[25],
+    delegated_to: v[26],
+    delivery: v[27],
   } as SelectedMessageRow;
 }
 
@@ -137,6 +157,14 @@ const COLUMN_KEYS = new Set([
   'isSummary',
   'summaryForAgentId',
 ]);
+
+/** Metadata keys with a text column of their own, used when the value is a string. */
+const TEXT_COLUMN_KEYS = new Set(['reasoning', 'delegationId', 'delegatedBy', 'delegatedTo']);
+
+function textKey(meta: MessageMetadata, key: string): string | null {
+  const value = meta[key];
+  return typeof value === 'string' ? value : null;
+}
 
 /**
  * The bound parameters of the message insert.
@@ -162,6 +190,12 @@ export interface MessageInsert {
   isSummary: number;
   summaryForAgentId: string | null;
   metadata: string;
+  traceId: string | null;
+  sources: string | null;
+  reasoning: string | null;
+  delegationId: string | null;
+  delegatedBy: string | null;
+  delegatedTo: string | null;
 }
 
 /**
@@ -176,7 +210,9 @@ export function toInsert(message: NewMessage, timestamp: string): MessageInsert 
   const meta = message.metadata;
   const rest: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(meta)) {
-    if (!COLUMN_KEYS.has(key) && value !== undefined) rest[key] = value;
+    if (COLUMN_KEYS.has(key) || value === undefined) continue;
+    if (TEXT_COLUMN_KEYS.has(key) && typeof value === 'string') continue;
+    rest[key] = value;
   }
   // A turn stored without `mentions` reads back without it: the JSON says so.
   if (meta.mentions === undefined) rest['mentions'] = null;
@@ -196,6 +232,12 @@ export function toInsert(message: NewMessage, timestamp: string): MessageInsert 
     isSummary: meta.isSummary === true ? 1 : 0,
     summaryForAgentId: meta.summaryForAgentId ?? null,
     metadata: JSON.stringify(rest),
+    traceId: message.traceId ?? null,
+    sources: message.sources?.length ? JSON.stringify(message.sources) : null,
+    reasoning: textKey(meta, 'reasoning'),
+    delegationId: textKey(meta, 'delegationId'),
+    delegatedBy: textKey(meta, 'delegatedBy'),
+    delegatedTo: textKey(meta, 'delegatedTo'),
   };
 }
 
@@ -226,6 +268,10 @@ export function toMessage(row: SelectedMessageRow): StoredMessage {
   }
   if (row.is_summary === 1) metadata.isSummary = true;
   if (row.summary_for_agent_id !== null) metadata.summaryForAgentId = row.summary_for_agent_id;
+  if (row.reasoning !== null) metadata['reasoning'] = row.reasoning;
+  if (row.delegation_id !== null) metadata['delegationId'] = row.delegation_id;
+  if (row.delegated_by !== null) metadata['delegatedBy'] = row.delegated_by;
+  if (row.delegated_to !== null) metadata['delegatedTo'] = row.delegated_to;
   const message: StoredMessage = {
     id: row.id,
     conversationId: row.conversation_id,
@@ -241,6 +287,8 @@ export function toMessage(row: SelectedMessageRow): StoredMessage {
   };
   if (row.edited_at !== null) message.editedAt = row.edited_at;
   if (row.deleted_at !== null) message.deletedAt = row.deleted_at;
+  if (row.trace_id !== null) message.traceId = row.trace_id;
+  if (row.sources !== null) message.sources = JSON.parse(row.sources) as MessageSource[];
   if (row.delivery != null) message.delivery = row.delivery;
   return message;
 }

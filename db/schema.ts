@@ -26,6 +26,10 @@ export const conversations = sqliteTable(
     createdAt: text('created_at').notNull(),
     lastMessageAt: text('last_message_at').notNull(),
     messageCount: integer('message_count').notNull().default(0),
+    /** A name people gave it (`createConversation` / `updateConversation`). */
+    title: text('title'),
+    /** What the application keeps about it, as JSON. */
+    metadata: text('metadata'),
     /**
      * A small integer naming the conversation inside this file, set by a trigger when the row
      * is inserted: the high 32 bits of its turns' `messages_fts` rowids.
@@ -81,6 +85,18 @@ export const messages = sqliteTable(
     delivery: text('delivery', { enum: ['sending', 'sent', 'unconfirmed', 'failed'] }),
     /** The rest of `StoredMessage.metadata`, as JSON. */
     metadata: text('metadata').notNull().default('{}'),
+    /** An agent reply's model response (or trace) id. */
+    traceId: text('trace_id'),
+    /** An agent reply's sources as a JSON array (one row each in the `message_sources` view). */
+    sources: text('sources'),
+    /** An agent reply's reasoning (the model's thinking), when it gave one. */
+    reasoning: text('reasoning'),
+    /** The delegation a turn belongs to: the task turn's id (see `delegate`). */
+    delegationId: text('delegation_id'),
+    /** The agent that delegated the task this turn belongs to. */
+    delegatedBy: text('delegated_by'),
+    /** On a task turn: the agent the task was handed to. */
+    delegatedTo: text('delegated_to'),
     createdAt: text('created_at')
       .notNull()
       .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
@@ -104,6 +120,17 @@ export const messages = sqliteTable(
     index('messages_summary_idx')
       .on(t.conversationId, t.summaryForAgentId, t.seq)
       .where(sql`${t.isSummary} = 1`),
+    /** The few turns of delegations: "everything one delegation did" is one range. */
+    index('messages_delegation_idx')
+      .on(t.delegationId, t.seq)
+      .where(sql`${t.delegationId} is not null`),
+    index('messages_trace_idx')
+      .on(t.traceId)
+      .where(sql`${t.traceId} is not null`),
+    /** The few turns with sources: what the `message_sources` view reads. */
+    index('messages_sources_idx')
+      .on(t.seq)
+      .where(sql`${t.sources} is not null`),
     /** Every turn of a DM concerns the agent: the addressed-only query reads them from here. */
     index('messages_dm_time_idx')
       .on(t.conversationId, t.timestamp, t.seq)

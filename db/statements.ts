@@ -31,16 +31,21 @@ const SQL = {
       @timestamp, @timestamp, 1)
     ON CONFLICT (id) DO UPDATE SET
       message_count = message_count + 1,
-      created_at = min(created_at, excluded.created_at),
-      last_message_at = max(last_message_at, excluded.last_message_at),
+      -- a conversation created empty (createConversation) spans its turns from the first
+      created_at = CASE WHEN message_count = 0 THEN excluded.created_at
+        ELSE min(created_at, excluded.created_at) END,
+      last_message_at = CASE WHEN message_count = 0 THEN excluded.last_message_at
+        ELSE max(last_message_at, excluded.last_message_at) END,
       channel_name = coalesce(excluded.channel_name, channel_name),
       thread_id = coalesce(thread_id, excluded.thread_id)`,
   insertMessage: `INSERT INTO messages (id, conversation_id, participant_id, content, timestamp,
       scope, channel_type, channel_id, thread_id, platform_message_id, reply_to_message_id,
-      reply_to_participant_id, is_summary, summary_for_agent_id, metadata)
+      reply_to_participant_id, is_summary, summary_for_agent_id, metadata, trace_id, sources,
+      reasoning, delegation_id, delegated_by, delegated_to)
     VALUES (@id, @conversationId, @participantId, @content, @timestamp, @scope, @channelType,
       @channelId, @threadId, @platformMessageId, @replyToMessageId, @replyToParticipantId,
-      @isSummary, @summaryForAgentId, @metadata)
+      @isSummary, @summaryForAgentId, @metadata, @traceId, @sources, @reasoning, @delegationId,
+      @delegatedBy, @delegatedTo)
     ON CONFLICT DO NOTHING`,
   insertMention: `INSERT OR IGNORE INTO message_mentions
     (message_seq, conversation_id, participant_id, timestamp) VALUES (?, ?, ?, ?)`,
@@ -67,6 +72,16 @@ const SQL = {
         (SELECT max(timestamp) FROM messages WHERE conversation_id = @id), last_message_at)
     WHERE id = @id`,
   getConversation: `SELECT * FROM conversations WHERE id = ?`,
+  createConversation: `INSERT INTO conversations (id, channel_type, channel_id, channel_name,
+      thread_id, scope, created_at, last_message_at, message_count, title, metadata)
+    VALUES (@id, @channelType, @channelId, @channelName, @threadId, @scope, @now, @now, 0,
+      @title, @metadata)
+    ON CONFLICT DO NOTHING`,
+  updateConversation: `UPDATE conversations SET
+      title = CASE @titleHow WHEN 'set' THEN @title WHEN 'clear' THEN NULL ELSE title END,
+      metadata = CASE @metadataHow WHEN 'set' THEN @metadata WHEN 'clear' THEN NULL
+        ELSE metadata END
+    WHERE id = @id`,
   deleteConversation: `DELETE FROM conversations WHERE id = ?`,
   authorsIn: `SELECT DISTINCT participant_id FROM messages WHERE conversation_id = ?`,
   deleteSilentParticipants: `DELETE FROM participants

@@ -1,18 +1,22 @@
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
+import { conversationExists, placeOf } from '../src/conversations.js';
 import { ColloquyError, StoreError } from '../src/errors.js';
 import type {
   AppendResult,
   CommitResult,
   ConversationStore,
   ConversationSummary,
+  ConversationUpdate,
   ForgetOptions,
   GetOptions,
   ListConversationsOptions,
+  NewConversation,
   Page,
   SearchOptions,
   StoreOperation,
 } from '../src/store.js';
-import { withMetadata } from '../src/types.js';
+import { isoTimestamp, withMetadata } from '../src/types.js';
 import type {
   MessageDeletion,
   MessageEdit,
@@ -33,7 +37,13 @@ import {
   rankCandidates,
 } from './search.js';
 import { type Statements, prepareStatements } from './statements.js';
-import { type AppendInput, type AppendOutcome, StoreWrites } from './writes.js';
+import {
+  type AppendInput,
+  type AppendOutcome,
+  type ConversationChange,
+  type ConversationInsert,
+  StoreWrites,
+} from './writes.js';
 import { RunStatements } from './runs.js';
 import type { AgentRun, RunQuery } from '../src/runs.js';
 
@@ -50,6 +60,8 @@ interface ConversationRow {
   last_message_at: string;
   message_count: number;
   number: number;
+  title: string | null;
+  metadata: string | null;
 }
 
 /**
@@ -76,6 +88,15 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly runs: RunStatements;
   private readonly cache = new Map<string, Database.Statement>();
   private closed = false;
+  /** The file as opened (a descriptor and its identity), to notice it replaced or damaged. */
+  private readonly file:
+    | {
+        fd: number;
+        dev: number;
+        ino: number;
+        /** The header was on disk at open. */ header: boolean;
+      }
+    | undefined;
 
   constructor(options: SqliteStoreOptions) {
     this.db = openDatabase(options);
@@ -83,6 +104,13 @@ export class SqliteConversationStore implements ConversationStore {
     this.sql = prepareStatements(this.db);
     this.writes = new StoreWrites(this.db, this.sql);
     this.runs = new RunStatements(this.db);
+    if (options.path !== ':memory:' && options.path !== '' && options.readonly !== true) {
+      // A new file's first pages are in the WAL: copy them back, so the header is on disk.
+      this.db.pragma('wal_checkpoint(PASSIVE)');
+      const fd = openSync(options.path, 'r');
+      const { dev, ino } = fstatSync(fd);
+      this.file = { fd, dev, ino, header: headerOf(fd) === 'sound' };
+    }
   }
 
   /**
@@ -98,7 +126,10 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   append(message: NewMessage): Promise<AppendResult> {
-    return this.guard('append a turn', message.conversationId, () => this.appendNow(message));
+    return this.guard('append a turn', message.conversationId, () => {
+      this.assertIntact();
+      return this.appendNow(message);
+    });
   }
 
   /**
@@ -112,9 +143,14 @@ export class SqliteConversationStore implements ConversationStore {
    */
   commit(ops: readonly StoreOperation[]): Promise<CommitResult[]> {
     const calls = ops.map((op) => () => this.apply(op));
-    const answers = this.closed
-      ? ops.map(() => ({ error: this.closedError('commit') }))
-      : this.writes.batch(calls);
+    let answers: ReturnType<StoreWrites['batch']>;
+    try {
+      if (this.closed) throw this.closedError('commit');
+      this.assertIntact();
+      answers = this.writes.batch(calls);
+    } catch (error) {
+      answers = ops.map(() => ({ error }));
+    }
     return Promise.resolve(
       answers.map((answer, i): CommitResult => {
         if ('value' in answer) return { ok: true, value: answer.value } as CommitResult;
@@ -243,6 +279,13 @@ export class SqliteConversationStore implements ConversationStore {
         );
         params.participant = options.participantId;
       }
+      if (options.agentId !== undefined) {
+        where.push(`c.id IN (SELECT m.conversation_id FROM messages m
+          JOIN participants p ON p.id = m.participant_id
+          WHERE m.participant_id = @agent AND p.kind = 'agent')`);
+        params.agent = options.agentId;
+      }
+      params.offset = Math.max(0, Math.floor(options.offset ?? 0));
       if (options.cursor !== undefined) {
         const [last, id] = decodeCursor(options.cursor);
         where.push('(c.last_message_at, c.id) < (@cursorLast, @cursorId)');
@@ -250,7 +293,7 @@ export class SqliteConversationStore implements ConversationStore {
         params.cursorId = id;
       }
       const sql = `SELECT * FROM conversations c ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY c.last_message_at DESC, c.id DESC LIMIT @limit`;
+        ORDER BY c.last_message_at DESC, c.id DESC LIMIT @limit OFFSET @offset`;
       const rows = this.statement(sql).all(params) as ConversationRow[];
       const items = rows.slice(0, limit).map(toSummary);
       const last = items[items.length - 1];
@@ -264,6 +307,46 @@ export class SqliteConversationStore implements ConversationStore {
     return this.guard('read a conversation', conversationId, () => {
       const row = this.sql.getConversation.get(conversationId) as ConversationRow | undefined;
       return row === undefined ? undefined : toSummary(row);
+    });
+  }
+
+  createConversation(input: NewConversation): Promise<ConversationSummary> {
+    return this.guard('create a conversation', input.id, async () => {
+      const place = placeOf(input);
+      const row: ConversationInsert = {
+        id: input.id,
+        channelType: place.channelType,
+        channelId: place.channelId,
+        channelName: place.channelName ?? null,
+        threadId: place.threadId ?? null,
+        scope: place.scope,
+        now: isoTimestamp(),
+        title: input.title ?? null,
+        metadata: input.metadata === undefined ? null : JSON.stringify(input.metadata),
+      };
+      if (!this.writes.createConversation(row)) {
+        throw conversationExists(input.id);
+      }
+      return toSummary(this.sql.getConversation.get(input.id) as ConversationRow);
+    });
+  }
+
+  updateConversation(
+    conversationId: string,
+    update: ConversationUpdate,
+  ): Promise<ConversationSummary | undefined> {
+    return this.guard('update a conversation', conversationId, async () => {
+      const how = (value: unknown) =>
+        value === undefined ? 'keep' : value === null ? 'clear' : 'set';
+      const change: ConversationChange = {
+        id: conversationId,
+        titleHow: how(update.title),
+        title: update.title ?? null,
+        metadataHow: how(update.metadata),
+        metadata: update.metadata == null ? null : JSON.stringify(update.metadata),
+      };
+      if (!this.writes.updateConversation(change)) return undefined;
+      return toSummary(this.sql.getConversation.get(conversationId) as ConversationRow);
     });
   }
 
@@ -281,11 +364,17 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   recordEdit(edit: MessageEdit): Promise<boolean> {
-    return this.guard('record an edit', undefined, () => this.editNow(edit));
+    return this.guard('record an edit', undefined, () => {
+      this.assertIntact();
+      return this.editNow(edit);
+    });
   }
 
   recordDeletion(deletion: MessageDeletion): Promise<boolean> {
-    return this.guard('record a deletion', undefined, () => this.deleteNow(deletion));
+    return this.guard('record a deletion', undefined, () => {
+      this.assertIntact();
+      return this.deleteNow(deletion);
+    });
   }
 
   getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {
@@ -322,6 +411,33 @@ export class SqliteConversationStore implements ConversationStore {
     this.closed = true;
     this.cache.clear();
     this.db.close();
+    if (this.file !== undefined) closeSync(this.file.fd);
+  }
+
+  /**
+   * Throws (for good) when the file was replaced, truncated or overwritten while the store had
+   * it open: SQLite, writing to its WAL from pages it holds, would not notice, and the turns
+   * written from then on would be lost at the next checkpoint.
+   */
+  private assertIntact(): void {
+    if (this.file === undefined) return;
+    let problem: string | undefined;
+    try {
+      const now = statSync(this.path);
+      if (now.dev !== this.file.dev || now.ino !== this.file.ino) problem = 'was replaced';
+      else if (this.file.header && headerOf(this.file.fd) !== 'sound') {
+        problem = 'is no longer a SQLite database (overwritten or truncated)';
+      }
+    } catch (error) {
+      problem = `cannot be read (${error instanceof Error ? error.message : String(error)})`;
+    }
+    if (problem !== undefined) {
+      throw new StoreError(
+        `the database file ${this.path} ${problem} while the store had it open; nothing more ` +
+          `is written to it (restart on a sound file, then \`colloquy import\` the dead letters)`,
+        { transient: false },
+      );
+    }
   }
 
   /**
@@ -410,6 +526,16 @@ function storeError(action: string, conversationId: string | undefined, error: u
   });
 }
 
+/** The first 16 bytes of every SQLite database file. */
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+function headerOf(fd: number): 'sound' | 'damaged' {
+  const header = Buffer.alloc(16);
+  return readSync(fd, header, 0, 16, 0) === 16 && header.equals(SQLITE_HEADER)
+    ? 'sound'
+    : 'damaged';
+}
+
 /** Exactly the three keys that name a platform message (the statement binds no others). */
 function platformRef({
   channelType,
@@ -466,6 +592,10 @@ function toSummary(row: ConversationRow): ConversationSummary {
     messageCount: row.message_count,
     firstMessageAt: row.created_at,
     lastMessageAt: row.last_message_at,
+    ...(row.title === null ? {} : { title: row.title }),
+    ...(row.metadata === null
+      ? {}
+      : { metadata: JSON.parse(row.metadata) as Record<string, unknown> }),
   };
 }
 

@@ -33,7 +33,12 @@ import { SqliteConversationStore } from './store.js';
 export class SqliteStudioSource implements StudioSource {
   readonly store: SqliteConversationStore;
   private readonly db: Database.Database;
-  private schema: { version: number; runs: boolean; prompt: boolean; delivery: boolean };
+  private schema: {
+    version: number;
+    runs: boolean;
+    prompt: boolean;
+    messages: ReadonlySet<string>;
+  };
 
   private constructor(
     private readonly path: string,
@@ -44,7 +49,7 @@ export class SqliteStudioSource implements StudioSource {
       readonly: true,
     });
     this.db = this.store.db;
-    this.schema = { version: -1, runs: false, prompt: false, delivery: false };
+    this.schema = { version: -1, runs: false, prompt: false, messages: new Set() };
   }
 
   /** Opens a source on an existing file; `write` enables `forget` (through its own connection). */
@@ -234,15 +239,7 @@ export class SqliteStudioSource implements StudioSource {
 
   async agentAliases(agentId: string): Promise<string[]> {
     const learned = this.db
-      .prepare<[string], { id: string }>(
-        `select distinct mm.participant_id as id from messages r
-         join messages q on q.conversation_id = r.conversation_id
-           and q.participant_id = r.reply_to_participant_id
-           and q.platform_message_id = r.reply_to_message_id
-         join message_mentions mm on mm.message_seq = q.seq
-         where r.participant_id = ?
-           and mm.participant_id not in (select id from participants where kind = 'user')`,
-      )
+      .prepare<[string], { id: string }>(`${LEARNED_ALIASES} select id from learned`)
       .all(agentId)
       .map((row) => row.id);
     return [...new Set([agentId, ...learned])];
@@ -250,27 +247,19 @@ export class SqliteStudioSource implements StudioSource {
 
   async unanswered(limit: number): Promise<Turn[]> {
     const ours = this.ourAgents();
+    // A run's id starts with its inbound turn's id: a range of the primary key.
     const answeredRun = this.shape().runs
-      ? `and not exists (select 1 from agent_runs ar where ar.message_id = m.id
-           and ar.status = 'answered')`
+      ? `and not exists (select 1 from agent_runs ar where ar.id > m.id || ':'
+           and ar.id < m.id || ';' and ar.message_id = m.id and ar.status = 'answered')`
       : '';
-    // A bot's platform ids (slack:UBOT) never write turns: they are learned from the
-    // mentions on turns one of our agents replied to.
     const rows = this.db
       .prepare<unknown[], TurnSqlRow>(
         `with ours(id) as (${ours}),
-         aliases(id) as (
-           select id from ours
-           union
-           select mm.participant_id from messages r
-           join messages q on q.conversation_id = r.conversation_id
-             and q.participant_id = r.reply_to_participant_id
-             and q.platform_message_id = r.reply_to_message_id
-           join message_mentions mm on mm.message_seq = q.seq
-           where r.participant_id in (select id from ours)
-             and mm.participant_id not in (select id from participants where kind = 'user'))
+         ${LEARNED_ALIASES.replace('with ', '').replace('= ?', 'in (select id from ours)')},
+         aliases(id) as (select id from ours union select id from learned)
          ${this.turnSelect()}
-         where m.deleted_at is null and m.is_summary = 0
+         where m.seq > (select max(seq) from messages) - @window
+           and m.deleted_at is null and m.is_summary = 0
            and m.participant_id not in (select id from ours)
            and (m.reply_to_participant_id in (select id from ours)
                 or exists (select 1 from message_mentions mm where mm.message_seq = m.seq
@@ -278,12 +267,13 @@ export class SqliteStudioSource implements StudioSource {
            and not exists (select 1 from messages r
              where r.conversation_id = m.conversation_id
                and r.reply_to_participant_id = m.participant_id
+               and r.timestamp >= m.timestamp
                and r.reply_to_message_id = m.platform_message_id
                and r.participant_id in (select id from ours))
            ${answeredRun}
          order by m.seq desc limit @limit`,
       )
-      .all({ limit });
+      .all({ limit, window: UNANSWERED_WINDOW });
     return this.toTurns(rows);
   }
 
@@ -408,7 +398,8 @@ export class SqliteStudioSource implements StudioSource {
     return `select m.seq, m.id, m.conversation_id, m.participant_id, p.kind, p.display_name,
         m.content, m.timestamp, m.platform_message_id, m.edited_at, m.deleted_at,
         m.summary_for_agent_id, m.is_summary, m.metadata,
-        ${this.shape().delivery ? 'm.delivery' : 'null'} as delivery,
+        ${this.optional('delivery')}, ${this.optional('reasoning')},
+        ${this.optional('delegated_by')}, ${this.optional('delegated_to')},
         r.seq as reply_seq, r.conversation_id as reply_conversation_id,
         coalesce(rp.display_name, rp.id) as reply_name
       from messages m
@@ -486,6 +477,11 @@ export class SqliteStudioSource implements StudioSource {
       .all(...ids);
   }
 
+  /** A `messages` column newer files have (`delivery`, `reasoning`, …), NULL in older ones. */
+  private optional(column: string): string {
+    return this.shape().messages.has(column) ? `m.${column}` : `null as ${column}`;
+  }
+
   /** Which optional tables and columns this file has, read again when its schema changes. */
   private shape() {
     const version = this.db.pragma('schema_version', { simple: true }) as number;
@@ -502,12 +498,29 @@ export class SqliteStudioSource implements StudioSource {
         version,
         runs: runColumns.has('id') && runColumns.has('message_id'),
         prompt: runColumns.has('prompt'),
-        delivery: columns('messages').has('delivery'),
+        messages: columns('messages'),
       };
     }
     return this.schema;
   }
 }
+
+/** How far back (in turns stored) the list of unanswered turns looks. */
+export const UNANSWERED_WINDOW = 50_000;
+
+/**
+ * A bot's platform ids (`slack:UBOT`) never write turns: they are learned from the mentions
+ * on the turns its agents replied to (the newest 5,000 replies; not people's ids).
+ */
+const LEARNED_ALIASES = `with learned(id) as (
+  select distinct mm.participant_id from (
+    select channel_type, channel_id, reply_to_message_id from messages
+    where participant_id = ? and reply_to_message_id is not null
+    order by timestamp desc limit 5000) r
+  join messages q on q.channel_type = r.channel_type and q.channel_id = r.channel_id
+    and q.platform_message_id = r.reply_to_message_id
+  join message_mentions mm on mm.message_seq = q.seq
+  where mm.participant_id not in (select id from participants where kind = 'user'))`;
 
 interface ConversationSqlRow {
   id: string;
@@ -537,6 +550,9 @@ interface TurnSqlRow {
   is_summary: number;
   metadata: string;
   delivery: string | null;
+  reasoning: string | null;
+  delegated_by: string | null;
+  delegated_to: string | null;
   reply_seq: number | null;
   reply_conversation_id: string | null;
   reply_name: string | null;
@@ -644,6 +660,17 @@ function turnOf(
   const toolName = typeof metadata['toolName'] === 'string' ? metadata['toolName'] : undefined;
   const callId = typeof metadata['toolCallId'] === 'string' ? metadata['toolCallId'] : undefined;
   const role = typeof metadata['toolRole'] === 'string' ? metadata['toolRole'] : undefined;
+  // Newer files keep these in columns; older ones in the metadata JSON.
+  const text = (column: string | null, key: string) =>
+    column ?? (typeof metadata[key] === 'string' ? metadata[key] : undefined);
+  const by = text(row.delegated_by, 'delegatedBy');
+  const to = text(row.delegated_to, 'delegatedTo');
+  const delegation = {
+    ...(by === undefined ? {} : { by }),
+    ...(to === undefined ? {} : { to }),
+    ...(metadata['delegationAnswer'] === true ? { answer: true } : {}),
+  };
+  const reasoning = text(row.reasoning, 'reasoning');
   return {
     seq: row.seq,
     id: row.id,
@@ -676,6 +703,8 @@ function turnOf(
             speakerName: row.reply_name ?? '',
           },
         }),
+    ...(Object.keys(delegation).length === 0 ? {} : { delegation }),
+    ...(reasoning === undefined || reasoning === '' ? {} : { reasoning }),
     ...(row.delivery === null ? {} : { delivery: row.delivery }),
     runs,
   };

@@ -13,6 +13,28 @@ export interface AppendInput {
 }
 
 /** A new turn's sequence number, or the stored row (raw, `MESSAGE_COLUMNS` order) it repeats. */
+/** The bound parameters of `createConversation` (metadata as JSON). */
+export interface ConversationInsert {
+  id: string;
+  channelType: string;
+  channelId: string;
+  channelName: string | null;
+  threadId: string | null;
+  scope: string;
+  now: string;
+  title: string | null;
+  metadata: string | null;
+}
+
+/** The bound parameters of `updateConversation`. */
+export interface ConversationChange {
+  id: string;
+  titleHow: 'set' | 'clear' | 'keep';
+  title: string | null;
+  metadataHow: 'set' | 'clear' | 'keep';
+  metadata: string | null;
+}
+
 export type AppendOutcome = { seq: number } | { existing: unknown[] };
 
 /**
@@ -130,6 +152,16 @@ export class StoreWrites {
     const { changes } = this.sql.deleteMessages.run(conversationId, JSON.stringify(ids));
     if (changes > 0) this.sql.refreshConversation.run({ id: conversationId });
     return changes;
+  }
+
+  /** Inserts an empty conversation; false when the id is taken. */
+  createConversation(row: ConversationInsert): boolean {
+    return this.sql.createConversation.run(row).changes > 0;
+  }
+
+  /** Sets (`set`), clears (`clear`) or keeps (`keep`) the title and metadata; false when unknown. */
+  updateConversation(row: ConversationChange): boolean {
+    return this.sql.updateConversation.run(row).changes > 0;
   }
 
   deleteConversation(conversationId: string): boolean {

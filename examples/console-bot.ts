@@ -45,3 +45,6 @@ await launch(bot);
 await channel.closed;
 await bot.stop();
 await store.close();
+// Turns that could not be stored are in the dead-letter file beside the database (the bot
+// said so): the exit code says so too.
+if ((bot.captureStats?.deadLettered ?? 0) > 0) process.exitCode = 1;

@@ -16,7 +16,7 @@
  */
 import { BaseAgent, Bot } from 'colloquy';
 import { DiscordChannel } from 'colloquy/discord';
-import { exitWith, launch, modelOrExit } from './launch.js';
+import { exitWith, launch, modelOrExit, urlFromEnv } from './launch.js';
 
 const token = process.env.DISCORD_BOT_TOKEN;
 if (!token) {
@@ -27,6 +27,7 @@ if (!token) {
   );
 }
 
+const api = urlFromEnv('DISCORD_API_URL');
 const model = modelOrExit();
 
 class SupportAgent extends BaseAgent {
@@ -37,7 +38,6 @@ class SupportAgent extends BaseAgent {
   override model = model;
 }
 
-const api = process.env.DISCORD_API_URL;
 const discord = new DiscordChannel({
   token,
   ...(api && { clientOptions: { rest: { api: api.replace(/\/+$/, '') } } }),

@@ -41,6 +41,23 @@ export function openOrExit<T>(open: () => T): T {
 }
 
 /**
+ * The http(s) URL in the environment variable `name` (an API base override), or undefined
+ * when it is unset; exits with one line when it is set to something else.
+ *
+ * @example
+ * ```ts
+ * const apiRoot = urlFromEnv('TELEGRAM_API_ROOT');
+ * ```
+ */
+export function urlFromEnv(name: string): string | undefined {
+  const value = process.env[name]?.trim();
+  if (!value) return undefined;
+  const protocol = URL.canParse(value) ? new URL(value).protocol : undefined;
+  if (protocol === 'http:' || protocol === 'https:') return value;
+  return exitWith(`${name} must be an http(s) URL such as http://127.0.0.1:8080, not "${value}"`);
+}
+
+/**
  * `PORT` (default 3000) and, when it is not a port number, the line that says so.
  *
  * @example

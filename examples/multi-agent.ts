@@ -25,17 +25,17 @@ import { BaseAgent, Bot, defaultDbPath, describeModel, isOfflineModel } from 'co
 import type { NewMessage } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
 import { TelegramChannel } from 'colloquy/telegram';
-import { exitWith, launch, modelOrExit, portFromEnv } from './launch.js';
+import { exitWith, launch, modelOrExit, portFromEnv, urlFromEnv } from './launch.js';
 
 const {
   TELEGRAM_BOT_TOKEN: telegramToken = '',
-  TELEGRAM_API_ROOT: telegramApiRoot,
   SLACK_BOT_TOKEN: slackToken = '',
   SLACK_SIGNING_SECRET: signingSecret,
   SLACK_APP_TOKEN: appToken,
-  SLACK_API_URL: slackApiUrl,
 } = process.env;
 const { port, problem } = portFromEnv();
+const telegramApiRoot = urlFromEnv('TELEGRAM_API_ROOT');
+const slackApiUrl = urlFromEnv('SLACK_API_URL');
 
 const missing = [
   ...(telegramToken ? [] : ['TELEGRAM_BOT_TOKEN']),

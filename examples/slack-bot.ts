@@ -16,7 +16,7 @@
  */
 import { BaseAgent, Bot } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
-import { exitWith, launch, modelOrExit, portFromEnv } from './launch.js';
+import { exitWith, launch, modelOrExit, portFromEnv, urlFromEnv } from './launch.js';
 
 const token = process.env.SLACK_BOT_TOKEN;
 const signingSecret = process.env.SLACK_SIGNING_SECRET;
@@ -38,6 +38,7 @@ if (missing.length > 0) {
 const { port, problem } = portFromEnv();
 if (!appToken && problem) exitWith(problem);
 
+const apiUrl = urlFromEnv('SLACK_API_URL');
 const model = modelOrExit();
 
 class SupportAgent extends BaseAgent {
@@ -48,7 +49,6 @@ class SupportAgent extends BaseAgent {
   override model = model;
 }
 
-const apiUrl = process.env.SLACK_API_URL;
 const slack = new SlackChannel({
   token: token as string,
   ...(appToken ? { appToken } : { signingSecret, port }),

@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { BaseAgent, Bot } from 'colloquy';
 import { TelegramChannel } from 'colloquy/telegram';
-import { exitWith, launch, modelOrExit, portFromEnv } from './launch.js';
+import { exitWith, launch, modelOrExit, portFromEnv, urlFromEnv } from './launch.js';
 
 const token = process.env.TELEGRAM_BOT_TOKEN;
 if (!token) {
@@ -33,6 +33,7 @@ if (webhookUrl && !URL.canParse(webhookUrl)) {
 }
 if (webhookUrl && problem) exitWith(problem);
 
+const apiRoot = urlFromEnv('TELEGRAM_API_ROOT');
 const model = modelOrExit();
 
 class SupportAgent extends BaseAgent {
@@ -43,7 +44,6 @@ class SupportAgent extends BaseAgent {
   override model = model;
 }
 
-const apiRoot = process.env.TELEGRAM_API_ROOT;
 const telegram = new TelegramChannel({
   token,
   ...(apiRoot && { client: { apiRoot: apiRoot.replace(/\/+$/, '') } }),

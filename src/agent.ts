@@ -1,6 +1,6 @@
 import type { ColloquyError } from './errors.js';
 import type { ConversationStore } from './store.js';
-import type { NewMessage } from './types.js';
+import type { MessageSource, NewMessage } from './types.js';
 
 /** What the runtime gives an agent for one turn. */
 export interface AgentRunContext {
@@ -18,6 +18,11 @@ export interface AgentRunContext {
   recordPrompt?(prompt: unknown): void;
   /** Reports a problem the agent worked around (a plugin that threw); never throws. */
   report?(error: ColloquyError): void;
+  /**
+   * Set when the agent runs a task another agent handed it (`delegate`): the delegation's id
+   * (its task turn), who delegated, that agent's aliases, and how deep the chain is.
+   */
+  delegation?: { id: string; by: string; byAliases: readonly string[]; chain: number };
   /** How many agent turns in a row led to this one. */
   depth: number;
   signal?: AbortSignal;
@@ -27,6 +32,10 @@ export interface AgentResult {
   output: string;
   /** Stored on the outbound turn's metadata (for example `{ model: 'offline' }`). */
   metadata?: Record<string, unknown>;
+  /** Stored as the reply's `traceId`: the model response (or trace) that produced it. */
+  traceId?: string;
+  /** Stored as the reply's `sources`: what it drew on (RAG citations). */
+  sources?: MessageSource[];
 }
 
 /**

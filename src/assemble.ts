@@ -101,6 +101,12 @@ export interface AssemblerOptions {
    * default masking (`toolResultsInFull`, `maskToolResultsOverTokens`) runs first.
    */
   plugins?: readonly HistoryPlugin[];
+  /**
+   * Set when the agent runs a task another agent delegated to it (see `delegate`): it also
+   * sees what concerns the delegating agent (the person's original request, that agent's
+   * tool results), and never the rows of other delegations.
+   */
+  delegation?: { id: string; delegatorAliases: readonly string[] };
   /** Hears about a store, summarizer or plugin failure that assembly worked around. */
   onError?: (error: ColloquyError) => void;
 }
@@ -187,7 +193,11 @@ export async function assemblePrompt(
   options: AssemblerOptions = {},
   summarizer?: Summarizer,
 ): Promise<AssembledPrompt> {
-  const o: Resolved = { ...DEFAULT_ASSEMBLER_OPTIONS, ...withoutUndefined(options) };
+  const o: Resolved = {
+    ...DEFAULT_ASSEMBLER_OPTIONS,
+    ...budgetFromEnv(),
+    ...withoutUndefined(options),
+  };
   validate(o);
   const ctx: Context = {
     store,
@@ -201,13 +211,17 @@ export async function assemblePrompt(
   const aliases = new Set([agentId, agentName, ...(o.agentAliases ?? [])]);
   const current = o.currentMessage;
 
-  const [loaded, existing] = await Promise.all([loadTurns(ctx, aliases, o), loadSummary(ctx)]);
+  const delegators = new Set(o.delegation?.delegatorAliases ?? []);
+  const readFor = new Set([...aliases, ...delegators]);
+  const [loaded, existing] = await Promise.all([loadTurns(ctx, readFor, o), loadSummary(ctx)]);
   const through = coveredThrough(existing.summary);
+  const seen = seesDelegation(aliases, o.delegation?.id);
   const pending = loaded.filter(
     (turn) =>
       turn.metadata.isSummary !== true &&
       turn.id !== current?.id &&
-      !(turn.sequence !== undefined && turn.sequence <= through),
+      !(turn.sequence !== undefined && turn.sequence <= through) &&
+      seen(turn),
   );
   const passed = await pluginPass({
     store,
@@ -221,7 +235,12 @@ export async function assemblePrompt(
     now: ctx.now(),
     report: ctx.report,
   });
-  let units = projectTurns(passed.rows, aliases);
+  let units = projectTurns(passed.rows, aliases, (row) => {
+    const delegatedBy = row.metadata['delegatedBy'];
+    const inDelegation = row.metadata['delegationId'] !== undefined;
+    if (inDelegation) return typeof delegatedBy === 'string' && aliases.has(delegatedBy);
+    return delegators.has(row.participant.id);
+  });
 
   const currentFit =
     current === undefined
@@ -260,6 +279,39 @@ export async function assemblePrompt(
     ],
     ...(plan.summary && summary ? { summary } : {}),
   };
+}
+
+/**
+ * Which rows of delegations an agent sees: a delegate (running `delegationId`) sees its own
+ * task's rows and none of other delegations'; the agent that delegated sees its delegates'
+ * rows, except an answer it already has as its `delegate` tool's result.
+ */
+function seesDelegation(aliases: ReadonlySet<string>, delegationId: string | undefined) {
+  return (turn: StoredMessage): boolean => {
+    const { metadata } = turn;
+    const id = metadata['delegationId'];
+    if (id === undefined || aliases.has(turn.participant.id)) return true;
+    const delegatedBy = metadata['delegatedBy'];
+    const mine = typeof delegatedBy === 'string' && aliases.has(delegatedBy);
+    if (mine) return !(metadata['delegationAnswer'] === true && metadata['delegateCallId']);
+    return delegationId === undefined ? true : id === delegationId;
+  };
+}
+
+/**
+ * `COLLOQUY_HISTORY_MAX_TOKENS`, when set: the token budget of every prompt that does not
+ * set `tokenBudget` itself (the default stays 3000).
+ */
+function budgetFromEnv(env = process.env): { tokenBudget?: number } {
+  const raw = env['COLLOQUY_HISTORY_MAX_TOKENS']?.trim();
+  if (raw === undefined || raw === '') return {};
+  const tokens = Number(raw);
+  if (!Number.isInteger(tokens) || tokens < 16) {
+    throw new RangeError(
+      `COLLOQUY_HISTORY_MAX_TOKENS must be a whole number of at least 16, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return { tokenBudget: tokens };
 }
 
 function withoutUndefined<T extends object>(value: T): T {

@@ -5,7 +5,7 @@ import type { Interceptor } from './chain.js';
 import type { Channel, ChannelHandlers, ChannelState, Delivery } from './channel.js';
 import type { TurnContext } from './context.js';
 import { ColloquyError, StoreError } from './errors.js';
-import { consoleLogger } from './logger.js';
+import { consoleLogger, logLevelProblem } from './logger.js';
 import type { Logger } from './logger.js';
 import type { AppendResult, ConversationStore, StoreOperation } from './store.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
@@ -265,6 +265,8 @@ export class Bot {
 
   async #start(): Promise<void> {
     // Settings first: a bad one stops the start before any file is opened or platform called.
+    const logLevel = this.#logger === consoleLogger ? logLevelProblem() : undefined;
+    if (logLevel !== undefined) throw new ColloquyError(logLevel);
     for (const agent of new Set(this.#allAgents())) agent.prepare?.();
     if (this.#store === undefined) {
       this.#store = await openDefaultStore();

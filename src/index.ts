@@ -50,6 +50,7 @@ export { describeModel, ModelConfigError, modelFromEnv } from '../agents/models.
 export { isOfflineModel, offlineModel } from '../agents/offline-model.js';
 export { conversationSearchTool } from '../agents/tools/conversation-search.js';
 export { recallToolResultTool } from '../agents/tools/recall-tool-result.js';
+export { delegate, delegateTool } from '../agents/delegation.js';
 
 // Types (modules of types only are exported whole)
 export type * from './store.js';
@@ -62,6 +63,7 @@ export type {
   MessageDeletion,
   MessageEdit,
   MessageMetadata,
+  MessageSource,
   NewMessage,
   Participant,
   ParticipantKind,
@@ -89,4 +91,5 @@ export type {
 export type { HistoryPlugin, PluginContext, Reduction, ReduceContext } from './history/plugins.js';
 export type { RollingCompressionOptions, ToolResultMaskingOptions } from './history/builtins.js';
 export type { SummarizerAgentOptions } from '../agents/summarizer-agent.js';
+export type { DelegationRequest, DelegationResult } from '../agents/delegation.js';
 export type { ConversationSearchInput } from '../agents/tools/conversation-search.js';

@@ -78,6 +78,23 @@ export const consoleLogger: Logger = createConsoleLogger();
  */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
+/**
+ * What is wrong with `COLLOQUY_LOG_LEVEL`, or undefined when it is unset or a known level.
+ * `Bot.start` refuses to start on it when the bot logs through the console logger.
+ *
+ * @example
+ * ```ts
+ * logLevelProblem({ COLLOQUY_LOG_LEVEL: 'verbose' }); // 'COLLOQUY_LOG_LEVEL must be one of …'
+ * ```
+ */
+export function logLevelProblem(
+  env: Record<string, string | undefined> = process.env,
+): string | undefined {
+  const value = env.COLLOQUY_LOG_LEVEL?.trim();
+  if (value === undefined || value === '' || value.toLowerCase() in LEVELS) return undefined;
+  return `COLLOQUY_LOG_LEVEL must be one of ${Object.keys(LEVELS).join(', ')}, not "${value}"`;
+}
+
 function levelFromEnv(): LogLevel {
   const value = process.env.COLLOQUY_LOG_LEVEL?.trim().toLowerCase();
   return value !== undefined && value in LEVELS ? (value as LogLevel) : 'info';

@@ -1,20 +1,23 @@
 import { concerns } from './agent.js';
+import { conversationExists, forgetLinks, placeOf } from './conversations.js';
 import { searchKeys } from './search-words.js';
 import type {
   AppendResult,
   CommitResult,
   ConversationStore,
   ConversationSummary,
+  ConversationUpdate,
   ForgetOptions,
   GetOptions,
   ListConversationsOptions,
+  NewConversation,
   Page,
   SearchOptions,
   StoreOperation,
 } from './store.js';
 import { normalizeTimestamp } from './timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from './tokenizer.js';
-import { withMetadata } from './types.js';
+import { isoTimestamp, withMetadata } from './types.js';
 import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
 import { StoreError } from './errors.js';
 import type {
@@ -119,6 +122,10 @@ export class InMemoryConversationStore implements ConversationStore {
     insertSorted(conversation.rows, row);
     this.#index(row);
     const { info } = conversation;
+    if (conversation.rows.length === 1) {
+      // Its first turn (a conversation created empty spanned its creation time until now).
+      info.firstMessageAt = info.lastMessageAt = message.timestamp;
+    }
     if (message.timestamp < info.firstMessageAt) info.firstMessageAt = message.timestamp;
     if (message.timestamp > info.lastMessageAt) info.lastMessageAt = message.timestamp;
     info.channelName ??= message.metadata.channelName;
@@ -289,23 +296,57 @@ export class InMemoryConversationStore implements ConversationStore {
     options: ListConversationsOptions = {},
   ): Promise<Page<ConversationSummary>> {
     const limit = Math.max(1, options.limit ?? 50);
+    const offset = Math.max(0, Math.floor(options.offset ?? 0));
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const wrote = (c: Conversation, id: string, kind?: string) =>
+      c.rows.some(
+        (r) =>
+          r.message.participant.id === id &&
+          (kind === undefined || r.message.participant.kind === kind),
+      );
     const matching = [...this.#conversations.values()]
       .filter(
-        (c) => options.channelType === undefined || c.info.channelType === options.channelType,
-      )
-      .filter(
         (c) =>
-          options.participantId === undefined ||
-          c.rows.some((r) => r.message.participant.id === options.participantId),
+          (options.channelType === undefined || c.info.channelType === options.channelType) &&
+          (options.participantId === undefined || wrote(c, options.participantId)) &&
+          (options.agentId === undefined || wrote(c, options.agentId, 'agent')),
       )
       .map((c) => c.info)
       .sort(newestActivityFirst)
-      .filter((info) => after === undefined || newestActivityFirst(info, after) > 0);
+      .filter((info) => after === undefined || newestActivityFirst(info, after) > 0)
+      .slice(offset);
     const items = matching.slice(0, limit).map((info) => this.#summary(info.id)!);
     const last = items[items.length - 1];
     const more = matching.length > limit && last !== undefined;
     return more ? { items, nextCursor: encodeCursor(last) } : { items };
+  }
+
+  async createConversation(input: NewConversation): Promise<ConversationSummary> {
+    if (this.#conversations.has(input.id)) throw conversationExists(input.id);
+    const now = isoTimestamp();
+    const info: Conversation['info'] = {
+      id: input.id,
+      ...placeOf(input),
+      firstMessageAt: now,
+      lastMessageAt: now,
+    };
+    if (input.title !== undefined) info.title = input.title;
+    if (input.metadata !== undefined) info.metadata = structuredClone(input.metadata);
+    this.#add({ info, rows: [] });
+    return this.#summary(input.id)!;
+  }
+
+  async updateConversation(
+    conversationId: string,
+    update: ConversationUpdate,
+  ): Promise<ConversationSummary | undefined> {
+    const info = this.#touch(conversationId)?.info;
+    if (info === undefined) return undefined;
+    if (update.title === null) delete info.title;
+    else if (update.title !== undefined) info.title = update.title;
+    if (update.metadata === null) delete info.metadata;
+    else if (update.metadata !== undefined) info.metadata = structuredClone(update.metadata);
+    return this.#summary(conversationId);
   }
 
   async getConversation(conversationId: string): Promise<ConversationSummary | undefined> {
@@ -323,6 +364,12 @@ export class InMemoryConversationStore implements ConversationStore {
     const redact = options.mode === 'redact';
     const theirs = (m: StoredMessage) => m.participant.id === participantId;
     let count = 0;
+    if (!redact) {
+      // As in SQLite: the mentions of them and the reply links to them go from every turn.
+      for (const { rows } of this.#conversations.values()) {
+        for (const { message } of rows) forgetLinks(message, participantId);
+      }
+    }
     for (const conversation of [...this.#conversations.values()]) {
       if (!conversation.rows.some((row) => theirs(row.message))) continue;
       // A rolling summary can retell what the person said: those of their conversations go.
@@ -413,8 +460,12 @@ export class InMemoryConversationStore implements ConversationStore {
     };
     if (metadata.channelName !== undefined) info.channelName = metadata.channelName;
     if (metadata.threadId !== undefined) info.threadId = metadata.threadId;
-    const conversation: Conversation = { info, rows: [] };
-    this.#conversations.set(info.id, conversation);
+    return this.#add({ info, rows: [] });
+  }
+
+  /** Adds a conversation, evicting the least recently used beyond `maxConversations`. */
+  #add(conversation: Conversation): Conversation {
+    this.#conversations.set(conversation.info.id, conversation);
     while (this.#conversations.size > this.#maxConversations) {
       const [oldestId, oldest] = this.#conversations.entries().next().value!;
       this.#evict(oldestId, oldest);
@@ -455,7 +506,13 @@ export class InMemoryConversationStore implements ConversationStore {
 
   #summary(conversationId: string): ConversationSummary | undefined {
     const conversation = this.#conversations.get(conversationId);
-    return conversation && { ...conversation.info, messageCount: conversation.rows.length };
+    if (conversation === undefined) return undefined;
+    const { info } = conversation;
+    return {
+      ...info,
+      ...(info.metadata === undefined ? {} : { metadata: structuredClone(info.metadata) }),
+      messageCount: conversation.rows.length,
+    };
   }
 
   /** Keeps results, best first, while their content fits; truncates a lone first one. */

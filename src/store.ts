@@ -41,10 +41,14 @@ export interface ListConversationsOptions {
   channelType?: ChannelType;
   /** Only conversations this participant wrote in. */
   participantId?: string;
+  /** Only conversations this agent took part in (wrote a reply, a tool row or a summary). */
+  agentId?: string;
   /** Page size (default 50). */
   limit?: number;
   /** Opaque cursor from the previous page's `nextCursor`. */
   cursor?: string;
+  /** Skips this many conversations first (after the cursor, when both are given): page N. */
+  offset?: number;
 }
 
 export interface ConversationSummary {
@@ -55,8 +59,42 @@ export interface ConversationSummary {
   threadId?: string;
   scope: ConversationScope;
   messageCount: number;
+  /** The first turn's time (the creation time while it has none). */
   firstMessageAt: string;
+  /** The newest turn's time (the creation time while it has none). */
   lastMessageAt: string;
+  /** A name people gave it (`createConversation` / `updateConversation`). */
+  title?: string;
+  /** Anything your application keeps about it, stored as JSON. */
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * A conversation created before its first turn (`createConversation`). Where it lives
+ * defaults from its id as a turn's metadata does: `channelType` from the id's prefix
+ * (`telegram:42` → `telegram`, else `custom`), `channelId` the whole id, scope `channel`.
+ *
+ * @example
+ * ```ts
+ * const input: NewConversation = { id: 'support:ticket-42', title: 'Refund for order 42' };
+ * ```
+ */
+export interface NewConversation {
+  id: string;
+  title?: string;
+  metadata?: Record<string, unknown>;
+  channelType?: ChannelType;
+  channelId?: string;
+  channelName?: string;
+  threadId?: string;
+  scope?: ConversationScope;
+}
+
+/** What `updateConversation` changes: a field left out stays, `null` clears it. */
+export interface ConversationUpdate {
+  title?: string | null;
+  /** Replaces the whole metadata object. */
+  metadata?: Record<string, unknown> | null;
 }
 
 export interface Page<T> {
@@ -139,6 +177,17 @@ export interface ConversationStore {
   getConversation(conversationId: string): Promise<ConversationSummary | undefined>;
   /** Deletes a conversation and all its turns; false when there was none. */
   deleteConversation(conversationId: string): Promise<boolean>;
+  /**
+   * Creates an empty conversation with a title and metadata, before its first turn (turns
+   * appended later with its id join it). A StoreError when the id is taken. Optional: every
+   * store colloquy ships has it.
+   */
+  createConversation?(conversation: NewConversation): Promise<ConversationSummary>;
+  /** Sets or clears a conversation's title and metadata; undefined when it is unknown. */
+  updateConversation?(
+    conversationId: string,
+    update: ConversationUpdate,
+  ): Promise<ConversationSummary | undefined>;
   /**
    * Removes (or redacts) everything a participant wrote, everywhere, and the rolling summaries
    * of the conversations they wrote in; returns how many of their turns (summaries an agent

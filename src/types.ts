@@ -100,10 +100,37 @@ export interface StoredMessage {
   /** Set when the platform message was deleted (a tombstone: content is kept unless forgotten). */
   deletedAt?: string;
   /**
+   * Which model call produced this turn, for an agent's reply: the AI SDK's response id (or
+   * a trace id the agent sets), to find the call in a provider's or tracer's logs.
+   */
+  traceId?: string;
+  /** What an agent's reply drew on (RAG citations), in the order given. */
+  sources?: MessageSource[];
+  /**
    * For a reply the bot sent through its outbox: `sending` (recorded, platform not yet
-   * confirmed), `sent`, `unconfirmed` (never confirmed; not sent again) or `failed`.
+   * confirmed), `sent`, or `unconfirmed` (never confirmed; not sent again).
    */
   delivery?: 'sending' | 'sent' | 'unconfirmed' | 'failed';
+}
+
+/**
+ * One document (or passage of one) a reply cites: set by a tool whose result carries
+ * `sources`, or by the agent itself (`AgentResult.sources`).
+ *
+ * @example
+ * ```ts
+ * const source: MessageSource = { documentId: 'kb/refunds.md', name: 'Refund policy', chunk: '3', score: 0.82 };
+ * ```
+ */
+export interface MessageSource {
+  /** The document's id in your knowledge base (a path, a URL, a database key). */
+  documentId: string;
+  /** Its human name or title. */
+  name?: string;
+  /** Which part of it: a chunk id or number, or the passage itself. */
+  chunk?: string;
+  /** How relevant the retriever found it (higher is more relevant). */
+  score?: number;
 }
 
 /** A message that has not been stored yet. */

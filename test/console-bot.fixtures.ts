@@ -49,7 +49,7 @@ export function buildIfStale(): void {
     // Exit status ignored: another folder's type error must not hide this one's behaviour.
     spawnSync(
       process.execPath,
-      [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'],
+      [join(root, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.json'],
       { cwd: root, stdio: 'ignore' },
     );
   } finally {

@@ -1,3 +1,4 @@
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,7 +6,11 @@ import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeOpenAIServer } from 'colloquy/testing';
-import { buildIfStale, startConsoleBot } from './console-bot.fixtures.js';
+import { buildIfStale, consoleBot, root, startConsoleBot } from './console-bot.fixtures.js';
+
+/** util-linux `script`, which runs a command on a pseudo-terminal (Linux; not macOS's). */
+const hasScript =
+  spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux') ?? false;
 
 beforeAll(() => buildIfStale(), 180_000);
 
@@ -127,6 +132,57 @@ describe('npm start: the console bot', () => {
     }
   });
 
+  it.runIf(hasScript)(
+    'on a terminal, Ctrl-C lets the pending answer finish, answers the lines typed meanwhile, and exits',
+    async () => {
+      // given the console bot on a real terminal (util-linux `script` gives it a pty) and a
+      // model that holds its first answer
+      const model = await new FakeOpenAIServer().start();
+      const firstAnswer = model.holdNext();
+      const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+      const child = spawn(
+        'script',
+        ['-qefc', `"${process.execPath}" "${consoleBot}"`, '/dev/null'],
+        {
+          cwd: root,
+          env: {
+            ...process.env,
+            COLLOQUY_DB: db,
+            COLLOQUY_USER_NAME: 'Ada',
+            COLLOQUY_MODEL: 'openai-compatible:fake-model',
+            COLLOQUY_MODEL_BASE_URL: model.baseURL,
+          },
+          stdio: 'pipe',
+        },
+      );
+      let screen = '';
+      child.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString('utf8')));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      try {
+        // when a line's answer is pending and two more lines are typed meanwhile
+        await until(() => screen.includes('> '));
+        child.stdin.write('first\r');
+        await firstAnswer.arrived;
+        child.stdin.write('second\rthird\r');
+        await until(() => userLines(db).length === 3);
+
+        // and Ctrl-C is pressed before the model answers
+        child.stdin.write('\x03');
+        await until(() => screen.includes('^C'));
+        firstAnswer.release();
+
+        // then every line is answered after the ^C, no prompt comes back, and it exits cleanly
+        expect(await exited).toBe(0);
+        const afterCtrlC = screen.slice(screen.indexOf('^C')).replaceAll('\r', '');
+        expect(afterCtrlC).toBe('^C\necho: Ada: first\necho: Ada: second\necho: Ada: third\n');
+        expect(userLines(db).map((turn) => turn.content)).toEqual(['first', 'second', 'third']);
+      } finally {
+        child.kill('SIGKILL');
+        await model.close();
+      }
+    },
+  );
+
   it('exits with the reason when COLLOQUY_MODEL cannot be used', async () => {
     const bot = startConsoleBot({ COLLOQUY_MODEL: 'openai:gpt-4o-mini', OPENAI_API_KEY: '' });
     expect(await bot.exited).toBe(1);
@@ -141,6 +197,15 @@ describe('npm start: the console bot', () => {
     expect(await bot.exited).toBe(1);
     expect(bot.stderr()).toBe(
       'COLLOQUY_MODEL_BASE_URL must be an http(s) URL such as http://127.0.0.1:11434/v1, not "not-a-url"\n',
+    );
+  });
+
+  it('refuses at start a COLLOQUY_LOG_LEVEL it does not know, instead of logging at info', async () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+    const bot = startConsoleBot({ COLLOQUY_DB: db, COLLOQUY_LOG_LEVEL: 'verbose' });
+    expect(await bot.exited).toBe(1);
+    expect(bot.stderr()).toContain(
+      'Could not start: COLLOQUY_LOG_LEVEL must be one of debug, info, warn, error, silent, not "verbose"\n',
     );
   });
 });

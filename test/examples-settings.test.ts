@@ -47,4 +47,20 @@ describe('examples refuse bad settings in one line', () => {
     expect(badPort.code).toBe(1);
     expect(badPort.output).toBe('PORT must be a port number (0 picks a free one), not "70000".\n');
   });
+
+  it.each([
+    ['telegram-bot.ts', { TELEGRAM_BOT_TOKEN: '123456:ABC', TELEGRAM_API_ROOT: 'localhost:8081' }],
+    [
+      'slack-bot.ts',
+      { SLACK_BOT_TOKEN: 'xoxb-1-2-abc', SLACK_SIGNING_SECRET: 'secret', SLACK_API_URL: 'api' },
+    ],
+    ['discord-bot.ts', { DISCORD_BOT_TOKEN: 'token', DISCORD_API_URL: 'not a url' }],
+  ])('%s: an API URL override that is not an http(s) URL', async (file, env) => {
+    const [name, value] = Object.entries(env).at(-1) ?? [];
+    const { code, output } = await example(file, env);
+    expect(code).toBe(1);
+    expect(output).toBe(
+      `${name} must be an http(s) URL such as http://127.0.0.1:8080, not "${value}"\n`,
+    );
+  });
 });

@@ -42,6 +42,8 @@ const ROOT_EXPORTS = [
   'createConsoleLogger',
   'defaultDbPath',
   'defaultTokenizer',
+  'delegate',
+  'delegateTool',
   'describeModel',
   'isOfflineModel',
   'modelFromEnv',

@@ -234,6 +234,29 @@ describe('rolling compression plugin', () => {
   });
 });
 
+describe('plugin hooks', () => {
+  it('runs onRegistered once on use, and afterAdd for every entry that comes in', async () => {
+    // given a plugin that writes down what it is told, on an agent and on a history
+    const told: string[] = [];
+    const watcher: HistoryPlugin = {
+      name: 'watcher',
+      onRegistered: (ctx) => void told.push(`registered ${ctx.agentId ?? ctx.conversationId}`),
+      afterAdd: (entry) => void told.push(`${entry.role}: ${entry.content}`),
+    };
+    class Support extends BaseAgent {
+      name = 'support';
+      description = 'answers';
+      instructions = 'Answer.';
+    }
+    new Support().use(watcher);
+    const history = new History(new InMemoryConversationStore(), C).use(watcher);
+    // when entries come in
+    await history.restore([ask('one'), ask('two')]);
+    // then it heard of its registration and of each entry, in order
+    expect(told).toEqual(['registered support', `registered ${C}`, 'user: one', 'user: two']);
+  });
+});
+
 describe('a plugin that throws', () => {
   const broken: HistoryPlugin = {
     name: 'broken',

@@ -8,8 +8,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const scratch = `${root}.vitest-tmp/readme-history`;
 const run = promisify(execFile);
 
-/** Runs the first ```ts block under a README `##` heading as a user would, and returns its output. */
-async function runSnippet(heading: string): Promise<string> {
+/** Writes the first ```ts block under a README `##` heading to a file; returns its path. */
+async function writeSnippet(heading: string): Promise<string> {
   const readme = await readFile(`${root}README.md`, 'utf8');
   const section = readme.slice(readme.indexOf(`\n## ${heading}\n`));
   const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
@@ -17,6 +17,12 @@ async function runSnippet(heading: string): Promise<string> {
   await mkdir(scratch, { recursive: true });
   const path = `${scratch}/${heading.toLowerCase().replace(/\W+/g, '-')}.mts`;
   await writeFile(path, code);
+  return path;
+}
+
+/** Runs the first ```ts block under a README `##` heading as a user would; returns its output. */
+async function runSnippet(heading: string): Promise<string> {
+  const path = await writeSnippet(heading);
   const env = { ...process.env, COLLOQUY_MODEL: '' };
   const { stdout } = await run('node', ['--import', 'tsx', path], {
     cwd: root,
@@ -48,4 +54,25 @@ describe('the README sections on history', () => {
     expect(out).toContain("'Where is order 42?',\n  'It shipped yesterday.'\n]");
     expect(out).toContain('3 My card is 4111111111111111\n');
   });
+
+  it('Delegation: the snippet runs, and the task is stored with who delegated it', async () => {
+    const out = await runSnippet('Delegation between agents');
+    expect(out).toBe('true\nplanner -> hotels: Find a hotel: two nights in Lyon\n');
+  });
+
+  it("compiles these snippets under the project's strict tsconfig", async () => {
+    for (const heading of ['History', 'Plugins on prompt assembly', 'Delegation between agents']) {
+      await writeSnippet(heading);
+    }
+    const config = {
+      extends: '../../tsconfig.json',
+      compilerOptions: { noEmit: true, rootDir: '../..' },
+      include: ['*.mts'],
+    };
+    await writeFile(`${scratch}/tsconfig.json`, JSON.stringify(config));
+    const tsc = `${root}node_modules/typescript/bin/tsc`;
+    await expect(
+      run('node', [tsc, '-p', `${scratch}/tsconfig.json`], { cwd: root, timeout: 120_000 }),
+    ).resolves.toBeDefined();
+  }, 120_000);
 });

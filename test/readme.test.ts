@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildIfStale } from './console-bot.fixtures.js';
 import { dropPrefix, closeTestClient, redisUrl, uniquePrefix } from './redis.fixtures.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -18,19 +19,60 @@ async function snippet(heading: string): Promise<string> {
   return match[1];
 }
 
+/** Every ```ts block of the README, in order. */
+async function allSnippets(): Promise<string[]> {
+  const readme = await readFile(`${root}README.md`, 'utf8');
+  return [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
+}
+
 describe('the README', () => {
+  beforeAll(() => buildIfStale(), 180_000);
   afterAll(() => rm(scratch, { recursive: true, force: true }));
 
-  it('shows an offline test of the ten-line bot that really runs', async () => {
-    // Given the agent class from "A bot in ten lines" and the "Testing your bot offline" code
-    const tenLines = await snippet('A bot in ten lines');
-    const agent = /class SupportAgent[\s\S]*?\n}\n/.exec(tenLines)?.[0];
-    expect(agent).toBeDefined();
-    const offline = await snippet('Testing your bot offline');
-    const program = offline.replace(
-      "import { TelegramChannel } from 'colloquy/telegram';\n",
-      `import { TelegramChannel } from 'colloquy/telegram';\nimport { BaseAgent } from 'colloquy';\n${agent}`,
+  it("compiles every TypeScript snippet under the project's strict settings, against the built package", async () => {
+    // Given each snippet as a file of its own, and a tsconfig with the project's compiler
+    // options that resolves `colloquy` as an installed package does (to dist/ declarations)
+    const snippets = await allSnippets();
+    expect(snippets.length).toBeGreaterThanOrEqual(4);
+    const dir = `${scratch}/snippets`;
+    await mkdir(dir, { recursive: true });
+    await Promise.all(
+      snippets.map((code, i) => writeFile(`${dir}/snippet-${i + 1}.ts`, `${code}\nexport {};\n`)),
     );
+    await writeFile(
+      `${dir}/tsconfig.json`,
+      JSON.stringify({
+        extends: '../../../tsconfig.json',
+        compilerOptions: { noEmit: true, incremental: false, rootDir: '.', paths: {} },
+        include: ['*.ts'],
+      }),
+    );
+
+    // When tsc checks them
+    const result = await run(
+      process.execPath,
+      [`${root}node_modules/typescript/bin/tsc`, '-p', `${dir}/tsconfig.json`],
+      { cwd: root, timeout: 120_000 },
+    ).then(
+      () => '',
+      (error: { stdout?: string }) => error.stdout ?? String(error),
+    );
+
+    // Then none has an error (noUncheckedIndexedAccess, noImplicitOverride and strict included)
+    expect(result).toBe('');
+  }, 120_000);
+
+  it('says what to install for the agent snippet, and shows colloquy/console and bot.catch()', async () => {
+    const readme = await readFile(`${root}README.md`, 'utf8');
+    const agents = readme.slice(readme.indexOf('## Agents'));
+    expect(agents.slice(0, agents.indexOf('```ts'))).toContain('npm install ai @ai-sdk/openai');
+    expect(readme).toMatch(/import \{ ConsoleChannel \} from 'colloquy\/console'/);
+    expect(readme).toContain('bot.catch(');
+  });
+
+  it('shows an offline test of the ten-line bot that really runs', async () => {
+    // Given the "Testing your bot offline" code, as it stands
+    const program = await snippet('Testing your bot offline');
     await mkdir(scratch, { recursive: true });
     await writeFile(`${scratch}/offline.mts`, program);
 

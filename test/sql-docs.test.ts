@@ -46,4 +46,21 @@ describe('docs/sql.md', () => {
       'Yes: invoice 88 qualifies for a refund; it will reach your card within 5 days.',
     ]);
   });
+
+  it('finds the reply that cited a document, its model call, and the titled conversation', () => {
+    const run = (title: string) => {
+      const example = docs.find((d) => d.title === title);
+      return store.db.prepare(example!.sql).all() as Record<string, unknown>[];
+    };
+    const refund = 'Yes: invoice 88 qualifies for a refund; it will reach your card within 5 days.';
+    expect(run('Which answers cited a document')).toEqual([
+      expect.objectContaining({ position: 1, chunk: '2', score: 0.91, content: refund }),
+    ]);
+    expect(run('The model call behind a reply')).toEqual([
+      expect.objectContaining({ trace_id: 'chatcmpl-refund-88', content: refund }),
+    ]);
+    expect(run('Conversations by title and metadata')).toEqual([
+      expect.objectContaining({ title: 'Refund for invoice 88', ticket: 'T-88', message_count: 3 }),
+    ]);
+  });
 });

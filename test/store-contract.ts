@@ -544,6 +544,141 @@ export function describeStoreContract(
       });
     });
 
+    describe('conversations as objects', () => {
+      /** The optional members, which every store colloquy ships has. */
+      function managed() {
+        const { createConversation, updateConversation } = store;
+        if (createConversation === undefined || updateConversation === undefined) {
+          throw new Error('the store has no createConversation / updateConversation');
+        }
+        return {
+          create: createConversation.bind(store),
+          update: updateConversation.bind(store),
+        };
+      }
+
+      it('creates an empty conversation with a title and metadata, once', async () => {
+        // given a conversation created before any turn
+        const { create } = managed();
+        const metadata = { ticket: 42, tags: ['refund', 'vip'], owner: { team: 'billing' } };
+        const created = await create({ id: 'support:ticket-42', title: 'Refund', metadata });
+
+        // then it is described, listed and counted as empty, placed by its id
+        const expected = {
+          id: 'support:ticket-42',
+          channelType: 'support',
+          channelId: 'support:ticket-42',
+          scope: 'channel',
+          messageCount: 0,
+          title: 'Refund',
+          metadata,
+        };
+        expect(created).toMatchObject(expected);
+        expect(created.firstMessageAt).toBe(created.lastMessageAt);
+        expect(await store.getConversation('support:ticket-42')).toEqual(created);
+        expect((await store.listConversations()).items).toEqual([created]);
+        // and the id cannot be created twice
+        await expect(create({ id: 'support:ticket-42' })).rejects.toThrow(/support:ticket-42/);
+      });
+
+      it('lets the turns appended later join it, spanning them, keeping its title', async () => {
+        const { create } = managed();
+        await create({ id: C1, title: 'Orders', channelType: 'telegram', channelId: '42' });
+        await store.append(turn({ timestamp: at(7) }));
+        await store.append(turn({ timestamp: at(3) }));
+        expect(await store.getConversation(C1)).toMatchObject({
+          title: 'Orders',
+          channelType: 'telegram',
+          channelId: '42',
+          messageCount: 2,
+          firstMessageAt: at(3),
+          lastMessageAt: at(7),
+        });
+      });
+
+      it('sets, keeps and clears the title and metadata of any conversation', async () => {
+        const { update } = managed();
+        await store.append(turn());
+        expect(await store.getConversation(C1)).not.toHaveProperty('title');
+        expect(await store.getConversation(C1)).not.toHaveProperty('metadata');
+
+        const titled = await update(C1, { title: 'Late order', metadata: { priority: 'high' } });
+        expect(titled).toMatchObject({ title: 'Late order', metadata: { priority: 'high' } });
+        // a field left out stays, null clears it
+        expect(await update(C1, { metadata: { priority: 'low' } })).toMatchObject({
+          title: 'Late order',
+          metadata: { priority: 'low' },
+        });
+        const cleared = await update(C1, { title: null, metadata: null });
+        expect(cleared).not.toHaveProperty('title');
+        expect(cleared).not.toHaveProperty('metadata');
+        expect(await store.getConversation(C1)).toEqual(cleared);
+        expect(await update('nope', { title: 'x' })).toBeUndefined();
+      });
+
+      it('lists the conversations an agent took part in', async () => {
+        await store.append(turn({ conversationId: 'answered', participant: agent }));
+        await store.append(turn({ conversationId: 'mentioned', mentions: [agent.id] }));
+        await store.append(turn({ conversationId: 'other', participant: otherAgent }));
+        const page = await store.listConversations({ agentId: agent.id });
+        expect(page.items.map((c) => c.id)).toEqual(['answered']);
+        const both = await store.listConversations({ agentId: agent.id, participantId: alice.id });
+        expect(both.items).toEqual([]);
+      });
+
+      it('pages by offset as well as by cursor, in the same order', async () => {
+        for (let i = 0; i < 7; i++) {
+          await store.append(turn({ conversationId: `c${i}`, timestamp: at(Math.floor(i / 2)) }));
+        }
+        const all = (await store.listConversations()).items.map((c) => c.id);
+        const pages: string[][] = [];
+        for (let offset = 0; offset < 9; offset += 3) {
+          const page = await store.listConversations({ limit: 3, offset });
+          pages.push(page.items.map((c) => c.id));
+          expect(page.nextCursor !== undefined).toBe(offset + 3 < 7);
+        }
+        expect(pages).toEqual([all.slice(0, 3), all.slice(3, 6), all.slice(6)]);
+        expect((await store.listConversations({ offset: 7 })).items).toEqual([]);
+        // after a cursor, the offset counts from the cursor
+        const first = await store.listConversations({ limit: 2 });
+        const skipped = await store.listConversations({ cursor: first.nextCursor, offset: 1 });
+        expect(skipped.items.map((c) => c.id)).toEqual(all.slice(3));
+        // and the filters apply before the offset
+        const alices = await store.listConversations({ participantId: alice.id, offset: 6 });
+        expect(alices.items.map((c) => c.id)).toEqual(all.slice(6));
+      });
+    });
+
+    describe('provenance', () => {
+      it('keeps a reply’s traceId and sources, read every way', async () => {
+        const sources = [
+          { documentId: 'kb/refunds.md', name: 'Refund policy', chunk: '3', score: 0.82 },
+          { documentId: 'https://example.com/faq#shipping' },
+        ];
+        const reply = turn({ participant: agent, content: 'refunds take five days' });
+        await store.append({ ...reply, traceId: 'resp_abc123', sources });
+        const plain = await store.append(turn({ content: 'thanks' }));
+
+        const [stored] = await store.get(C1, { participantIds: [agent.id] });
+        expect(stored).toMatchObject({ traceId: 'resp_abc123', sources });
+        expect(await store.getMessage?.(C1, reply.id)).toMatchObject({ sources });
+        expect((await store.search(C1, 'refunds'))[0]).toMatchObject({ traceId: 'resp_abc123' });
+        const [other] = await store.get(C1, { participantIds: [alice.id] });
+        expect(other?.id).toBe(plain.message.id);
+        expect(other).not.toHaveProperty('traceId');
+        expect(other).not.toHaveProperty('sources');
+      });
+
+      it('keeps them through an edit and a deletion', async () => {
+        const reply = turn({ participant: agent, messageId: 'p9' });
+        await store.append({ ...reply, traceId: 't-1', sources: [{ documentId: 'd1' }] });
+        await store.recordEdit({ ...ref('p9'), content: 'edited', editedAt: at(5) });
+        await store.recordDeletion({ ...ref('p9'), deletedAt: at(6) });
+        const [stored] = await store.get(C1, { includeDeleted: true });
+        expect(stored).toMatchObject({ traceId: 't-1', sources: [{ documentId: 'd1' }] });
+      });
+    });
+
     describe('forgetParticipant', () => {
       async function seed(): Promise<void> {
         await store.append(turn({ participant: alice, content: 'my card is 4242' }));
@@ -558,6 +693,30 @@ export function describeStoreContract(
         expect(await store.get(C2)).toEqual([]);
         expect((await store.search(C1, 'card')).map((m) => m.participant.id)).toEqual([bob.id]);
         expect(await store.search(C1, '4242')).toEqual([]);
+      });
+
+      it('deletes the mentions of them and the reply links to them in everyone’s turns', async () => {
+        // given Bob answering Alice and mentioning her in a conversation she never wrote in
+        const about = turn({
+          conversationId: C2,
+          participant: bob,
+          mentions: [alice.id, 'telegram:1003'],
+          replyToParticipantId: alice.id,
+          content: 'as alice said',
+        });
+        await store.append(about);
+        await store.append(turn({ participant: alice }));
+
+        // when Alice is forgotten
+        await store.forgetParticipant(alice.id);
+
+        // then Bob's turn stays, naming her nowhere, and is no longer found as concerning her
+        const [kept] = await store.get(C2);
+        expect(kept?.content).toBe('as alice said');
+        expect(kept?.metadata.mentions).toEqual(['telegram:1003']);
+        expect(kept?.metadata).not.toHaveProperty('replyToParticipantId');
+        expect(await store.get(C2, { concerning: { aliases: [alice.id] } })).toEqual([]);
+        expect(await store.get(C2, { concerning: { aliases: ['telegram:1003'] } })).toHaveLength(1);
       });
 
       it('redacts instead when asked: the turns stay, their text and name do not', async () => {

@@ -159,11 +159,22 @@ describe('studio pages', () => {
     expect(html).toContain(`href="/c/${enc('slack:T0ACME:C0GENERAL:1773226800.000000')}"`); // thread
   });
 
-  it('folds a tool call under the reply it belongs to', async () => {
+  it('folds a tool call under the next turn of the agent that made it', async () => {
     const html = await s.text(`/c/${enc('telegram:5551002')}`);
-    const tools = html.indexOf('1 tool step: lookup_order');
-    expect(tools).toBeGreaterThan(html.indexOf('Order 1042 left the warehouse'));
-    expect(html).toContain('{&quot;order&quot;:1042');
+    const turns = html.split('<li class="turn ');
+    const holder = turns.find((item) => item.includes('1 tool step: lookup_order'));
+    expect(holder).toMatch(/^kind-this-bot"/);
+    expect(holder).toContain('title="support-agent"');
+    expect(holder).toContain('{&quot;order&quot;:1042');
+    expect(html).not.toContain('tool-only');
+    expect(html).toContain('delegated to billing-agent');
+    expect(html).toContain('answer to the task from support-agent');
+  });
+
+  it('keeps the model’s reasoning on the reply, folded and escaped', async () => {
+    const html = await s.text(`/c/${enc('slack:T0ACME:D0ALICE')}`);
+    expect(html).toContain("<summary>the model's reasoning</summary>");
+    expect(html).toContain('a short answer. &lt;script&gt;alert(4)&lt;/script&gt;');
   });
 
   it('keeps hostile names and text as text everywhere', async () => {

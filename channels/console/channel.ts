@@ -98,7 +98,10 @@ export class ConsoleChannel implements Channel {
     });
     this.#rl = rl;
     // Ctrl-C on a terminal: stop reading; what was typed is still handed over and answered.
-    rl.on('SIGINT', () => rl.close());
+    rl.on('SIGINT', () => {
+      this.#output.write('^C\n');
+      rl.close();
+    });
     rl.on('line', (line) => this.#onLine(line, handlers));
     rl.on('close', () => {
       this.#reading = false;

@@ -13,6 +13,8 @@ const INFO = [
   'count',
   'first',
   'last',
+  'title',
+  'metadata',
 ];
 
 /** One conversation's summary from its `info` hash; undefined when there is none. */
@@ -27,7 +29,18 @@ export async function readInfo(
     `${keys.conversation(conversationId)}info`,
     ...INFO,
   )) as (string | null)[];
-  const [channelType, channelId, channelName, threadId, scope, count, first, last] = values;
+  const [
+    channelType,
+    channelId,
+    channelName,
+    threadId,
+    scope,
+    count,
+    first,
+    last,
+    title,
+    metadata,
+  ] = values;
   if (channelType == null || channelId == null || scope == null || first == null || last == null) {
     return undefined;
   }
@@ -41,40 +54,41 @@ export async function readInfo(
     messageCount: Number(count ?? 0),
     firstMessageAt: first,
     lastMessageAt: last,
+    ...(title == null ? {} : { title }),
+    ...(metadata == null ? {} : { metadata: JSON.parse(metadata) as Record<string, unknown> }),
   };
+}
+
+/** How many of the matching conversations a listing skips, then how many it takes. */
+export interface Window {
+  skip: number;
+  take: number;
 }
 
 /** The conversations newest activity first from the shared list, below the cursor. */
 export async function listAll(
   client: RedisCommander,
   keys: RedisKeys,
-  want: number,
+  want: Window,
   after: CursorKey | undefined,
   wanted: (c: ConversationSummary) => boolean,
 ): Promise<ConversationSummary[]> {
   const list = keys.conversations;
   let upper = after === undefined ? '+' : `(${after.lastMessageAt}\0${after.id}`;
   const items: ConversationSummary[] = [];
-  const batch = Math.min(Math.max(want, 16), 500);
-  while (items.length < want) {
-    const members = (await command(
-      client,
-      'ZRANGE',
-      list,
-      upper,
-      '-',
-      'BYLEX',
-      'REV',
-      'LIMIT',
-      '0',
-      `${batch}`,
-    )) as string[];
+  let skip = want.skip;
+  const batch = Math.min(Math.max(want.take, 16), 500);
+  while (items.length < want.take) {
+    const range = [upper, '-', 'BYLEX', 'REV', 'LIMIT', '0', `${batch}`];
+    const members = (await command(client, 'ZRANGE', list, ...range)) as string[];
     const ids = members.map((member) => member.slice(member.indexOf('\0') + 1));
     const infos = await Promise.all(ids.map((id) => readInfo(client, keys, id)));
     for (const [i, info] of infos.entries()) {
-      if (info === undefined)
-        await command(client, 'ZREM', list, members[i]!); // expired
-      else if (wanted(info) && items.length < want) items.push(info);
+      // A conversation that expired leaves its entry behind: it goes now.
+      if (info === undefined) await command(client, 'ZREM', list, members[i]!);
+      else if (!wanted(info) || items.length === want.take) continue;
+      else if (skip > 0) skip--;
+      else items.push(info);
     }
     if (members.length < batch) break;
     upper = `(${members[members.length - 1]}`;
@@ -82,27 +96,35 @@ export async function listAll(
   return items;
 }
 
-/** The conversations a participant wrote in, newest activity first, below the cursor. */
+/**
+ * The conversations in every one of `sets` (who wrote there), newest activity first, below
+ * the cursor.
+ */
 export async function listOf(
   client: RedisCommander,
   keys: RedisKeys,
-  participantId: string,
-  want: number,
+  sets: string[],
+  want: Window,
   after: CursorKey | undefined,
   wanted: (c: ConversationSummary) => boolean,
 ): Promise<ConversationSummary[]> {
-  const set = keys.participant(participantId);
-  const ids = (await command(client, 'SMEMBERS', set)) as string[];
+  const members = (await Promise.all(
+    sets.map((set) => command(client, 'SMEMBERS', set)),
+  )) as string[][];
+  const ids = members.reduce((both, next) => {
+    const inNext = new Set(next);
+    return both.filter((id) => inNext.has(id));
+  });
   const infos = await Promise.all(ids.map((id) => readInfo(client, keys, id)));
   const items: ConversationSummary[] = [];
   for (const [i, info] of infos.entries()) {
-    if (info === undefined)
-      await command(client, 'SREM', set, ids[i]!); // expired
-    else if (wanted(info) && (after === undefined || newestActivityFirst(info, after) > 0)) {
+    if (info === undefined) {
+      for (const set of sets) await command(client, 'SREM', set, ids[i]!); // expired
+    } else if (wanted(info) && (after === undefined || newestActivityFirst(info, after) > 0)) {
       items.push(info);
     }
   }
-  return items.sort(newestActivityFirst).slice(0, want);
+  return items.sort(newestActivityFirst).slice(want.skip, want.skip + want.take);
 }
 
 function command(client: RedisCommander, ...args: string[]): Promise<unknown> {

@@ -134,6 +134,10 @@ local function remove()
   if place[2] then redis.call('SREM', place[2], cid) end
   for _, author in ipairs(redis.call('SMEMBERS', key('authors'))) do
     redis.call('SREM', prefix .. 'participant:' .. author, cid)
+    redis.call('SREM', prefix .. 'agent:' .. author, cid)
+  end
+  for _, who in ipairs(redis.call('SMEMBERS', key('named'))) do
+    redis.call('SREM', prefix .. 'named:' .. who, cid)
   end
   for _, part in ipairs(PARTS) do redis.call('DEL', key(part)) end
   return 1
@@ -167,11 +171,13 @@ end
 /**
  * Appends a turn unless its id or platform message is stored: `{1, seq}`, or
  * `{0, seq, json}` for the stored one. ARGV: prefix, conversation id, id, platform field,
- * timestamp, JSON, refs JSON, place JSON, author, TTL seconds (0: none), cap (0: none).
+ * timestamp, JSON, refs JSON, place JSON, author, TTL seconds (0: none), cap (0: none), the
+ * author's kind.
  */
 export const APPEND = new Script(`
 local id, pm, ts, author = ARGV[3], ARGV[4], ARGV[5], ARGV[9]
-local ttl, cap = tonumber(ARGV[10]), tonumber(ARGV[11])
+local ttl, cap, agent = tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12] == 'agent'
+local created = redis.call('HGET', key('info'), 'count') == '0'
 local existing = redis.call('HGET', key('ids'), id)
 if not existing and pm ~= '' then existing = redis.call('HGET', key('pm'), pm) end
 if existing then return {0, existing, redis.call('HGET', key('msgs'), existing)} end
@@ -182,8 +188,15 @@ redis.call('HSET', key('msgs'), s, ARGV[6])
 redis.call('HSET', key('refs'), s, ARGV[7])
 redis.call('HSET', key('ids'), id, s)
 if pm ~= '' then redis.call('HSET', key('pm'), pm, s) end
-index(seq, cjson.decode(ARGV[7]))
+local refs = cjson.decode(ARGV[7])
+index(seq, refs)
 redis.call('SADD', key('authors'), author)
+for _, parts in ipairs(refs.ix) do
+  if parts[1] == 're' or parts[1] == 'at' then
+    redis.call('SADD', key('named'), parts[2])
+    redis.call('SADD', prefix .. 'named:' .. parts[2], cid)
+  end
+end
 
 local place = cjson.decode(ARGV[8])
 local info = key('info')
@@ -195,8 +208,10 @@ if redis.call('EXISTS', info) == 0 then
   if ttl > 0 then sweepList() end
 else
   local span = redis.call('HMGET', info, 'first', 'last')
-  if ts < span[1] then redis.call('HSET', info, 'first', ts) end
-  if ts > span[2] then
+  -- a conversation created empty spans its creation time until its first turn
+  if created then span = {ts, span[2]} end
+  if ts < span[1] or created then redis.call('HSET', info, 'first', ts) end
+  if ts > span[2] or created then
     relist(span[2], ts)
     redis.call('HSET', info, 'last', ts)
   end
@@ -210,6 +225,7 @@ local count = redis.call('HINCRBY', info, 'count', 1)
 local authorKey = prefix .. 'participant:' .. author
 local newToChannel = redis.call('SADD', place.channelKey, cid) == 1
 local newToAuthor = redis.call('SADD', authorKey, cid) == 1
+if agent then redis.call('SADD', prefix .. 'agent:' .. author, cid) end
 
 if cap > 0 and count > cap then
   while count > cap do
@@ -227,6 +243,10 @@ if ttl > 0 then
   -- whoever wrote here must be found (forgetParticipant) for as long as the turns live
   for _, who in ipairs(redis.call('SMEMBERS', key('authors'))) do
     redis.call('EXPIRE', prefix .. 'participant:' .. who, ttl)
+    redis.call('EXPIRE', prefix .. 'agent:' .. who, ttl)
+  end
+  for _, who in ipairs(redis.call('SMEMBERS', key('named'))) do
+    redis.call('EXPIRE', prefix .. 'named:' .. who, ttl)
   end
 end
 return {1, s}
@@ -288,4 +308,41 @@ else
   respan()
 end
 return count
+`);
+
+/**
+ * Creates an empty conversation: 1, or 0 when the id is taken. ARGV: prefix, conversation
+ * id, place JSON (with title and metadata JSON), now, TTL seconds (0: none).
+ */
+export const CREATE_CONVERSATION = new Script(`
+local info = key('info')
+if redis.call('EXISTS', info) == 1 then return 0 end
+local place, now, ttl = cjson.decode(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+redis.call('HSET', info, 'channelType', place.channelType, 'channelId', place.channelId,
+  'scope', place.scope, 'channelKey', place.channelKey, 'first', now, 'last', now, 'count', 0)
+for _, field in ipairs({'channelName', 'threadId', 'title', 'metadata'}) do
+  if place[field] then redis.call('HSET', info, field, place[field]) end
+end
+relist(nil, now)
+redis.call('SADD', place.channelKey, cid)
+if ttl > 0 then
+  redis.call('EXPIRE', info, ttl)
+  redis.call('EXPIRE', place.channelKey, ttl)
+end
+return 1
+`);
+
+/**
+ * Sets or clears a conversation's title and metadata: 1, or 0 when it is unknown. ARGV:
+ * prefix, conversation id, then per field (title, metadata) \`keep\`, \`clear\` or \`set\` and its value.
+ */
+export const UPDATE_CONVERSATION = new Script(`
+local info = key('info')
+if redis.call('EXISTS', info) == 0 then return 0 end
+for i, field in ipairs({'title', 'metadata'}) do
+  local how, value = ARGV[1 + 2 * i], ARGV[2 + 2 * i]
+  if how == 'set' then redis.call('HSET', info, field, value) end
+  if how == 'clear' then redis.call('HDEL', info, field) end
+end
+return 1
 `);

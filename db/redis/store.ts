@@ -4,15 +4,19 @@ import type {
   AppendResult,
   ConversationStore,
   ConversationSummary,
+  ConversationUpdate,
   ForgetOptions,
   GetOptions,
   ListConversationsOptions,
+  NewConversation,
   Page,
   SearchOptions,
 } from '../../src/store.js';
+import { conversationExists, forgetLinks, placeOf } from '../../src/conversations.js';
 import { normalizeTimestamp } from '../../src/timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from '../../src/tokenizer.js';
 import {
+  isoTimestamp,
   withMetadata,
   type MessageDeletion,
   type MessageEdit,
@@ -26,10 +30,12 @@ import { decodeCursor, encodeCursor, listAll, listOf, readInfo } from './convers
 import { type Lane, newestFirst } from './merge.js';
 import {
   APPEND,
+  CREATE_CONVERSATION,
   DELETE_CONVERSATION,
   DELETE_MESSAGES,
   FORGET,
   REPLACE,
+  UPDATE_CONVERSATION,
   type RedisCommander,
   type Script,
 } from './scripts.js';
@@ -176,6 +182,7 @@ export class RedisConversationStore implements ConversationStore {
         message.participant.id,
         `${this.#ttl}`,
         `${this.#cap}`,
+        message.participant.kind,
       ])) as [number, string, string?];
       const [inserted, seq, stored] = reply;
       if (inserted === 1) return { message: { ...message, sequence: Number(seq) }, inserted: true };
@@ -282,10 +289,17 @@ export class RedisConversationStore implements ConversationStore {
       const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
       const wanted = (c: ConversationSummary) =>
         options.channelType === undefined || c.channelType === options.channelType;
+      const sets = [
+        ...(options.participantId === undefined
+          ? []
+          : [this.#keys.participant(options.participantId)]),
+        ...(options.agentId === undefined ? [] : [this.#keys.agent(options.agentId)]),
+      ];
+      const want = { skip: Math.max(0, Math.floor(options.offset ?? 0)), take: limit + 1 };
       const items =
-        options.participantId === undefined
-          ? await listAll(this.#client, this.#keys, limit + 1, after, wanted)
-          : await listOf(this.#client, this.#keys, options.participantId, limit + 1, after, wanted);
+        sets.length === 0
+          ? await listAll(this.#client, this.#keys, want, after, wanted)
+          : await listOf(this.#client, this.#keys, sets, want, after, wanted);
       const page = items.slice(0, limit);
       const last = page[page.length - 1];
       return items.length > limit && last !== undefined
@@ -298,6 +312,41 @@ export class RedisConversationStore implements ConversationStore {
     return this.#guard('read a conversation', conversationId, () =>
       readInfo(this.#client, this.#keys, conversationId),
     );
+  }
+
+  async createConversation(input: NewConversation): Promise<ConversationSummary> {
+    return this.#guard('create a conversation', input.id, async () => {
+      const place = placeOf(input);
+      const fields = {
+        ...place,
+        channelKey: this.#keys.channel(place.channelType, place.channelId),
+        ...(input.title === undefined ? {} : { title: input.title }),
+        ...(input.metadata === undefined ? {} : { metadata: JSON.stringify(input.metadata) }),
+      };
+      const args = [JSON.stringify(fields), isoTimestamp(), `${this.#ttl}`];
+      if (Number(await this.#run(CREATE_CONVERSATION, input.id, args)) === 0) {
+        throw conversationExists(input.id);
+      }
+      return (await readInfo(this.#client, this.#keys, input.id))!;
+    });
+  }
+
+  async updateConversation(
+    conversationId: string,
+    update: ConversationUpdate,
+  ): Promise<ConversationSummary | undefined> {
+    return this.#guard('update a conversation', conversationId, async () => {
+      const how = (value: unknown, text: () => string) =>
+        value === undefined ? ['keep', ''] : value === null ? ['clear', ''] : ['set', text()];
+      const args = [
+        ...how(update.title, () => update.title!),
+        ...how(update.metadata, () => JSON.stringify(update.metadata)),
+      ];
+      if (Number(await this.#run(UPDATE_CONVERSATION, conversationId, args)) === 0) {
+        return undefined;
+      }
+      return readInfo(this.#client, this.#keys, conversationId);
+    });
   }
 
   async deleteConversation(conversationId: string): Promise<boolean> {
@@ -316,7 +365,10 @@ export class RedisConversationStore implements ConversationStore {
         if (mode === 'redact') count += await this.#redact(conversationId, participantId);
         count += Number(await this.#run(FORGET, conversationId, [participantId, mode]));
       }
-      if (mode === 'delete') await this.#command('DEL', set);
+      if (mode === 'delete') {
+        await this.#unlink(participantId);
+        await this.#command('DEL', set, this.#keys.agent(participantId));
+      }
       return count;
     });
   }
@@ -345,19 +397,6 @@ export class RedisConversationStore implements ConversationStore {
         if (summary !== undefined && summary.deletedAt === undefined) return summary;
       }
       return undefined;
-    });
-  }
-
-  async has(given: NewMessage): Promise<boolean> {
-    return this.#guard('look a turn up', given.conversationId, async () => {
-      const message = withMetadata(given);
-      const base = this.#keys.conversation(message.conversationId);
-      const field = platformField(message);
-      const [byId, byPlatform] = await Promise.all([
-        this.#command('HEXISTS', `${base}ids`, message.id),
-        field === '' ? 0 : this.#command('HEXISTS', `${base}pm`, field),
-      ]);
-      return Number(byId) === 1 || Number(byPlatform) === 1;
     });
   }
 
@@ -446,6 +485,25 @@ export class RedisConversationStore implements ConversationStore {
         });
       }
     }
+  }
+
+  /** Drops a forgotten participant from the mentions and reply links of everyone's turns. */
+  async #unlink(participantId: string): Promise<void> {
+    const named = this.#keys.named(participantId);
+    for (const conversationId of (await this.#command('SMEMBERS', named)) as string[]) {
+      const base = this.#keys.conversation(conversationId);
+      const lanes = ['re', 'at'].map((kind) => ({
+        key: `${base}ix`,
+        prefix: ixPrefix(kind, participantId),
+      }));
+      const seqs: string[] = [];
+      for await (const stamp of newestFirst(this.#client, lanes, {}, 500)) seqs.push(seqOf(stamp));
+      for (const seq of seqs) {
+        await this.#replace(conversationId, seq, (m) => forgetLinks(m, participantId));
+      }
+      await this.#command('SREM', `${base}named`, participantId);
+    }
+    await this.#command('DEL', named);
   }
 
   /** Blanks a participant's turns in one conversation; how many (summaries not counted). */

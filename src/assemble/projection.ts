@@ -172,11 +172,14 @@ function parseInput(content: string): unknown {
  * position of the call: a result goes with the latest earlier call of the same
  * `toolCallId` (and `toolStep`) that has no result yet, so a server that says `call_0` in
  * every step still pairs right. A call without its result (or a result without its call) is
- * dropped. Tool rows written by anyone else are not projected.
+ * dropped. Tool rows written by anyone else are not projected, unless `shows(row)` says
+ * so (delegation: the agent that delegated sees its delegate's tool use, a delegate sees the
+ * tool results of the agent that delegated to it): those read as text from their author.
  */
 export function projectTurns(
   turns: readonly StoredMessage[],
   aliases: ReadonlySet<string>,
+  shows: (row: StoredMessage) => boolean = () => false,
 ): Unit[] {
   const slots: (Unit | undefined)[] = [];
   /** Calls still waiting for their result, newest last, by call id and step. */
@@ -187,7 +190,10 @@ export function projectTurns(
       slots.push(projectTurn(turn, aliases));
       continue;
     }
-    if (!aliases.has(turn.participant.id)) continue;
+    if (!aliases.has(turn.participant.id)) {
+      if (shows(turn)) slots.push(foreignToolTurn(turn, role));
+      continue;
+    }
     const key = JSON.stringify([turn.metadata.toolCallId, turn.metadata['toolStep'] ?? null]);
     const waiting = open.get(key) ?? [];
     if (role === 'call') {
@@ -211,6 +217,22 @@ export function projectTurns(
     };
   }
   return slots.filter((unit): unit is Unit => unit !== undefined);
+}
+
+/** Another agent's tool row, as the text its author's turn reads as. */
+function foreignToolTurn(turn: StoredMessage, role: 'call' | 'result'): TextUnit {
+  const name = turn.metadata.toolName ?? 'unknown';
+  const content =
+    role === 'call'
+      ? `called tool ${name} with ${turn.content}`
+      : `tool ${name} returned: ${turn.content}`;
+  return {
+    kind: 'text',
+    turn,
+    role: 'user',
+    prefix: `${speakerLabel(turn.participant)}: `,
+    content,
+  };
 }
 
 /** The stored rows a unit came from, chronological. */

@@ -36,8 +36,10 @@ export function replyTurn(options: {
   from: NewMessage['participant'];
   place?: ReplyPlace;
   extra?: Record<string, unknown>;
+  /** The agent's `traceId` and `sources` for the reply. */
+  provenance?: Pick<NewMessage, 'traceId' | 'sources'>;
 }): NewMessage {
-  const { id, inbound, channelType, content, from, place, extra } = options;
+  const { id, inbound, channelType, content, from, place, extra, provenance = {} } = options;
   const { messageId } = inbound.metadata;
   const threadId = place === undefined ? inbound.metadata.threadId : place.threadId;
   const { threadId: _, ...where } = samePlace(inbound);
@@ -56,6 +58,8 @@ export function replyTurn(options: {
       ...(messageId === undefined ? {} : { replyToMessageId: messageId }),
       replyToParticipantId: inbound.participant.id,
     },
+    ...(provenance.traceId === undefined ? {} : { traceId: provenance.traceId }),
+    ...(provenance.sources?.length ? { sources: provenance.sources } : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import { concerns } from '../agent.js';
-import type { Agent } from '../agent.js';
+import type { Agent, AgentResult } from '../agent.js';
 import { compose } from '../chain.js';
 import type { Interceptor } from '../chain.js';
 import type { BotIdentity, Channel } from '../channel.js';
@@ -57,8 +57,8 @@ export interface RunPlan {
  * until `maxAgentDepth` agent turns in a row.
  */
 export class TurnRunner {
-  /** Agent metadata (model, usage) for the reply being sent as this participant. */
-  readonly #replyMetadata = new WeakMap<Participant, Record<string, unknown>>();
+  /** What the agent said about the reply being sent as this participant (metadata, provenance). */
+  readonly #replyMetadata = new WeakMap<Participant, Omit<AgentResult, 'output'>>();
   /** The run whose reply is being sent as this participant. */
   readonly #runOf = new WeakMap<Participant, AgentRun>();
   /** How many agent runs are in flight, by conversation. */
@@ -140,6 +140,7 @@ export class TurnRunner {
       identities: this.deps.identities(),
       send: async (content, from) => {
         const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
+        const { metadata: extra, ...provenance } = this.#replyMetadata.get(from) ?? {};
         const run = this.#runOf.get(from);
         const count = (sends.get(from.id) ?? 0) + 1;
         sends.set(from.id, count);
@@ -152,7 +153,8 @@ export class TurnRunner {
             channelType: channel.type,
             content,
             from,
-            extra: this.#replyMetadata.get(from),
+            ...(extra !== undefined && { extra }),
+            provenance,
             ...(place !== undefined && { place }),
           }),
           others,
@@ -267,7 +269,8 @@ export class TurnRunner {
       Object.assign(run, usageOf(result.metadata));
       if (result.output.trim() === '') return;
       const from: Participant = { kind: 'agent', id: agent.id, displayName: agent.name };
-      if (result.metadata !== undefined) this.#replyMetadata.set(from, result.metadata);
+      const { output: _, ...about } = result;
+      this.#replyMetadata.set(from, about);
       this.#runOf.set(from, run);
       let reply: NewMessage;
       try {

@@ -91,10 +91,12 @@ export function sentTurn(options: {
   from: Participant;
   sent: SentMessage;
   extra?: Record<string, unknown>;
+  /** The agent's `traceId` and `sources` for the reply (`AgentResult`). */
+  provenance?: Pick<NewMessage, 'traceId' | 'sources'>;
   /** Where the reply went, when the channel put it elsewhere (`Channel.replyPlace`). */
   place?: ReplyPlace;
 }): NewMessage {
-  const { inbound, channelType, content, from, sent, extra, place } = options;
+  const { inbound, channelType, content, from, sent, extra, place, provenance = {} } = options;
   const [first, ...rest] = sent.messageIds;
   const { channelId, messageId } = inbound.metadata;
   const local =
@@ -115,6 +117,8 @@ export function sentTurn(options: {
       ...(messageId === undefined ? {} : { replyToMessageId: messageId }),
       replyToParticipantId: inbound.participant.id,
     },
+    ...(provenance.traceId === undefined ? {} : { traceId: provenance.traceId }),
+    ...(provenance.sources?.length ? { sources: provenance.sources } : {}),
   };
 }
 

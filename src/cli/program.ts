@@ -5,6 +5,7 @@ import { oneLine } from '../error-message.js';
 import { registerConversations } from './commands/conversations.js';
 import { registerExport } from './commands/export.js';
 import { registerForget } from './commands/forget.js';
+import { registerImport } from './commands/import.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerSql } from './commands/sql.js';
 import { registerStats } from './commands/stats.js';
@@ -44,6 +45,7 @@ Examples:
   $ COLLOQUY_DB=/var/lib/bot.db colloquy stats
   $ colloquy forget telegram:1001 --yes          # a data-protection request
   $ colloquy studio                              # look through it all in a browser
+  $ colloquy import colloquy.db.dead-letter.jsonl  # turns a bot could not store
 
 Errors print one line and exit 1 (2 for a wrong command line); COLLOQUY_DEBUG=1 adds stacks.`,
     );
@@ -56,6 +58,7 @@ Errors print one line and exit 1 (2 for a wrong command line); COLLOQUY_DEBUG=1 
     registerForget,
     registerStudio,
     registerMigrate,
+    registerImport,
   ]) {
     register(program);
   }

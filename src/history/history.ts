@@ -376,10 +376,11 @@ export class History {
     const rows = await this.#read();
     this.#stamp = await this.#conversationStamp();
     const fresh = rows.filter((row) => !this.#ids.has(row.id));
-    const gone = this.#rows.some((row) => !rows.some((r) => r.id === row.id));
+    const now = new Set(rows.map((row) => row.id));
+    const gone = this.#rows.some((row) => !now.has(row.id));
     if (gone) {
       this.#rows = rows;
-      this.#ids = new Set(rows.map((row) => row.id));
+      this.#ids = now;
       this.#setSnapshot(rowsToEntries(rows).map(frozenEntry));
       this.#notify();
       return;

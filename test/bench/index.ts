@@ -3,7 +3,7 @@
  * measured in the same run and the target with PASS / MISS. Nothing here is asserted by the
  * unit tests.
  *
- *   npm run bench -- [--messages 1000000] [--only store|assemble|pipeline|studio] [--dir path]
+ *   npm run bench -- [--messages 1000000] [--only store|assemble|pipeline|studio|redis] [--dir path]
  *                    [--events 64000] [--senders 4]
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -13,16 +13,17 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { benchAssembleSection } from './assemble-section.js';
 import { benchPipeline } from './pipeline.js';
+import { benchRedis } from './redis.js';
 import { int, peakRss, verdict } from './report.js';
 import { benchStudio } from './studio.js';
 import { type Outcome, benchStore } from './store.js';
 
-const SECTIONS = ['store', 'assemble', 'pipeline', 'studio'] as const;
+const SECTIONS = ['store', 'assemble', 'pipeline', 'studio', 'redis'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const USAGE = `usage: npm run bench -- [options]
   --messages N   turns in the store benchmark's database, in 1,000 conversations (default 1,000,000)
-  --only S       run one section: store | assemble | pipeline | studio
+  --only S       run one section: store | assemble | pipeline | studio | redis
   --dir PATH     keep the database files in PATH (default: a temporary folder, deleted after)
   --events N     inbound Telegram updates per pipeline variant (default 64,000)
   --senders N    people writing to the pipeline's bot at once, each waiting for the answer
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
     if (runs('studio')) {
       outcomes.push(...(await benchStudio({ messages: Math.min(messages, 100_000), dir })));
     }
+    if (runs('redis')) outcomes.push(...(await benchRedis({ messages, dir })));
   } finally {
     if (values.dir === undefined) rmSync(dir, { recursive: true, force: true });
   }

@@ -122,6 +122,8 @@ export async function benchStudio(options: {
     const search = await time(async () =>
       (await app.request('/?q=invoice+checklist', { headers })).text(),
     );
+    const runs = await time(async () => (await app.request('/runs', { headers })).text());
+    const overview = await time(async () => (await app.request('/overview', { headers })).text());
     const pass = page.p50 < 300 && page.p99 < 300;
     console.log(
       line(
@@ -137,6 +139,10 @@ export async function benchStudio(options: {
       ),
     );
     console.log(line('conversation list', percentiles(list), ''));
+    console.log(line('agent runs page', percentiles(runs), '200 runs and the unanswered turns'));
+    console.log(
+      line('overview charts', percentiles(overview), 'three charts over every turn and run'),
+    );
     console.log(
       line(
         'search, 2 words',

@@ -43,6 +43,11 @@ Examples:
     )
     .action(async (options: StudioOptions, command: Command) => {
       const path = dbPathOf(command);
+      if (/^postgres(ql)?:\/\//i.test(path)) {
+        throw new CliError(
+          'colloquy studio reads SQLite files for now; a Postgres URL is not supported yet',
+        );
+      }
       assertDatabaseExists(path);
       const { SqliteStudioSource } = await import('colloquy/sqlite');
       const source = SqliteStudioSource.open(path, { write: options.write === true });
