@@ -29,7 +29,8 @@ export const MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant_id
   CASE WHEN EXISTS (SELECT 1 FROM message_mentions WHERE message_seq = m.seq)
     THEN (SELECT json_group_array(participant_id) FROM
       (SELECT participant_id FROM message_mentions WHERE message_seq = m.seq ORDER BY rowid))
-    ELSE '[]' END AS mentions, m.trace_id, m.sources`;
+    ELSE '[]' END AS mentions, m.trace_id, m.sources, m.reasoning, m.delegation_id,
+  m.delegated_by, m.delegated_to`;
 
 /**
  * A row as `MESSAGE_COLUMNS` selects it.
@@ -63,6 +64,10 @@ export interface SelectedMessageRow {
   mentions: string;
   trace_id: string | null;
   sources: string | null;
+  reasoning: string | null;
+  delegation_id: string | null;
+  delegated_by: string | null;
+  delegated_to: string | null;
 }
 
 /** The names of `MESSAGE_COLUMNS`, in order; `fromValues` reads the same positions by index. */
@@ -90,6 +95,10 @@ export const MESSAGE_COLUMN_NAMES = [
   'mentions',
   'trace_id',
   'sources',
+  'reasoning',
+  'delegation_id',
+  'delegated_by',
+  'delegated_to',
 ] as const satisfies readonly (keyof SelectedMessageRow)[];
 
 /**
@@ -126,6 +135,10 @@ export function fromValues(v: unknown[]): SelectedMessageRow {
     mentions: v[20],
     trace_id: v[21],
     sources: v[22],
+    reasoning: v[23],
+    delegation_id: v[24],
+    delegated_by: v[25],
+    delegated_to: v[26],
   } as SelectedMessageRow;
 }
 
@@ -141,6 +154,14 @@ const COLUMN_KEYS = new Set([
   'isSummary',
   'summaryForAgentId',
 ]);
+
+/** Metadata keys with a text column of their own, used when the value is a string. */
+const TEXT_COLUMN_KEYS = new Set(['reasoning', 'delegationId', 'delegatedBy', 'delegatedTo']);
+
+function textKey(meta: MessageMetadata, key: string): string | null {
+  const value = meta[key];
+  return typeof value === 'string' ? value : null;
+}
 
 /**
  * The bound parameters of the message insert.
@@ -168,6 +189,10 @@ export interface MessageInsert {
   metadata: string;
   traceId: string | null;
   sources: string | null;
+  reasoning: string | null;
+  delegationId: string | null;
+  delegatedBy: string | null;
+  delegatedTo: string | null;
 }
 
 /**
@@ -182,7 +207,9 @@ export function toInsert(message: NewMessage, timestamp: string): MessageInsert 
   const meta = message.metadata;
   const rest: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(meta)) {
-    if (!COLUMN_KEYS.has(key) && value !== undefined) rest[key] = value;
+    if (COLUMN_KEYS.has(key) || value === undefined) continue;
+    if (TEXT_COLUMN_KEYS.has(key) && typeof value === 'string') continue;
+    rest[key] = value;
   }
   // A turn stored without `mentions` reads back without it: the JSON says so.
   if (meta.mentions === undefined) rest['mentions'] = null;
@@ -204,6 +231,10 @@ export function toInsert(message: NewMessage, timestamp: string): MessageInsert 
     metadata: JSON.stringify(rest),
     traceId: message.traceId ?? null,
     sources: message.sources?.length ? JSON.stringify(message.sources) : null,
+    reasoning: textKey(meta, 'reasoning'),
+    delegationId: textKey(meta, 'delegationId'),
+    delegatedBy: textKey(meta, 'delegatedBy'),
+    delegatedTo: textKey(meta, 'delegatedTo'),
   };
 }
 
@@ -234,6 +265,10 @@ export function toMessage(row: SelectedMessageRow): StoredMessage {
   }
   if (row.is_summary === 1) metadata.isSummary = true;
   if (row.summary_for_agent_id !== null) metadata.summaryForAgentId = row.summary_for_agent_id;
+  if (row.reasoning !== null) metadata['reasoning'] = row.reasoning;
+  if (row.delegation_id !== null) metadata['delegationId'] = row.delegation_id;
+  if (row.delegated_by !== null) metadata['delegatedBy'] = row.delegated_by;
+  if (row.delegated_to !== null) metadata['delegatedTo'] = row.delegated_to;
   const message: StoredMessage = {
     id: row.id,
     conversationId: row.conversation_id,

@@ -83,6 +83,14 @@ export const messages = sqliteTable(
     traceId: text('trace_id'),
     /** An agent reply's sources as a JSON array (one row each in the `message_sources` view). */
     sources: text('sources'),
+    /** An agent reply's reasoning (the model's thinking), when it gave one. */
+    reasoning: text('reasoning'),
+    /** The delegation a turn belongs to: the task turn's id (see `delegate`). */
+    delegationId: text('delegation_id'),
+    /** The agent that delegated the task this turn belongs to. */
+    delegatedBy: text('delegated_by'),
+    /** On a task turn: the agent the task was handed to. */
+    delegatedTo: text('delegated_to'),
     createdAt: text('created_at')
       .notNull()
       .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
@@ -105,6 +113,10 @@ export const messages = sqliteTable(
     index('messages_summary_idx')
       .on(t.conversationId, t.summaryForAgentId, t.seq)
       .where(sql`${t.isSummary} = 1`),
+    /** The few turns of delegations: "everything one delegation did" is one range. */
+    index('messages_delegation_idx')
+      .on(t.delegationId, t.seq)
+      .where(sql`${t.delegationId} is not null`),
     index('messages_trace_idx')
       .on(t.traceId)
       .where(sql`${t.traceId} is not null`),

@@ -1,6 +1,6 @@
 import { StoreError } from './errors.js';
 import type { ConversationSummary, NewConversation } from './store.js';
-import { defaultMetadata } from './types.js';
+import { defaultMetadata, type StoredMessage } from './types.js';
 
 /**
  * Where a conversation created before its first turn lives, its defaults filled in as every
@@ -32,4 +32,23 @@ export function conversationExists(conversationId: string): StoreError {
     conversationId,
     transient: false,
   });
+}
+
+/**
+ * Drops a forgotten participant from a turn's mentions and reply link, in place: what
+ * `forgetParticipant` does to everyone's turns (as SQLite deletes the `message_mentions`
+ * rows and clears `reply_to_participant_id`).
+ *
+ * @example
+ * ```ts
+ * forgetLinks(turn, 'telegram:1001');
+ * ```
+ */
+export function forgetLinks(message: StoredMessage, participantId: string): StoredMessage {
+  const { metadata } = message;
+  if (metadata.replyToParticipantId === participantId) delete metadata.replyToParticipantId;
+  if (metadata.mentions?.includes(participantId)) {
+    metadata.mentions = metadata.mentions.filter((id) => id !== participantId);
+  }
+  return message;
 }

@@ -1,5 +1,5 @@
 import { concerns } from './agent.js';
-import { conversationExists, placeOf } from './conversations.js';
+import { conversationExists, forgetLinks, placeOf } from './conversations.js';
 import { searchKeys } from './search-words.js';
 import type {
   AppendResult,
@@ -233,6 +233,12 @@ export class InMemoryConversationStore implements ConversationStore {
     const redact = options.mode === 'redact';
     const theirs = (m: StoredMessage) => m.participant.id === participantId;
     let count = 0;
+    if (!redact) {
+      // As in SQLite: the mentions of them and the reply links to them go from every turn.
+      for (const { rows } of this.#conversations.values()) {
+        for (const { message } of rows) forgetLinks(message, participantId);
+      }
+    }
     for (const conversation of [...this.#conversations.values()]) {
       if (!conversation.rows.some((row) => theirs(row.message))) continue;
       // A rolling summary can retell what the person said: those of their conversations go.

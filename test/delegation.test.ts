@@ -134,14 +134,13 @@ describe('delegation between agents', () => {
     const db = new Database(path, { readonly: true });
     const rows = db
       .prepare(
-        `SELECT task.participant_id AS delegated_by,
-                json_extract(task.metadata, '$.delegatedTo') AS delegated_to,
-                task.content AS task, answer.content AS answer
+        `SELECT task.delegated_by, task.delegated_to, task.content AS task,
+                answer.content AS answer
          FROM messages task
          JOIN messages answer
-           ON json_extract(answer.metadata, '$.delegationId') = task.id
+           ON answer.delegation_id = task.id
           AND json_extract(answer.metadata, '$.delegationAnswer') = 1
-         WHERE json_extract(task.metadata, '$.delegatedTo') IS NOT NULL
+         WHERE task.delegated_to IS NOT NULL
          ORDER BY task.seq`,
       )
       .all();
@@ -149,7 +148,7 @@ describe('delegation between agents', () => {
       .prepare(
         `SELECT participant_id, json_extract(metadata, '$.toolName') AS tool
          FROM messages
-         WHERE json_extract(metadata, '$.delegatedBy') = 'planner'
+         WHERE delegated_by = 'planner'
            AND json_extract(metadata, '$.toolRole') = 'result'
          ORDER BY seq`,
       )

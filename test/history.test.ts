@@ -295,7 +295,7 @@ describe('History', () => {
     const db = new Database(path, { readonly: true });
     const row = db
       .prepare(
-        `SELECT content, json_extract(metadata, '$.reasoning') AS reasoning FROM messages
+        `SELECT content, reasoning FROM messages
          WHERE participant_id = 'support'`,
       )
       .get();

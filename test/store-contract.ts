@@ -695,6 +695,30 @@ export function describeStoreContract(
         expect(await store.search(C1, '4242')).toEqual([]);
       });
 
+      it('deletes the mentions of them and the reply links to them in everyone’s turns', async () => {
+        // given Bob answering Alice and mentioning her in a conversation she never wrote in
+        const about = turn({
+          conversationId: C2,
+          participant: bob,
+          mentions: [alice.id, 'telegram:1003'],
+          replyToParticipantId: alice.id,
+          content: 'as alice said',
+        });
+        await store.append(about);
+        await store.append(turn({ participant: alice }));
+
+        // when Alice is forgotten
+        await store.forgetParticipant(alice.id);
+
+        // then Bob's turn stays, naming her nowhere, and is no longer found as concerning her
+        const [kept] = await store.get(C2);
+        expect(kept?.content).toBe('as alice said');
+        expect(kept?.metadata.mentions).toEqual(['telegram:1003']);
+        expect(kept?.metadata).not.toHaveProperty('replyToParticipantId');
+        expect(await store.get(C2, { concerning: { aliases: [alice.id] } })).toEqual([]);
+        expect(await store.get(C2, { concerning: { aliases: ['telegram:1003'] } })).toHaveLength(1);
+      });
+
       it('redacts instead when asked: the turns stay, their text and name do not', async () => {
         await seed();
         expect(await store.forgetParticipant(alice.id, { mode: 'redact' })).toBe(2);

@@ -16,12 +16,13 @@ import { searchKeys } from '../../src/search-words.js';
  *   filter and summaries, read newest first;
  * - `words` zset: `<word key>\0<seq padded>` per distinct word, the search index;
  * - `ids` hash: colloquy id → seq; `pm` hash: platform message → seq (duplicates);
- * - `authors` set: who wrote in it.
+ * - `authors` set: who wrote in it; `named` set: who its turns mention or reply to.
  *
  * Shared: `<prefix>seq` (the sequence), `<prefix>conversations` (zset `<last>\0<id>`, newest
  * activity last), `<prefix>channel:<type>\0<channel id>` (set of conversation ids, for edits
  * and deletions that name a platform message), `<prefix>participant:<id>` (set of the
- * conversations a participant wrote in) and `<prefix>agent:<id>` (the same, for agents).
+ * conversations a participant wrote in), `<prefix>agent:<id>` (the same, for agents) and
+ * `<prefix>named:<id>` (the conversations whose turns mention or reply to a participant).
  *
  * @example
  * ```ts
@@ -45,6 +46,11 @@ export class RedisKeys {
     return `${this.prefix}participant:${participantId}`;
   }
 
+  /** The conversations where someone mentioned or replied to a participant. */
+  named(participantId: string): string {
+    return `${this.prefix}named:${participantId}`;
+  }
+
   /** The conversations an agent (a participant of kind `agent`) wrote in. */
   agent(agentId: string): string {
     return `${this.prefix}agent:${agentId}`;
@@ -56,7 +62,18 @@ export class RedisKeys {
 }
 
 /** The parts of a conversation's keys, after its base (see {@link RedisKeys}). */
-export const PARTS = ['info', 'msgs', 'refs', 'order', 'ix', 'words', 'ids', 'pm', 'authors'];
+export const PARTS = [
+  'info',
+  'msgs',
+  'refs',
+  'order',
+  'ix',
+  'words',
+  'ids',
+  'pm',
+  'authors',
+  'named',
+];
 
 /** Digits a seq is padded to inside members, so that text order is number order. */
 export const SEQ_DIGITS = 16;

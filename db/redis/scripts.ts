@@ -136,6 +136,9 @@ local function remove()
     redis.call('SREM', prefix .. 'participant:' .. author, cid)
     redis.call('SREM', prefix .. 'agent:' .. author, cid)
   end
+  for _, who in ipairs(redis.call('SMEMBERS', key('named'))) do
+    redis.call('SREM', prefix .. 'named:' .. who, cid)
+  end
   for _, part in ipairs(PARTS) do redis.call('DEL', key(part)) end
   return 1
 end
@@ -185,8 +188,15 @@ redis.call('HSET', key('msgs'), s, ARGV[6])
 redis.call('HSET', key('refs'), s, ARGV[7])
 redis.call('HSET', key('ids'), id, s)
 if pm ~= '' then redis.call('HSET', key('pm'), pm, s) end
-index(seq, cjson.decode(ARGV[7]))
+local refs = cjson.decode(ARGV[7])
+index(seq, refs)
 redis.call('SADD', key('authors'), author)
+for _, parts in ipairs(refs.ix) do
+  if parts[1] == 're' or parts[1] == 'at' then
+    redis.call('SADD', key('named'), parts[2])
+    redis.call('SADD', prefix .. 'named:' .. parts[2], cid)
+  end
+end
 
 local place = cjson.decode(ARGV[8])
 local info = key('info')
@@ -234,6 +244,9 @@ if ttl > 0 then
   for _, who in ipairs(redis.call('SMEMBERS', key('authors'))) do
     redis.call('EXPIRE', prefix .. 'participant:' .. who, ttl)
     redis.call('EXPIRE', prefix .. 'agent:' .. who, ttl)
+  end
+  for _, who in ipairs(redis.call('SMEMBERS', key('named'))) do
+    redis.call('EXPIRE', prefix .. 'named:' .. who, ttl)
   end
 end
 return {1, s}

@@ -12,7 +12,7 @@ import type {
   Page,
   SearchOptions,
 } from '../../src/store.js';
-import { conversationExists, placeOf } from '../../src/conversations.js';
+import { conversationExists, forgetLinks, placeOf } from '../../src/conversations.js';
 import { normalizeTimestamp } from '../../src/timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from '../../src/tokenizer.js';
 import {
@@ -365,7 +365,10 @@ export class RedisConversationStore implements ConversationStore {
         if (mode === 'redact') count += await this.#redact(conversationId, participantId);
         count += Number(await this.#run(FORGET, conversationId, [participantId, mode]));
       }
-      if (mode === 'delete') await this.#command('DEL', set, this.#keys.agent(participantId));
+      if (mode === 'delete') {
+        await this.#unlink(participantId);
+        await this.#command('DEL', set, this.#keys.agent(participantId));
+      }
       return count;
     });
   }
@@ -482,6 +485,25 @@ export class RedisConversationStore implements ConversationStore {
         });
       }
     }
+  }
+
+  /** Drops a forgotten participant from the mentions and reply links of everyone's turns. */
+  async #unlink(participantId: string): Promise<void> {
+    const named = this.#keys.named(participantId);
+    for (const conversationId of (await this.#command('SMEMBERS', named)) as string[]) {
+      const base = this.#keys.conversation(conversationId);
+      const lanes = ['re', 'at'].map((kind) => ({
+        key: `${base}ix`,
+        prefix: ixPrefix(kind, participantId),
+      }));
+      const seqs: string[] = [];
+      for await (const stamp of newestFirst(this.#client, lanes, {}, 500)) seqs.push(seqOf(stamp));
+      for (const seq of seqs) {
+        await this.#replace(conversationId, seq, (m) => forgetLinks(m, participantId));
+      }
+      await this.#command('SREM', `${base}named`, participantId);
+    }
+    await this.#command('DEL', named);
   }
 
   /** Blanks a participant's turns in one conversation; how many (summaries not counted). */
