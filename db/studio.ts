@@ -33,7 +33,12 @@ import { SqliteConversationStore } from './store.js';
 export class SqliteStudioSource implements StudioSource {
   readonly store: SqliteConversationStore;
   private readonly db: Database.Database;
-  private schema: { version: number; runs: boolean; prompt: boolean; delivery: boolean };
+  private schema: {
+    version: number;
+    runs: boolean;
+    prompt: boolean;
+    messages: ReadonlySet<string>;
+  };
 
   private constructor(
     private readonly path: string,
@@ -44,7 +49,7 @@ export class SqliteStudioSource implements StudioSource {
       readonly: true,
     });
     this.db = this.store.db;
-    this.schema = { version: -1, runs: false, prompt: false, delivery: false };
+    this.schema = { version: -1, runs: false, prompt: false, messages: new Set() };
   }
 
   /** Opens a source on an existing file; `write` enables `forget` (through its own connection). */
@@ -393,7 +398,8 @@ export class SqliteStudioSource implements StudioSource {
     return `select m.seq, m.id, m.conversation_id, m.participant_id, p.kind, p.display_name,
         m.content, m.timestamp, m.platform_message_id, m.edited_at, m.deleted_at,
         m.summary_for_agent_id, m.is_summary, m.metadata,
-        ${this.shape().delivery ? 'm.delivery' : 'null'} as delivery,
+        ${this.optional('delivery')}, ${this.optional('reasoning')},
+        ${this.optional('delegated_by')}, ${this.optional('delegated_to')},
         r.seq as reply_seq, r.conversation_id as reply_conversation_id,
         coalesce(rp.display_name, rp.id) as reply_name
       from messages m
@@ -471,6 +477,11 @@ export class SqliteStudioSource implements StudioSource {
       .all(...ids);
   }
 
+  /** A `messages` column newer files have (`delivery`, `reasoning`, …), NULL in older ones. */
+  private optional(column: string): string {
+    return this.shape().messages.has(column) ? `m.${column}` : `null as ${column}`;
+  }
+
   /** Which optional tables and columns this file has, read again when its schema changes. */
   private shape() {
     const version = this.db.pragma('schema_version', { simple: true }) as number;
@@ -487,7 +498,7 @@ export class SqliteStudioSource implements StudioSource {
         version,
         runs: runColumns.has('id') && runColumns.has('message_id'),
         prompt: runColumns.has('prompt'),
-        delivery: columns('messages').has('delivery'),
+        messages: columns('messages'),
       };
     }
     return this.schema;
@@ -539,6 +550,9 @@ interface TurnSqlRow {
   is_summary: number;
   metadata: string;
   delivery: string | null;
+  reasoning: string | null;
+  delegated_by: string | null;
+  delegated_to: string | null;
   reply_seq: number | null;
   reply_conversation_id: string | null;
   reply_name: string | null;
@@ -646,6 +660,17 @@ function turnOf(
   const toolName = typeof metadata['toolName'] === 'string' ? metadata['toolName'] : undefined;
   const callId = typeof metadata['toolCallId'] === 'string' ? metadata['toolCallId'] : undefined;
   const role = typeof metadata['toolRole'] === 'string' ? metadata['toolRole'] : undefined;
+  // Newer files keep these in columns; older ones in the metadata JSON.
+  const text = (column: string | null, key: string) =>
+    column ?? (typeof metadata[key] === 'string' ? metadata[key] : undefined);
+  const by = text(row.delegated_by, 'delegatedBy');
+  const to = text(row.delegated_to, 'delegatedTo');
+  const delegation = {
+    ...(by === undefined ? {} : { by }),
+    ...(to === undefined ? {} : { to }),
+    ...(metadata['delegationAnswer'] === true ? { answer: true } : {}),
+  };
+  const reasoning = text(row.reasoning, 'reasoning');
   return {
     seq: row.seq,
     id: row.id,
@@ -678,6 +703,8 @@ function turnOf(
             speakerName: row.reply_name ?? '',
           },
         }),
+    ...(Object.keys(delegation).length === 0 ? {} : { delegation }),
+    ...(reasoning === undefined || reasoning === '' ? {} : { reasoning }),
     ...(row.delivery === null ? {} : { delivery: row.delivery }),
     runs,
   };

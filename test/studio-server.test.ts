@@ -167,6 +167,14 @@ describe('studio pages', () => {
     expect(holder).toContain('title="support-agent"');
     expect(holder).toContain('{&quot;order&quot;:1042');
     expect(html).not.toContain('tool-only');
+    expect(html).toContain('delegated to billing-agent');
+    expect(html).toContain('answer to the task from support-agent');
+  });
+
+  it('keeps the model’s reasoning on the reply, folded and escaped', async () => {
+    const html = await s.text(`/c/${enc('slack:T0ACME:D0ALICE')}`);
+    expect(html).toContain("<summary>the model's reasoning</summary>");
+    expect(html).toContain('a short answer. &lt;script&gt;alert(4)&lt;/script&gt;');
   });
 
   it('keeps hostile names and text as text everywhere', async () => {

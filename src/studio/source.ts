@@ -117,6 +117,10 @@ export interface Turn {
   tool?: { name: string; callId?: string; role?: string };
   /** The turn replied to, when it is stored in the same channel. */
   replyTo?: { seq: number; conversationId: string; speakerName: string };
+  /** A task one agent handed another (`delegatedTo`), or the answer to one (`answer`). */
+  delegation?: { by?: string; to?: string; answer?: boolean };
+  /** The model's reasoning, kept on a reply when the model gave any. */
+  reasoning?: string;
   /** `sending` / `sent` / `unconfirmed` for turns the bot sent (NULL column: undefined). */
   delivery?: string;
   /** Runs started by this turn (an inbound turn) or that produced it (a reply). */

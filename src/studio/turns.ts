@@ -52,14 +52,24 @@ export function renderTurn(
 <a class="when" href="#m${turn.seq}">${time(turn.timestamp)}</a>
 ${turn.replyTo ? h`<a class="reply" href="${href(['c', turn.replyTo.conversationId], { at: turn.replyTo.seq }, `m${turn.replyTo.seq}`)}">↩ reply to ${turn.replyTo.speakerName}</a>` : ''}
 ${turn.editedAt ? h`<span class="mark">edited</span>` : ''}
+${delegationMark(turn)}
 ${turn.delivery && turn.delivery !== 'sent' ? h`<span class="mark warn">delivery: ${turn.delivery}</span>` : ''}
 </div>
 ${body(turn)}
 ${revisions(turn)}
+${turn.reasoning ? h`<details class="reasoning"><summary>the model's reasoning</summary><pre>${turn.reasoning}</pre></details>` : ''}
 ${extra.tools && extra.tools.length > 0 ? toolGroup(extra.tools) : ''}
 ${turn.runs.length > 0 ? h`<div class="runs">${turn.runs.map((run) => runBadge(run, turn))}</div>` : ''}
 ${thread ? h`<a class="thread" href="${href(['c', thread.id])}">thread · ${count(thread.messageCount, 'turn')} →</a>` : ''}
 </li>`;
+}
+
+function delegationMark(turn: Turn): Html {
+  const d = turn.delegation;
+  if (d === undefined) return h``;
+  if (d.answer) return h`<span class="badge">answer to the task from ${d.by ?? 'an agent'}</span>`;
+  if (d.to !== undefined) return h`<span class="badge">delegated to ${d.to}</span>`;
+  return h``;
 }
 
 function body(turn: Turn): Html {
