@@ -37,9 +37,9 @@ export const conversations = sqliteTable(
     number: integer('number'),
   },
   (t) => [
+    // No index on last_message_at: every turn moves it, and the listing sorts a few thousand
+    // rows at most; a turn's commit should not pay for two index entries moving each time.
     uniqueIndex('conversations_number_uq').on(t.number),
-    index('conversations_last_message_at_idx').on(t.lastMessageAt),
-    index('conversations_channel_type_last_idx').on(t.channelType, t.lastMessageAt),
   ],
 );
 
@@ -112,7 +112,6 @@ export const messages = sqliteTable(
       t.participantId,
       t.timestamp,
     ),
-    index('messages_participant_time_idx').on(t.participantId, t.timestamp),
     /** Partial: most turns reply to no one and cost this index nothing. */
     index('messages_conversation_reply_to_idx')
       .on(t.conversationId, t.replyToParticipantId, t.timestamp)
@@ -176,16 +175,6 @@ export const messageRevisions = sqliteTable(
   },
   (t) => [index('message_revisions_message_idx').on(t.messageSeq, t.id)],
 );
-
-/**
- * Holds one row only inside the writer thread's transactions, never in a committed file: while
- * it is there, new turns are indexed for search at the batch's end, in one pass in rowid order
- * (see `StoreWrites.together`), instead of one by one by the insert trigger.
- */
-export const messagesFtsPending = sqliteTable('messages_fts_pending', {
-  /** Turns with a greater `messages.seq` are not in `messages_fts` yet. */
-  afterSeq: integer('after_seq').primaryKey(),
-});
 
 /**
  * One agent's work on one turn (`src/runs.ts`): written `pending` with the turn, `running`

@@ -92,7 +92,8 @@ const SQL = {
   optimizeSearch: `INSERT INTO messages_fts (messages_fts) VALUES ('optimize')`,
   deleteEmptyConversation: `DELETE FROM conversations WHERE id = ? AND message_count = 0`,
 
-  conversationsOf: `SELECT DISTINCT conversation_id FROM messages WHERE participant_id = ?`,
+  conversationsOf: `SELECT c.id FROM conversations c WHERE EXISTS (
+    SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = ?)`,
   deleteMessagesOf: `DELETE FROM messages WHERE participant_id = ?`,
   deleteSummaries: `DELETE FROM messages WHERE conversation_id = ? AND is_summary = 1`,
   deleteMentionsOf: `DELETE FROM message_mentions WHERE participant_id = ?`,

@@ -275,7 +275,7 @@ export class SqliteConversationStore implements ConversationStore {
       }
       if (options.participantId !== undefined) {
         where.push(
-          'c.id IN (SELECT conversation_id FROM messages WHERE participant_id = @participant)',
+          'EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = @participant)',
         );
         params.participant = options.participantId;
       }

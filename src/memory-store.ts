@@ -571,9 +571,10 @@ function platformKeyOf(message: NewMessage): string {
 
 type CursorKey = Pick<ConversationSummary, 'id' | 'lastMessageAt'>;
 
+/** Newest activity first, ties by id from the end, as the SQLite and Redis stores list. */
 function newestActivityFirst(a: CursorKey, b: CursorKey): number {
   if (a.lastMessageAt !== b.lastMessageAt) return a.lastMessageAt > b.lastMessageAt ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  return a.id > b.id ? -1 : a.id < b.id ? 1 : 0;
 }
 
 function encodeCursor(key: CursorKey): string {

@@ -84,7 +84,7 @@ describe('colloquy conversations', () => {
     expect(code).toBe(0);
     const lines = stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(
-      /^id\s+channel\s+scope\s+name\s+messages\s+participants\s+first\s+last$/,
+      /^id\s+channel\s+scope\s+name\s+title\s+messages\s+participants\s+first\s+last$/,
     );
     expect(lines[2]).toMatch(new RegExp(`^${CHANNEL}\\s+slack\\s+channel\\s+orders\\s+3\\s+3\\s`));
     expect(lines[3]).toMatch(new RegExp(`^${DM}\\s+telegram\\s+dm\\s+4\\s+2\\s`));
@@ -113,12 +113,18 @@ describe('colloquy conversations', () => {
     expect((JSON.parse(withBob.stdout) as { id: string }[]).map((c) => c.id)).toEqual([CHANNEL]);
 
     const newest = await colloquy(['conversations', '--limit', '1', '--json', '--db', db]);
+    const second = await colloquy(['conversations', '--offset', '1', '--json', '--db', db]);
+    expect((JSON.parse(second.stdout) as { id: string }[]).map((c) => c.id)).toEqual([DM]);
+    const agents = await colloquy(['conversations', '--agent', 'nobody', '--db', db]);
+    expect(agents.stdout).toBe('no conversations match\n');
+
     expect(JSON.parse(newest.stdout)).toEqual([
       {
         id: CHANNEL,
         channelType: 'slack',
         scope: 'channel',
         channelName: 'orders',
+        title: null,
         messageCount: 3,
         participantCount: 3,
         firstMessageAt: '2026-11-17T09:10:00.000Z',

@@ -223,6 +223,14 @@ describe('studio pages', () => {
     const recorded = await s.text(`/runs/${enc(withPrompt!.id)}`);
     expect(recorded).toContain('<span class="badge">recorded</span>');
     expect(recorded).toContain('You are Acme support.');
+    expect(recorded).toContain('[tool call release_date] {&quot;version&quot;:&quot;2.3&quot;}');
+    const all = await Promise.all(runs.map((r) => s.source.run(r.id)));
+    const over = all.find((r) => (r?.prompt as { truncated?: boolean })?.truncated === true);
+    const rebuiltOver = await s.text(`/runs/${enc(over!.id)}`);
+    expect(rebuiltOver).toContain('<span class="badge">rebuilt</span>');
+    expect(rebuiltOver).toContain(
+      'the recorded prompt (70000 bytes) was over the bot&#39;s size cap',
+    );
     const refund = runs.find((r) => r.conversationId === 'slack:T0ACME:D0ALICE');
     const rebuilt = await s.text(`/runs/${enc(refund!.id)}`);
     expect(rebuilt).toContain('<span class="badge">rebuilt</span>');

@@ -15,3 +15,12 @@ export function positiveInteger(value: string): number {
   }
   return n;
 }
+
+/** A commander option parser for whole numbers from 0 (`--offset`). */
+export function nonNegativeInteger(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) {
+    throw new InvalidArgumentError('expected a whole number of at least 0');
+  }
+  return n;
+}

@@ -22,7 +22,8 @@ export interface ShownPrompt {
  * inbound turn, with the default options and the aliases learned from the data.
  */
 export async function promptOf(source: StudioSource, run: RunDetail): Promise<ShownPrompt> {
-  if (run.prompt !== undefined) return recorded(run.prompt);
+  const cut = truncated(run.prompt);
+  if (run.prompt !== undefined && cut === undefined) return recorded(run.prompt);
   const inbound = await source.store.getMessage?.(run.conversationId, run.messageId);
   if (inbound === undefined) {
     return {
@@ -53,7 +54,9 @@ export async function promptOf(source: StudioSource, run: RunDetail): Promise<Sh
     tokens: prompt.tokens,
     budget: DEFAULT_ASSEMBLER_OPTIONS.tokenBudget,
     notes: [
-      'rebuilt from the store: no prompt was recorded with this run',
+      cut === undefined
+        ? 'rebuilt from the store: no prompt was recorded with this run'
+        : `rebuilt from the store: the recorded prompt (${cut} bytes) was over the bot's size cap`,
       `assembled with the default options (token budget ${DEFAULT_ASSEMBLER_OPTIONS.tokenBudget}) ` +
         `and the agent's ids found in the data (${aliases.join(', ')}); ` +
         'the bot’s system prompt and its own options are not in the database',
@@ -83,17 +86,45 @@ function recorded(prompt: unknown): ShownPrompt {
     messages: list.map((item) => {
       const m = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
       const counted = m['tokens'];
-      return {
-        role: typeof m['role'] === 'string' ? m['role'] : '?',
-        content:
-          typeof m['content'] === 'string' ? m['content'] : JSON.stringify(m['content'], null, 2),
-        ...(typeof counted === 'number' ? { tokens: counted } : {}),
-      };
+      const role = typeof m['role'] === 'string' ? m['role'] : '?';
+      const message = asModelMessage(m);
+      try {
+        if (message === undefined) throw new TypeError('not a model message');
+        return {
+          role,
+          content: contentText(message),
+          tokens:
+            typeof counted === 'number'
+              ? counted
+              : countModelMessageTokens(message, defaultTokenizer),
+        };
+      } catch {
+        // Recorded by another version, or cut: shown as it was stored.
+        return { role, content: JSON.stringify(m['content'], null, 2) ?? '' };
+      }
     }),
     ...(tokens === undefined ? {} : { tokens }),
     ...(budget === undefined ? {} : { budget }),
     notes: ['recorded when the run happened'],
   };
+}
+
+/** The byte size a bot recorded instead of a prompt over its cap (`{ truncated, bytes }`). */
+function truncated(prompt: unknown): number | undefined {
+  if (typeof prompt !== 'object' || prompt === null) return undefined;
+  const p = prompt as Record<string, unknown>;
+  return p['truncated'] === true && typeof p['bytes'] === 'number' ? p['bytes'] : undefined;
+}
+
+/** A recorded message in the AI SDK's shape (text, or parts that each name their type). */
+function asModelMessage(m: Record<string, unknown>): ModelMessage | undefined {
+  const content = m['content'];
+  if (typeof m['role'] !== 'string') return undefined;
+  if (typeof content === 'string') return m as unknown as ModelMessage;
+  const parts =
+    Array.isArray(content) &&
+    content.every((part) => typeof part === 'object' && part !== null && 'type' in part);
+  return parts ? (m as unknown as ModelMessage) : undefined;
 }
 
 function contentText(message: ModelMessage): string {

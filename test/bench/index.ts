@@ -3,7 +3,7 @@
  * measured in the same run and the target with PASS / MISS. Nothing here is asserted by the
  * unit tests.
  *
- *   npm run bench -- [--messages 1000000] [--only store|assemble|pipeline|studio|redis] [--dir path]
+ *   npm run bench -- [--messages 1000000] [--only store|writes|assemble|pipeline|studio|redis] [--dir path]
  *                    [--events 64000] [--senders 4]
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -17,13 +17,14 @@ import { benchRedis } from './redis.js';
 import { int, peakRss, verdict } from './report.js';
 import { benchStudio } from './studio.js';
 import { type Outcome, benchStore } from './store.js';
+import { benchWrites } from './writes.js';
 
-const SECTIONS = ['store', 'assemble', 'pipeline', 'studio', 'redis'] as const;
+const SECTIONS = ['store', 'writes', 'assemble', 'pipeline', 'studio', 'redis'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const USAGE = `usage: npm run bench -- [options]
   --messages N   turns in the store benchmark's database, in 1,000 conversations (default 1,000,000)
-  --only S       run one section: store | assemble | pipeline | studio | redis
+  --only S       run one section: store | writes | assemble | pipeline | studio | redis
   --dir PATH     keep the database files in PATH (default: a temporary folder, deleted after)
   --events N     inbound Telegram updates per pipeline variant (default 64,000)
   --senders N    people writing to the pipeline's bot at once, each waiting for the answer
@@ -79,6 +80,7 @@ async function main(): Promise<void> {
   try {
     const runs = (section: Section) => only === undefined || only === section;
     if (runs('store')) outcomes.push(...(await benchStore({ messages, dir })));
+    if (runs('writes')) outcomes.push(...(await benchWrites({ dir })));
     if (runs('assemble')) {
       outcomes.push(
         ...(await benchAssembleSection({ messages: Math.min(messages, 100_000), dir })),
