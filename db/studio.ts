@@ -38,6 +38,7 @@ export class SqliteStudioSource implements StudioSource {
     runs: boolean;
     prompt: boolean;
     messages: ReadonlySet<string>;
+    conversations: ReadonlySet<string>;
   };
 
   private constructor(
@@ -49,7 +50,13 @@ export class SqliteStudioSource implements StudioSource {
       readonly: true,
     });
     this.db = this.store.db;
-    this.schema = { version: -1, runs: false, prompt: false, messages: new Set() };
+    this.schema = {
+      version: -1,
+      runs: false,
+      prompt: false,
+      messages: new Set(),
+      conversations: new Set(),
+    };
   }
 
   /** Opens a source on an existing file; `write` enables `forget` (through its own connection). */
@@ -62,7 +69,7 @@ export class SqliteStudioSource implements StudioSource {
     const rows = this.db
       .prepare<unknown[], ConversationSqlRow>(
         `select c.id, c.channel_type, c.channel_id, c.channel_name, c.thread_id, c.scope,
-           c.message_count, c.created_at, c.last_message_at
+           c.message_count, c.created_at, c.last_message_at, ${this.title('c')}
          from conversations c
          where (@platform is null or c.channel_type = @platform)
            and (@participant is null or exists (select 1 from messages m
@@ -115,8 +122,9 @@ export class SqliteStudioSource implements StudioSource {
   async conversation(id: string): Promise<ConversationDetail | undefined> {
     const row = this.db
       .prepare<[string], ConversationSqlRow>(
-        `select id, channel_type, channel_id, channel_name, thread_id, scope, message_count,
-           created_at, last_message_at from conversations where id = ?`,
+        `select c.id, c.channel_type, c.channel_id, c.channel_name, c.thread_id, c.scope,
+           c.message_count, c.created_at, c.last_message_at, ${this.title('c')}
+         from conversations c where c.id = ?`,
       )
       .get(id);
     if (row === undefined) return undefined;
@@ -493,6 +501,11 @@ export class SqliteStudioSource implements StudioSource {
       .all(...ids);
   }
 
+  /** `conversations.title` (newer files), NULL in older ones. */
+  private title(alias: string): string {
+    return this.shape().conversations.has('title') ? `${alias}.title` : 'null as title';
+  }
+
   /** A `messages` column newer files have (`delivery`, `reasoning`, …), NULL in older ones. */
   private optional(column: string): string {
     return this.shape().messages.has(column) ? `m.${column}` : `null as ${column}`;
@@ -515,6 +528,7 @@ export class SqliteStudioSource implements StudioSource {
         runs: runColumns.has('id') && runColumns.has('message_id'),
         prompt: runColumns.has('prompt'),
         messages: columns('messages'),
+        conversations: columns('conversations'),
       };
     }
     return this.schema;
@@ -549,6 +563,7 @@ interface ConversationSqlRow {
   message_count: number;
   created_at: string;
   last_message_at: string;
+  title: string | null;
 }
 
 interface TurnSqlRow {
@@ -614,6 +629,7 @@ function conversationRow(row: ConversationSqlRow): ConversationRow {
     channelId: row.channel_id,
     ...(row.channel_name === null ? {} : { channelName: row.channel_name }),
     ...(row.thread_id === null ? {} : { threadId: row.thread_id }),
+    ...(row.title === null ? {} : { title: row.title }),
     scope: row.scope,
     messageCount: row.message_count,
     lastMessageAt: row.last_message_at,

@@ -74,6 +74,8 @@ export interface ConversationRow {
   channelId: string;
   channelName?: string;
   threadId?: string;
+  /** The title an app gave the conversation (newer files). */
+  title?: string;
   scope: string;
   messageCount: number;
   lastMessageAt: string;
