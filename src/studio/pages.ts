@@ -108,18 +108,19 @@ export async function runsPage(source: StudioSource, params: Params): Promise<Ht
     source.unanswered(100),
   ]);
   const statuses = ['', 'pending', 'running', 'answered', 'failed', 'expired', 'unconfirmed'];
-  const runList =
-    runs === undefined
-      ? h`<p class="empty">${NO_RUNS}</p>`
-      : runs.length === 0
-        ? h`<p class="empty">no runs match</p>`
-        : h`<table class="list"><thead><tr><th>created</th><th>agent</th><th>status</th><th>model</th><th>tokens in/out</th><th>latency</th><th>conversation</th><th></th></tr></thead><tbody>${runs.map(
-            (
-              r,
-            ) => h`<tr class="status-${r.status}"><td>${time(r.createdAt)}</td><td>${r.agentId}</td><td>${r.status}${r.error ? h` <span class="dim" title="${r.error}">(${r.error.slice(0, 60)})</span>` : ''}</td>
+  // A file with the table but no rows yet (the bot has not answered anything) reads the same.
+  const none = runs === undefined || (runs.length === 0 && !params.agent && !params.status);
+  const runList = none
+    ? h`<p class="empty">${NO_RUNS}</p>`
+    : runs.length === 0
+      ? h`<p class="empty">no runs match</p>`
+      : h`<table class="list"><thead><tr><th>created</th><th>agent</th><th>status</th><th>model</th><th>tokens in/out</th><th>latency</th><th>conversation</th><th></th></tr></thead><tbody>${runs.map(
+          (
+            r,
+          ) => h`<tr class="status-${r.status}"><td>${time(r.createdAt)}</td><td>${r.agentId}</td><td>${r.status}${r.error ? h` <span class="dim" title="${r.error}">(${r.error.slice(0, 60)})</span>` : ''}</td>
 <td>${r.model ?? ''}</td><td class="num">${r.inputTokens ?? ''} / ${r.outputTokens ?? ''}</td><td class="num">${duration(r.latencyMs)}</td>
 <td>${conversationLink(r.conversationId, r.conversationId)}</td><td><a href="${href(['runs', r.id])}">what it saw</a></td></tr>`,
-          )}</tbody></table>`;
+        )}</tbody></table>`;
   const filters = h`<form class="filters" method="get" action="/runs">
 <input name="agent" value="${params.agent ?? ''}" placeholder="agent id" aria-label="agent">
 <select name="status" aria-label="status">${statuses.map((s) => h`<option value="${s}"${s === (params.status ?? '') ? h` selected` : ''}>${s || 'any status'}</option>`)}</select>
@@ -211,7 +212,7 @@ export async function overviewPage(source: StudioSource): Promise<Html> {
     ),
   );
   let runs: Html;
-  if (o.runsPerAgent === undefined || o.tokensPerDay === undefined) {
+  if (o.runsPerAgent === undefined || o.tokensPerDay === undefined || o.runsPerAgent.length === 0) {
     runs = h`<p class="empty">${NO_RUNS}</p>`;
   } else {
     const answers = stackedBars(
