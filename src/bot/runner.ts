@@ -1,4 +1,4 @@
-import { concerns } from '../agent.js';
+import { concerns, threadConcerns } from '../agent.js';
 import type { Agent, AgentResult } from '../agent.js';
 import type { Capture } from '../capture.js';
 import { compose } from '../chain.js';
@@ -144,16 +144,27 @@ export class TurnRunner {
     for (const agent of agents) {
       if (agent.id === author.id) continue;
       const aliases = this.deps.aliasesOf(agent);
-      if (this.#wants(agent, message, aliases, ours)) await this.#answer(agent, ctx, aliases);
+      if (await this.#wants(agent, message, aliases, ours)) await this.#answer(agent, ctx, aliases);
     }
     await next();
   };
 
-  #wants(agent: Agent, message: NewMessage, aliases: readonly string[], ours: boolean): boolean {
+  async #wants(
+    agent: Agent,
+    message: NewMessage,
+    aliases: readonly string[],
+    ours: boolean,
+  ): Promise<boolean> {
     try {
       if (ours && !(message.metadata.mentions ?? []).some((id) => aliases.includes(id)))
         return false;
-      return agent.shouldRespond?.(message, aliases) ?? concerns(message, aliases);
+      if (agent.shouldRespond !== undefined) return agent.shouldRespond(message, aliases);
+      if (concerns(message, aliases)) return true;
+      // A thread the agent opened by answering its first message concerns it as a whole.
+      return (
+        message.scope === 'thread' &&
+        (await threadConcerns(this.deps.storeFor(agent), message.conversationId, aliases))
+      );
     } catch (cause) {
       this.deps.report(agentError(agent, message, 'shouldRespond threw', cause));
       return false;
