@@ -2,7 +2,7 @@ import { generateText, stepCountIs } from 'ai';
 import type { LanguageModel, LanguageModelUsage, StepResult, ToolSet } from 'ai';
 import type { Agent, AgentResult, AgentRunContext } from '../src/agent.js';
 import { DELEGATE_TOOL_NAME, delegateTool } from './delegation.js';
-import { assemblePrompt, RECALL_TOOL_NAME } from '../src/assemble.js';
+import { assemblePrompt, DEFAULT_ASSEMBLER_OPTIONS, RECALL_TOOL_NAME } from '../src/assemble.js';
 import type { AssemblerOptions, Summarizer } from '../src/assemble.js';
 import { messageOf } from '../src/error-message.js';
 import { AgentError, ColloquyError } from '../src/errors.js';
@@ -173,6 +173,11 @@ export abstract class BaseAgent implements Agent {
       },
       this.summarizer,
     );
+    ctx.recordPrompt?.({
+      messages: prompt.messages,
+      tokens: prompt.tokens,
+      tokenBudget: this.assemblerOptions.tokenBudget ?? DEFAULT_ASSEMBLER_OPTIONS.tokenBudget,
+    });
     try {
       const result = await generateText({
         model,

@@ -30,7 +30,7 @@ export const MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant_id
     THEN (SELECT json_group_array(participant_id) FROM
       (SELECT participant_id FROM message_mentions WHERE message_seq = m.seq ORDER BY rowid))
     ELSE '[]' END AS mentions, m.trace_id, m.sources, m.reasoning, m.delegation_id,
-  m.delegated_by, m.delegated_to`;
+  m.delegated_by, m.delegated_to, m.delivery`;
 
 /**
  * A row as `MESSAGE_COLUMNS` selects it.
@@ -60,6 +60,7 @@ export interface SelectedMessageRow {
   summary_for_agent_id: string | null;
   edited_at: string | null;
   deleted_at: string | null;
+  delivery: StoredMessage['delivery'] | null;
   metadata: string;
   mentions: string;
   trace_id: string | null;
@@ -99,6 +100,7 @@ export const MESSAGE_COLUMN_NAMES = [
   'delegation_id',
   'delegated_by',
   'delegated_to',
+  'delivery',
 ] as const satisfies readonly (keyof SelectedMessageRow)[];
 
 /**
@@ -139,6 +141,7 @@ export function fromValues(v: unknown[]): SelectedMessageRow {
     delegation_id: v[24],
     delegated_by: v[25],
     delegated_to: v[26],
+    delivery: v[27],
   } as SelectedMessageRow;
 }
 
@@ -286,6 +289,7 @@ export function toMessage(row: SelectedMessageRow): StoredMessage {
   if (row.deleted_at !== null) message.deletedAt = row.deleted_at;
   if (row.trace_id !== null) message.traceId = row.trace_id;
   if (row.sources !== null) message.sources = JSON.parse(row.sources) as MessageSource[];
+  if (row.delivery != null) message.delivery = row.delivery;
   return message;
 }
 

@@ -77,6 +77,12 @@ export const messages = sqliteTable(
     summaryForAgentId: text('summary_for_agent_id'),
     editedAt: text('edited_at'),
     deletedAt: text('deleted_at'),
+    /**
+     * For replies the bot sent: `sending` (recorded before the platform call), `sent`
+     * (confirmed with the platform's ids), `unconfirmed` (never confirmed: not sent again),
+     * `failed` (refused). NULL for every other turn.
+     */
+    delivery: text('delivery', { enum: ['sending', 'sent', 'unconfirmed', 'failed'] }),
     /** The rest of `StoredMessage.metadata`, as JSON. */
     metadata: text('metadata').notNull().default('{}'),
     /** An agent reply's model response (or trace) id. */
@@ -170,6 +176,56 @@ export const messageRevisions = sqliteTable(
   (t) => [index('message_revisions_message_idx').on(t.messageSeq, t.id)],
 );
 
+/**
+ * One agent's work on one turn (`src/runs.ts`): written `pending` with the turn, `running`
+ * when the agent starts, and `answered` / `failed` / `unconfirmed` / `expired` when it ends.
+ */
+export const agentRuns = sqliteTable(
+  'agent_runs',
+  {
+    /** `<inbound turn id>:<agent id>`, `:edit:<n>` added for a re-run after an edit. */
+    id: text('id').primaryKey(),
+    /** The colloquy id of the turn answered (`messages.id`). */
+    messageId: text('message_id').notNull(),
+    conversationId: text('conversation_id').notNull(),
+    agentId: text('agent_id').notNull(),
+    status: text('status', {
+      enum: ['pending', 'running', 'answered', 'failed', 'expired', 'unconfirmed'],
+    }).notNull(),
+    createdAt: text('created_at').notNull(),
+    startedAt: text('started_at'),
+    finishedAt: text('finished_at'),
+    model: text('model'),
+    inputTokens: integer('input_tokens'),
+    outputTokens: integer('output_tokens'),
+    /** The colloquy id of the reply turn (`messages.id`), recorded before it is sent. */
+    replyId: text('reply_id'),
+    error: text('error'),
+    attempts: integer('attempts').notNull().default(0),
+    /** The assembled prompt as JSON, only when the bot records prompts. */
+    prompt: text('prompt'),
+  },
+  (t) => [
+    index('agent_runs_message_idx').on(t.messageId),
+    index('agent_runs_reply_idx')
+      .on(t.replyId)
+      .where(sql`${t.replyId} is not null`),
+    /** Recovery reads the unfinished runs: a small partial index. */
+    index('agent_runs_unfinished_idx')
+      .on(t.status, t.createdAt)
+      .where(sql`${t.status} in ('pending', 'running')`),
+    index('agent_runs_created_idx').on(t.createdAt),
+  ],
+);
+
+/** A few values the runtime keeps between runs (the Discord gateway session), by key. */
+export const colloquyState = sqliteTable('colloquy_state', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  updatedAt: text('updated_at').notNull(),
+});
+
+export type AgentRunRow = typeof agentRuns.$inferSelect;
 export type ConversationRow = typeof conversations.$inferSelect;
 export type ParticipantRow = typeof participants.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;

@@ -44,6 +44,8 @@ import {
   type ConversationInsert,
   StoreWrites,
 } from './writes.js';
+import { RunStatements } from './runs.js';
+import type { AgentRun, RunQuery } from '../src/runs.js';
 
 export type { SqliteStoreOptions } from './connection.js';
 
@@ -83,6 +85,7 @@ export class SqliteConversationStore implements ConversationStore {
   readonly path: string;
   private readonly sql: Statements;
   private readonly writes: StoreWrites;
+  private readonly runs: RunStatements;
   private readonly cache = new Map<string, Database.Statement>();
   private closed = false;
   /** The file as opened (a descriptor and its identity), to notice it replaced or damaged. */
@@ -100,6 +103,7 @@ export class SqliteConversationStore implements ConversationStore {
     this.path = options.path;
     this.sql = prepareStatements(this.db);
     this.writes = new StoreWrites(this.db, this.sql);
+    this.runs = new RunStatements(this.db);
     if (options.path !== ':memory:' && options.path !== '' && options.readonly !== true) {
       // A new file's first pages are in the WAL: copy them back, so the header is on disk.
       this.db.pragma('wal_checkpoint(PASSIVE)');
@@ -158,9 +162,40 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   private apply(op: StoreOperation): unknown {
-    if (op.kind === 'append') return this.appendNow(op.message);
-    if (op.kind === 'edit') return this.editNow(op.edit);
-    return this.deleteNow(op.deletion);
+    switch (op.kind) {
+      case 'append':
+        return this.appendNow(op.message);
+      case 'edit':
+        return this.editNow(op.edit);
+      case 'delete':
+        return this.deleteNow(op.deletion);
+      case 'run':
+        return this.runs.upsert(op.run, op.create === true);
+      case 'reply': {
+        const result = this.appendNow(op.message);
+        if (result.inserted) this.runs.sending(op.message.id);
+        return result;
+      }
+      case 'confirm': {
+        const { id, conversationId, delivery, messageIds } = op.confirmation;
+        // Refused, nothing went out: no turn was said, so no row is kept.
+        if (delivery === 'failed' && messageIds.length === 0)
+          return this.writes.deleteMessages(conversationId, [id]) > 0;
+        return this.runs.confirm(op.confirmation);
+      }
+      case 'state':
+        return this.runs.setState(op.key, op.value);
+    }
+  }
+
+  /** Agent runs by turn or by status, oldest first, with how far each one's reply went. */
+  getRuns(query: RunQuery): Promise<AgentRun[]> {
+    return this.guard('read agent runs', undefined, () => this.runs.find(query));
+  }
+
+  /** A value kept with a `state` operation. */
+  getState(key: string): Promise<string | undefined> {
+    return this.guard('read state', undefined, () => this.runs.getState(key));
   }
 
   private appendNow(given: NewMessage): AppendResult {

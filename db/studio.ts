@@ -38,6 +38,7 @@ export class SqliteStudioSource implements StudioSource {
     runs: boolean;
     prompt: boolean;
     messages: ReadonlySet<string>;
+    conversations: ReadonlySet<string>;
   };
 
   private constructor(
@@ -49,7 +50,13 @@ export class SqliteStudioSource implements StudioSource {
       readonly: true,
     });
     this.db = this.store.db;
-    this.schema = { version: -1, runs: false, prompt: false, messages: new Set() };
+    this.schema = {
+      version: -1,
+      runs: false,
+      prompt: false,
+      messages: new Set(),
+      conversations: new Set(),
+    };
   }
 
   /** Opens a source on an existing file; `write` enables `forget` (through its own connection). */
@@ -62,7 +69,7 @@ export class SqliteStudioSource implements StudioSource {
     const rows = this.db
       .prepare<unknown[], ConversationSqlRow>(
         `select c.id, c.channel_type, c.channel_id, c.channel_name, c.thread_id, c.scope,
-           c.message_count, c.created_at, c.last_message_at
+           c.message_count, c.created_at, c.last_message_at, ${this.title('c')}
          from conversations c
          where (@platform is null or c.channel_type = @platform)
            and (@participant is null or exists (select 1 from messages m
@@ -115,8 +122,9 @@ export class SqliteStudioSource implements StudioSource {
   async conversation(id: string): Promise<ConversationDetail | undefined> {
     const row = this.db
       .prepare<[string], ConversationSqlRow>(
-        `select id, channel_type, channel_id, channel_name, thread_id, scope, message_count,
-           created_at, last_message_at from conversations where id = ?`,
+        `select c.id, c.channel_type, c.channel_id, c.channel_name, c.thread_id, c.scope,
+           c.message_count, c.created_at, c.last_message_at, ${this.title('c')}
+         from conversations c where c.id = ?`,
       )
       .get(id);
     if (row === undefined) return undefined;
@@ -319,30 +327,46 @@ export class SqliteStudioSource implements StudioSource {
     return { days: dayList, turnsPerDay, totals, runsPerAgent, tokensPerDay };
   }
 
-  async participants(limit: number): Promise<ParticipantRow[]> {
-    return this.db
+  async participants(limit: number, options: { counts?: boolean } = {}): Promise<ParticipantRow[]> {
+    const rows = this.db
       .prepare<[number], ParticipantSqlRow>(
-        `select p.id, p.kind, p.display_name, p.last_seen_at,
-           (select count(*) from messages m where m.participant_id = p.id) as messages
-         from participants p order by p.last_seen_at desc, p.id limit ?`,
+        `select id, kind, display_name, last_seen_at, 0 as messages
+         from participants order by last_seen_at desc, id limit ?`,
       )
-      .all(limit)
-      .map(participantRow);
+      .all(limit);
+    if (options.counts && rows.length > 0) {
+      // One pass over the turns: no index leads with participant_id.
+      const counts = new Map(
+        this.db
+          .prepare<string[], { id: string; n: number }>(
+            `select participant_id as id, count(*) as n from messages
+             where participant_id in (${rows.map(() => '?').join(',')}) group by participant_id`,
+          )
+          .all(...rows.map((row) => row.id))
+          .map((row) => [row.id, row.n]),
+      );
+      for (const row of rows) row.messages = counts.get(row.id) ?? 0;
+    }
+    return rows.map(participantRow);
   }
 
   async participant(id: string): Promise<ParticipantDetail | undefined> {
+    // Their turns, found conversation by conversation through (conversation_id, participant_id).
     const row = this.db
       .prepare<[string], ParticipantSqlRow & Omit<ParticipantDetail, keyof ParticipantRow>>(
-        `select p.id, p.kind, p.display_name, p.last_seen_at,
-           (select count(*) from messages m where m.participant_id = p.id) as messages,
-           (select count(distinct conversation_id) from messages m
-             where m.participant_id = p.id) as conversations,
-           (select count(*) from message_revisions r join messages m on m.seq = r.message_seq
-             where m.participant_id = p.id) as revisions,
+        `with p_id(id) as (select ?),
+         theirs as (select m.seq, m.conversation_id from conversations c
+           join messages m on m.conversation_id = c.id
+             and m.participant_id = (select id from p_id))
+         select p.id, p.kind, p.display_name, p.last_seen_at,
+           (select count(*) from theirs) as messages,
+           (select count(distinct conversation_id) from theirs) as conversations,
+           (select count(*) from message_revisions r where r.message_seq in
+             (select seq from theirs)) as revisions,
            (select count(*) from message_mentions mm where mm.participant_id = p.id) as mentions,
            (select count(*) from messages s where s.is_summary = 1 and s.conversation_id in
-             (select conversation_id from messages m where m.participant_id = p.id)) as summaries
-         from participants p where p.id = ?`,
+             (select conversation_id from theirs)) as summaries
+         from participants p where p.id = (select id from p_id)`,
       )
       .get(id);
     if (row === undefined) return undefined;
@@ -477,6 +501,11 @@ export class SqliteStudioSource implements StudioSource {
       .all(...ids);
   }
 
+  /** `conversations.title` (newer files), NULL in older ones. */
+  private title(alias: string): string {
+    return this.shape().conversations.has('title') ? `${alias}.title` : 'null as title';
+  }
+
   /** A `messages` column newer files have (`delivery`, `reasoning`, …), NULL in older ones. */
   private optional(column: string): string {
     return this.shape().messages.has(column) ? `m.${column}` : `null as ${column}`;
@@ -499,6 +528,7 @@ export class SqliteStudioSource implements StudioSource {
         runs: runColumns.has('id') && runColumns.has('message_id'),
         prompt: runColumns.has('prompt'),
         messages: columns('messages'),
+        conversations: columns('conversations'),
       };
     }
     return this.schema;
@@ -514,9 +544,10 @@ export const UNANSWERED_WINDOW = 50_000;
  */
 const LEARNED_ALIASES = `with learned(id) as (
   select distinct mm.participant_id from (
-    select channel_type, channel_id, reply_to_message_id from messages
-    where participant_id = ? and reply_to_message_id is not null
-    order by timestamp desc limit 5000) r
+    select m.channel_type, m.channel_id, m.reply_to_message_id from conversations c
+    join messages m on m.conversation_id = c.id and m.participant_id = ?
+    where m.reply_to_message_id is not null
+    order by m.timestamp desc limit 5000) r
   join messages q on q.channel_type = r.channel_type and q.channel_id = r.channel_id
     and q.platform_message_id = r.reply_to_message_id
   join message_mentions mm on mm.message_seq = q.seq
@@ -532,6 +563,7 @@ interface ConversationSqlRow {
   message_count: number;
   created_at: string;
   last_message_at: string;
+  title: string | null;
 }
 
 interface TurnSqlRow {
@@ -597,6 +629,7 @@ function conversationRow(row: ConversationSqlRow): ConversationRow {
     channelId: row.channel_id,
     ...(row.channel_name === null ? {} : { channelName: row.channel_name }),
     ...(row.thread_id === null ? {} : { threadId: row.thread_id }),
+    ...(row.title === null ? {} : { title: row.title }),
     scope: row.scope,
     messageCount: row.message_count,
     lastMessageAt: row.last_message_at,

@@ -11,6 +11,11 @@ export interface AgentRunContext {
   aliases: readonly string[];
   /** Captures an extra turn the agent produced (tool calls and their results). Never throws. */
   record(message: NewMessage): Promise<void>;
+  /**
+   * Keeps the assembled prompt on the run's row (`agent_runs.prompt`), when the bot records
+   * prompts (`BotOptions.recordPrompts`); absent otherwise. Never throws.
+   */
+  recordPrompt?(prompt: unknown): void;
   /** Reports a problem the agent worked around (a plugin that threw); never throws. */
   report?(error: ColloquyError): void;
   /**

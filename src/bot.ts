@@ -2,17 +2,20 @@ import type { Agent } from './agent.js';
 import { Capture } from './capture.js';
 import type { CaptureOptions } from './capture.js';
 import type { Interceptor } from './chain.js';
-import type { Channel, ChannelHandlers, Delivery } from './channel.js';
+import type { Channel, ChannelHandlers, ChannelState, Delivery } from './channel.js';
 import type { TurnContext } from './context.js';
 import { ColloquyError, StoreError } from './errors.js';
 import { consoleLogger, logLevelProblem } from './logger.js';
 import type { Logger } from './logger.js';
-import type { ConversationStore, StoreOperation } from './store.js';
+import type { AppendResult, ConversationStore, StoreOperation } from './store.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
 import { openDefaultStore } from './bot/default-store.js';
 import { TurnOrder, refKey } from './turn-order.js';
 import { withAgentMentions } from './bot/turn.js';
 import { TurnRunner } from './bot/runner.js';
+import type { RunPlan } from './bot/runner.js';
+import { isUnfinished } from './runs.js';
+import type { AgentRun, RunStatus } from './runs.js';
 import { applyChange } from './bot/tap.js';
 import type { CapturedChange } from './bot/tap.js';
 import { History } from './history/history.js';
@@ -52,6 +55,17 @@ export interface BotOptions {
   rerunOnEdit?: boolean;
   /** How long `stop` waits for queued writes to reach the store (default 5000 ms). */
   flushTimeoutMs?: number;
+  /**
+   * Keep each agent run's assembled prompt in `agent_runs.prompt` (JSON), for `colloquy
+   * studio` and SQL. Off by default; `true` caps each at 64 KiB (a larger one is replaced by
+   * its size).
+   */
+  recordPrompts?: boolean | { maxBytes?: number };
+  /**
+   * At start, agent work a crash or a stop interrupted is resumed when it was recorded less
+   * than this long ago, and marked `expired` otherwise (default 600 000: 10 minutes).
+   */
+  resumeWithinMs?: number;
 }
 
 /**
@@ -275,7 +289,6 @@ export class Bot {
     this.#runner = new TurnRunner({
       store: this.#store,
       storeFor: (agent) => this.#storeFor(agent),
-      capture,
       interceptors: this.#options.interceptors ?? [],
       agentsOn: (channel) => this.agentsOn(channel),
       aliasesOf: (agent) => this.aliasesOf(agent),
@@ -285,9 +298,107 @@ export class Bot {
       maxAgentDepth: this.#options.maxAgentDepth ?? 5,
       answerBots: this.#options.answerBots ?? false,
       signal: this.#abort.signal,
+      write: (op) => this.#write(op),
+      ...promptBytes(this.#options.recordPrompts),
     });
     this.#accepting = true;
     for (const channel of this.#options.channels) await channel.start(this.#handlers(channel));
+    await this.#recover();
+  }
+
+  /**
+   * Agent work a crash or a stop left unfinished: a run whose reply was recorded but never
+   * confirmed is marked `unconfirmed` (that reply is not sent again), one recorded more than
+   * `resumeWithinMs` ago is marked `expired`, and the others are run again (after the turns
+   * of their conversation already queued).
+   */
+  async #recover(): Promise<void> {
+    const store = this.#store!;
+    if (store.getRuns === undefined) return;
+    let runs: AgentRun[];
+    try {
+      runs = await store.getRuns({ statuses: ['pending', 'running'] });
+    } catch (cause) {
+      this.report(new StoreError('could not read the unfinished agent runs', { cause }));
+      return;
+    }
+    const byTurn = new Map<string, AgentRun[]>();
+    for (const run of runs) {
+      if (this.#handling.has(run.messageId)) continue; // delivered again since start
+      if (run.replyId !== undefined) await this.#settleReply(run);
+      else if (this.#tooOld(run)) this.#end(run, 'expired');
+      else byTurn.set(run.messageId, [...(byTurn.get(run.messageId) ?? []), run]);
+    }
+    for (const open of byTurn.values()) {
+      const { conversationId, messageId } = open[0]!;
+      const turn = await store.getMessage?.(conversationId, messageId).catch(() => undefined);
+      const channel = this.#options.channels.find((c) => c.type === turn?.metadata.channelType);
+      if (turn === undefined || channel === undefined) {
+        for (const run of open) this.#end(run, 'expired', 'cannot resume: turn or channel gone');
+        continue;
+      }
+      this.#resume(turn, channel, open);
+    }
+  }
+
+  /** A run whose reply was recorded before a crash: answered if confirmed, else unconfirmed. */
+  async #settleReply(run: AgentRun): Promise<void> {
+    const reply = run.reply;
+    if (reply?.delivery === 'sent') return this.#end(run, 'answered');
+    if (reply !== undefined && reply.delivery === 'sending') {
+      await this.#write({
+        kind: 'confirm',
+        confirmation: {
+          id: run.replyId!,
+          conversationId: reply.conversationId,
+          messageIds: reply.messageIds,
+          delivery: 'unconfirmed',
+        },
+      }).catch((cause: unknown) => this.report(cause));
+    }
+    this.#end(run, 'unconfirmed', 'the reply was recorded but the platform never confirmed it');
+  }
+
+  #tooOld(run: AgentRun): boolean {
+    const age = Date.now() - Date.parse(run.createdAt);
+    return !(age <= (this.#options.resumeWithinMs ?? 600_000));
+  }
+
+  #end(run: AgentRun, status: RunStatus, error?: string): void {
+    const ended = { ...run, status, finishedAt: new Date().toISOString() };
+    delete ended.reply;
+    if (error !== undefined) ended.error = error;
+    this.#write({ kind: 'run', run: ended }).catch((cause: unknown) => this.report(cause));
+  }
+
+  /** Runs `open` (unfinished runs of `turn`) again, queued in the turn's conversation. */
+  #resume(turn: NewMessage, channel: Channel, open: readonly AgentRun[]): Promise<void> {
+    const plan: RunPlan = {
+      runs: new Map(open.map((run) => [run.agentId, withoutReply(run)])),
+      only: new Set(open.map((run) => run.agentId)),
+    };
+    const work = this.#track(() =>
+      this.#order.message(turn, () => this.#runner!.inbound(turn, channel, plan)),
+    );
+    const handled = work.finally(() => this.#handling.delete(turn.id));
+    this.#handling.set(turn.id, handled);
+    return handled;
+  }
+
+  /**
+   * A turn delivered again that the store already had: its unfinished runs (not too old, no
+   * reply recorded) to resume, if any.
+   */
+  async #resumable(turn: NewMessage): Promise<RunPlan | undefined> {
+    const runs = await this.#store!.getRuns?.({ messageId: turn.id }).catch(() => []);
+    const open = (runs ?? []).filter(
+      (run) => isUnfinished(run) && run.replyId === undefined && !this.#tooOld(run),
+    );
+    if (open.length === 0) return undefined;
+    return {
+      runs: new Map(open.map((run) => [run.agentId, withoutReply(run)])),
+      only: new Set(open.map((run) => run.agentId)),
+    };
   }
 
   /** The store an agent reads: its own when it has one, else the bot's. */
@@ -357,6 +468,7 @@ export class Bot {
         ),
       capacity: (limit) => this.#capacity(limit),
       error: (error) => this.report(error),
+      ...(this.#store?.getState !== undefined && { state: this.#state() }),
     };
   }
 
@@ -370,13 +482,27 @@ export class Bot {
   #inbound(message: NewMessage, channel: Channel): Promise<Delivery> {
     if (!this.#accepting) return Promise.reject(notAccepting());
     const turn = withAgentMentions(message, this.agentsOn(channel));
-    const committed = this.#commit({ kind: 'append', message: turn });
+    const planned = this.#runner!.planned(turn, channel);
+    // The turn and its pending runs are handed over together: one commit, most of the time.
+    const appended = this.#write({ kind: 'append', message: turn }) as Promise<AppendResult>;
+    const runs = planned.map((run) => this.#write({ kind: 'run', run, create: true }));
+    const committed: Promise<CaptureOutcome> = Promise.all([appended, ...runs]).then(
+      ([result]) => (result.inserted ? 'stored' : 'duplicate'),
+      (error: unknown) =>
+        error instanceof StoreError && error.transient === false ? 'rejected' : 'buffered',
+    );
     let handled = this.#handling.get(turn.id);
     if (handled === undefined) {
       const work = this.#track(() =>
         this.#order.message(turn, async () => {
-          if ((await committed) === 'duplicate') return;
-          await this.#onMessage(turn, channel);
+          // Not committed: not answered now either (its reply could not be recorded); the
+          // platform delivers it again, or a restart resumes its pending runs.
+          const result = await appended.catch(() => undefined);
+          if (result === undefined) return;
+          const plan = result.inserted
+            ? { runs: new Map(planned.map((run) => [run.agentId, run])) }
+            : await this.#resumable(turn);
+          if (plan !== undefined) await this.#onMessage(turn, channel, plan);
         }),
       );
       handled = work.finally(() => this.#handling.delete(turn.id));
@@ -405,6 +531,23 @@ export class Bot {
     return acknowledged(committed, undefined, undefined, handled);
   }
 
+  /**
+   * Commits one write through capture; rejects with a `StoreError` when it was not committed
+   * (a transient one stays queued and is retried).
+   */
+  #write(op: StoreOperation): Promise<unknown> {
+    return this.#capture!.write(op);
+  }
+
+  /** Channels' small values, read from the store and written through capture. */
+  #state(): ChannelState {
+    const store = this.#store!;
+    return {
+      get: (key) => store.getState!(key),
+      set: async (key, value) => void (await this.#write({ kind: 'state', key, value })),
+    };
+  }
+
   /** Resolves once fewer than `limit` events are in flight. */
   #capacity(limit: number): Promise<void> {
     if (this.#inflight.size < limit) return Promise.resolve();
@@ -430,13 +573,13 @@ export class Bot {
     return run;
   }
 
-  async #onMessage(message: NewMessage, channel: Channel): Promise<void> {
+  async #onMessage(message: NewMessage, channel: Channel, plan: RunPlan): Promise<void> {
     if (this.#options.rerunOnEdit === true && message.metadata.messageId !== undefined) {
       const { channelType, channelId, messageId } = message.metadata;
       this.#recent.set(refKey({ channelType, channelId, messageId }), { message, channel });
       if (this.#recent.size > RECENT_TURNS) this.#recent.delete(this.#recent.keys().next().value!);
     }
-    await this.#runner!.inbound(message, channel);
+    await this.#runner!.inbound(message, channel, plan);
   }
 
   async #onEdit(edit: MessageEdit, committed: Promise<CaptureOutcome>): Promise<void> {
@@ -548,6 +691,18 @@ async function acknowledged(
       : 'the store rejected the event',
     { conversationId, messageId, transient: outcome === 'buffered' },
   );
+}
+
+/** A run as resumed: without what was read about its reply. */
+function withoutReply(run: AgentRun): AgentRun {
+  const { reply: _, ...rest } = run;
+  return rest;
+}
+
+/** The runner's `promptBytes` for `recordPrompts`. */
+function promptBytes(record: BotOptions['recordPrompts']): { promptBytes?: number } {
+  if (record === undefined || record === false) return {};
+  return { promptBytes: record === true ? 64 * 1024 : (record.maxBytes ?? 64 * 1024) };
 }
 
 /** What became of an event's write: see `Bot.#commit`. */

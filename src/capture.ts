@@ -272,10 +272,10 @@ export class Capture {
       const result = results[i]!;
       if (!result.ok) continue;
       let change: CapturedChange | undefined;
-      if (op.kind === 'append') {
+      if (op.kind === 'append' || op.kind === 'reply') {
         const { inserted, message } = result.value as OperationResults['append'];
         if (inserted) change = { kind: 'append', message };
-      } else if (result.value === true) {
+      } else if ((op.kind === 'edit' || op.kind === 'delete') && result.value === true) {
         change =
           op.kind === 'edit'
             ? { kind: 'edit', edit: op.edit }
@@ -427,6 +427,14 @@ async function applyOne(store: ConversationStore, op: StoreOperation): Promise<u
       return typeof store.recordDeletion === 'function'
         ? (await store.recordDeletion(op.deletion)) !== false
         : false;
+    // A store without `commit` keeps no agent work: its reply is a plain turn.
+    case 'reply':
+      return applyOne(store, { kind: 'append', message: op.message });
+    case 'confirm':
+      return false;
+    case 'run':
+    case 'state':
+      return undefined;
   }
 }
 
@@ -452,8 +460,10 @@ function errorFor(
   cause?: unknown,
 ): StoreError {
   const ids =
-    op.kind === 'append'
+    op.kind === 'append' || op.kind === 'reply'
       ? { conversationId: op.message.conversationId, messageId: op.message.id }
-      : {};
+      : op.kind === 'run'
+        ? { conversationId: op.run.conversationId, messageId: op.run.messageId }
+        : {};
   return new StoreError(message, { ...ids, cause, transient });
 }

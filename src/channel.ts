@@ -52,6 +52,25 @@ export interface ChannelHandlers {
   capacity(limit: number): Promise<void>;
   /** Something went wrong that did not stop the channel (a malformed event, a refused send…). */
   error(error: ColloquyError): void;
+  /**
+   * A few small values kept in the store for the channel (the Discord gateway session), written
+   * through the same commits as the turns. Absent when the store keeps none.
+   */
+  state?: ChannelState;
+}
+
+/**
+ * Small values a channel keeps in the bot's store (`colloquy_state`), by key.
+ *
+ * @example
+ * ```ts
+ * await handlers.state?.set('discord:gateway:0', JSON.stringify(session));
+ * ```
+ */
+export interface ChannelState {
+  get(key: string): Promise<string | undefined>;
+  /** Resolves once committed; `null` removes the key. */
+  set(key: string, value: string | null): Promise<void>;
 }
 
 /** Where a reply goes: derived from the inbound turn it answers. */
@@ -74,6 +93,11 @@ export interface ReplyPlace {
   scope: ConversationScope;
   /** The platform thread to post in. */
   threadId?: string;
+}
+
+/** How the bot follows a reply being posted (see `Channel.send`). */
+export interface SendOptions {
+  partPosted?(messageIds: readonly string[]): Promise<void>;
 }
 
 /** The platform's ids for what `send` posted, in order (a long reply may be split). */
@@ -111,7 +135,12 @@ export interface Channel {
   readonly type: ChannelType;
   start(handlers: ChannelHandlers): Promise<void>;
   stop(): Promise<void>;
-  send(message: OutboundMessage): Promise<SentMessage>;
+  /**
+   * Posts `message` (split into parts where the platform needs it) and returns the platform's
+   * ids. `options.partPosted` is called after each part but the last, with the ids so far;
+   * the next part waits for it (the bot records each part before the next goes out).
+   */
+  send(message: OutboundMessage, options?: SendOptions): Promise<SentMessage>;
   /**
    * Where replies to `inbound` go, when not in its own conversation and thread (the default).
    *

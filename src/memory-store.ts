@@ -3,6 +3,7 @@ import { conversationExists, forgetLinks, placeOf } from './conversations.js';
 import { searchKeys } from './search-words.js';
 import type {
   AppendResult,
+  CommitResult,
   ConversationStore,
   ConversationSummary,
   ConversationUpdate,
@@ -12,10 +13,13 @@ import type {
   NewConversation,
   Page,
   SearchOptions,
+  StoreOperation,
 } from './store.js';
 import { normalizeTimestamp } from './timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from './tokenizer.js';
 import { isoTimestamp, withMetadata } from './types.js';
+import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
+import { StoreError } from './errors.js';
 import type {
   MessageDeletion,
   MessageEdit,
@@ -43,6 +47,16 @@ interface Conversation {
   /** Sorted by timestamp, then sequence. */
   rows: Row[];
 }
+
+/** Run fields a later write of the same run keeps when it leaves them out. */
+const KEPT_RUN_FIELDS = [
+  'startedAt',
+  'model',
+  'inputTokens',
+  'outputTokens',
+  'replyId',
+  'prompt',
+] as const;
 
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
@@ -76,6 +90,8 @@ export class InMemoryConversationStore implements ConversationStore {
   readonly #byId = new Map<string, Row>();
   readonly #byPlatform = new Map<string, Row>();
   #sequence = 0;
+  readonly #runs = new Map<string, AgentRun>();
+  readonly #state = new Map<string, string>();
 
   constructor(options: InMemoryStoreOptions = {}) {
     this.#maxConversations = Math.max(1, options.maxConversations ?? 500);
@@ -84,6 +100,10 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   async append(given: NewMessage): Promise<AppendResult> {
+    return this.#appendNow(given);
+  }
+
+  #appendNow(given: NewMessage): AppendResult {
     const input = withMetadata(given);
     const existing = this.#byId.get(input.id) ?? this.#byPlatform.get(platformKeyOf(input));
     if (existing) return { message: structuredClone(existing.message), inserted: false };
@@ -114,6 +134,117 @@ export class InMemoryConversationStore implements ConversationStore {
       if (oldest) this.#unindex(oldest);
     }
     return { message: structuredClone(message), inserted: true };
+  }
+
+  /** Agent runs, by the turn they answer or by status, oldest first. */
+  async getRuns(query: RunQuery): Promise<AgentRun[]> {
+    return [...this.#runs.values()]
+      .filter((run) => query.messageId === undefined || run.messageId === query.messageId)
+      .filter((run) => query.statuses === undefined || query.statuses.includes(run.status))
+      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
+      .map((run) => {
+        const reply = run.replyId === undefined ? undefined : this.#byId.get(run.replyId)?.message;
+        if (reply === undefined) return { ...run };
+        const { messageId, partMessageIds } = reply.metadata;
+        const messageIds = messageId === undefined ? [] : [messageId, ...(partMessageIds ?? [])];
+        return {
+          ...run,
+          reply: {
+            conversationId: reply.conversationId,
+            messageIds,
+            ...(reply.delivery !== undefined && { delivery: reply.delivery }),
+          },
+        };
+      });
+  }
+
+  async getState(key: string): Promise<string | undefined> {
+    return this.#state.get(key);
+  }
+
+  /** Applies `ops` in order, each failing alone; one result per op. */
+  async commit(ops: readonly StoreOperation[]): Promise<CommitResult[]> {
+    const results: CommitResult[] = [];
+    for (const op of ops) {
+      try {
+        // Through the public calls: a subclass or a test may wrap them.
+        const value =
+          op.kind === 'append'
+            ? await this.append(op.message)
+            : op.kind === 'edit'
+              ? await this.recordEdit(op.edit)
+              : op.kind === 'delete'
+                ? await this.recordDeletion(op.deletion)
+                : this.#applyFlow(op);
+        results.push({ ok: true, value } as CommitResult);
+      } catch (cause) {
+        const error =
+          cause instanceof StoreError
+            ? cause
+            : new StoreError(`could not store ${op.kind}: ${String(cause)}`, {
+                cause,
+                transient: false,
+              });
+        results.push({ ok: false, error });
+      }
+    }
+    return results;
+  }
+
+  /** Applies one write of agent work (see `FlowOperation`) at once. */
+  #applyFlow(op: FlowOperation): unknown {
+    switch (op.kind) {
+      case 'run': {
+        const before = this.#runs.get(op.run.id);
+        if (op.create === true && before !== undefined) return undefined;
+        const merged = { ...op.run };
+        for (const key of KEPT_RUN_FIELDS) {
+          if (merged[key] === undefined && before?.[key] !== undefined) {
+            Object.assign(merged, { [key]: before[key] });
+          }
+        }
+        merged.attempts = Math.max(op.run.attempts, before?.attempts ?? 0);
+        this.#runs.set(op.run.id, merged);
+        return undefined;
+      }
+      case 'state':
+        if (op.value === null) this.#state.delete(op.key);
+        else this.#state.set(op.key, op.value);
+        return undefined;
+      case 'reply': {
+        const result = this.#appendNow(op.message);
+        const row = this.#byId.get(op.message.id);
+        if (result.inserted && row !== undefined) row.message.delivery = 'sending';
+        return result;
+      }
+      case 'confirm': {
+        const { id, conversationId, messageIds, delivery, metadata } = op.confirmation;
+        const row = this.#byId.get(id);
+        if (row === undefined || row.message.conversationId !== conversationId) return false;
+        // Refused, nothing went out: no turn was said, so no row is kept.
+        if (delivery === 'failed' && messageIds.length === 0)
+          return this.#remove((message) => message.id === id) > 0;
+        const [first, ...rest] = messageIds;
+        const meta = row.message.metadata;
+        if (first !== undefined && meta.messageId === undefined) {
+          meta.messageId = first;
+          this.#byPlatform.set(platformKeyOf(row.message), row);
+        }
+        if (rest.length > 0) meta.partMessageIds = rest;
+        Object.assign(meta, metadata);
+        row.message.delivery = delivery;
+        if (op.confirmation.timestamp !== undefined) {
+          const rows = this.#conversations.get(conversationId)?.rows;
+          const at = rows?.indexOf(row) ?? -1;
+          if (rows !== undefined && at >= 0) {
+            rows.splice(at, 1);
+            row.message.timestamp = normalizeTimestamp(op.confirmation.timestamp, 'timestamp');
+            insertSorted(rows, row);
+          }
+        }
+        return true;
+      }
+    }
   }
 
   async get(conversationId: string, options: GetOptions = {}): Promise<StoredMessage[]> {

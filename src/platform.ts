@@ -91,7 +91,8 @@ export interface PostedPart {
 }
 
 /**
- * Posts the parts of one reply in order and collects their platform ids. When a part fails, the
+ * Posts the parts of one reply in order and collects their platform ids; after each part but
+ * the last, `partPosted` (awaited) gets the ids so far. When a part fails, the
  * error from `fail` is thrown with the ids of the parts already posted as `sentMessageIds`, so
  * the runtime stores what did go out as the (partial) reply. The timestamp is the first part's.
  *
@@ -105,6 +106,7 @@ export async function sendParts<Part>(
   parts: readonly Part[],
   post: (part: Part, index: number) => Promise<PostedPart>,
   fail: (error: unknown, index: number) => ColloquyError,
+  partPosted?: (messageIds: readonly string[]) => Promise<void>,
 ): Promise<SentMessage> {
   const messageIds: string[] = [];
   let timestamp: string | undefined;
@@ -119,6 +121,7 @@ export async function sendParts<Part>(
     }
     if (posted.id !== undefined) messageIds.push(posted.id);
     if (index === 0) timestamp = posted.timestamp;
+    if (index < parts.length - 1) await partPosted?.([...messageIds]);
   }
   return timestamp === undefined ? { messageIds } : { messageIds, timestamp };
 }

@@ -1,4 +1,5 @@
 import type { StoreError } from './errors.js';
+import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
 import type {
   ChannelType,
   ConversationScope,
@@ -119,7 +120,8 @@ export interface AppendResult {
 export type StoreOperation =
   | { kind: 'append'; message: NewMessage }
   | { kind: 'edit'; edit: MessageEdit }
-  | { kind: 'delete'; deletion: MessageDeletion };
+  | { kind: 'delete'; deletion: MessageDeletion }
+  | FlowOperation;
 
 /** What each kind of operation answers when it is committed. */
 export interface OperationResults {
@@ -128,6 +130,13 @@ export interface OperationResults {
   edit: boolean;
   /** False when the deleted message is unknown. */
   delete: boolean;
+  /** A run row written (a `create` of a run already recorded writes nothing). */
+  run: void;
+  /** The reply turn recorded with `delivery = 'sending'` (not inserted: it was already). */
+  reply: AppendResult;
+  /** False when the reply turn is unknown. */
+  confirm: boolean;
+  state: void;
 }
 
 /**
@@ -203,6 +212,14 @@ export interface ConversationStore {
    * without it the same operations one by one (`append`, `recordEdit`, `recordDeletion`).
    */
   commit?(ops: readonly StoreOperation[]): Promise<CommitResult[]>;
+
+  /**
+   * Agent runs (`agent_runs`), by the turn answered or by status, oldest first, each with how
+   * far its reply went. Optional: a store without it keeps no runs, and nothing is resumed.
+   */
+  getRuns?(query: RunQuery): Promise<AgentRun[]>;
+  /** A value kept with `{ kind: 'state' }` (the Discord gateway session). Optional. */
+  getState?(key: string): Promise<string | undefined>;
 
   close?(): Promise<void>;
 }

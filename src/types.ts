@@ -111,6 +111,11 @@ export interface StoredMessage {
   traceId?: string;
   /** What an agent's reply drew on (RAG citations), in the order given. */
   sources?: MessageSource[];
+  /**
+   * For a reply the bot sent through its outbox: `sending` (recorded, platform not yet
+   * confirmed), `sent`, or `unconfirmed` (never confirmed; not sent again).
+   */
+  delivery?: 'sending' | 'sent' | 'unconfirmed' | 'failed';
 }
 
 /**
@@ -134,7 +139,7 @@ export interface MessageSource {
 }
 
 /** A message that has not been stored yet. */
-export type NewMessage = Omit<StoredMessage, 'sequence' | 'editedAt' | 'deletedAt'>;
+export type NewMessage = Omit<StoredMessage, 'sequence' | 'editedAt' | 'deletedAt' | 'delivery'>;
 
 /** Points at a platform message, for edits and deletes. */
 export interface PlatformMessageRef {

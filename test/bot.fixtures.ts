@@ -1,4 +1,6 @@
 import type { Agent, AgentRunContext, ConversationStore, Logger, NewMessage } from 'colloquy';
+import { StoreError } from 'colloquy';
+import type { CommitResult, StoreOperation } from '../src/store.js';
 
 /** An agent whose answers come from a function: no model, for runtime tests. */
 export function scriptedAgent(
@@ -36,9 +38,17 @@ export function flakyStore(
     if (state.failing) throw new Error('SQLITE_BUSY: database is locked');
     return inner.append(message);
   };
+  // Through commit too: capture hands a store that has one its batches.
+  const commit = async (ops: readonly StoreOperation[]): Promise<CommitResult[]> => {
+    if (!state.failing) return inner.commit!(ops);
+    state.attempts++;
+    const error = new StoreError('SQLITE_BUSY: database is locked', { transient: true });
+    return ops.map(() => ({ ok: false, error }));
+  };
   return new Proxy(inner, {
     get(target, key) {
       if (key === 'append') return append;
+      if (key === 'commit' && inner.commit !== undefined) return commit;
       if (key === 'failing' || key === 'attempts') return state[key];
       const value: unknown = Reflect.get(target, key, target);
       return typeof value === 'function' ? value.bind(target) : value;

@@ -169,7 +169,7 @@ describe('Bot', () => {
 });
 
 describe('Bot errors', () => {
-  it('refuses a turn it could not commit, still answers it, and writes both once the store is back', async () => {
+  it('refuses a turn it could not commit, sends nothing unrecorded, and answers the redelivery', async () => {
     // given a store that refuses writes
     const store = flakyStore(new InMemoryConversationStore());
     const channel = new MemoryChannel();
@@ -180,25 +180,31 @@ describe('Bot errors', () => {
       agents: [agent],
       store,
       logger: silentLogger,
-      capture: { retryBaseMs: 60_000 },
+      capture: { retryBaseMs: 5, retryMaxMs: 10 },
     });
     bot.catch((error) => void errors.push(error));
     await bot.start();
 
     // when a turn arrives
-    const receiving = channel.receive('@support-agent hello?', { from: bob });
+    const turn = channel.turn('@support-agent hello?', { from: bob });
+    const receiving = channel.receive(turn.content, {
+      from: bob,
+      messageId: turn.metadata.messageId,
+    });
 
-    // then it is not acknowledged (the platform will send it again), but it is answered, the
-    // failure reported, and the turns held
+    // then it is not acknowledged (the platform will send it again), nothing is sent that could
+    // not be recorded, and the failure is reported
     await expect(receiving).rejects.toMatchObject({ name: 'StoreError', transient: true });
     await bot.idle();
-    expect(channel.sent.map((m) => m.content)).toEqual(['still here']);
-    expect(errors[0]).toMatchObject({ name: 'StoreError', conversationId: 'memory:room' });
-    expect(bot.captureStats?.waiting).toBe(2);
+    expect(channel.sent).toEqual([]);
+    expect(errors[0]).toMatchObject({ name: 'StoreError', transient: true });
 
-    // and when the store recovers, stop writes what was held
+    // and when the store recovers, the platform's redelivery is answered, once
     store.failing = false;
+    while ((bot.captureStats?.waiting ?? 0) > 0) await new Promise((r) => setTimeout(r, 5));
+    await channel.receive(turn.content, { from: bob, messageId: turn.metadata.messageId });
     await bot.stop();
+    expect(channel.sent.map((m) => m.content)).toEqual(['still here']);
     const turns = await store.get(channel.conversationId);
     expect(turns.map((t) => t.content)).toEqual(['@support-agent hello?', 'still here']);
   });
@@ -230,10 +236,7 @@ describe('Bot errors', () => {
     ]);
     expect(errors[1]?.message).toMatch(/1 writes could not be stored/);
     expect(bot.captureDeadLetters.map((d) => d.reason)).toEqual(['rejected']);
-    expect(agent.runs.map((m) => m.content)).toEqual([
-      '@support-agent poison',
-      '@support-agent next',
-    ]);
+    expect(agent.runs.map((m) => m.content)).toEqual(['@support-agent next']);
   });
 
   it('reports a failing agent and a refused send, and goes on with the next turn', async () => {

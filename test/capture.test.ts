@@ -115,7 +115,7 @@ class BatchingStore extends InMemoryConversationStore {
   batches: number[] = [];
   gate: { promise: Promise<void>; resolve: () => void } | undefined;
 
-  async commit(ops: readonly StoreOperation[]): Promise<CommitResult[]> {
+  override async commit(ops: readonly StoreOperation[]): Promise<CommitResult[]> {
     this.batches.push(ops.length);
     await this.gate?.promise;
     const results: CommitResult[] = [];

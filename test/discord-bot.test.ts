@@ -94,7 +94,7 @@ describe('a Bot on Discord (discord.js against FakeDiscord, SQLite store)', () =
       },
     });
     expect(answered).toMatchObject({
-      id: `discord:${GENERAL}:${reply?.id as string}`,
+      id: `discord:${GENERAL}:${inbound.id}:support-agent:reply`,
       scope: 'channel',
       participant: { kind: 'agent', id: 'support-agent' },
       content: 'On it.',

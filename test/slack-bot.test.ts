@@ -113,7 +113,7 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
       },
     });
     expect(answered).toMatchObject({
-      id: `slack:${TEAM}:${GENERAL}:${slack.posted[0]?.ts as string}`,
+      id: `slack:${TEAM}:${GENERAL}:${event.ts as string}:support-agent:reply`,
       conversationId: inGeneral,
       participant: { kind: 'agent', id: 'support-agent' },
       content: 'On it.',

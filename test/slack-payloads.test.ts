@@ -111,7 +111,7 @@ describe('where Slack replies go', () => {
     expect(asked).toMatchObject({ scope: 'channel', metadata: { messageId: ts } });
     const [answered] = await turns(`slack:${TEAM}:${GENERAL}:${ts}`);
     expect(answered).toMatchObject({
-      id: `slack:${TEAM}:${GENERAL}:${slack.posted[0]?.ts as string}`,
+      id: `slack:${TEAM}:${GENERAL}:${ts}:support-agent:reply`,
       scope: 'thread',
       participant: { id: 'support-agent' },
       metadata: { threadId: ts, replyToMessageId: ts, replyToParticipantId: 'slack:U0ALICE' },
@@ -170,12 +170,14 @@ describe('Slack Enterprise Grid', () => {
     const dm = await turns(`slack:${TEAM}:${DM}`);
     expect(dm.map((t) => t.id)).toEqual([
       expect.stringMatching(`^slack:${TEAM}:${DM}:`),
-      `slack:${TEAM}:${DM}:${slack.posted[0]?.ts as string}`,
+      expect.stringMatching(`^slack:${TEAM}:${DM}:.*:support-agent:reply$`),
     ]);
+    expect(dm[1]?.metadata.messageId).toBe(slack.posted[0]?.ts);
     const thread = await turns(`slack:${TEAM}:${GENERAL}:${event.ts as string}`);
     expect(thread.map((t) => t.id)).toEqual([
-      `slack:${TEAM}:${GENERAL}:${slack.posted[1]?.ts as string}`,
+      `slack:${TEAM}:${GENERAL}:${event.ts as string}:support-agent:reply`,
     ]);
+    expect(thread[0]?.metadata.messageId).toBe(slack.posted[1]?.ts);
     const { items: all } = await (bot as Bot).store.listConversations();
     expect(all.map((c) => c.id).sort()).toEqual(
       [

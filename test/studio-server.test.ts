@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteConversationStore, SqliteStudioSource } from 'colloquy/sqlite';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStudioApp, startStudio } from '../src/studio/server.js';
 import { createStudioDb, turn } from './fixtures/studio-db.js';
@@ -249,6 +250,27 @@ describe('studio pages', () => {
   it('answers 404 for an unknown conversation, run or person', async () => {
     for (const url of ['/c/nope', '/runs/nope', '/people/nope', '/nowhere']) {
       expect((await s.get(url)).status, url).toBe(404);
+    }
+  });
+});
+
+describe('studio conversation titles', () => {
+  it('names a conversation by the title an app gave it, escaped', async () => {
+    const s = await studioOn('titles.db');
+    try {
+      const db = new Database(s.path);
+      db.prepare('update conversations set title = ? where id = ?').run(
+        '<i>Shipping</i> questions',
+        'telegram:-1001234567890:42',
+      );
+      db.close();
+      const html = await s.text('/');
+      expect(html).toContain('&lt;i&gt;Shipping&lt;/i&gt; questions');
+      expect(await s.text(`/c/${enc('telegram:-1001234567890:42')}`)).toContain(
+        '<h1>&lt;i&gt;Shipping&lt;/i&gt; questions</h1>',
+      );
+    } finally {
+      await s.source.close();
     }
   });
 });

@@ -108,7 +108,7 @@ describe('a Bot on Telegram (grammy against FakeTelegram, SQLite store)', () => 
       },
     });
     expect(outbound).toMatchObject({
-      id: `telegram:-1001234567890:${reply?.message.message_id}`,
+      id: `telegram:-1001234567890:${message.message_id}:support-agent:reply`,
       conversationId: inGroup,
       scope: 'channel',
       participant: { kind: 'agent', id: 'support-agent' },

@@ -1,3 +1,4 @@
+import { GatewaySessions } from './session.js';
 import {
   Client,
   Events,
@@ -5,6 +6,7 @@ import {
   Partials,
   Routes,
   type ClientOptions,
+  type WebSocketOptions,
   type GatewayDispatchPayload,
 } from 'discord.js';
 import type {
@@ -12,6 +14,7 @@ import type {
   Channel,
   ChannelHandlers,
   OutboundMessage,
+  SendOptions,
   SentMessage,
 } from '../../src/channel.js';
 import {
@@ -93,6 +96,10 @@ export class DiscordChannel implements Channel {
   /** Events parsed and handed over one after another, in the order the gateway sent them. */
   private queue: Promise<void> = Promise.resolve();
   private warnedAboutContent = false;
+  /** The gateway sessions, kept in the store (see `GatewaySessions`). */
+  private readonly sessions = new GatewaySessions(() => this.handlers?.state);
+  /** The bot's user id, from READY or, on a RESUMEd session, from the store. */
+  private botUserId: string | undefined;
   /** Dispatches discord.js threw on (already reported): not reported again when parsed. */
   private readonly broken = new WeakSet<object>();
 
@@ -105,7 +112,7 @@ export class DiscordChannel implements Channel {
       new Client({
         partials: [Partials.Channel, Partials.Message],
         ...options.clientOptions,
-        ws: { ...ws, buildStrategy: ws?.buildStrategy ?? guardedSharding(this.onBrokenPacket) },
+        ws: { ...ws, buildStrategy: this.withSessions(ws?.buildStrategy) },
         intents: options.intents ?? options.clientOptions?.intents ?? [...DEFAULT_DISCORD_INTENTS],
       });
     this.seen = new RecentKeys<string>(options.dedupeSize ?? 2000);
@@ -125,14 +132,18 @@ export class DiscordChannel implements Channel {
       const token = this.options.token ?? this.client.token ?? undefined;
       // A client of yours that the channel logs in gets the same guard, unless it has a strategy.
       this.client.options.ws ??= {};
-      this.client.options.ws.buildStrategy ??= guardedSharding(this.onBrokenPacket);
+      if (!this.ownsClient) {
+        this.client.options.ws.buildStrategy = this.withSessions(this.client.options.ws.buildStrategy);
+      }
       if (token === undefined) {
         this.detach();
         throw new PlatformError('discord', 'DiscordChannel needs a token (or a logged-in client)');
       }
-      const ready = new Promise<void>((resolve) =>
-        this.client.once(Events.ClientReady, () => resolve()),
-      );
+      // A kept session is RESUMEd: Discord replays what was missed, and sends no READY.
+      const ready = new Promise<void>((resolve) => {
+        this.client.once(Events.ClientReady, () => resolve());
+        this.client.once(Events.ShardResume, () => resolve());
+      });
       try {
         await Promise.all([ready, this.client.login(token)]);
       } catch (error) {
@@ -140,12 +151,26 @@ export class DiscordChannel implements Channel {
         throw toColloquyError(error, 'login');
       }
     }
-    const user = this.client.user;
+    const user = this.client.user ?? this.sessions.user(0);
     if (!user) throw new PlatformError('discord', 'Discord READY carried no user');
+    if (this.client.user) this.sessions.ready(0, this.client.user);
+    else resumedWithoutReady(this.client);
+    this.botUserId = user.id;
     this.identity = {
       id: `discord:${user.id}`,
       username: user.username,
       displayName: user.globalName ?? user.username,
+    };
+  }
+
+  /** `buildStrategy` keeping the gateway sessions in the store, around `inner` (or the guard). */
+  private withSessions(
+    inner: WebSocketOptions['buildStrategy'],
+  ): NonNullable<WebSocketOptions['buildStrategy']> {
+    const build = inner ?? guardedSharding(this.onBrokenPacket);
+    return (manager) => {
+      this.sessions.attach(manager);
+      return build(manager);
     };
   }
 
@@ -161,7 +186,7 @@ export class DiscordChannel implements Channel {
    * `toColloquyError`); when some parts did get through, their ids are on the error as
    * `sentMessageIds`.
    */
-  async send(message: OutboundMessage): Promise<SentMessage> {
+  async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
     const { channelId, bodies } = formatOutbound(
       message,
       this.options.allowedMentions ?? DEFAULT_ALLOWED_MENTIONS,
@@ -183,6 +208,7 @@ export class DiscordChannel implements Channel {
           conversationId: message.conversationId,
         });
       },
+      options.partPosted,
     );
     const first = sent.messageIds[0];
     return first === undefined ? sent : { ...sent, id: `discord:${channelId}:${first}` };
@@ -228,7 +254,7 @@ export class DiscordChannel implements Channel {
    * no acknowledgement) before any agent works on it; the hand-over does not wait for the
    * commit, so events arriving together share one.
    */
-  private readonly onRaw = (packet: GatewayDispatchPayload): void => {
+  private readonly onRaw = (packet: GatewayDispatchPayload, shardId = 0): void => {
     if (
       packet.t !== 'MESSAGE_CREATE' &&
       packet.t !== 'MESSAGE_UPDATE' &&
@@ -237,7 +263,9 @@ export class DiscordChannel implements Channel {
     ) {
       return;
     }
-    this.queue = this.queue.then(() => this.dispatch(packet));
+    this.queue = this.queue
+      .then(() => this.dispatch(packet))
+      .then(() => this.sessions.committed(shardId, packet.s));
   };
 
   private async dispatch(packet: GatewayDispatchPayload): Promise<void> {
@@ -305,7 +333,7 @@ export class DiscordChannel implements Channel {
 
   /** What the payload lacks: the channel's type and name, and a thread's parent. */
   private async contextFor(data: unknown): Promise<DiscordParseContext> {
-    const botUserId = this.client.user?.id;
+    const botUserId = this.client.user?.id ?? this.botUserId;
     const d = (typeof data === 'object' && data !== null ? data : {}) as {
       channel_id?: unknown;
       guild_id?: unknown;
@@ -333,4 +361,14 @@ export class DiscordChannel implements Channel {
       ...(parentName !== undefined && { parentName }),
     };
   }
+}
+
+/**
+ * After a RESUME in a new process discord.js never sees READY, so it would queue every event
+ * for a ready state that never comes (and hold them in memory): mark it ready. The channel
+ * reads events from `Events.Raw` and channels through REST, so an empty cache is fine.
+ */
+function resumedWithoutReady(client: Client): void {
+  const ws = client.ws as unknown as { triggerClientReady?: () => void };
+  if (!client.isReady()) ws.triggerClientReady?.();
 }

@@ -26,6 +26,7 @@ import type {
   ChannelHandlers,
   OutboundMessage,
   ReplyPlace,
+  SendOptions,
   SentMessage,
 } from '../../src/channel.js';
 import type { NewMessage } from '../../src/types.js';
@@ -329,7 +330,7 @@ export class SlackChannel implements Channel {
    * `toColloquyError`); when some parts did get through, their `ts` values are on the error as
    * `sentMessageIds`.
    */
-  async send(message: OutboundMessage): Promise<SentMessage> {
+  async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
     const parts = formatSlackText(message.content, this.options.textLimit ?? SLACK_TEXT_LIMIT, {
       allowBroadcastMentions: this.options.allowBroadcastMentions === true,
     });
@@ -349,6 +350,7 @@ export class SlackChannel implements Channel {
           method: 'chat.postMessage',
           conversationId: message.conversationId,
         }),
+      options.partPosted,
     );
     const first = sent.messageIds[0];
     // The team of the conversation answered (the envelope's), not auth.test's: on an

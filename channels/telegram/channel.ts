@@ -10,6 +10,7 @@ import type {
   Channel,
   ChannelHandlers,
   OutboundMessage,
+  SendOptions,
   SentMessage,
 } from '../../src/channel.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
@@ -241,7 +242,7 @@ export class TelegramChannel implements Channel {
    * or `NetworkError` (see `toColloquyError`); when some parts did get through, their ids are
    * on the error as `sentMessageIds`.
    */
-  async send(message: OutboundMessage): Promise<SentMessage> {
+  async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
     return sendParts(
       toSendMessagePayloads(message),
       async ({ chat_id, text, ...other }) => {
@@ -249,6 +250,7 @@ export class TelegramChannel implements Channel {
         return { id: String(sent.message_id), timestamp: new Date(sent.date * 1000).toISOString() };
       },
       (error) => toColloquyError(error, 'sendMessage', { conversationId: message.conversationId }),
+      options.partPosted,
     );
   }
 

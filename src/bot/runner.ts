@@ -1,15 +1,19 @@
 import { concerns, threadConcerns } from '../agent.js';
 import type { Agent, AgentResult } from '../agent.js';
-import type { Capture } from '../capture.js';
 import { compose } from '../chain.js';
 import type { Interceptor } from '../chain.js';
-import type { BotIdentity, Channel, SentMessage } from '../channel.js';
+import type { BotIdentity, Channel } from '../channel.js';
 import type { TurnContext } from '../context.js';
 import { AgentError, ColloquyError, StoreError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage, Participant } from '../types.js';
-import { outboundFor, sentIdsOf, sentTurn, trailingAgentRun, withAgentMentions } from './turn.js';
+import { runId } from '../runs.js';
+import type { AgentRun, RunStatus } from '../runs.js';
+import { isoTimestamp } from '../types.js';
+import { deliveryAfterFailure, replyTurn, sendThroughOutbox } from './outbox.js';
+import type { Write } from './outbox.js';
+import { trailingAgentRun, withAgentMentions } from './turn.js';
 import { messageOf } from '../error-message.js';
 
 /** Most rows the loop guard reads back through, however many tool rows there are. */
@@ -18,9 +22,12 @@ const LOOP_GUARD_MAX_ROWS = 5000;
 /** What the runner needs from the bot. */
 export interface RunnerDeps {
   store: ConversationStore;
-  capture: Capture;
-  /** The store an agent reads (its own, when it has one). */
+  /** The store an agent reads (its own, when it has one, behind the same wait for captures). */
   storeFor(agent: Agent): ConversationStore;
+  /** Commits a run row, a reply record or its confirmation; rejects when it was not committed. */
+  write: Write;
+  /** Keep each run's assembled prompt (JSON, at most this many bytes); off when undefined. */
+  promptBytes?: number;
   interceptors: readonly Interceptor<TurnContext>[];
   agentsOn(channel: Channel): readonly Agent[];
   aliasesOf(agent: Agent): readonly string[];
@@ -33,14 +40,27 @@ export interface RunnerDeps {
 }
 
 /**
+ * What the bot already knows about a turn's agent work: the runs recorded for it (pending ones
+ * written with the turn, or unfinished ones found after a restart), and, when resuming, the
+ * only agents to run.
+ */
+export interface RunPlan {
+  runs: ReadonlyMap<string, AgentRun>;
+  only?: ReadonlySet<string>;
+}
+
+/**
  * Runs committed turns through the chain `[...interceptors, dispatch]`. Dispatch asks every
- * agent of the channel whether it answers, runs it, sends its output, and hands a reply that
- * mentions another of the bot's agents to that agent as a new turn (depth + 1), until
- * `maxAgentDepth` agent turns in a row.
+ * agent of the channel whether it answers, records its run (`agent_runs`), runs it, sends its
+ * output through the outbox (recorded before the platform call, confirmed after), and hands a
+ * reply that mentions another of the bot's agents to that agent as a new turn (depth + 1),
+ * until `maxAgentDepth` agent turns in a row.
  */
 export class TurnRunner {
   /** What the agent said about the reply being sent as this participant (metadata, provenance). */
   readonly #replyMetadata = new WeakMap<Participant, Omit<AgentResult, 'output'>>();
+  /** The run whose reply is being sent as this participant. */
+  readonly #runOf = new WeakMap<Participant, AgentRun>();
   /** How many agent runs are in flight, by conversation. */
   readonly #answering = new Map<string, number>();
 
@@ -51,9 +71,23 @@ export class TurnRunner {
     return (this.#answering.get(conversationId) ?? 0) > 0;
   }
 
+  /**
+   * The runs to record as `pending` with a person's turn, committed with it: one per agent the
+   * turn concerns. Turns of agents and bots get theirs when dispatched.
+   */
+  planned(turn: NewMessage, channel: Channel): AgentRun[] {
+    if (turn.participant.kind !== 'user') return [];
+    const createdAt = isoTimestamp();
+    return this.deps
+      .agentsOn(channel)
+      .filter((agent) => this.#wantsNow(agent, turn, this.deps.aliasesOf(agent), false))
+      .map((agent) => newRun(turn, agent.id, createdAt));
+  }
+
   /** A turn a channel delivered, already committed: interceptors, then agents. */
-  async inbound(turn: NewMessage, channel: Channel): Promise<void> {
-    await this.#run(turn, channel, await this.#inboundDepth(turn));
+  async inbound(turn: NewMessage, channel: Channel, plan?: RunPlan): Promise<void> {
+    const depth = await this.#inboundDepth(turn);
+    await this.#run(turn, channel, depth, plan);
   }
 
   /** An edited turn, answered again (the edit itself is already recorded). */
@@ -66,9 +100,11 @@ export class TurnRunner {
     await this.#run(message, channel, depth);
   }
 
-  async #run(message: NewMessage, channel: Channel, depth: number) {
+  async #run(message: NewMessage, channel: Channel, depth: number, plan?: RunPlan) {
     const ctx = this.#context(message, channel, depth);
-    const chain = compose<TurnContext>([...this.deps.interceptors, this.#dispatch]);
+    const started = new Set<string>();
+    const dispatch = this.#dispatcher(plan, started);
+    const chain = compose<TurnContext>([...this.deps.interceptors, dispatch]);
     try {
       await chain(ctx, async () => {});
     } catch (cause) {
@@ -82,9 +118,20 @@ export class TurnRunner {
             }),
       );
     }
+    for (const run of plan?.runs.values() ?? []) {
+      if (started.has(run.agentId) || (plan?.only !== undefined && !plan.only.has(run.agentId)))
+        continue;
+      this.#save({
+        ...run,
+        status: 'failed',
+        finishedAt: isoTimestamp(),
+        error: 'not answered: the turn stopped before the agent ran',
+      });
+    }
   }
 
   #context(message: NewMessage, channel: Channel, depth: number): TurnContext {
+    const sends = new Map<string, number>();
     return {
       message,
       channel,
@@ -94,38 +141,63 @@ export class TurnRunner {
       send: async (content, from) => {
         const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
         const { metadata: extra, ...provenance } = this.#replyMetadata.get(from) ?? {};
+        const run = this.#runOf.get(from);
+        const count = (sends.get(from.id) ?? 0) + 1;
+        sends.set(from.id, count);
+        const id = `${run?.id ?? runId(message, from.id)}:reply${count > 1 ? `:${count}` : ''}`;
         const place = channel.replyPlace?.(message);
-        const turnFor = (sent: SentMessage, partial: boolean) =>
-          withAgentMentions(
-            sentTurn({
-              inbound: message,
-              channelType: channel.type,
-              content,
-              from,
-              sent,
-              extra: partial ? { ...extra, partial: true } : extra,
-              provenance,
-              ...(place !== undefined && { place }),
-            }),
-            others,
-          );
-        let sent: SentMessage;
-        try {
-          sent = await channel.send(outboundFor(message, content, place));
-        } catch (error) {
-          // A split reply failed part way: the parts that went out are the reply, stored.
-          const messageIds = sentIdsOf(error);
-          if (messageIds.length > 0) await this.#record(turnFor({ messageIds }, true), 'reply');
-          throw error;
+        const turn = withAgentMentions(
+          replyTurn({
+            id,
+            inbound: message,
+            channelType: channel.type,
+            content,
+            from,
+            ...(extra !== undefined && { extra }),
+            provenance,
+            ...(place !== undefined && { place }),
+          }),
+          others,
+        );
+        if (run !== undefined) {
+          run.replyId = id;
+          void this.#save(run);
         }
-        const reply = turnFor(sent, false);
-        await this.#record(reply, 'reply');
-        return reply;
+        return sendThroughOutbox(this.deps.write, {
+          channel,
+          inbound: message,
+          turn,
+          ...(place !== undefined && { place }),
+        });
       },
     };
   }
 
-  readonly #dispatch: Interceptor<TurnContext> = async (ctx, next) => {
+  /** Dispatch for one turn: `plan` says which runs exist already; `started` collects the agents run. */
+  #dispatcher(plan: RunPlan | undefined, started: Set<string>): Interceptor<TurnContext> {
+    return async (ctx, next) => {
+      const runs = (agent: Agent) => {
+        if (plan?.only !== undefined && !plan.only.has(agent.id)) return false;
+        started.add(agent.id);
+        return true;
+      };
+      await this.#dispatch(
+        ctx,
+        next,
+        runs,
+        (agent) => plan?.runs.get(agent.id),
+        plan?.only !== undefined,
+      );
+    };
+  }
+
+  async #dispatch(
+    ctx: TurnContext,
+    next: () => Promise<void>,
+    admit: (agent: Agent) => boolean,
+    recorded: (agent: Agent) => AgentRun | undefined,
+    resuming: boolean,
+  ): Promise<void> {
     const { message, channel } = ctx;
     const author = message.participant;
     const agents = this.deps.agentsOn(channel);
@@ -144,62 +216,132 @@ export class TurnRunner {
     for (const agent of agents) {
       if (agent.id === author.id) continue;
       const aliases = this.deps.aliasesOf(agent);
-      if (await this.#wants(agent, message, aliases, ours)) await this.#answer(agent, ctx, aliases);
+      // A resumed run is answered: the agent wanted the turn when it was recorded.
+      const resumed = recorded(agent) !== undefined && resuming;
+      if (!(resumed || (await this.#wants(agent, message, aliases, ours))) || !admit(agent)) {
+        continue;
+      }
+      await this.#answer(agent, ctx, aliases, recorded(agent));
     }
     await next();
-  };
+  }
 
-  async #wants(
-    agent: Agent,
-    message: NewMessage,
-    aliases: readonly string[],
-    ours: boolean,
-  ): Promise<boolean> {
+  /** Whether `agent` answers `message`, from the turn alone (the runs planned at commit). */
+  #wantsNow(agent: Agent, message: NewMessage, aliases: readonly string[], ours: boolean): boolean {
     try {
       if (ours && !(message.metadata.mentions ?? []).some((id) => aliases.includes(id)))
         return false;
-      if (agent.shouldRespond !== undefined) return agent.shouldRespond(message, aliases);
-      if (concerns(message, aliases)) return true;
-      // A thread the agent opened by answering its first message concerns it as a whole.
-      return (
-        message.scope === 'thread' &&
-        (await threadConcerns(this.deps.storeFor(agent), message.conversationId, aliases))
-      );
+      return agent.shouldRespond?.(message, aliases) ?? concerns(message, aliases);
     } catch (cause) {
       this.deps.report(agentError(agent, message, 'shouldRespond threw', cause));
       return false;
     }
   }
 
-  async #answer(agent: Agent, ctx: TurnContext, aliases: readonly string[]): Promise<void> {
+  /** `#wantsNow`, or a turn in a thread the agent opened (which concerns it as a whole). */
+  async #wants(
+    agent: Agent,
+    message: NewMessage,
+    aliases: readonly string[],
+    ours: boolean,
+  ): Promise<boolean> {
+    if (this.#wantsNow(agent, message, aliases, ours)) return true;
+    if (ours || agent.shouldRespond !== undefined || message.scope !== 'thread') return false;
+    try {
+      return await threadConcerns(this.deps.storeFor(agent), message.conversationId, aliases);
+    } catch (cause) {
+      this.deps.report(
+        new StoreError('could not read whether the agent opened this thread', {
+          cause,
+          conversationId: message.conversationId,
+          messageId: message.id,
+        }),
+      );
+      return false;
+    }
+  }
+
+  async #answer(
+    agent: Agent,
+    ctx: TurnContext,
+    aliases: readonly string[],
+    recorded: AgentRun | undefined,
+  ): Promise<void> {
     const { message } = ctx;
     const id = message.conversationId;
+    const run: AgentRun = {
+      ...(recorded ?? newRun(message, agent.id, isoTimestamp())),
+      status: 'running',
+      startedAt: isoTimestamp(),
+      attempts: (recorded?.attempts ?? 0) + 1,
+    };
+    void this.#save(run);
     this.#answering.set(id, (this.#answering.get(id) ?? 0) + 1);
+    let status: RunStatus = 'answered';
     try {
       const result = await agent.run(message, {
         conversationId: message.conversationId,
         store: this.deps.storeFor(agent),
         aliases,
-        record: (turn) => this.#record(turn, 'tool turn'),
+        record: (turn) => this.#record(turn),
         report: (error) => this.deps.report(error),
+        ...(this.deps.promptBytes !== undefined && {
+          recordPrompt: (prompt: unknown) =>
+            (run.prompt = cappedJson(prompt, this.deps.promptBytes!)),
+        }),
         depth: ctx.depth,
         signal: this.deps.signal,
       });
+      Object.assign(run, usageOf(result.metadata));
       if (result.output.trim() === '') return;
       const from: Participant = { kind: 'agent', id: agent.id, displayName: agent.name };
       const { output: _, ...about } = result;
       this.#replyMetadata.set(from, about);
-      const reply = await ctx.send(result.output, from);
+      this.#runOf.set(from, run);
+      let reply: NewMessage;
+      try {
+        reply = await ctx.send(result.output, from);
+      } catch (cause) {
+        if (run.replyId !== undefined && deliveryAfterFailure(cause) === 'unconfirmed') {
+          status = 'unconfirmed';
+        }
+        throw cause;
+      }
+      this.#finish(run, status);
       await this.#followUp(reply, ctx);
     } catch (cause) {
+      if (status === 'answered') status = 'failed';
+      run.error = messageOf(cause);
       this.deps.report(
         cause instanceof ColloquyError ? cause : agentError(agent, message, 'failed', cause),
       );
     } finally {
+      if (run.finishedAt === undefined) this.#finish(run, status);
       const left = (this.#answering.get(id) ?? 1) - 1;
       if (left > 0) this.#answering.set(id, left);
       else this.#answering.delete(id);
     }
+  }
+
+  #finish(run: AgentRun, status: RunStatus): void {
+    run.status = status;
+    run.finishedAt = isoTimestamp();
+    void this.#save(run);
+  }
+
+  /** Writes a run row (a copy: the run goes on changing); a failure is reported, not thrown. */
+  #save(run: AgentRun): Promise<void> {
+    return this.deps.write({ kind: 'run', run: { ...run } }).then(
+      () => undefined,
+      (cause: unknown) =>
+        this.deps.report(
+          new StoreError(`could not record run ${run.id} (${run.status})`, {
+            cause,
+            conversationId: run.conversationId,
+            messageId: run.messageId,
+          }),
+        ),
+    );
   }
 
   /** An agent's reply that mentions another agent of this channel is that agent's next turn. */
@@ -214,17 +356,15 @@ export class TurnRunner {
     if (addressed) await this.again(reply, ctx.channel, ctx.depth + 1);
   }
 
-  /** Commits a turn the bot made; a failure is reported (capture keeps a transient one queued). */
-  async #record(turn: NewMessage, what: string): Promise<void> {
+  async #record(turn: NewMessage): Promise<void> {
     try {
-      await this.deps.capture.write({ kind: 'append', message: turn });
+      await this.deps.write({ kind: 'append', message: turn });
     } catch (cause) {
       this.deps.report(
-        new StoreError(`could not record a ${what}: ${messageOf(cause)}`, {
+        new StoreError('could not record a tool turn', {
           cause,
           conversationId: turn.conversationId,
           messageId: turn.id,
-          transient: (cause as StoreError).transient,
         }),
       );
     }
@@ -264,4 +404,35 @@ function agentError(agent: Agent, message: NewMessage, what: string, cause: unkn
     conversationId: message.conversationId,
     messageId: message.id,
   });
+}
+
+/** A run not started yet. */
+function newRun(turn: NewMessage, agentId: string, createdAt: string): AgentRun {
+  return {
+    id: runId(turn, agentId),
+    messageId: turn.id,
+    conversationId: turn.conversationId,
+    agentId,
+    status: 'pending',
+    createdAt,
+    attempts: 0,
+  };
+}
+
+/** The model and token counts an agent reports in its result's metadata. */
+function usageOf(metadata: Record<string, unknown> | undefined): Partial<AgentRun> {
+  if (metadata === undefined) return {};
+  const usage = (metadata.usage ?? {}) as { inputTokens?: unknown; outputTokens?: unknown };
+  return {
+    ...(typeof metadata.model === 'string' && { model: metadata.model }),
+    ...(typeof usage.inputTokens === 'number' && { inputTokens: usage.inputTokens }),
+    ...(typeof usage.outputTokens === 'number' && { outputTokens: usage.outputTokens }),
+  };
+}
+
+/** `value` as JSON, or a note of its size when that is more than `maxBytes`. */
+function cappedJson(value: unknown, maxBytes: number): string {
+  const json = JSON.stringify(value) ?? 'null';
+  const bytes = Buffer.byteLength(json);
+  return bytes <= maxBytes ? json : JSON.stringify({ truncated: true, bytes });
 }

@@ -35,8 +35,10 @@ export function conversationName(c: {
   id: string;
   channelName?: string;
   threadId?: string;
+  title?: string;
   scope: string;
 }): string {
+  if (c.title !== undefined && c.title !== '') return c.title;
   const name = c.channelName ?? c.id;
   if (c.scope === 'thread') return `${name} › thread ${c.threadId ?? ''}`.trim();
   if (c.scope === 'dm') return `DM ${c.id}`;

@@ -244,7 +244,7 @@ export async function overviewPage(source: StudioSource): Promise<Html> {
 
 /** Everyone who wrote a turn, newest first. */
 export async function peoplePage(source: StudioSource): Promise<Html> {
-  const people = await source.participants(500);
+  const people = await source.participants(500, { counts: true });
   return layout(
     'People',
     h`<h1>People</h1><table class="list"><thead><tr><th>name</th><th>id</th><th>kind</th><th>turns</th><th>last seen</th></tr></thead><tbody>${people.map(

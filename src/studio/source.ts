@@ -47,7 +47,8 @@ export interface StudioSource {
   /** Turns that mentioned or replied to one of the bot's agents and got no reply turn. */
   unanswered(limit: number): Promise<Turn[]>;
   overview(days: number): Promise<Overview>;
-  participants(limit: number): Promise<ParticipantRow[]>;
+  /** The newest participants; `counts` adds how many turns each wrote (one pass over the turns). */
+  participants(limit: number, options?: { counts?: boolean }): Promise<ParticipantRow[]>;
   participant(id: string): Promise<ParticipantDetail | undefined>;
   /** The store, read-only, for prompt assembly (`assemblePrompt`). */
   readonly store: ConversationStore;
@@ -73,6 +74,8 @@ export interface ConversationRow {
   channelId: string;
   channelName?: string;
   threadId?: string;
+  /** The title an app gave the conversation (newer files). */
+  title?: string;
   scope: string;
   messageCount: number;
   lastMessageAt: string;

@@ -1,0 +1,213 @@
+import type Database from 'better-sqlite3';
+import { normalizeTimestamp } from '../src/timestamp.js';
+import type { AgentRun, ReplyConfirmation, RunQuery, RunStatus } from '../src/runs.js';
+
+/** A row of `agent_runs` as SQLite returns it. */
+interface RunRow {
+  reply_conversation_id: string | null;
+  reply_delivery: 'sending' | 'sent' | 'unconfirmed' | 'failed' | null;
+  reply_platform_id: string | null;
+  reply_metadata: string | null;
+  id: string;
+  message_id: string;
+  conversation_id: string;
+  agent_id: string;
+  status: RunStatus;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  reply_id: string | null;
+  error: string | null;
+  attempts: number;
+  prompt: string | null;
+}
+
+/**
+ * The SQL of agent work: `agent_runs` rows, reply delivery on `messages`, and the small
+ * `colloquy_state` table. Called inside the store's batch transaction (one savepoint per op).
+ *
+ * @example
+ * ```ts
+ * const runs = new RunStatements(db);
+ * runs.upsert(run);
+ * runs.find({ statuses: ['pending', 'running'] });
+ * ```
+ */
+export class RunStatements {
+  readonly #upsert: Database.Statement;
+  readonly #create: Database.Statement;
+  readonly #sending: Database.Statement;
+  readonly #confirm: Database.Statement;
+  readonly #retime: Database.Statement;
+  readonly #setState: Database.Statement;
+  readonly #deleteState: Database.Statement;
+  readonly #getState: Database.Statement;
+  readonly #byMessage: Database.Statement;
+  readonly #byStatus: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.#upsert = db.prepare(`INSERT INTO agent_runs (id, message_id, conversation_id, agent_id,
+        status, created_at, started_at, finished_at, model, input_tokens, output_tokens,
+        reply_id, error, attempts, prompt)
+      VALUES (@id, @message_id, @conversation_id, @agent_id, @status, @created_at, @started_at,
+        @finished_at, @model, @input_tokens, @output_tokens, @reply_id, @error, @attempts, @prompt)
+      ON CONFLICT (id) DO UPDATE SET status = excluded.status,
+        started_at = coalesce(excluded.started_at, started_at),
+        finished_at = excluded.finished_at,
+        model = coalesce(excluded.model, model),
+        input_tokens = coalesce(excluded.input_tokens, input_tokens),
+        output_tokens = coalesce(excluded.output_tokens, output_tokens),
+        reply_id = coalesce(excluded.reply_id, reply_id),
+        error = excluded.error,
+        attempts = max(excluded.attempts, attempts),
+        prompt = coalesce(excluded.prompt, prompt)`);
+    this.#create = db.prepare(`INSERT OR IGNORE INTO agent_runs (id, message_id,
+        conversation_id, agent_id, status, created_at, started_at, finished_at, model,
+        input_tokens, output_tokens, reply_id, error, attempts, prompt)
+      VALUES (@id, @message_id, @conversation_id, @agent_id, @status, @created_at, @started_at,
+        @finished_at, @model, @input_tokens, @output_tokens, @reply_id, @error, @attempts, @prompt)`);
+    this.#sending = db.prepare(`UPDATE messages SET delivery = 'sending' WHERE id = ?`);
+    this.#retime = db.prepare(`UPDATE message_mentions SET timestamp = @timestamp
+      WHERE message_seq = (SELECT seq FROM messages WHERE id = @id)`);
+    this.#confirm = db.prepare(`UPDATE messages SET delivery = @delivery,
+        timestamp = coalesce(@timestamp, timestamp),
+        platform_message_id = coalesce(@first, platform_message_id),
+        metadata = CASE WHEN @extra IS NULL THEN metadata
+          ELSE json_patch(metadata, @extra) END
+      WHERE id = @id AND conversation_id = @conversation_id`);
+    this.#setState = db.prepare(`INSERT INTO colloquy_state (key, value, updated_at)
+      VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`);
+    this.#deleteState = db.prepare('DELETE FROM colloquy_state WHERE key = ?');
+    this.#getState = db.prepare('SELECT value FROM colloquy_state WHERE key = ?').pluck();
+    const select = `SELECT r.*, m.conversation_id AS reply_conversation_id,
+        m.delivery AS reply_delivery, m.platform_message_id AS reply_platform_id,
+        m.metadata AS reply_metadata
+      FROM agent_runs r LEFT JOIN messages m ON m.id = r.reply_id`;
+    this.#byMessage = db.prepare(`${select} WHERE r.message_id = ? ORDER BY r.created_at, r.id`);
+    this.#byStatus = db.prepare(`${select}
+      WHERE r.status IN (SELECT value FROM json_each(?)) ORDER BY r.created_at, r.id`);
+  }
+
+  /**
+   * Writes a run whole; a later write never loses what an earlier one set (started_at…).
+   * `create`: only when the run has no row yet.
+   */
+  upsert(run: AgentRun, create = false): void {
+    (create ? this.#create : this.#upsert).run({
+      id: run.id,
+      message_id: run.messageId,
+      conversation_id: run.conversationId,
+      agent_id: run.agentId,
+      status: run.status,
+      created_at: run.createdAt,
+      started_at: run.startedAt ?? null,
+      finished_at: run.finishedAt ?? null,
+      model: run.model ?? null,
+      input_tokens: run.inputTokens ?? null,
+      output_tokens: run.outputTokens ?? null,
+      reply_id: run.replyId ?? null,
+      error: run.error ?? null,
+      attempts: run.attempts,
+      prompt: run.prompt ?? null,
+    });
+  }
+
+  /** Marks a reply turn just appended as recorded before its platform call. */
+  sending(messageId: string): void {
+    this.#sending.run(messageId);
+  }
+
+  /** Records what the platform said about a reply; false when there is no such turn. */
+  confirm(confirmation: ReplyConfirmation): boolean {
+    const [first, ...rest] = confirmation.messageIds;
+    const extra = {
+      ...confirmation.metadata,
+      ...(rest.length > 0 && { partMessageIds: rest }),
+    };
+    const timestamp =
+      confirmation.timestamp === undefined ? null : normalizeTimestamp(confirmation.timestamp);
+    const changed =
+      this.#confirm.run({
+        id: confirmation.id,
+        conversation_id: confirmation.conversationId,
+        delivery: confirmation.delivery,
+        first: first ?? null,
+        timestamp,
+        extra: Object.keys(extra).length === 0 ? null : JSON.stringify(extra),
+      }).changes > 0;
+    if (changed && timestamp !== null) this.#retime.run({ id: confirmation.id, timestamp });
+    return changed;
+  }
+
+  setState(key: string, value: string | null): void {
+    if (value === null) this.#deleteState.run(key);
+    else this.#setState.run(key, value);
+  }
+
+  getState(key: string): string | undefined {
+    return (this.#getState.get(key) as string | undefined) ?? undefined;
+  }
+
+  find(query: RunQuery): AgentRun[] {
+    let rows: RunRow[];
+    if (query.messageId !== undefined) {
+      rows = this.#byMessage.all(query.messageId) as RunRow[];
+      if (query.statuses !== undefined) {
+        rows = rows.filter((row) => query.statuses!.includes(row.status));
+      }
+    } else {
+      const statuses = query.statuses ?? [
+        'pending',
+        'running',
+        'answered',
+        'failed',
+        'expired',
+        'unconfirmed',
+      ];
+      rows = this.#byStatus.all(JSON.stringify(statuses)) as RunRow[];
+    }
+    return rows.map(toRun);
+  }
+}
+
+function toRun(row: RunRow): AgentRun {
+  return {
+    id: row.id,
+    messageId: row.message_id,
+    conversationId: row.conversation_id,
+    agentId: row.agent_id,
+    status: row.status,
+    createdAt: row.created_at,
+    ...(row.started_at !== null && { startedAt: row.started_at }),
+    ...(row.finished_at !== null && { finishedAt: row.finished_at }),
+    ...(row.model !== null && { model: row.model }),
+    ...(row.input_tokens !== null && { inputTokens: row.input_tokens }),
+    ...(row.output_tokens !== null && { outputTokens: row.output_tokens }),
+    ...(row.reply_id !== null && { replyId: row.reply_id }),
+    ...(row.error !== null && { error: row.error }),
+    attempts: row.attempts,
+    ...(row.prompt !== null && { prompt: row.prompt }),
+    ...(row.reply_conversation_id !== null && {
+      reply: {
+        conversationId: row.reply_conversation_id,
+        ...(row.reply_delivery !== null && { delivery: row.reply_delivery }),
+        messageIds: platformIds(row.reply_platform_id, row.reply_metadata),
+      },
+    }),
+  };
+}
+
+/** A reply's platform ids: its own, then `metadata.partMessageIds`. */
+function platformIds(first: string | null, metadata: string | null): string[] {
+  if (first === null) return [];
+  try {
+    const parts = (JSON.parse(metadata ?? '{}') as { partMessageIds?: unknown }).partMessageIds;
+    return [first, ...(Array.isArray(parts) ? parts.map(String) : [])];
+  } catch {
+    return [first];
+  }
+}

@@ -1,0 +1,148 @@
+import type { Channel, OutboundMessage, ReplyPlace } from '../channel.js';
+import { ColloquyError, NetworkError, StoreError } from '../errors.js';
+import type { ReplyDelivery } from '../runs.js';
+import type { StoreOperation } from '../store.js';
+import type { NewMessage } from '../types.js';
+import { isoTimestamp, samePlace } from '../types.js';
+import { outboundFor, sentIdsOf } from './turn.js';
+
+/** Commits one operation; rejects with a `StoreError` when it was not committed. */
+export type Write = (op: StoreOperation) => Promise<unknown>;
+
+/** One reply to send through the outbox. */
+export interface OutgoingReply {
+  channel: Channel;
+  /** The turn answered. */
+  inbound: NewMessage;
+  /** The reply turn, with its colloquy id; `metadata.messageId` is filled in once sent. */
+  turn: NewMessage;
+  place?: ReplyPlace;
+}
+
+/**
+ * The reply turn for `content` answering `inbound`, before it is sent: its colloquy id is
+ * `id` (the platform's ids come with the confirmation), placed where the channel replies.
+ *
+ * @example
+ * ```ts
+ * const turn = replyTurn({ id: `${runId}:reply`, inbound, channelType: 'telegram', content, from });
+ * ```
+ */
+export function replyTurn(options: {
+  id: string;
+  inbound: NewMessage;
+  channelType: string;
+  content: string;
+  from: NewMessage['participant'];
+  place?: ReplyPlace;
+  extra?: Record<string, unknown>;
+  /** The agent's `traceId` and `sources` for the reply. */
+  provenance?: Pick<NewMessage, 'traceId' | 'sources'>;
+}): NewMessage {
+  const { id, inbound, channelType, content, from, place, extra, provenance = {} } = options;
+  const { messageId } = inbound.metadata;
+  const threadId = place === undefined ? inbound.metadata.threadId : place.threadId;
+  const { threadId: _, ...where } = samePlace(inbound);
+  return {
+    id,
+    conversationId: place?.conversationId ?? inbound.conversationId,
+    participant: from,
+    content,
+    timestamp: isoTimestamp(),
+    scope: place?.scope ?? inbound.scope,
+    metadata: {
+      ...extra,
+      ...where,
+      ...(threadId === undefined ? {} : { threadId }),
+      channelType,
+      ...(messageId === undefined ? {} : { replyToMessageId: messageId }),
+      replyToParticipantId: inbound.participant.id,
+    },
+    ...(provenance.traceId === undefined ? {} : { traceId: provenance.traceId }),
+    ...(provenance.sources?.length ? { sources: provenance.sources } : {}),
+  };
+}
+
+/**
+ * Sends a reply through the outbox: the reply turn is committed (`delivery = 'sending'`)
+ * before the platform is called, every part of a split reply but the last is confirmed with
+ * its platform id before the next is posted, and the whole is confirmed (`'sent'`) once the
+ * platform answered. If the record cannot be committed nothing is sent (the `StoreError` is
+ * thrown). A refused reply is marked `'failed'`; when no answer came (the network failed) it
+ * is `'unconfirmed'`, as it may have reached the platform; the parts that did go out are kept,
+ * marked `partial`. Resolves with the turn as sent (platform ids in its metadata).
+ *
+ * @example
+ * ```ts
+ * const sent = await sendThroughOutbox(write, { channel, inbound, turn });
+ * ```
+ */
+export async function sendThroughOutbox(write: Write, reply: OutgoingReply): Promise<NewMessage> {
+  const { channel, inbound, turn, place } = reply;
+  try {
+    await write({ kind: 'reply', message: turn });
+  } catch (error) {
+    // Not sent. A record held for retry is committed later: mark it failed behind it.
+    void write({
+      kind: 'confirm',
+      confirmation: {
+        id: turn.id,
+        conversationId: turn.conversationId,
+        messageIds: [],
+        delivery: 'failed',
+      },
+    }).catch(() => undefined);
+    throw error;
+  }
+  const confirm = (
+    messageIds: readonly string[],
+    delivery: ReplyDelivery,
+    partial = false,
+    timestamp?: string,
+  ) =>
+    write({
+      kind: 'confirm',
+      confirmation: {
+        id: turn.id,
+        conversationId: turn.conversationId,
+        messageIds,
+        delivery,
+        ...(partial && { metadata: { partial: true } }),
+        ...(timestamp !== undefined && { timestamp }),
+      },
+    });
+  const outbound: OutboundMessage = outboundFor(inbound, turn.content, place);
+  let messageIds: readonly string[];
+  let timestamp: string | undefined;
+  try {
+    ({ messageIds, timestamp } = await channel.send(outbound, {
+      partPosted: async (ids) => void (await confirm(ids, 'sending')),
+    }));
+  } catch (error) {
+    const posted = sentIdsOf(error);
+    const delivery = posted.length > 0 ? 'sent' : deliveryAfterFailure(error);
+    await confirm(posted, delivery, posted.length > 0).catch(() => undefined); // left 'sending'
+    throw error;
+  }
+  await confirm(messageIds, 'sent', false, timestamp);
+  const [first, ...rest] = messageIds;
+  return {
+    ...turn,
+    ...(timestamp !== undefined && { timestamp }),
+    metadata: {
+      ...turn.metadata,
+      ...(first === undefined ? {} : { messageId: first }),
+      ...(rest.length === 0 ? {} : { partMessageIds: rest }),
+    },
+  };
+}
+
+/**
+ * What a failed send means for the reply: `'failed'` when the platform answered and refused
+ * it, `'unconfirmed'` when no answer came (it may have been posted).
+ */
+export function deliveryAfterFailure(error: unknown): 'failed' | 'unconfirmed' {
+  if (error instanceof StoreError) return 'unconfirmed';
+  if (error instanceof NetworkError) return 'unconfirmed';
+  return error instanceof ColloquyError || error instanceof Error ? 'failed' : 'unconfirmed';
+}

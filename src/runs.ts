@@ -1,0 +1,120 @@
+import type { NewMessage } from './types.js';
+
+/**
+ * Where a piece of agent work stands. `pending`: the turn is committed and the agent is to
+ * answer it; `running`: the agent is at work; `answered`: done (its reply confirmed by the
+ * platform, or nothing to say); `failed`: the agent or the platform failed (see `error`);
+ * `expired`: found unfinished after a restart, too old to answer; `unconfirmed`: its reply was
+ * recorded but the platform never confirmed it (a crash between the two), so it is not sent
+ * again.
+ */
+export type RunStatus = 'pending' | 'running' | 'answered' | 'failed' | 'expired' | 'unconfirmed';
+
+/**
+ * One agent's work on one turn: a row of `agent_runs` (docs/sql.md).
+ *
+ * @example
+ * ```ts
+ * const run: AgentRun = {
+ *   id: 'telegram:42:7:support-agent', messageId: 'telegram:42:7', conversationId: 'telegram:42',
+ *   agentId: 'support-agent', status: 'pending', createdAt: '2026-11-23T21:00:00.000Z', attempts: 0,
+ * };
+ * ```
+ */
+export interface AgentRun {
+  /** `<inbound turn id>:<agent id>`; a re-run after an edit adds `:edit:<n>`. */
+  id: string;
+  /** The colloquy id of the turn being answered. */
+  messageId: string;
+  conversationId: string;
+  agentId: string;
+  status: RunStatus;
+  /** ISO 8601 UTC. */
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  model?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  /** The colloquy id of the reply turn, once it is recorded (before it is sent). */
+  replyId?: string;
+  error?: string;
+  /** How many times the agent was started on it. */
+  attempts: number;
+  /** The assembled prompt as JSON, when the bot records prompts (`recordPrompts`). */
+  prompt?: string;
+  /** Read with the run (never written): how far its reply turn went. */
+  reply?: { conversationId: string; delivery?: ReplyDelivery; messageIds: string[] };
+}
+
+/** Which runs `ConversationStore.getRuns` answers. */
+export interface RunQuery {
+  /** Runs answering this turn. */
+  messageId?: string;
+  /** Runs in one of these states. */
+  statuses?: readonly RunStatus[];
+}
+
+/**
+ * How far a reply went: `sending` (recorded before the platform call), `sent` (the platform
+ * gave its ids), `unconfirmed` (never confirmed: a crash came between; not sent again). NULL
+ * for turns the bot did not send. A confirmation `failed` with no ids (the platform refused
+ * it, nothing went out) removes the record: nothing was said.
+ */
+export type ReplyDelivery = 'sending' | 'sent' | 'unconfirmed' | 'failed';
+
+/**
+ * What the platform said about a reply recorded as `sending`: the ids of the parts posted so
+ * far (the first is the reply's `platform_message_id`, the rest `metadata.partMessageIds`).
+ *
+ * @example
+ * ```ts
+ * const confirmation: ReplyConfirmation = {
+ *   id: 'telegram:42:7:support-agent:reply', conversationId: 'telegram:42',
+ *   messageIds: ['8'], delivery: 'sent',
+ * };
+ * ```
+ */
+export interface ReplyConfirmation {
+  /** The reply turn's colloquy id. */
+  id: string;
+  conversationId: string;
+  messageIds: readonly string[];
+  delivery: ReplyDelivery;
+  /** When the platform says the first part was posted (ISO 8601 UTC). */
+  timestamp?: string;
+  /** Kept on the turn's metadata (`partial: true` for a split reply that failed part way). */
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * The run id of `agentId` answering `turn`: `<turn id>:<agent id>`, plus `:edit:<n>` when the
+ * turn is answered again after its n-th edit.
+ *
+ * @example
+ * ```ts
+ * runId(turn, 'support-agent'); // 'telegram:42:7:support-agent'
+ * ```
+ */
+export function runId(turn: Pick<NewMessage, 'id' | 'metadata'>, agentId: string): string {
+  const edit = turn.metadata.rerunForEdit;
+  return `${turn.id}:${agentId}${edit === undefined ? '' : `:edit:${edit}`}`;
+}
+
+/**
+ * The writes agent work adds to the store's batch path (`ConversationStore.commit`), beside a
+ * turn's append, edit and delete: a run row upserted whole; a reply turn recorded before it is
+ * sent (`delivery = 'sending'`); a reply confirmed with its platform ids; a small value the
+ * runtime keeps (a gateway session), `null` to remove it.
+ */
+export type FlowOperation =
+  /** `create`: only when there is no row for this run yet (a redelivered turn keeps its runs). */
+  | { kind: 'run'; run: AgentRun; create?: boolean }
+  | { kind: 'reply'; message: NewMessage }
+  | { kind: 'confirm'; confirmation: ReplyConfirmation }
+  | { kind: 'state'; key: string; value: string | null };
+
+/** True while a run can still be worked on. */
+export function isUnfinished(run: Pick<AgentRun, 'status'>): boolean {
+  return run.status === 'pending' || run.status === 'running';
+}
