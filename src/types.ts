@@ -65,7 +65,7 @@ export interface MessageMetadata {
   replyToParticipantId?: string;
   /**
    * The turn that opened this turn's thread, when it lives in another conversation (a Slack
-   * channel message answered in a thread of it): a thread's prompt starts with it.
+   * thread's first message is in the channel's): a thread's prompt starts with it.
    */
   threadParent?: { conversationId: string; id: string };
   /** True for rolling-summary rows written by a summarizer. */

@@ -116,11 +116,6 @@ export function sentTurn(options: {
       ...(rest.length === 0 ? {} : { partMessageIds: rest }),
       ...(messageId === undefined ? {} : { replyToMessageId: messageId }),
       replyToParticipantId: inbound.participant.id,
-      // A reply that opens a thread of the turn it answers keeps where that turn lives.
-      ...(place !== undefined &&
-        place.conversationId !== inbound.conversationId && {
-          threadParent: { conversationId: inbound.conversationId, id: inbound.id },
-        }),
     },
     ...(provenance.traceId === undefined ? {} : { traceId: provenance.traceId }),
     ...(provenance.sources?.length ? { sources: provenance.sources } : {}),
