@@ -1,6 +1,6 @@
 import type { ColloquyError } from './errors.js';
 import type { ConversationStore } from './store.js';
-import type { MessageSource, NewMessage } from './types.js';
+import type { MessageSource, NewMessage, StoredMessage } from './types.js';
 
 /** What the runtime gives an agent for one turn. */
 export interface AgentRunContext {
@@ -84,4 +84,36 @@ export function concerns(message: NewMessage, aliases: readonly string[]): boole
     is(message.metadata?.replyToParticipantId) ||
     (message.metadata?.mentions ?? []).some(is)
   );
+}
+
+/**
+ * True when `turn` answers, inside a thread, the message that opened the thread (a Slack
+ * channel mention answered in a thread of it; a Discord forum post's first message).
+ */
+function opensThread(turn: NewMessage): boolean {
+  const { threadId, replyToMessageId } = turn.metadata ?? {};
+  return threadId !== undefined && replyToMessageId === threadId;
+}
+
+/**
+ * True when `conversationId` is a thread one of `aliases` opened by answering its first
+ * message in it: every turn of such a thread concerns the agent, as a reply to its message
+ * does, so a follow-up there needs no mention. Reads the agent's newest 100 turns there.
+ *
+ * @example
+ * ```ts
+ * if (await threadConcerns(store, 'slack:T1:C1:1700000000.000100', ['support-agent'])) …
+ * ```
+ */
+export async function threadConcerns(
+  store: ConversationStore,
+  conversationId: string,
+  aliases: readonly string[],
+): Promise<boolean> {
+  const own: StoredMessage[] = await store.get(conversationId, {
+    participantIds: [...aliases],
+    scope: 'thread',
+    limit: 100,
+  });
+  return own.some(opensThread);
 }

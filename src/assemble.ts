@@ -38,6 +38,7 @@ import { projectTurn, projectTurns, unitTurns } from './assemble/projection.js';
 import type { Unit } from './assemble/projection.js';
 import { coveredThrough, SUMMARY_PREFIX, summaryRow } from './assemble/summary.js';
 import type { Summarizer } from './assemble/summary.js';
+import { threadConcerns } from './agent.js';
 import { AgentError, StoreError } from './errors.js';
 import type { ColloquyError } from './errors.js';
 import type { HistoryPlugin } from './history/plugins.js';
@@ -213,7 +214,8 @@ export async function assemblePrompt(
 
   const delegators = new Set(o.delegation?.delegatorAliases ?? []);
   const readFor = new Set([...aliases, ...delegators]);
-  const [loaded, existing] = await Promise.all([loadTurns(ctx, readFor, o), loadSummary(ctx)]);
+  const [read, existing] = await Promise.all([loadTurns(ctx, readFor, o), loadSummary(ctx)]);
+  const loaded = await withThreadParent(ctx, read, current);
   const through = coveredThrough(existing.summary);
   const seen = seesDelegation(aliases, o.delegation?.id);
   const pending = loaded.filter(
@@ -340,7 +342,9 @@ async function loadTurns(
   o: Resolved,
 ): Promise<StoredMessage[]> {
   const query: GetOptions = { limit: o.maxTurnsToLoad };
-  if (o.addressedOnlyMode) query.concerning = { aliases: [...aliases] };
+  if (o.addressedOnlyMode && !(await ownThread(ctx, aliases))) {
+    query.concerning = { aliases: [...aliases] };
+  }
   if (o.scope !== undefined) query.scope = o.scope;
   if (o.timeWindowMinutes !== undefined) {
     query.sinceTimestamp = new Date(
@@ -357,6 +361,44 @@ async function loadTurns(
       }),
     );
     return [];
+  }
+}
+
+/** True when the conversation is a thread the agent opened: all of it concerns the agent. */
+async function ownThread(ctx: Context, aliases: ReadonlySet<string>): Promise<boolean> {
+  try {
+    return await threadConcerns(ctx.store, ctx.conversationId, [...aliases]);
+  } catch {
+    return false; // the history read that follows reports the store failure
+  }
+}
+
+/**
+ * A thread's turns, preceded by the turn that opened it when that one lives in another
+ * conversation (`metadata.threadParent`): the question a thread answers stays in view.
+ */
+async function withThreadParent(
+  ctx: Context,
+  turns: StoredMessage[],
+  current: NewMessage | undefined,
+): Promise<StoredMessage[]> {
+  const ref = [current, ...turns].find((turn) => turn?.metadata.threadParent)?.metadata
+    .threadParent;
+  if (ref === undefined || turns.some((turn) => turn.id === ref.id)) return turns;
+  try {
+    const parent = ctx.store.getMessage
+      ? await ctx.store.getMessage(ref.conversationId, ref.id)
+      : (await ctx.store.get(ref.conversationId, { limit: 1000 })).find((t) => t.id === ref.id);
+    return parent === undefined || parent.deletedAt !== undefined ? turns : [parent, ...turns];
+  } catch (cause) {
+    ctx.report(
+      new StoreError('Could not load the turn that opened the thread', {
+        cause,
+        conversationId: ref.conversationId,
+        messageId: ref.id,
+      }),
+    );
+    return turns;
   }
 }
 

@@ -63,6 +63,11 @@ export interface MessageMetadata {
   replyToMessageId?: string;
   /** Participant id of the author of the message replied to, when known. */
   replyToParticipantId?: string;
+  /**
+   * The turn that opened this turn's thread, when it lives in another conversation (a Slack
+   * thread's first message is in the channel's): a thread's prompt starts with it.
+   */
+  threadParent?: { conversationId: string; id: string };
   /** True for rolling-summary rows written by a summarizer. */
   isSummary?: boolean;
   /** Agent id a summary row belongs to. */

@@ -259,7 +259,15 @@ function parseTurn(
       channelType: 'slack',
       channelId: channel,
       ...(ctx.channelName !== undefined && { channelName: ctx.channelName }),
-      ...(inThread && { threadId: threadTs, replyToMessageId: threadTs }),
+      ...(inThread && {
+        threadId: threadTs,
+        replyToMessageId: threadTs,
+        // The thread's first message lives in the channel's (or DM's) conversation.
+        threadParent: {
+          conversationId: slackConversationId(teamId, channel),
+          id: slackMessageId(teamId, channel, threadTs),
+        },
+      }),
       ...(inThread &&
         parentUser !== undefined && { replyToParticipantId: slackParticipantId(parentUser) }),
       messageId: ts,

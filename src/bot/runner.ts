@@ -1,4 +1,4 @@
-import { concerns } from '../agent.js';
+import { concerns, threadConcerns } from '../agent.js';
 import type { Agent, AgentResult } from '../agent.js';
 import { compose } from '../chain.js';
 import type { Interceptor } from '../chain.js';
@@ -80,7 +80,7 @@ export class TurnRunner {
     const createdAt = isoTimestamp();
     return this.deps
       .agentsOn(channel)
-      .filter((agent) => this.#wants(agent, turn, this.deps.aliasesOf(agent), false))
+      .filter((agent) => this.#wantsNow(agent, turn, this.deps.aliasesOf(agent), false))
       .map((agent) => newRun(turn, agent.id, createdAt));
   }
 
@@ -218,19 +218,45 @@ export class TurnRunner {
       const aliases = this.deps.aliasesOf(agent);
       // A resumed run is answered: the agent wanted the turn when it was recorded.
       const resumed = recorded(agent) !== undefined && resuming;
-      if (!(resumed || this.#wants(agent, message, aliases, ours)) || !admit(agent)) continue;
+      if (!(resumed || (await this.#wants(agent, message, aliases, ours))) || !admit(agent)) {
+        continue;
+      }
       await this.#answer(agent, ctx, aliases, recorded(agent));
     }
     await next();
   }
 
-  #wants(agent: Agent, message: NewMessage, aliases: readonly string[], ours: boolean): boolean {
+  /** Whether `agent` answers `message`, from the turn alone (the runs planned at commit). */
+  #wantsNow(agent: Agent, message: NewMessage, aliases: readonly string[], ours: boolean): boolean {
     try {
       if (ours && !(message.metadata.mentions ?? []).some((id) => aliases.includes(id)))
         return false;
       return agent.shouldRespond?.(message, aliases) ?? concerns(message, aliases);
     } catch (cause) {
       this.deps.report(agentError(agent, message, 'shouldRespond threw', cause));
+      return false;
+    }
+  }
+
+  /** `#wantsNow`, or a turn in a thread the agent opened (which concerns it as a whole). */
+  async #wants(
+    agent: Agent,
+    message: NewMessage,
+    aliases: readonly string[],
+    ours: boolean,
+  ): Promise<boolean> {
+    if (this.#wantsNow(agent, message, aliases, ours)) return true;
+    if (ours || agent.shouldRespond !== undefined || message.scope !== 'thread') return false;
+    try {
+      return await threadConcerns(this.deps.storeFor(agent), message.conversationId, aliases);
+    } catch (cause) {
+      this.deps.report(
+        new StoreError('could not read whether the agent opened this thread', {
+          cause,
+          conversationId: message.conversationId,
+          messageId: message.id,
+        }),
+      );
       return false;
     }
   }

@@ -1,0 +1,318 @@
+import { join } from 'node:path';
+import type { Message, Update } from 'grammy/types';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeOpenAIServer, FakeSlack, FakeTelegram, type SteadyTraffic } from 'colloquy/testing';
+import {
+  compare,
+  crashSeed,
+  drain,
+  freePort,
+  killRepeatedly,
+  printCounts,
+  readStore,
+  scratch,
+  seededRandom,
+  stopBot,
+  type CrashCounts,
+  type CrashSetup,
+  type PlatformRecord,
+} from './harness.js';
+
+// Nothing acknowledged is ever lost (issue 12): a real example bot runs as a child process
+// against a loopback fake under steady traffic and is SIGKILLed at random moments, ten times,
+// restarted each time; the last run drains and stops. Then the SQLite file must hold every turn
+// the platform counts as acknowledged and every reply the platform received (by its platform id,
+// or — when the bot died between the platform call and the confirmation — as the reply row the
+// outbox recorded before the send, marked unconfirmed), no turn may be answered twice, and every
+// addressed turn is answered or its run recorded unconfirmed/expired.
+//
+// Runs the built examples: `npm run build` first. CRASH_SEED=<n> repeats a run's kill moments;
+// CRASH_KILLS and CRASH_RATE change the load; CRASH_REPORT=<file> appends the table rows there.
+
+const KILLS = Number(process.env.CRASH_KILLS ?? 10);
+/** Most kills land this long after a run is ready; one in five this long after it is spawned. */
+const AFTER_READY_MS: [number, number] = [0, 2000];
+const DURING_START_MS: [number, number] = [100, 1500];
+/** How long the model takes to answer: long enough that kills land in the middle of agent work. */
+const MODEL_LATENCY_MS = 50;
+const TIMEOUT_MS = 300_000;
+
+let model: FakeOpenAIServer;
+beforeAll(async () => {
+  model = await new FakeOpenAIServer({ latencyMs: MODEL_LATENCY_MS }).start();
+});
+afterAll(async () => {
+  await model?.close();
+});
+
+/** The environment every example run gets: its database and the fake model. */
+function baseEnv(dir: string): Record<string, string> {
+  return {
+    COLLOQUY_DB: join(dir, 'colloquy.db'),
+    COLLOQUY_MODEL: 'openai-compatible:fake-model',
+    COLLOQUY_MODEL_BASE_URL: model.baseURL,
+  };
+}
+
+/**
+ * One crash scenario: traffic starts, the bot is killed `KILLS` times and started again, the
+ * last run drains, the traffic stops and the bot stops; then the fake's record is compared with
+ * the database.
+ */
+async function crashScenario(options: {
+  path: string;
+  rate: number;
+  setup: (dir: string) => CrashSetup;
+  traffic: () => SteadyTraffic;
+  record: () => PlatformRecord;
+  /** True once the platform has nothing left to deliver, given how many events were sent. */
+  delivered?: (sent: number) => boolean;
+  /** More to print about the run (RESUMEs, retries…). */
+  notes?: () => string;
+}): Promise<CrashCounts> {
+  const seed = crashSeed();
+  const dir = scratch(options.path.replace(/\W+/g, '-'));
+  const setup = options.setup(dir);
+  const traffic = options.traffic();
+  const { last, report } = await killRepeatedly(setup, {
+    kills: KILLS,
+    afterReadyMs: AFTER_READY_MS,
+    duringStartMs: DURING_START_MS,
+    random: seededRandom(seed),
+  });
+  await traffic.stop();
+  const answeredAll = () => {
+    const { acknowledged, replies } = options.record();
+    const answered = new Set(replies.map((reply) => reply.answers));
+    return acknowledged.every((turn) => !turn.addressed || answered.has(turn.key));
+  };
+  const drainStarted = Date.now();
+  await drain(
+    () => (options.delivered?.(traffic.sent) ?? true) && answeredAll(),
+    () => {
+      const { acknowledged, replies } = options.record();
+      return acknowledged.length + replies.length;
+    },
+  );
+  const drainMs = Date.now() - drainStarted;
+  const finalStop = await stopBot(last);
+  const counts = compare(options.record(), readStore(setup.env.COLLOQUY_DB as string), {
+    path: options.path,
+    rate: options.rate,
+    sent: traffic.sent,
+    finalStop: `${finalStop} after a ${(drainMs / 1000).toFixed(1)} s drain`,
+    kills: report,
+  });
+  printCounts(counts, seed, options.notes?.());
+  console.log(`(database and the runs' output: ${dir})`);
+  return counts;
+}
+
+/** The guarantee, asserted on the counts (all at once, so a failure shows every figure). */
+function expectNothingLost(counts: CrashCounts): void {
+  expect(counts.kills).toBeGreaterThanOrEqual(Math.min(KILLS, 10));
+  expect(counts.acknowledged).toBeGreaterThan(0);
+  expect({
+    acknowledgedMissing: counts.acknowledgedMissing,
+    repliesMissing: counts.repliesMissing,
+    answeredTwice: counts.answeredTwice,
+    unanswered: counts.unanswered,
+    unexpectedExits: counts.unexpectedExits,
+    finalStop: counts.finalStop.replace(/ after .*/, ''),
+  }).toEqual({
+    acknowledgedMissing: 0,
+    repliesMissing: 0,
+    answeredTwice: 0,
+    unanswered: 0,
+    unexpectedExits: [],
+    finalStop: 'exit 0',
+  });
+}
+
+describe('Telegram: a bot killed at random moments loses nothing acknowledged', () => {
+  const people = [1001, 1002, 1003].map((id) => ({ id, is_bot: false, first_name: `User ${id}` }));
+  const dms = [1001, 1002].map((id) => ({
+    id,
+    type: 'private' as const,
+    first_name: `User ${id}`,
+  }));
+  const groups = [-2001, -2002, -2003].map((id) => ({
+    id,
+    type: 'group' as const,
+    title: `G${id}`,
+  }));
+
+  /**
+   * Two DMs (always addressed) and three groups where every other message mentions the bot:
+   * five conversations, each answered in order, so the load stays well within what the bot does.
+   */
+  function traffic(telegram: FakeTelegram, rate: number): SteadyTraffic {
+    const mention = `@${telegram.botInfo.username}`;
+    return telegram.traffic(rate, (i) => {
+      const from = people[i % 3] as (typeof people)[number];
+      const chat = i % 5 < 2 ? dms[i % 5] : groups[(i % 5) - 2];
+      if (chat?.type === 'private')
+        return { chat, from: { ...from, id: chat.id }, text: `q${i} order?` };
+      const text = Math.floor(i / 5) % 2 === 0 ? `${mention} q${i} refund?` : `q${i} hi`;
+      return { chat: chat as (typeof groups)[number], from, text };
+    });
+  }
+
+  function record(telegram: FakeTelegram): PlatformRecord {
+    const mention = `@${telegram.botInfo.username}`;
+    return {
+      acknowledged: telegram.acknowledged.flatMap((update: Update) => {
+        const message = update.message;
+        if (message === undefined) return [];
+        return [
+          {
+            key: `${message.chat.id}:${message.message_id}`,
+            addressed: message.chat.type === 'private' || (message.text ?? '').includes(mention),
+          },
+        ];
+      }),
+      replies: telegram.sent
+        .filter((sent) => sent.method === 'sendMessage')
+        .map((sent) => {
+          const replyTo = (sent.payload.reply_parameters as { message_id?: number } | undefined)
+            ?.message_id;
+          return {
+            key: `${sent.chatId}:${(sent.message as Message).message_id}`,
+            answers: replyTo === undefined ? undefined : `${sent.chatId}:${replyTo}`,
+          };
+        }),
+    };
+  }
+
+  it(
+    'by long polling',
+    async () => {
+      const rate = Number(process.env.CRASH_RATE ?? 10);
+      const telegram = await FakeTelegram.start();
+      try {
+        const counts = await crashScenario({
+          path: 'Telegram long polling',
+          rate,
+          setup: (dir) => ({
+            example: 'telegram-bot',
+            env: {
+              ...baseEnv(dir),
+              TELEGRAM_BOT_TOKEN: telegram.token,
+              TELEGRAM_API_ROOT: telegram.apiRoot,
+            },
+            readyLine: /is polling for updates/,
+            logFile: join(dir, 'runs.log'),
+          }),
+          traffic: () => traffic(telegram, rate),
+          delivered: (sent) => telegram.acknowledged.length >= sent,
+          record: () => record(telegram),
+        });
+        expectNothingLost(counts);
+      } finally {
+        await telegram.close();
+      }
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'by webhook',
+    async () => {
+      const rate = Number(process.env.CRASH_RATE ?? 10);
+      const telegram = await FakeTelegram.start({ webhookDelivery: { retryMs: 200 } });
+      const port = await freePort();
+      try {
+        const counts = await crashScenario({
+          path: 'Telegram webhook',
+          rate,
+          setup: (dir) => ({
+            example: 'telegram-bot',
+            env: {
+              ...baseEnv(dir),
+              TELEGRAM_BOT_TOKEN: telegram.token,
+              TELEGRAM_API_ROOT: telegram.apiRoot,
+              TELEGRAM_WEBHOOK_URL: `http://127.0.0.1:${port}/telegram`,
+              TELEGRAM_WEBHOOK_SECRET: 'crash-test-secret',
+              PORT: String(port),
+            },
+            readyLine: /receives updates at/,
+            logFile: join(dir, 'runs.log'),
+          }),
+          traffic: () => traffic(telegram, rate),
+          delivered: (sent) => telegram.acknowledged.length >= sent,
+          record: () => record(telegram),
+        });
+        expectNothingLost(counts);
+      } finally {
+        await telegram.close();
+      }
+    },
+    TIMEOUT_MS,
+  );
+});
+
+describe('Slack HTTP events: a bot killed at random moments loses nothing acknowledged', () => {
+  it(
+    'with Slack retrying what was not acknowledged',
+    async () => {
+      const rate = Number(process.env.CRASH_RATE ?? 10);
+      const slack = await FakeSlack.start({
+        retries: { delaysMs: [500, 2000, 5000] },
+        channels: { C0GENERAL: 'general', C0ORDERS: 'orders', C0HELP: 'help', C0SHOP: 'shop' },
+      });
+      const port = await freePort();
+      slack.eventsUrl = `http://127.0.0.1:${port}/slack/events`;
+      const mention = `<@${slack.bot.userId}>`;
+      try {
+        const counts = await crashScenario({
+          path: 'Slack HTTP events',
+          rate,
+          setup: (dir) => ({
+            example: 'slack-bot',
+            env: {
+              ...baseEnv(dir),
+              SLACK_BOT_TOKEN: slack.token,
+              SLACK_SIGNING_SECRET: slack.signingSecret,
+              SLACK_API_URL: slack.slackApiUrl,
+              PORT: String(port),
+            },
+            readyLine: /receives events at/,
+            logFile: join(dir, 'runs.log'),
+          }),
+          // Every other post mentions the bot (Slack then sends `message` and `app_mention`).
+          traffic: () =>
+            slack.traffic(rate, (i) => ({
+              channel: ['C0GENERAL', 'C0ORDERS', 'C0HELP', 'C0SHOP'][i % 4] as string,
+              user: i % 3 === 0 ? 'U0ALICE' : 'U0BOB',
+              text: `q${i} where is my order?`,
+              mention: Math.floor(i / 4) % 2 === 0,
+            })),
+          record: () => {
+            const posts = new Map<string, string>(); // token → key of the post that carried it
+            const acknowledged = slack.acknowledged.flatMap(({ event }) => {
+              const key = `${String(event.channel)}:${String(event.ts)}`;
+              const token = /\bq\d+\b/.exec(String(event.text))?.[0];
+              if (token !== undefined) posts.set(token, key);
+              return [{ key, addressed: String(event.text).includes(mention) }];
+            });
+            return {
+              acknowledged,
+              // Slack replies carry no reference to the post they answer: the model echoes it.
+              replies: slack.posted.map((post) => {
+                const token = /\bq\d+\b/.exec(post.text)?.[0];
+                return {
+                  key: `${post.channel}:${post.ts}`,
+                  answers: token === undefined ? undefined : posts.get(token),
+                };
+              }),
+            };
+          },
+        });
+        expectNothingLost(counts);
+      } finally {
+        await slack.close();
+      }
+    },
+    TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,372 @@
+/**
+ * The crash harness: runs a built example bot (dist/examples) as a child process against the
+ * loopback fakes, SIGKILLs it at random moments under traffic, restarts it, lets the last run
+ * drain, and compares what the fake acknowledged and received with the SQLite file.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A child process running an example bot. */
+export interface BotRun {
+  child: ChildProcess;
+  /** Resolves when the bot printed its "started" line; never rejects. */
+  ready: Promise<boolean>;
+  /** Resolves with how it ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Settings shared by every run of one crash scenario. */
+export interface CrashSetup {
+  /** `telegram-bot`, `slack-bot`… (run from dist/examples). */
+  example: string;
+  env: Record<string, string>;
+  /** The line the example prints once it has started. */
+  readyLine: RegExp;
+  /** Where the runs' output goes. */
+  logFile: string;
+}
+
+/** A scratch directory for one scenario's database and log. */
+export function scratch(name: string): string {
+  return mkdtempSync(join(tmpdir(), `colloquy-crash-${name}-`));
+}
+
+/** A TCP port free right now on 127.0.0.1 (the bot listens on it again after each restart). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The built example, or an error that says to build first. */
+export function builtExample(example: string): string {
+  const file = join(ROOT, 'dist', 'examples', `${example}.js`);
+  if (!existsSync(file)) {
+    throw new Error(
+      `${file} is missing: the crash tests run the built examples; run npm run build`,
+    );
+  }
+  return file;
+}
+
+const runs = new Map<string, number>();
+
+/** Starts one run of the example. */
+export function startBot(setup: CrashSetup): BotRun {
+  const child = spawn(process.execPath, [builtExample(setup.example)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...setup.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const run = (runs.get(setup.logFile) ?? 0) + 1;
+  runs.set(setup.logFile, run);
+  appendFileSync(
+    setup.logFile,
+    `\n--- run ${run} (pid ${child.pid}) ${new Date().toISOString()}\n`,
+  );
+  let output = '';
+  const ready = new Promise<boolean>((resolve) => {
+    const onData = (chunk: Buffer) => {
+      appendFileSync(setup.logFile, chunk);
+      output += chunk.toString('utf8');
+      if (setup.readyLine.test(output)) resolve(true);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', () => resolve(false));
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      appendFileSync(setup.logFile, `--- run ${run} ended: ${signal ?? `exit ${code}`}\n`);
+      resolve({ code, signal });
+    }),
+  );
+  return { child, ready, exited };
+}
+
+/** A small seeded generator (mulberry32), so a failing run can be repeated with its seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What the kill loop did. */
+export interface KillReport {
+  kills: number;
+  /** Kills that landed before the run printed its ready line (during start or recovery). */
+  beforeReady: number;
+  /** Runs that ended on their own (not by our signal), with how. */
+  unexpectedExits: string[];
+}
+
+/**
+ * Starts the bot and SIGKILLs it `kills` times, starting it again after each kill: most kills
+ * land a random `afterReadyMs` after the run printed its ready line (under traffic), one in
+ * five a random `duringStartMs` after it was spawned (while it starts and recovers, whatever
+ * the machine's load). Then starts it once more and waits until it is ready; returns that run.
+ */
+export async function killRepeatedly(
+  setup: CrashSetup,
+  options: {
+    kills: number;
+    afterReadyMs: [number, number];
+    duringStartMs: [number, number];
+    random: () => number;
+  },
+): Promise<{ last: BotRun; report: KillReport }> {
+  const report: KillReport = { kills: 0, beforeReady: 0, unexpectedExits: [] };
+  const between = ([min, max]: [number, number]) => min + options.random() * (max - min);
+  for (let i = 0; i < options.kills; i++) {
+    const run = startBot(setup);
+    let isReady = false;
+    void run.ready.then((ok) => (isReady = ok));
+    const duringStart = options.random() < 0.2;
+    const moment = duringStart
+      ? sleep(between(options.duringStartMs))
+      : run.ready.then((ok) => (ok ? sleep(between(options.afterReadyMs)) : new Promise(() => {})));
+    const ended = await Promise.race([moment.then(() => undefined), run.exited]);
+    if (ended !== undefined) {
+      report.unexpectedExits.push(ended.signal ?? `exit ${ended.code}`);
+      continue;
+    }
+    run.child.kill('SIGKILL');
+    await run.exited;
+    report.kills++;
+    if (!isReady) report.beforeReady++;
+  }
+  const last = startBot(setup);
+  if (!(await last.ready)) {
+    const { code, signal } = await last.exited;
+    throw new Error(
+      `the last run did not start (${signal ?? `exit ${code}`}); see ${setup.logFile}`,
+    );
+  }
+  return { last, report };
+}
+
+/**
+ * Waits until `done()` holds, or until `progress()` has not changed for `quietMs`, or `maxMs`
+ * passed: a bot that lost work never finishes it, so the drain ends when nothing moves.
+ */
+export async function drain(
+  done: () => boolean,
+  progress: () => number,
+  { quietMs = 3000, maxMs = 60_000 } = {},
+): Promise<void> {
+  const started = Date.now();
+  let last = progress();
+  let lastChange = Date.now();
+  while (!done() && Date.now() - lastChange < quietMs && Date.now() - started < maxMs) {
+    await sleep(50);
+    const now = progress();
+    if (now !== last) {
+      last = now;
+      lastChange = Date.now();
+    }
+  }
+}
+
+/** Stops a run with SIGTERM (a graceful stop), or SIGKILL when it does not end in 10 s. */
+export async function stopBot(run: BotRun): Promise<string> {
+  run.child.kill('SIGTERM');
+  const ended = await Promise.race([run.exited, sleep(10_000).then(() => undefined)]);
+  if (ended !== undefined) return ended.signal ?? `exit ${ended.code}`;
+  run.child.kill('SIGKILL');
+  await run.exited;
+  return 'did not stop within 10 s (killed)';
+}
+
+/** A turn as both sides know it: `<platform channel id>:<platform message id>`. */
+export type TurnKey = string;
+
+/** What the database holds, read after the bot has stopped. */
+export interface StoredTurns {
+  /** Every stored turn by platform key (each part of a split reply too) → its colloquy id. */
+  byKey: Map<TurnKey, string>;
+  /** Inbound colloquy ids whose agent run is recorded unconfirmed or expired. */
+  unconfirmedOrExpired: Set<string>;
+  /**
+   * Inbound colloquy ids whose reply row was recorded before the send and never confirmed
+   * (`messages.delivery = 'unconfirmed'`): the bot died between the platform call and the
+   * confirmation, so the record has the reply but not its platform id.
+   */
+  unconfirmedReplyFor: Set<string>;
+  /** Whether the file has the `agent_runs` table at all. */
+  hasRuns: boolean;
+}
+
+/** Reads the turns and runs of a colloquy SQLite file. */
+export function readStore(file: string): StoredTurns {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const byKey = new Map<TurnKey, string>();
+    const rows = db
+      .prepare('SELECT id, channel_id, platform_message_id, metadata FROM messages')
+      .all() as {
+      id: string;
+      channel_id: string;
+      platform_message_id: string | null;
+      metadata: string | null;
+    }[];
+    for (const row of rows) {
+      if (row.platform_message_id !== null) {
+        byKey.set(`${row.channel_id}:${row.platform_message_id}`, row.id);
+      }
+      const parts = (JSON.parse(row.metadata ?? '{}') as { partMessageIds?: unknown })
+        .partMessageIds;
+      if (Array.isArray(parts)) {
+        for (const part of parts) byKey.set(`${row.channel_id}:${String(part)}`, row.id);
+      }
+    }
+    const hasRuns =
+      db
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agent_runs'")
+        .get() !== undefined;
+    const unconfirmedOrExpired = new Set<string>(
+      hasRuns
+        ? (db
+            .prepare("SELECT message_id FROM agent_runs WHERE status IN ('unconfirmed', 'expired')")
+            .pluck()
+            .all() as string[])
+        : [],
+    );
+    const hasDelivery = (
+      db.prepare('PRAGMA table_info(messages)').all() as { name: string }[]
+    ).some((column) => column.name === 'delivery');
+    const unconfirmedReplyFor = new Set<string>(
+      hasRuns && hasDelivery
+        ? (db
+            .prepare(
+              "SELECT r.message_id FROM agent_runs r JOIN messages m ON m.id = r.reply_id WHERE m.delivery = 'unconfirmed'",
+            )
+            .pluck()
+            .all() as string[])
+        : [],
+    );
+    return { byKey, unconfirmedOrExpired, unconfirmedReplyFor, hasRuns };
+  } finally {
+    db.close();
+  }
+}
+
+/** What the platform fake saw, in platform keys. */
+export interface PlatformRecord {
+  /** Turns people wrote that the platform counts as acknowledged (delivered). */
+  acknowledged: { key: TurnKey; addressed: boolean }[];
+  /** Replies the platform accepted: their key and the turn each answers. */
+  replies: { key: TurnKey; answers: TurnKey | undefined }[];
+}
+
+/** The counts the crash test asserts on and prints (the issue's table). */
+export interface CrashCounts {
+  path: string;
+  rate: number;
+  kills: number;
+  killsBeforeReady: number;
+  sent: number;
+  acknowledged: number;
+  acknowledgedMissing: number;
+  replies: number;
+  repliesMissing: number;
+  /** Replies on the platform that the record holds as sent but unconfirmed (no platform id). */
+  repliesUnconfirmed: number;
+  answeredTwice: number;
+  addressed: number;
+  unanswered: number;
+  /** Unanswered turns the bot recorded as unconfirmed / expired (they count as accounted for). */
+  unconfirmedOrExpired: number;
+  unexpectedExits: string[];
+  finalStop: string;
+}
+
+/** Compares the platform's record with the database. */
+export function compare(
+  platform: PlatformRecord,
+  stored: StoredTurns,
+  base: Pick<CrashCounts, 'path' | 'rate' | 'sent' | 'finalStop'> & { kills: KillReport },
+): CrashCounts {
+  const acknowledged = new Map(platform.acknowledged.map((turn) => [turn.key, turn]));
+  const replyCount = new Map<TurnKey, number>();
+  for (const reply of platform.replies) {
+    if (reply.answers === undefined) continue;
+    replyCount.set(reply.answers, (replyCount.get(reply.answers) ?? 0) + 1);
+  }
+  const addressed = [...acknowledged.values()].filter((turn) => turn.addressed);
+  let unanswered = 0;
+  let accounted = 0;
+  for (const turn of addressed) {
+    if ((replyCount.get(turn.key) ?? 0) > 0) continue;
+    const id = stored.byKey.get(turn.key);
+    if (id !== undefined && stored.unconfirmedOrExpired.has(id)) accounted++;
+    else unanswered++;
+  }
+  const notStored = platform.replies.filter((reply) => !stored.byKey.has(reply.key));
+  const unconfirmedReplies = notStored.filter((reply) => {
+    const turn = reply.answers === undefined ? undefined : stored.byKey.get(reply.answers);
+    return turn !== undefined && stored.unconfirmedReplyFor.has(turn);
+  }).length;
+  return {
+    path: base.path,
+    rate: base.rate,
+    kills: base.kills.kills,
+    killsBeforeReady: base.kills.beforeReady,
+    sent: base.sent,
+    acknowledged: acknowledged.size,
+    acknowledgedMissing: [...acknowledged.keys()].filter((key) => !stored.byKey.has(key)).length,
+    replies: platform.replies.length,
+    repliesMissing: notStored.length - unconfirmedReplies,
+    repliesUnconfirmed: unconfirmedReplies,
+    answeredTwice: [...replyCount.values()].filter((count) => count > 1).length,
+    addressed: addressed.length,
+    unanswered,
+    unconfirmedOrExpired: accounted,
+    unexpectedExits: base.kills.unexpectedExits,
+    finalStop: base.finalStop,
+  };
+}
+
+/** One line of the table, printed and (with `CRASH_REPORT=<file>`) appended to a file. */
+export function printCounts(counts: CrashCounts, seed: number, notes?: string): void {
+  const line =
+    `| ${counts.path}, ${counts.rate}/s, ${counts.kills} kills (${counts.killsBeforeReady} before ready) ` +
+    `| ${counts.acknowledgedMissing} of ${counts.acknowledged} ` +
+    `| ${counts.repliesMissing} of ${counts.replies} (${counts.repliesUnconfirmed} recorded unconfirmed) ` +
+    `| ${counts.answeredTwice} ` +
+    `| ${counts.unanswered} of ${counts.addressed} (${counts.unconfirmedOrExpired} unconfirmed/expired) ` +
+    `| seed ${seed}; sent ${counts.sent}; last stop: ${counts.finalStop}` +
+    (counts.unexpectedExits.length > 0
+      ? `; exited by itself: ${counts.unexpectedExits.join(', ')}`
+      : '') +
+    (notes === undefined ? '' : `; ${notes}`) +
+    ' |';
+  console.log(
+    '| path | acknowledged but not stored | replies on the platform but not stored | answered twice | addressed, neither answered nor recorded unconfirmed/expired | run |\n' +
+      '|---|---|---|---|---|---|\n' +
+      line,
+  );
+  const file = process.env.CRASH_REPORT;
+  if (file) appendFileSync(file, `${line}\n`);
+}
+
+/** The seed of this run: `CRASH_SEED` or a fresh one. */
+export function crashSeed(): number {
+  const given = Number(process.env.CRASH_SEED);
+  return Number.isInteger(given) && given > 0 ? given : Math.floor(Math.random() * 2 ** 31) + 1;
+}
