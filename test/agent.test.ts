@@ -123,7 +123,7 @@ describe('BaseAgent through the real AI SDK client', () => {
     expect(tail.map((t) => [t.id, t.metadata['toolRole'] ?? 'reply'])).toEqual([
       [`${inbound.id}:tool:0:call_1:call`, 'call'],
       [`${inbound.id}:tool:0:call_1:result`, 'result'],
-      [expect.stringMatching(/^memory:room:out-/), 'reply'],
+      [`${inbound.id}:support-agent:reply`, 'reply'],
     ]);
     const [call, result] = tail as [StoredMessage, StoredMessage];
     expect(call.participant).toEqual({
