@@ -133,7 +133,9 @@ export class DiscordChannel implements Channel {
       // A client of yours that the channel logs in gets the same guard, unless it has a strategy.
       this.client.options.ws ??= {};
       if (!this.ownsClient) {
-        this.client.options.ws.buildStrategy = this.withSessions(this.client.options.ws.buildStrategy);
+        this.client.options.ws.buildStrategy = this.withSessions(
+          this.client.options.ws.buildStrategy,
+        );
       }
       if (token === undefined) {
         this.detach();
