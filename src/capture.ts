@@ -427,11 +427,16 @@ async function applyOne(store: ConversationStore, op: StoreOperation): Promise<u
       return typeof store.recordDeletion === 'function'
         ? (await store.recordDeletion(op.deletion)) !== false
         : false;
-    // A store without `commit` keeps no agent work: its reply is a plain turn.
+    // A store without `commit` keeps no outbox: its reply is a plain turn, appended once it
+    // went out, with the platform's ids and time (as the confirmation that ends a send says).
     case 'reply':
-      return applyOne(store, { kind: 'append', message: op.message });
-    case 'confirm':
-      return false;
+      return { message: op.message, inserted: true };
+    case 'confirm': {
+      const { turn } = op.confirmation;
+      if (turn === undefined) return false;
+      await applyOne(store, { kind: 'append', message: turn });
+      return true;
+    }
     case 'run':
     case 'state':
       return undefined;

@@ -85,6 +85,11 @@ export interface ReplyConfirmation {
   timestamp?: string;
   /** Kept on the turn's metadata (`partial: true` for a split reply that failed part way). */
   metadata?: Record<string, unknown>;
+  /**
+   * The reply turn as it went out (platform ids and time), on the confirmation that ends a
+   * send: a store that keeps no outbox (one without `commit`) appends it then.
+   */
+  turn?: NewMessage;
 }
 
 /**

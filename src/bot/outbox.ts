@@ -94,6 +94,20 @@ export async function sendThroughOutbox(write: Write, reply: OutgoingReply): Pro
     }).catch(() => undefined);
     throw error;
   }
+  /** The turn as it went out: the platform's ids and time on the recorded reply. */
+  const asSent = (messageIds: readonly string[], timestamp?: string, partial = false) => {
+    const [first, ...rest] = messageIds;
+    return {
+      ...turn,
+      ...(timestamp !== undefined && { timestamp }),
+      metadata: {
+        ...turn.metadata,
+        ...(first === undefined ? {} : { messageId: first }),
+        ...(rest.length === 0 ? {} : { partMessageIds: rest }),
+        ...(partial && { partial: true }),
+      },
+    };
+  };
   const confirm = (
     messageIds: readonly string[],
     delivery: ReplyDelivery,
@@ -109,6 +123,7 @@ export async function sendThroughOutbox(write: Write, reply: OutgoingReply): Pro
         delivery,
         ...(partial && { metadata: { partial: true } }),
         ...(timestamp !== undefined && { timestamp }),
+        ...(delivery === 'sent' && { turn: asSent(messageIds, timestamp, partial) }),
       },
     });
   const outbound: OutboundMessage = outboundFor(inbound, turn.content, place);
@@ -125,16 +140,7 @@ export async function sendThroughOutbox(write: Write, reply: OutgoingReply): Pro
     throw error;
   }
   await confirm(messageIds, 'sent', false, timestamp);
-  const [first, ...rest] = messageIds;
-  return {
-    ...turn,
-    ...(timestamp !== undefined && { timestamp }),
-    metadata: {
-      ...turn.metadata,
-      ...(first === undefined ? {} : { messageId: first }),
-      ...(rest.length === 0 ? {} : { partMessageIds: rest }),
-    },
-  };
+  return asSent(messageIds, timestamp);
 }
 
 /**
