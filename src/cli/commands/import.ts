@@ -8,7 +8,9 @@ import { print } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
 
 const SUFFIX = '.dead-letter.jsonl';
-const KINDS = new Set(['append', 'edit', 'delete']);
+const KINDS = new Set(['append', 'edit', 'delete', 'reply', 'confirm', 'run', 'state']);
+/** Records of agent work (runs, reply confirmations, channel state): applied, counted apart. */
+const WORK = new Set(['confirm', 'run', 'state']);
 
 /**
  * `colloquy import <file>`: writes back the operations a bot left in its dead-letter file
@@ -39,13 +41,16 @@ Examples:
       const store = await openStore(path, { write: true });
       let stored = 0;
       let already = 0;
+      let work = 0;
       const failed: string[] = [];
       try {
         const results = await store.commit(ops.map((entry) => entry.op));
         results.forEach((result, i) => {
+          const { kind } = ops[i]!.op;
           if (!result.ok) failed.push(`line ${ops[i]!.line}: ${result.error.message}`);
+          else if (WORK.has(kind)) work++;
           else if (
-            ops[i]!.op.kind === 'append' &&
+            (kind === 'append' || kind === 'reply') &&
             !(result.value as { inserted: boolean }).inserted
           ) {
             already++;
@@ -56,6 +61,7 @@ Examples:
       }
       print(
         `${path}: ${stored} written, ${already} already stored` +
+          (work > 0 ? `, ${work} records of agent work applied` : '') +
           (failed.length > 0 ? `, ${failed.length} failed` : ''),
       );
       if (failed.length > 0) throw new CliError(failed.join('; '));
