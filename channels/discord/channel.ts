@@ -89,7 +89,6 @@ export class DiscordChannel implements Channel {
   readonly type = 'discord';
   /** The discord.js client (yours, or the one the channel made). */
   readonly client: Client;
-  private identity: BotIdentity | undefined;
   private handlers: ChannelHandlers | undefined;
   private readonly ownsClient: boolean;
   private readonly seen: RecentKeys<string>;
@@ -98,8 +97,6 @@ export class DiscordChannel implements Channel {
   private warnedAboutContent = false;
   /** The gateway sessions, kept in the store (see `GatewaySessions`). */
   private readonly sessions = new GatewaySessions(() => this.handlers?.state);
-  /** The bot's user id, from READY or, on a RESUMEd session, from the store. */
-  private botUserId: string | undefined;
   /** Dispatches discord.js threw on (already reported): not reported again when parsed. */
   private readonly broken = new WeakSet<object>();
 
@@ -118,8 +115,15 @@ export class DiscordChannel implements Channel {
     this.seen = new RecentKeys<string>(options.dedupeSize ?? 2000);
   }
 
+  /** Known from READY (or, on a RESUMEd session, from the store), before `start` resolves. */
   get botIdentity(): BotIdentity | undefined {
-    return this.identity;
+    const user = this.client.user ?? this.sessions.user(0);
+    if (!user) return undefined;
+    return {
+      id: `discord:${user.id}`,
+      username: user.username,
+      displayName: user.globalName ?? user.username,
+    };
   }
 
   async start(handlers: ChannelHandlers): Promise<void> {
@@ -153,16 +157,8 @@ export class DiscordChannel implements Channel {
         throw toColloquyError(error, 'login');
       }
     }
-    const user = this.client.user ?? this.sessions.user(0);
-    if (!user) throw new PlatformError('discord', 'Discord READY carried no user');
-    if (this.client.user) this.sessions.ready(0, this.client.user);
-    else resumedWithoutReady(this.client);
-    this.botUserId = user.id;
-    this.identity = {
-      id: `discord:${user.id}`,
-      username: user.username,
-      displayName: user.globalName ?? user.username,
-    };
+    if (!this.botIdentity) throw new PlatformError('discord', 'Discord READY carried no user');
+    if (!this.client.user) resumedWithoutReady(this.client);
   }
 
   /** `buildStrategy` keeping the gateway sessions in the store, around `inner` (or the guard). */
@@ -257,6 +253,15 @@ export class DiscordChannel implements Channel {
    * commit, so events arriving together share one.
    */
   private readonly onRaw = (packet: GatewayDispatchPayload, shardId = 0): void => {
+    if (packet.t === 'READY') {
+      const user = packet.d.user;
+      this.sessions.ready(shardId, {
+        id: user.id,
+        username: user.username,
+        globalName: user.global_name,
+      });
+      return;
+    }
     if (
       packet.t !== 'MESSAGE_CREATE' &&
       packet.t !== 'MESSAGE_UPDATE' &&
@@ -265,18 +270,19 @@ export class DiscordChannel implements Channel {
     ) {
       return;
     }
+    const session = this.sessions.sessionOf(shardId);
     this.queue = this.queue
-      .then(() => this.dispatch(packet))
-      .then(() => this.sessions.committed(shardId, packet.s));
+      .then(() => this.dispatch(packet, shardId))
+      .then(() => this.sessions.committed(shardId, session, packet.s));
   };
 
-  private async dispatch(packet: GatewayDispatchPayload): Promise<void> {
+  private async dispatch(packet: GatewayDispatchPayload, shardId: number): Promise<void> {
     const handlers = this.handlers;
     if (!handlers) return;
     const event = packet.t;
     const data = packet.d as unknown;
     try {
-      const context = await this.contextFor(data);
+      const context = await this.contextFor(data, shardId);
       if (event === 'MESSAGE_CREATE') {
         const turn = parseMessageCreate(data, context);
         if ('ignored' in turn) return;
@@ -334,8 +340,8 @@ export class DiscordChannel implements Channel {
   }
 
   /** What the payload lacks: the channel's type and name, and a thread's parent. */
-  private async contextFor(data: unknown): Promise<DiscordParseContext> {
-    const botUserId = this.client.user?.id ?? this.botUserId;
+  private async contextFor(data: unknown, shardId: number): Promise<DiscordParseContext> {
+    const botUserId = this.client.user?.id ?? this.sessions.user(shardId)?.id;
     const d = (typeof data === 'object' && data !== null ? data : {}) as {
       channel_id?: unknown;
       guild_id?: unknown;

@@ -20,11 +20,12 @@ interface KeptSession {
 /**
  * The Discord gateway session of each shard, kept in the store so a restarted bot RESUMEs and
  * Discord replays what arrived while it was down. `@discordjs/ws` asks its manager's
- * `retrieveSessionInfo` before connecting and tells `updateSessionInfo` of every change;
- * discord.js keeps both in memory only. `attach` wraps them: before the library has a session
- * of its own, the kept one is returned; a new session (READY) or a dropped one (invalid
- * session) is kept at once; and the sequence is moved on only by `committed`, once an event
- * has been handed to the bot, so a RESUME never skips an event that was not committed.
+ * `retrieveSessionInfo` before connecting and tells `updateSessionInfo` of every change,
+ * before it hands the event on; discord.js keeps both in memory only. `attach` wraps them:
+ * before the library has a session of its own, the kept one is returned; a new session
+ * (READY) or a dropped one (invalid session) is kept at once; and the kept sequence moves on
+ * only by `committed`, once an event has been handed to the bot, so it never runs ahead of
+ * what is stored and a RESUME never skips an event.
  *
  * @example
  * ```ts
@@ -35,6 +36,8 @@ interface KeptSession {
 export class GatewaySessions {
   /** Shards whose session the library has set in this process (null: it dropped it). */
   readonly #live = new Map<number, SessionInfo | null>();
+  /** What is kept in the store for each shard: its session at the last committed event. */
+  readonly #kept = new Map<number, SessionInfo>();
   /** The bot user of each shard's session, from READY or from the store. */
   readonly #users = new Map<number, SessionUser>();
   /** Shards that connected by RESUMEing a kept session (and got no READY). */
@@ -55,41 +58,56 @@ export class GatewaySessions {
       const kept = await this.#load(shardId);
       if (kept === undefined) return null;
       this.resumed.add(shardId);
+      this.#kept.set(shardId, kept.session);
       if (kept.user !== undefined) this.#users.set(shardId, kept.user);
       return kept.session;
     };
     options.updateSessionInfo = async (shardId, info) => {
-      const before = this.#live.get(shardId) ?? undefined;
       this.#live.set(shardId, info);
       await update(shardId, info);
       if (info === null) {
         this.resumed.delete(shardId);
+        this.#kept.delete(shardId);
         await this.#keep(shardId, null);
-      } else if (before === undefined || before.sessionId !== info.sessionId) {
-        if (!this.resumed.has(shardId)) this.#users.delete(shardId); // a fresh READY
+      } else if (this.#kept.get(shardId)?.sessionId !== info.sessionId) {
+        // A new session (READY): nothing before its own sequence can be missed.
+        this.resumed.delete(shardId);
         await this.#keep(shardId, info);
       }
+      // Otherwise only the sequence moved: kept by `committed`, once the event is handed over.
     };
   }
 
-  /** The bot user READY named on a fresh session (discord.js sets `client.user` then). */
+  /** READY named the bot user: kept with the session for a RESUME in a later process. */
   ready(shardId: number, user: SessionUser): void {
-    this.resumed.delete(shardId);
     this.#users.set(shardId, user);
-    const session = this.#live.get(shardId);
-    if (session) void this.#keep(shardId, session);
+    const kept = this.#kept.get(shardId);
+    if (kept) void this.#keep(shardId, kept);
   }
 
-  /** The bot user of a RESUMEd session, as kept with it. */
+  /** The bot user of `shardId`'s session, from READY or as kept with a RESUMEd session. */
   user(shardId: number): SessionUser | undefined {
     return this.#users.get(shardId);
   }
 
-  /** Event `sequence` of `shardId` has been handed to the bot: RESUME from after it. */
-  committed(shardId: number, sequence: number | null | undefined): void {
-    const session = this.#live.get(shardId);
-    if (!session || typeof sequence !== 'number') return;
-    void this.#keep(shardId, { ...session, sequence });
+  /** The id of the session `shardId` is on now (the one an arriving event belongs to). */
+  sessionOf(shardId: number): string | undefined {
+    return (this.#live.get(shardId) ?? this.#kept.get(shardId))?.sessionId;
+  }
+
+  /**
+   * Event `sequence` of session `sessionId` has been handed to the bot: RESUME from after it.
+   * An event of a session since replaced moves nothing.
+   */
+  committed(
+    shardId: number,
+    sessionId: string | undefined,
+    sequence: number | null | undefined,
+  ): void {
+    const kept = this.#kept.get(shardId);
+    if (!kept || kept.sessionId !== sessionId || typeof sequence !== 'number') return;
+    if (sequence <= kept.sequence) return;
+    void this.#keep(shardId, { ...(this.#live.get(shardId) ?? kept), sequence });
   }
 
   async #load(shardId: number): Promise<KeptSession | undefined> {
@@ -106,6 +124,7 @@ export class GatewaySessions {
   }
 
   async #keep(shardId: number, session: SessionInfo | null): Promise<void> {
+    if (session) this.#kept.set(shardId, session);
     const user = this.#users.get(shardId);
     const value = session === null ? null : JSON.stringify({ session, user });
     await this.state()
