@@ -132,6 +132,7 @@ export class DiscordChannel implements Channel {
     this.client.on(Events.Error, this.onClientError);
     this.client.on(Events.ShardError, this.onClientError);
     this.client.on(Events.ShardDisconnect, this.onGatewayClosed);
+    this.client.on(Events.ShardResume, this.onResumed);
     if (!this.client.isReady()) {
       const token = this.options.token ?? this.client.token ?? undefined;
       // A client of yours that the channel logs in gets the same guard, unless it has a strategy.
@@ -217,7 +218,14 @@ export class DiscordChannel implements Channel {
     this.client.off(Events.Error, this.onClientError);
     this.client.off(Events.ShardError, this.onClientError);
     this.client.off(Events.ShardDisconnect, this.onGatewayClosed);
+    this.client.off(Events.ShardResume, this.onResumed);
+    this.sessions.release();
   }
+
+  /** A RESUME of a session kept without its bot user (no READY will name it): go on without. */
+  private readonly onResumed = (shardId: number): void => {
+    this.sessions.release(shardId);
+  };
 
   /** discord.js gave up on the gateway (a close code it will not reconnect after). */
   private readonly onGatewayClosed = (event: { code: number }): void => {
@@ -271,7 +279,9 @@ export class DiscordChannel implements Channel {
       return;
     }
     const session = this.sessions.sessionOf(shardId);
+    const known = this.client.user ? undefined : this.sessions.userKnown(shardId);
     this.queue = this.queue
+      .then(() => known)
       .then(() => this.dispatch(packet, shardId))
       .then(() => this.sessions.committed(shardId, session, packet.s));
   };

@@ -42,6 +42,8 @@ export class GatewaySessions {
   readonly #users = new Map<number, SessionUser>();
   /** Shards that connected by RESUMEing a kept session (and got no READY). */
   readonly resumed = new Set<number>();
+  /** Those waiting for a shard's bot user (`userKnown`). */
+  readonly #waiting = new Map<number, (() => void)[]>();
 
   constructor(private readonly state: () => ChannelState | undefined) {}
 
@@ -59,7 +61,7 @@ export class GatewaySessions {
       if (kept === undefined) return null;
       this.resumed.add(shardId);
       this.#kept.set(shardId, kept.session);
-      if (kept.user !== undefined) this.#users.set(shardId, kept.user);
+      if (kept.user !== undefined) this.#setUser(shardId, kept.user);
       return kept.session;
     };
     options.updateSessionInfo = async (shardId, info) => {
@@ -70,9 +72,10 @@ export class GatewaySessions {
         this.#kept.delete(shardId);
         await this.#keep(shardId, null);
       } else if (this.#kept.get(shardId)?.sessionId !== info.sessionId) {
-        // A new session (READY): nothing before its own sequence can be missed.
+        // A new session (READY): nothing before its own sequence can be missed. Not awaited:
+        // the library holds this event until it returns, while later frames go past it.
         this.resumed.delete(shardId);
-        await this.#keep(shardId, info);
+        void this.#keep(shardId, info);
       }
       // Otherwise only the sequence moved: kept by `committed`, once the event is handed over.
     };
@@ -80,9 +83,34 @@ export class GatewaySessions {
 
   /** READY named the bot user: kept with the session for a RESUME in a later process. */
   ready(shardId: number, user: SessionUser): void {
-    this.#users.set(shardId, user);
+    this.#setUser(shardId, user);
     const kept = this.#kept.get(shardId);
     if (kept) void this.#keep(shardId, kept);
+  }
+
+  /**
+   * Resolves once `shardId`'s bot user is known (READY, or the kept session), or `release`d:
+   * the library may hand over events that came after READY before READY itself.
+   */
+  userKnown(shardId: number): Promise<void> {
+    if (this.#users.has(shardId)) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#waiting.set(shardId, [...(this.#waiting.get(shardId) ?? []), resolve]);
+    });
+  }
+
+  /** Stops waiting for a bot user (a RESUME with none kept, or the channel stopping). */
+  release(shardId?: number): void {
+    for (const [shard, waiting] of this.#waiting) {
+      if (shardId !== undefined && shard !== shardId) continue;
+      this.#waiting.delete(shard);
+      for (const resolve of waiting) resolve();
+    }
+  }
+
+  #setUser(shardId: number, user: SessionUser): void {
+    this.#users.set(shardId, user);
+    this.release(shardId);
   }
 
   /** The bot user of `shardId`'s session, from READY or as kept with a RESUMEd session. */
