@@ -1,7 +1,14 @@
 import { join } from 'node:path';
 import type { Message, Update } from 'grammy/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeOpenAIServer, FakeSlack, FakeTelegram, type SteadyTraffic } from 'colloquy/testing';
+import {
+  FakeDiscord,
+  FakeOpenAIServer,
+  FakeSlack,
+  FakeTelegram,
+  type FakeDiscordUser,
+  type SteadyTraffic,
+} from 'colloquy/testing';
 import {
   compare,
   crashSeed,
@@ -311,6 +318,92 @@ describe('Slack HTTP events: a bot killed at random moments loses nothing acknow
         expectNothingLost(counts);
       } finally {
         await slack.close();
+      }
+    },
+    TIMEOUT_MS,
+  );
+});
+
+describe('Discord gateway: a bot killed at random moments loses nothing delivered', () => {
+  it(
+    'RESUMEing the session it kept, so Discord replays what arrived while it was down',
+    async () => {
+      const rate = Number(process.env.CRASH_RATE ?? 10);
+      const discord = await FakeDiscord.start();
+      const guild = '81384788765712384';
+      const channels = ['290926798999357250', '290926798999357251', '290926798999357252'];
+      discord.addGuild({
+        id: guild,
+        name: 'Shop',
+        channels: channels.map((id, i) => ({ id, name: `room-${i}` })),
+      });
+      const people: FakeDiscordUser[] = ['alice', 'bob'].map((username, i) => ({
+        id: `8035111022467891${i}`,
+        username,
+      }));
+      const dms = people.map((recipient, i) => {
+        const id = `120257000000000000${i}`;
+        discord.addDmChannel({ id, recipient });
+        return id;
+      });
+      const bot = discord.botUser;
+      try {
+        const counts = await crashScenario({
+          path: 'Discord gateway',
+          rate,
+          setup: (dir) => ({
+            example: 'discord-bot',
+            env: {
+              ...baseEnv(dir),
+              DISCORD_BOT_TOKEN: discord.token,
+              DISCORD_API_URL: discord.restApi,
+            },
+            readyLine: /is connected to Discord/,
+            logFile: join(dir, 'runs.log'),
+          }),
+          // Two DMs (always addressed) and three channels where every other post mentions the bot.
+          traffic: () =>
+            discord.traffic(rate, (i) => {
+              const author = people[i % 2] as FakeDiscordUser;
+              if (i % 5 < 2)
+                return { channelId: dms[i % 5] as string, author, content: `q${i} order?` };
+              const mention = Math.floor(i / 5) % 2 === 0;
+              return {
+                channelId: channels[(i % 5) - 2] as string,
+                author,
+                content: mention ? `<@${bot.id}> q${i} refund?` : `q${i} hi`,
+                ...(mention && { mentions: [bot] }),
+              };
+            }),
+          record: () => {
+            const delivered = new Map<string, boolean>(); // key → addressed (replays counted once)
+            for (const event of discord.delivered) {
+              if (event.t !== 'MESSAGE_CREATE') continue;
+              const message = event.d as { id: string; channel_id: string; author: { id: string } };
+              if (message.author.id === bot.id) continue; // the echo of a reply
+              const text = (event.d as { content: string }).content;
+              delivered.set(
+                `${message.channel_id}:${message.id}`,
+                dms.includes(message.channel_id) || text.includes(`<@${bot.id}>`),
+              );
+            }
+            return {
+              acknowledged: [...delivered].map(([key, addressed]) => ({ key, addressed })),
+              replies: discord.posted.map((post) => ({
+                key: `${post.channel_id}:${post.id}`,
+                answers:
+                  post.message_reference === undefined
+                    ? undefined
+                    : `${post.message_reference.channel_id}:${post.message_reference.message_id}`,
+              })),
+            };
+          },
+          notes: () =>
+            `${discord.identifies.length} sessions identified, ${discord.resumes} RESUMEs`,
+        });
+        expectNothingLost(counts);
+      } finally {
+        await discord.close();
       }
     },
     TIMEOUT_MS,
