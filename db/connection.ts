@@ -23,6 +23,11 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Open without writing: no migrations, no WAL switch; writes fail with a StoreError. */
   readonly?: boolean;
+  /**
+   * Commit capture's batches (`commit`) on a thread of their own with a second connection, so
+   * the event loop goes on while SQLite writes. A bot's default store has it; a file only.
+   */
+  writerThread?: boolean;
 }
 
 const MIGRATIONS_TABLE = '__drizzle_migrations';

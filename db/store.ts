@@ -45,6 +45,7 @@ import {
   StoreWrites,
 } from './writes.js';
 import { RunStatements } from './runs.js';
+import { Writer } from './writer.js';
 import type { AgentRun, RunQuery } from '../src/runs.js';
 
 export type { SqliteStoreOptions } from './connection.js';
@@ -88,6 +89,8 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly runs: RunStatements;
   private readonly cache = new Map<string, Database.Statement>();
   private closed = false;
+  /** Commits on a thread of its own (`writerThread`), while it runs. */
+  private readonly writer: Writer | undefined;
   /** The file as opened (a descriptor and its identity), to notice it replaced or damaged. */
   private readonly file:
     | {
@@ -110,6 +113,9 @@ export class SqliteConversationStore implements ConversationStore {
       const fd = openSync(options.path, 'r');
       const { dev, ino } = fstatSync(fd);
       this.file = { fd, dev, ino, header: headerOf(fd) === 'sound' };
+      if (options.writerThread === true) {
+        this.writer = new Writer({ path: options.path, busyTimeoutMs: options.busyTimeoutMs });
+      }
     }
   }
 
@@ -142,6 +148,7 @@ export class SqliteConversationStore implements ConversationStore {
    * ```
    */
   commit(ops: readonly StoreOperation[]): Promise<CommitResult[]> {
+    if (this.writer?.alive === true && !this.closed) return this.writer.commit(ops);
     const calls = ops.map((op) => () => this.apply(op));
     let answers: ReturnType<StoreWrites['batch']>;
     try {
@@ -409,6 +416,7 @@ export class SqliteConversationStore implements ConversationStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.writer?.close();
     this.cache.clear();
     this.db.close();
     if (this.file !== undefined) closeSync(this.file.fd);

@@ -20,5 +20,5 @@ export function defaultDbPath(env: Record<string, string | undefined> = process.
  */
 export async function openDefaultStore(path = defaultDbPath()): Promise<ConversationStore> {
   const { SqliteConversationStore } = await import('colloquy/sqlite');
-  return SqliteConversationStore.open(path);
+  return SqliteConversationStore.open({ path, writerThread: true });
 }

@@ -245,11 +245,10 @@ export async function benchPipeline(options: PipelineBenchOptions): Promise<Outc
   const stores = [true, false].map((writerThread) => {
     const path = join(dir, `pipeline-${writerThread ? 'thread' : 'inline'}.db`);
     removeDb(path); // a fresh file: a reused --dir would hold these very turns already
-    // Both variants write on the event loop now (one write path); i12-flow reshapes this bench.
-    return new SqliteConversationStore({ path });
+    return new SqliteConversationStore({ path, writerThread });
   });
   const [thread, inline] = stores as [SqliteConversationStore, SqliteConversationStore];
-  const threadMode = 'inline';
+  const threadMode = 'as in the store a bot opens by default';
   // The order A C B, B C A, A C B…: each capture block (A) next to a capture-off block (C).
   const pipelines = [
     await startPipeline(thread),
@@ -330,10 +329,10 @@ export async function benchPipeline(options: PipelineBenchOptions): Promise<Outc
     `${(p.loop.active / timed(p) - uncaptured.loop.active / timed(uncaptured)).toFixed(3)} ms`;
   console.log(
     note(
-      `SQLite writes on the store's writer thread (the default; ${threadMode} here): the event ` +
-        `loop was busy ${busy(threaded)} of the time (${busy(uncaptured)} with capture off); ` +
-        `capture costs it ${perEvent(threaded)} per update (a store.has look-up, two ` +
-        `store.append calls handed to the thread)`,
+      `SQLite writes on the store's writer thread (writerThread: true, ${threadMode}): the ` +
+        `event loop was busy ${busy(threaded)} of the time (${busy(uncaptured)} with capture ` +
+        `off); capture costs it ${perEvent(threaded)} per update (its batches handed to the ` +
+        `thread: the turn with its runs, the reply record, the confirmation)`,
     ),
   );
   const other = (p: Pipeline) => `${(p.loop.otherCpu / timed(p)).toFixed(3)} ms`;
@@ -377,7 +376,7 @@ export async function benchPipeline(options: PipelineBenchOptions): Promise<Outc
   console.log(
     note(
       `capture off = the same Bot with a store whose append is a no-op (BotOptions has no ` +
-        `switch to disable capture); the capture writer still runs`,
+        `switch to disable capture); capture still queues and hands over every write`,
     ),
   );
   const expected = pipelines.map((p) => timed(p) + warmUp);
