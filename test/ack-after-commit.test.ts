@@ -343,6 +343,33 @@ describe('acknowledge after commit', () => {
       expect(slack.acks).toHaveLength(1);
       expect(storedIds()).toContain(`slack:T0FAKE:C0GENERAL:${ts}`);
     });
+
+    it('does not ack a Socket Mode envelope whose commit failed, and stores the redelivery once', async () => {
+      // given a Socket Mode bot whose store fails
+      await startBot(slackChannel(true));
+      await slack.waitForSocket();
+      gated.state.failing = true;
+
+      // when Slack sends an envelope
+      const ts = slack.nextTs();
+      const event = { type: 'message', channel: 'C0GENERAL', user: 'U0ALICE', text: 'hi', ts };
+      const first = slack.sendEvent(event, { eventId: 'Ev0SOCK' });
+
+      // then the failed commit is reported and no ack goes out
+      await until(() => gated.state.writes > 0);
+      await until(() => errors.some((error) => error.name === 'StoreError'));
+      expect(await state(first)).toBe('pending');
+      expect(slack.acks).toEqual([]);
+
+      // and Slack's redelivery, once the store works, is acked and stored once
+      gated.state.failing = false;
+      await until(() => bot!.captureStats?.waiting === 0);
+      const retry = await slack.sendEvent(event, { eventId: 'Ev0SOCK', retryNum: 1 });
+      expect(retry.status).toBe(200);
+      expect(slack.acks).toHaveLength(1);
+      await bot!.idle();
+      expect(storedIds().filter((id) => id.endsWith(ts))).toHaveLength(1);
+    });
   });
 });
 

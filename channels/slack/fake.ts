@@ -89,7 +89,8 @@ export class FakeSlack {
   >();
   private readonly releases = new Set<() => void>();
   private readonly waiters = new Set<() => void>();
-  private readonly ackWaiters = new Map<string, () => void>();
+  /** Socket Mode envelopes waiting for their ack: settled with 200 by an ack, 0 if the socket closes. */
+  private readonly ackWaiters = new Map<string, (status: number) => void>();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly server: Server;
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -397,9 +398,10 @@ export class FakeSlack {
   /** Closes the Socket Mode connection and the server (after in-flight deliveries settle). */
   async close(): Promise<void> {
     for (const release of this.releases) release();
-    await this.idle();
-    // Close Socket Mode connections with a handshake (a bare terminate reads as a network error).
+    // Close Socket Mode connections with a handshake (a bare terminate reads as a network error);
+    // envelopes still unacknowledged settle then.
     await Promise.all([...this.wss.clients].map((client) => closeSocket(client)));
+    await this.idle();
     this.wss.close();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -512,8 +514,8 @@ export class FakeSlack {
       return Promise.reject(new Error('FakeSlack: no Socket Mode connection'));
     const envelopeId = randomUUID();
     const acked = new Promise<FakeSlackDelivery>((resolve) => {
-      this.ackWaiters.set(envelopeId, () =>
-        resolve({ eventId, status: 200, body: '', envelopeId }),
+      this.ackWaiters.set(envelopeId, (status) =>
+        resolve({ eventId, status, body: status === 200 ? '' : 'not acknowledged', envelopeId }),
       );
     });
     socket.send(
@@ -541,11 +543,15 @@ export class FakeSlack {
       const envelopeId = (frame as { envelope_id?: unknown }).envelope_id;
       if (typeof envelopeId !== 'string') return;
       this.acks.push(envelopeId);
-      this.ackWaiters.get(envelopeId)?.();
+      this.ackWaiters.get(envelopeId)?.(200);
       this.ackWaiters.delete(envelopeId);
     });
     ws.on('close', () => {
-      if (this.socket === ws) this.socket = undefined;
+      if (this.socket !== ws) return;
+      this.socket = undefined;
+      // Never acknowledged on this connection: Slack would send these again (retry_attempt).
+      for (const settle of this.ackWaiters.values()) settle(0);
+      this.ackWaiters.clear();
     });
     ws.send(
       JSON.stringify({
