@@ -2,12 +2,8 @@ import type Database from 'better-sqlite3';
 import { normalizeTimestamp } from '../src/timestamp.js';
 import type { AgentRun, ReplyConfirmation, RunQuery, RunStatus } from '../src/runs.js';
 
-/** A row of `agent_runs` as SQLite returns it. */
-interface RunRow {
-  reply_conversation_id: string | null;
-  reply_delivery: 'sending' | 'sent' | 'unconfirmed' | 'failed' | null;
-  reply_platform_id: string | null;
-  reply_metadata: string | null;
+/** A row of `agent_runs` as SQLite returns it (`SELECT *`). */
+export interface AgentRunRow {
   id: string;
   message_id: string;
   conversation_id: string;
@@ -23,6 +19,14 @@ interface RunRow {
   error: string | null;
   attempts: number;
   prompt: string | null;
+}
+
+/** A run with how far its reply went (joined from `messages`). */
+interface RunRow extends AgentRunRow {
+  reply_conversation_id: string | null;
+  reply_delivery: 'sending' | 'sent' | 'unconfirmed' | 'failed' | null;
+  reply_platform_id: string | null;
+  reply_metadata: string | null;
 }
 
 /**

@@ -15,6 +15,7 @@ import type {
   Turn,
   TurnPage,
 } from '../src/studio/source.js';
+import type { AgentRunRow } from './runs.js';
 import { matchExpression, queryWords } from './search.js';
 import { SqliteConversationStore } from './store.js';
 
@@ -590,23 +591,7 @@ interface TurnSqlRow {
   reply_name: string | null;
 }
 
-interface RunSqlRow {
-  id: string;
-  message_id: string;
-  conversation_id: string;
-  agent_id: string;
-  status: string;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  model: string | null;
-  input_tokens: number | null;
-  output_tokens: number | null;
-  reply_id: string | null;
-  error: string | null;
-  attempts: number | null;
-  prompt?: string | null;
-}
+type RunSqlRow = AgentRunRow;
 
 interface ParticipantSqlRow {
   id: string;

@@ -1,4 +1,5 @@
 import type { ConversationStore } from '../store.js';
+import type { AgentRun } from '../runs.js';
 
 /**
  * What `colloquy studio` reads, as view rows. One implementation per store dialect
@@ -146,20 +147,7 @@ export interface RunQuery {
   limit: number;
 }
 
-export interface RunRow {
-  id: string;
-  messageId: string;
-  conversationId: string;
-  agentId: string;
-  status: string;
-  createdAt: string;
-  startedAt?: string;
-  finishedAt?: string;
-  model?: string;
-  inputTokens?: number;
-  outputTokens?: number;
-  replyId?: string;
-  error?: string;
+export interface RunRow extends Omit<AgentRun, 'attempts' | 'prompt' | 'reply'> {
   attempts?: number;
   /** finished - started (or created), in ms, when both are known. */
   latencyMs?: number;
