@@ -225,6 +225,19 @@ export const colloquyState = sqliteTable('colloquy_state', {
   updatedAt: text('updated_at').notNull(),
 });
 
+/**
+ * Named, expiring holds shared by every instance on one database (`src/leases.ts`): one agent
+ * run at a time per conversation, one Telegram poller per token, one owner per Discord shard.
+ */
+export const leases = sqliteTable('leases', {
+  name: text('name').primaryKey(),
+  holder: text('holder').notNull(),
+  /** Changes whenever another holder takes the lease. */
+  token: text('token').notNull(),
+  /** ISO 8601 UTC on the database's clock. */
+  expiresAt: text('expires_at').notNull(),
+});
+
 export type AgentRunRow = typeof agentRuns.$inferSelect;
 export type ConversationRow = typeof conversations.$inferSelect;
 export type ParticipantRow = typeof participants.$inferSelect;

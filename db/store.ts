@@ -45,6 +45,8 @@ import {
   StoreWrites,
 } from './writes.js';
 import { RunStatements } from './runs.js';
+import { LeaseStatements } from './leases.js';
+import { type ClaimedRuns, type Lease, checkLeaseName, checkLeaseTtl } from '../src/leases.js';
 import { Writer } from './writer.js';
 import type { AgentRun, RunQuery } from '../src/runs.js';
 
@@ -87,6 +89,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly sql: Statements;
   private readonly writes: StoreWrites;
   private readonly runs: RunStatements;
+  private readonly leases: LeaseStatements;
   private readonly cache = new Map<string, Database.Statement>();
   private closed = false;
   /** Commits on a thread of its own (`writerThread`), while it runs. */
@@ -107,6 +110,7 @@ export class SqliteConversationStore implements ConversationStore {
     this.sql = prepareStatements(this.db);
     this.writes = new StoreWrites(this.db, this.sql);
     this.runs = new RunStatements(this.db);
+    this.leases = new LeaseStatements(this.db);
     if (options.path !== ':memory:' && options.path !== '' && options.readonly !== true) {
       // A new file's first pages are in the WAL: copy them back, so the header is on disk.
       this.db.pragma('wal_checkpoint(PASSIVE)');
@@ -198,6 +202,36 @@ export class SqliteConversationStore implements ConversationStore {
   /** Agent runs by turn or by status, oldest first, with how far each one's reply went. */
   getRuns(query: RunQuery): Promise<AgentRun[]> {
     return this.guard('read agent runs', undefined, () => this.runs.find(query));
+  }
+
+  /** Takes `name` when free or expired, or extends it for its holder (see `ConversationStore`). */
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
+    checkLeaseName(name, holder);
+    checkLeaseTtl(ttlMs);
+    return this.guard('take a lease', undefined, () => this.leases.acquire(name, holder, ttlMs));
+  }
+
+  async renewLease(lease: Lease, ttlMs: number): Promise<Lease | undefined> {
+    checkLeaseTtl(ttlMs);
+    return this.guard('renew a lease', undefined, () => this.leases.renew(lease, ttlMs));
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    return this.guard('release a lease', undefined, () => this.leases.release(lease));
+  }
+
+  async claimUnfinishedRuns(holder: string, ttlMs: number): Promise<ClaimedRuns[]> {
+    checkLeaseName('claimUnfinishedRuns', holder);
+    checkLeaseTtl(ttlMs);
+    return this.guard('claim unfinished runs', undefined, () => {
+      const claimed = this.leases.claim(holder, ttlMs);
+      if (claimed.length === 0) return [];
+      const runs = this.runs.find({ statuses: ['pending', 'running'] });
+      return claimed.map(({ lease, conversationId }) => ({
+        lease,
+        runs: runs.filter((run) => run.conversationId === conversationId),
+      }));
+    });
   }
 
   /** A value kept with a `state` operation. */

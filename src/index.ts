@@ -54,6 +54,7 @@ export { delegate, delegateTool } from '../agents/delegation.js';
 
 // Types (modules of types only are exported whole)
 export type * from './store.js';
+export type { ClaimedRuns, Lease } from './leases.js';
 export type * from './chain.js';
 export type * from './channel.js';
 export type * from './context.js';

@@ -1,6 +1,14 @@
 import { concerns } from './agent.js';
 import { conversationExists, forgetLinks, placeOf } from './conversations.js';
 import { searchKeys } from './search-words.js';
+import {
+  type ClaimedRuns,
+  type Lease,
+  checkLeaseName,
+  checkLeaseTtl,
+  leaseNames,
+  newLeaseToken,
+} from './leases.js';
 import type {
   AppendResult,
   CommitResult,
@@ -92,6 +100,7 @@ export class InMemoryConversationStore implements ConversationStore {
   #sequence = 0;
   readonly #runs = new Map<string, AgentRun>();
   readonly #state = new Map<string, string>();
+  readonly #leases = new Map<string, Lease>();
 
   constructor(options: InMemoryStoreOptions = {}) {
     this.#maxConversations = Math.max(1, options.maxConversations ?? 500);
@@ -160,6 +169,51 @@ export class InMemoryConversationStore implements ConversationStore {
 
   async getState(key: string): Promise<string | undefined> {
     return this.#state.get(key);
+  }
+
+  /** Takes `name` when free or expired, or extends it for its holder (one process only). */
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
+    checkLeaseName(name, holder);
+    checkLeaseTtl(ttlMs);
+    return this.#take(name, holder, ttlMs, true);
+  }
+
+  async renewLease(lease: Lease, ttlMs: number): Promise<Lease | undefined> {
+    checkLeaseTtl(ttlMs);
+    const held = this.#leases.get(lease.name);
+    if (held === undefined || held.token !== lease.token) return undefined;
+    const renewed = { ...held, expiresAt: new Date(Date.now() + ttlMs).toISOString() };
+    this.#leases.set(lease.name, renewed);
+    return { ...renewed };
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    if (this.#leases.get(lease.name)?.token === lease.token) this.#leases.delete(lease.name);
+  }
+
+  async claimUnfinishedRuns(holder: string, ttlMs: number): Promise<ClaimedRuns[]> {
+    checkLeaseName('claimUnfinishedRuns', holder);
+    checkLeaseTtl(ttlMs);
+    const unfinished = await this.getRuns({ statuses: ['pending', 'running'] });
+    const claimed: ClaimedRuns[] = [];
+    for (const conversationId of new Set(unfinished.map((run) => run.conversationId))) {
+      const lease = this.#take(leaseNames.conversation(conversationId), holder, ttlMs, false);
+      if (lease === undefined) continue;
+      claimed.push({ lease, runs: unfinished.filter((r) => r.conversationId === conversationId) });
+    }
+    return claimed;
+  }
+
+  /** The lease when free or expired (or already `holder`'s, when `extend`); else undefined. */
+  #take(name: string, holder: string, ttlMs: number, extend: boolean): Lease | undefined {
+    const now = Date.now();
+    const held = this.#leases.get(name);
+    const free = held === undefined || Date.parse(held.expiresAt) <= now;
+    if (!free && !(extend && held.holder === holder)) return undefined;
+    const token = held?.holder === holder ? held.token : newLeaseToken();
+    const lease = { name, holder, token, expiresAt: new Date(now + ttlMs).toISOString() };
+    this.#leases.set(name, lease);
+    return { ...lease };
   }
 
   /** Applies `ops` in order, each failing alone; one result per op. */

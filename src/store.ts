@@ -1,5 +1,6 @@
 import type { StoreError } from './errors.js';
 import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
+import type { ClaimedRuns, Lease } from './leases.js';
 import type {
   ChannelType,
   ConversationScope,
@@ -220,6 +221,25 @@ export interface ConversationStore {
   getRuns?(query: RunQuery): Promise<AgentRun[]>;
   /** A value kept with `{ kind: 'state' }` (the Discord gateway session). Optional. */
   getState?(key: string): Promise<string | undefined>;
+
+  /**
+   * Takes the lease `name` for `ttlMs` when it is free or expired, or extends it when `holder`
+   * already holds it (same token); undefined while someone else holds it. Time is the
+   * database's clock. Optional, with `renewLease` and `releaseLease`: a store shared by several
+   * instances has them (docs/leases.md).
+   */
+  acquireLease?(name: string, holder: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Extends a lease still held by this token; undefined when it was lost to another holder. */
+  renewLease?(lease: Lease, ttlMs: number): Promise<Lease | undefined>;
+  /** Gives a lease up; does nothing when the token no longer holds it. */
+  releaseLease?(lease: Lease): Promise<void>;
+  /**
+   * Hands `holder` the unfinished (pending or running) runs of conversations nobody holds:
+   * for each, it takes the `conversation:<id>` lease for `ttlMs` and answers the lease with
+   * the runs, oldest first. A conversation goes to one caller only, even when several
+   * instances ask at once. Optional: needs `getRuns` and the leases.
+   */
+  claimUnfinishedRuns?(holder: string, ttlMs: number): Promise<ClaimedRuns[]>;
 
   close?(): Promise<void>;
 }

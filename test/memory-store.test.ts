@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryConversationStore } from '../src/memory-store.js';
 import type { NewMessage } from '../src/types.js';
+import { describeLeaseContract } from './lease-contract.js';
 import { describeStoreContract } from './store-contract.js';
 
 describeStoreContract('InMemoryConversationStore', () => new InMemoryConversationStore());
@@ -82,3 +83,5 @@ describe('InMemoryConversationStore bounds', () => {
     expect(page.items.map((c) => c.id)).toEqual(['a']);
   });
 });
+
+describeLeaseContract('InMemoryConversationStore', () => new InMemoryConversationStore());
