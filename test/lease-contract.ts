@@ -145,4 +145,3 @@ function turnFor(r: AgentRun): NewMessage {
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
-
