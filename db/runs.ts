@@ -3,7 +3,7 @@ import { normalizeTimestamp } from '../src/timestamp.js';
 import type { AgentRun, ReplyConfirmation, RunQuery, RunStatus } from '../src/runs.js';
 
 /** A row of `agent_runs` as SQLite returns it (`SELECT *`). */
-export interface AgentRunRow {
+export interface RunSqlRow {
   id: string;
   message_id: string;
   conversation_id: string;
@@ -22,7 +22,7 @@ export interface AgentRunRow {
 }
 
 /** A run with how far its reply went (joined from `messages`). */
-interface RunRow extends AgentRunRow {
+interface RunRow extends RunSqlRow {
   reply_conversation_id: string | null;
   reply_delivery: 'sending' | 'sent' | 'unconfirmed' | 'failed' | null;
   reply_platform_id: string | null;

@@ -15,7 +15,7 @@ import type {
   Turn,
   TurnPage,
 } from '../src/studio/source.js';
-import type { AgentRunRow } from './runs.js';
+import type { RunSqlRow } from './runs.js';
 import { matchExpression, queryWords } from './search.js';
 import { SqliteConversationStore } from './store.js';
 
@@ -590,8 +590,6 @@ interface TurnSqlRow {
   reply_conversation_id: string | null;
   reply_name: string | null;
 }
-
-type RunSqlRow = AgentRunRow;
 
 interface ParticipantSqlRow {
   id: string;
