@@ -24,7 +24,6 @@ import type {
   PlatformMessageRef,
   StoredMessage,
 } from '../src/types.js';
-import { capByTokens } from '../src/tokenizer.js';
 import { type SqliteStoreOptions, openDatabase } from './connection.js';
 import { buildGetQuery } from './queries.js';
 import { fromValues, normalizeTimestamp, toInsert, toMessage } from './rows.js';
@@ -121,6 +120,15 @@ export class SqliteConversationStore implements ConversationStore {
         this.writer = new Writer({ path: options.path, busyTimeoutMs: options.busyTimeoutMs });
       }
     }
+  }
+
+  /**
+   * Resolves once the store takes commits: at once, or with `writerThread` once its thread has
+   * opened the file (a bot waits for it before its channels connect, so the first events are
+   * committed as soon as they arrive).
+   */
+  async ready(): Promise<void> {
+    await this.writer?.ready;
   }
 
   /**
@@ -294,7 +302,7 @@ export class SqliteConversationStore implements ConversationStore {
       const rows = this.sql.getBySeqs.all(JSON.stringify(ranked)) as unknown[][];
       const bySeq = new Map(rows.map((values) => [values[0] as number, read(values)]));
       const results = ranked.flatMap((seq) => bySeq.get(seq) ?? []);
-      return capByTokens(results, options.tokenCap ?? 2000);
+      return tokenizer().then(({ capByTokens }) => capByTokens(results, options.tokenCap ?? 2000));
     });
   }
 
@@ -557,6 +565,12 @@ export class SqliteConversationStore implements ConversationStore {
     });
   }
 }
+
+/**
+ * The tokenizer, loaded at the first search: the writer thread never searches, and gpt-tokenizer's
+ * tables would add about 60 MiB to it.
+ */
+const tokenizer = () => import('../src/tokenizer.js');
 
 /** A failure of one store call as a StoreError with context and cause (a ColloquyError as is). */
 function storeError(action: string, conversationId: string | undefined, error: unknown) {

@@ -64,12 +64,19 @@ export class Writer {
   >();
   #next = 0;
   #closed: Promise<void> | undefined;
+  /** Resolves once the thread has opened the file and takes batches (or has died). */
+  readonly ready: Promise<void>;
+  #ready!: () => void;
 
   constructor(data: WriterThreadData) {
+    // Keeps the process up until it is ready, then only while a commit is under way.
     this.#worker = startWriterThread(data);
-    this.#worker.unref();
+    this.ready = new Promise((resolve) => (this.#ready = resolve));
     this.#worker.on('message', (reply: WriterReply) => {
-      if (!('id' in reply)) return;
+      if (!('id' in reply)) {
+        if (this.#waiting.size === 0) this.#worker.unref();
+        return this.#ready();
+      }
       this.#waiting.get(reply.id)?.resolve(reply.results.map(fromWire));
       this.#waiting.delete(reply.id);
     });
@@ -102,6 +109,7 @@ export class Writer {
   #fail(cause: unknown): void {
     if (!this.alive) return;
     this.alive = false;
+    this.#ready();
     const error = new StoreError('the SQLite writer thread stopped', { cause, transient: true });
     for (const [id, { resolve, count }] of this.#waiting) {
       resolve(Array.from({ length: count }, () => ({ ok: false, error })));

@@ -20,5 +20,7 @@ export function defaultDbPath(env: Record<string, string | undefined> = process.
  */
 export async function openDefaultStore(path = defaultDbPath()): Promise<ConversationStore> {
   const { SqliteConversationStore } = await import('colloquy/sqlite');
-  return SqliteConversationStore.open({ path, writerThread: true });
+  const store = SqliteConversationStore.open({ path, writerThread: true });
+  await store.ready();
+  return store;
 }
