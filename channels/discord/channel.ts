@@ -262,12 +262,14 @@ export class DiscordChannel implements Channel {
    */
   private readonly onRaw = (packet: GatewayDispatchPayload, shardId = 0): void => {
     if (packet.t === 'READY') {
-      const user = packet.d.user;
-      this.sessions.ready(shardId, {
-        id: user.id,
-        username: user.username,
-        globalName: user.global_name,
-      });
+      const user = (packet.d as Partial<typeof packet.d> | null)?.user;
+      if (typeof user?.id === 'string') {
+        this.sessions.ready(shardId, {
+          id: user.id,
+          username: user.username,
+          globalName: user.global_name,
+        });
+      }
       return;
     }
     if (
