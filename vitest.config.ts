@@ -11,6 +11,7 @@ export default defineConfig({
       { find: /^colloquy$/, replacement: here('./src/index.ts') },
       { find: /^colloquy\/sqlite$/, replacement: here('./db/index.ts') },
       { find: /^colloquy\/redis$/, replacement: here('./db/redis/index.ts') },
+      { find: /^colloquy\/postgres$/, replacement: here('./db/postgres/index.ts') },
       { find: /^colloquy\/console$/, replacement: here('./channels/console/index.ts') },
       { find: /^colloquy\/slack$/, replacement: here('./channels/slack/index.ts') },
       { find: /^colloquy\/discord$/, replacement: here('./channels/discord/index.ts') },

@@ -15,6 +15,17 @@ export interface BuiltQuery {
 }
 
 /**
+ * What differs between the SQL dialects in `buildGetQuery`: the selected columns (in
+ * `MESSAGE_COLUMN_NAMES` order) and how a summary is told apart.
+ */
+export interface GetDialect {
+  columns: string;
+  notSummary: string;
+}
+
+const SQLITE: GetDialect = { columns: MESSAGE_COLUMNS, notSummary: 'm.is_summary = 0' };
+
+/**
  * The SQL of `store.get`. Without `concerning` it walks `messages_conversation_time_idx`
  * backwards. With `concerning` it merges index ranges read newest first, stopping after
  * `limit` turns, so its cost does not grow with the conversation:
@@ -32,7 +43,11 @@ export interface BuiltQuery {
  * db.prepare(sql).all(params);
  * ```
  */
-export function buildGetQuery(conversationId: string, options: GetOptions = {}): BuiltQuery {
+export function buildGetQuery(
+  conversationId: string,
+  options: GetOptions = {},
+  dialect: GetDialect = SQLITE,
+): BuiltQuery {
   const params: Record<string, string | number> = {
     conversation: conversationId,
     limit: Math.max(0, Math.floor(options.limit ?? 100)),
@@ -53,14 +68,14 @@ export function buildGetQuery(conversationId: string, options: GetOptions = {}):
   if (options.participantIds !== undefined) {
     filters.push(`m.participant_id IN (${bind(params, 'p', options.participantIds)})`);
   }
-  if (options.includeSummaries !== true) filters.push('m.is_summary = 0');
+  if (options.includeSummaries !== true) filters.push(dialect.notSummary);
   if (options.includeDeleted !== true) filters.push('m.deleted_at IS NULL');
   const where = filters.map((f) => ` AND ${f}`).join('');
   const newestFirst = 'ORDER BY m.timestamp DESC, m.seq DESC LIMIT @limit';
 
   if (options.concerning === undefined) {
     return {
-      sql: `SELECT ${MESSAGE_COLUMNS} FROM messages m JOIN participants p ON p.id = m.participant_id
+      sql: `SELECT ${dialect.columns} FROM messages m JOIN participants p ON p.id = m.participant_id
         WHERE m.conversation_id = @conversation${where} ${newestFirst}`,
       params,
     };
@@ -89,7 +104,7 @@ export function buildGetQuery(conversationId: string, options: GetOptions = {}):
   return {
     sql: `WITH top(seq, ts) AS MATERIALIZED (${branches.join('\nUNION ')}
         ORDER BY 2 DESC, 1 DESC LIMIT @limit)
-      SELECT ${MESSAGE_COLUMNS} FROM top h
+      SELECT ${dialect.columns} FROM top h
       JOIN messages m ON m.seq = h.seq JOIN participants p ON p.id = m.participant_id
       ORDER BY h.ts DESC, h.seq DESC`,
     params,

@@ -22,7 +22,7 @@ export interface RunSqlRow {
 }
 
 /** A run with how far its reply went (joined from `messages`). */
-interface RunRow extends RunSqlRow {
+export interface RunRow extends RunSqlRow {
   reply_conversation_id: string | null;
   reply_delivery: 'sending' | 'sent' | 'unconfirmed' | 'failed' | null;
   reply_platform_id: string | null;
@@ -178,7 +178,8 @@ export class RunStatements {
   }
 }
 
-function toRun(row: RunRow): AgentRun {
+/** A run as the store answers it, from its row (SQLite's or Postgres's). */
+export function toRun(row: RunRow): AgentRun {
   return {
     id: row.id,
     messageId: row.message_id,

@@ -47,24 +47,10 @@ import { RunStatements } from './runs.js';
 import { LeaseStatements } from './leases.js';
 import { type ClaimedRuns, type Lease, checkLeaseName, checkLeaseTtl } from '../src/leases.js';
 import { Writer } from './writer.js';
+import { type ConversationRow, decodeCursor, encodeCursor, toSummary } from './listing.js';
 import type { AgentRun, RunQuery } from '../src/runs.js';
 
 export type { SqliteStoreOptions } from './connection.js';
-
-interface ConversationRow {
-  id: string;
-  channel_type: string;
-  channel_id: string;
-  channel_name: string | null;
-  thread_id: string | null;
-  scope: ConversationSummary['scope'];
-  created_at: string;
-  last_message_at: string;
-  message_count: number;
-  number: number;
-  title: string | null;
-  metadata: string | null;
-}
 
 /**
  * The SQLite `ConversationStore`: one file in WAL mode, safe for several processes writing it
@@ -635,38 +621,4 @@ function explain(error: unknown): string {
   if (code === 'SQLITE_FULL') return `the disk is full (${code}: ${message})`;
   if (code.startsWith('SQLITE_READONLY')) return `the database is read-only (${code}: ${message})`;
   return `${code}: ${message}`;
-}
-
-function toSummary(row: ConversationRow): ConversationSummary {
-  return {
-    id: row.id,
-    channelType: row.channel_type,
-    channelId: row.channel_id,
-    ...(row.channel_name === null ? {} : { channelName: row.channel_name }),
-    ...(row.thread_id === null ? {} : { threadId: row.thread_id }),
-    scope: row.scope,
-    messageCount: row.message_count,
-    firstMessageAt: row.created_at,
-    lastMessageAt: row.last_message_at,
-    ...(row.title === null ? {} : { title: row.title }),
-    ...(row.metadata === null
-      ? {}
-      : { metadata: JSON.parse(row.metadata) as Record<string, unknown> }),
-  };
-}
-
-function encodeCursor(lastMessageAt: string, id: string): string {
-  return Buffer.from(JSON.stringify([lastMessageAt, id]), 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'string')) {
-      return [value[0] as string, value[1] as string];
-    }
-  } catch {
-    // fall through to the error below
-  }
-  throw new StoreError(`not a listConversations cursor: ${JSON.stringify(cursor)}`);
 }

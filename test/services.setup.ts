@@ -1,10 +1,13 @@
 import { connect } from 'node:net';
 import type { TestProject } from 'vitest/node';
+import { ensureTemplate, pingPostgres, testServerUrl } from './postgres.setup.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The Redis the Redis suites use, or why there is none (outside CI only). */
     redis: { url: string } | { unreachable: string };
+    /** The Postgres server and the migrated template each test database copies. */
+    postgres: { server: string; template: string } | { unreachable: string };
   }
 }
 
@@ -20,6 +23,19 @@ export default async function setup(project: TestProject): Promise<void> {
     throw new Error(`Redis at ${url} does not answer (${problem}); .ci/run starts one`);
   }
   project.provide('redis', problem === undefined ? { url } : { unreachable: `${url}: ${problem}` });
+
+  const server = testServerUrl();
+  const where = server || 'the PG* variables';
+  const down = await pingPostgres(server);
+  if (down !== undefined && process.env.CI === 'true') {
+    throw new Error(`Postgres at ${where} does not answer (${down}); .ci/run starts one`);
+  }
+  project.provide(
+    'postgres',
+    down === undefined
+      ? { server, template: await ensureTemplate(server) }
+      : { unreachable: `${where}: ${down}` },
+  );
 }
 
 /** Undefined when a Redis server answers PING at `url`, else what went wrong. */

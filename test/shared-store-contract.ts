@@ -17,6 +17,8 @@ type Shared = ConversationStore &
 export function describeSharedStoreContract(
   name: string,
   openTwo: () => Promise<[Shared, Shared]> | [Shared, Shared],
+  /** Runs after both are closed (a shared server's tables emptied, say). */
+  cleanup?: () => Promise<void>,
 ): void {
   describe(`Shared-store contract: ${name}`, () => {
     let a: Shared;
@@ -27,6 +29,7 @@ export function describeSharedStoreContract(
     afterEach(async () => {
       await a.close?.();
       await b.close?.();
+      await cleanup?.();
     });
 
     it('stores a turn appended on both at once exactly once', async () => {

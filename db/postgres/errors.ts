@@ -1,0 +1,68 @@
+/**
+ * Whether a Postgres failure can pass: a lost or refused connection, a deadlock or
+ * serialization failure, a full disk, a server shutting down can; a constraint, a bad value
+ * or a syntax error never will. Undefined for anything else.
+ *
+ * @example
+ * ```ts
+ * isTransientPg({ code: '40P01' }); // true (deadlock)
+ * ```
+ */
+export function isTransientPg(error: unknown): boolean | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string') {
+    // node-postgres reports a connection that went away without a code.
+    return error instanceof Error && /Connection terminated|timeout/i.test(error.message)
+      ? true
+      : undefined;
+  }
+  if (/^E[A-Z]+$/.test(code)) return true; // ECONNREFUSED, ECONNRESET, ETIMEDOUT…
+  if (/^(08|40|53|57P|58)/.test(code) || code === '55P03' || code === '55006') return true;
+  if (/^(22|23|42|2B|2F|P0|XX)/.test(code)) return false;
+  return undefined;
+}
+
+/** A short reason for a Postgres failure: its message and SQLSTATE. */
+export function describePgError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const { code } = error as { code?: unknown };
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return describePgError(error.errors[0]);
+  }
+  if (code === 'ECONNREFUSED') return `the server refused the connection (${error.message})`;
+  if (code === '53100') return `the database's disk is full (${code}: ${error.message})`;
+  return typeof code === 'string' && code !== '' ? `${code}: ${error.message}` : error.message;
+}
+
+const NUL = /\0/g;
+/** `\u0000` in JSON text, unless its backslash is itself escaped. */
+const ESCAPED_NUL = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+/**
+ * The values with U+0000 replaced by U+FFFD: Postgres text cannot hold it, and a turn is
+ * kept with one character changed rather than refused. Arrays of strings too.
+ *
+ * @example
+ * ```ts
+ * withoutNul(['a\u0000b']); // ['a\ufffdb']
+ * ```
+ */
+export function withoutNul(values: unknown[]): unknown[] {
+  return values.map((value) => {
+    if (typeof value === 'string') return value.replace(NUL, '\ufffd');
+    if (Array.isArray(value)) return withoutNul(value);
+    return value;
+  });
+}
+
+/**
+ * JSON text with its escaped U+0000 as U+FFFD (jsonb refuses `\u0000`).
+ *
+ * @example
+ * ```ts
+ * jsonWithoutNul('{"k":"a\\u0000"}'); // '{"k":"a\\ufffd"}'
+ * ```
+ */
+export function jsonWithoutNul<T extends string | null>(json: T): T {
+  return (json === null ? json : json.replace(ESCAPED_NUL, '$1\\ufffd')) as T;
+}

@@ -1,0 +1,13 @@
+/**
+ * `colloquy/postgres`: the Postgres conversation store and its schema, for bots that run as
+ * several instances on one database (docs/postgres.md).
+ *
+ * @example
+ * ```ts
+ * import { PostgresConversationStore } from 'colloquy/postgres';
+ * const store = await PostgresConversationStore.open(process.env.COLLOQUY_DB!);
+ * ```
+ */
+export { PostgresConversationStore, type PostgresStoreOptions } from './store.js';
+export { postgresMigrationsFolder } from './connection.js';
+export * as schema from './schema.js';

@@ -1,0 +1,183 @@
+import type pg from 'pg';
+import { type Lease, CONVERSATION_LEASE_PREFIX, newLeaseToken } from '../../src/leases.js';
+import type { AgentRun, ReplyConfirmation, RunQuery } from '../../src/runs.js';
+import { normalizeTimestamp } from '../../src/timestamp.js';
+import { type RunRow, toRun } from '../runs.js';
+
+/** A pool, or one connection inside a transaction. */
+export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
+
+const RUN_COLUMNS = `id, message_id, conversation_id, agent_id, status, created_at, started_at,
+  finished_at, model, input_tokens, output_tokens, reply_id, error, attempts, prompt`;
+const RUN_VALUES = '$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15';
+
+/** A later write never loses what an earlier one set (started_at, the reply…). */
+const UPSERT_RUN = `INSERT INTO agent_runs AS r (${RUN_COLUMNS}) VALUES (${RUN_VALUES})
+  ON CONFLICT (id) DO UPDATE SET status = excluded.status,
+    started_at = coalesce(excluded.started_at, r.started_at),
+    finished_at = excluded.finished_at,
+    model = coalesce(excluded.model, r.model),
+    input_tokens = coalesce(excluded.input_tokens, r.input_tokens),
+    output_tokens = coalesce(excluded.output_tokens, r.output_tokens),
+    reply_id = coalesce(excluded.reply_id, r.reply_id),
+    error = excluded.error,
+    attempts = greatest(excluded.attempts, r.attempts),
+    prompt = coalesce(excluded.prompt, r.prompt)`;
+const CREATE_RUN = `INSERT INTO agent_runs (${RUN_COLUMNS}) VALUES (${RUN_VALUES})
+  ON CONFLICT DO NOTHING`;
+
+const SELECT_RUNS = `SELECT r.*, m.conversation_id AS reply_conversation_id,
+    m.delivery AS reply_delivery, m.platform_message_id AS reply_platform_id,
+    m.metadata AS reply_metadata
+  FROM agent_runs r LEFT JOIN messages m ON m.id = r.reply_id`;
+
+const ALL_STATUSES = ['pending', 'running', 'answered', 'failed', 'expired', 'unconfirmed'];
+
+/** Writes a run whole (`create`: only when it has no row yet). */
+export async function upsertRun(db: Queryable, run: AgentRun, create = false): Promise<void> {
+  await db.query(create ? CREATE_RUN : UPSERT_RUN, [
+    run.id,
+    run.messageId,
+    run.conversationId,
+    run.agentId,
+    run.status,
+    run.createdAt,
+    run.startedAt ?? null,
+    run.finishedAt ?? null,
+    run.model ?? null,
+    run.inputTokens ?? null,
+    run.outputTokens ?? null,
+    run.replyId ?? null,
+    run.error ?? null,
+    run.attempts,
+    run.prompt ?? null,
+  ]);
+}
+
+/** Records what the platform said about a reply; false when there is no such turn. */
+export async function confirmReply(db: Queryable, confirmation: ReplyConfirmation) {
+  const [first, ...rest] = confirmation.messageIds;
+  const extra = { ...confirmation.metadata, ...(rest.length > 0 && { partMessageIds: rest }) };
+  const timestamp =
+    confirmation.timestamp === undefined ? null : normalizeTimestamp(confirmation.timestamp);
+  const { rowCount } = await db.query(
+    `UPDATE messages SET delivery = $3, timestamp = coalesce($4, timestamp),
+       platform_message_id = coalesce($5, platform_message_id),
+       metadata = CASE WHEN $6::jsonb IS NULL THEN metadata ELSE metadata || $6::jsonb END
+     WHERE id = $1 AND conversation_id = $2`,
+    [
+      confirmation.id,
+      confirmation.conversationId,
+      confirmation.delivery,
+      timestamp,
+      first ?? null,
+      Object.keys(extra).length === 0 ? null : JSON.stringify(extra),
+    ],
+  );
+  const changed = (rowCount ?? 0) > 0;
+  if (changed && timestamp !== null) {
+    await db.query(
+      `UPDATE message_mentions SET timestamp = $2
+       WHERE message_seq = (SELECT seq FROM messages WHERE id = $1)`,
+      [confirmation.id, timestamp],
+    );
+  }
+  return changed;
+}
+
+export async function setState(db: Queryable, key: string, value: string | null): Promise<void> {
+  if (value === null) await db.query('DELETE FROM colloquy_state WHERE key = $1', [key]);
+  else {
+    await db.query(
+      `INSERT INTO colloquy_state (key, value, updated_at) VALUES ($1, $2, clock_timestamp())
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+      [key, value],
+    );
+  }
+}
+
+export async function getState(db: Queryable, key: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ value: string }>(
+    'SELECT value FROM colloquy_state WHERE key = $1',
+    [key],
+  );
+  return rows[0]?.value;
+}
+
+/** Runs by turn or by status, oldest first, with how far each one's reply went. */
+export async function findRuns(db: Queryable, query: RunQuery): Promise<AgentRun[]> {
+  const statuses = query.statuses ?? ALL_STATUSES;
+  const { rows } =
+    query.messageId !== undefined
+      ? await db.query<RunRow>(
+          `${SELECT_RUNS} WHERE r.message_id = $1 AND r.status = ANY($2::text[])
+           ORDER BY r.created_at, r.id`,
+          [query.messageId, statuses],
+        )
+      : await db.query<RunRow>(
+          `${SELECT_RUNS} WHERE r.status = ANY($1::text[]) ORDER BY r.created_at, r.id`,
+          [statuses],
+        );
+  return rows.map(toRun);
+}
+
+const UNTIL = `clock_timestamp() + $4::float8 * interval '1 millisecond'`;
+const TAKE = `INSERT INTO leases AS l (name, holder, token, expires_at)
+  VALUES ($1, $2, $3, ${UNTIL})
+  ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at,
+    token = CASE WHEN l.holder = excluded.holder THEN l.token ELSE excluded.token END`;
+const RETURNING = 'RETURNING name, holder, token, expires_at AS "expiresAt"';
+
+/**
+ * Takes `name` when it is free or expired, or extends it for its holder; one statement, so
+ * two instances never both take it. Time is the database's clock.
+ */
+export async function acquireLease(
+  db: Queryable,
+  name: string,
+  holder: string,
+  ttlMs: number,
+): Promise<Lease | undefined> {
+  const { rows } = await db.query<Lease>(
+    `${TAKE} WHERE l.expires_at <= clock_timestamp() OR l.holder = excluded.holder ${RETURNING}`,
+    [name, holder, newLeaseToken(), ttlMs],
+  );
+  return rows[0];
+}
+
+export async function renewLease(db: Queryable, lease: Lease, ttlMs: number) {
+  const { rows } = await db.query<Lease>(
+    `UPDATE leases SET expires_at = clock_timestamp() + $3::float8 * interval '1 millisecond'
+     WHERE name = $1 AND token = $2 ${RETURNING}`,
+    [lease.name, lease.token, ttlMs],
+  );
+  return rows[0];
+}
+
+export async function releaseLease(db: Queryable, lease: Lease): Promise<void> {
+  await db.query('DELETE FROM leases WHERE name = $1 AND token = $2', [lease.name, lease.token]);
+}
+
+/**
+ * Takes the free or expired lease of each conversation with unfinished runs, one statement
+ * each: whichever instance's statement comes first takes it, the others find it held.
+ */
+export async function claimConversations(
+  db: Queryable,
+  holder: string,
+  ttlMs: number,
+): Promise<{ lease: Lease; conversationId: string }[]> {
+  const { rows } = await db.query<{ conversation_id: string }>(
+    `SELECT DISTINCT conversation_id FROM agent_runs WHERE status IN ('pending', 'running')
+     ORDER BY conversation_id`,
+  );
+  const claimed: { lease: Lease; conversationId: string }[] = [];
+  for (const { conversation_id: conversationId } of rows) {
+    const taken = await db.query<Lease>(
+      `${TAKE} WHERE l.expires_at <= clock_timestamp() ${RETURNING}`,
+      [`${CONVERSATION_LEASE_PREFIX}${conversationId}`, holder, newLeaseToken(), ttlMs],
+    );
+    if (taken.rows[0] !== undefined) claimed.push({ lease: taken.rows[0], conversationId });
+  }
+  return claimed;
+}

@@ -1,0 +1,647 @@
+import type pg from 'pg';
+import { conversationExists, placeOf } from '../../src/conversations.js';
+import { ColloquyError, StoreError } from '../../src/errors.js';
+import { type ClaimedRuns, type Lease, checkLeaseName, checkLeaseTtl } from '../../src/leases.js';
+import type { AgentRun, RunQuery } from '../../src/runs.js';
+import type {
+  AppendResult,
+  CommitResult,
+  ConversationStore,
+  ConversationSummary,
+  ConversationUpdate,
+  ForgetOptions,
+  GetOptions,
+  ListConversationsOptions,
+  NewConversation,
+  Page,
+  SearchOptions,
+  StoreOperation,
+} from '../../src/store.js';
+import { isoTimestamp, withMetadata } from '../../src/types.js';
+import type { MessageDeletion, MessageEdit, NewMessage, StoredMessage } from '../../src/types.js';
+import { type ConversationRow, decodeCursor, encodeCursor, toSummary } from '../listing.js';
+import { buildGetQuery } from '../queries.js';
+import { fromValues, normalizeTimestamp, toInsert, toMessage } from '../rows.js';
+import { type Candidate, candidatesPerWord, queryWords, rankCandidates } from '../search.js';
+import {
+  type PostgresStoreOptions,
+  isCurrent,
+  migratePostgres,
+  openPool,
+  redactUrl,
+} from './connection.js';
+import { describePgError, isTransientPg, jsonWithoutNul, withoutNul } from './errors.js';
+import * as runs from './runs.js';
+import { PG, PG_MESSAGE_COLUMNS, positional, searchWordSql } from './statements.js';
+
+export type { PostgresStoreOptions } from './connection.js';
+
+const DIALECT = { columns: PG_MESSAGE_COLUMNS, notSummary: 'NOT m.is_summary' };
+
+/**
+ * The Postgres `ConversationStore`, for a bot that outgrows one machine: several instances
+ * share one database, and the database's unique keys and leases decide what each one does.
+ * The schema is migrated at open, under an advisory lock (docs/postgres.md).
+ *
+ * @example
+ * ```ts
+ * import { PostgresConversationStore } from 'colloquy/postgres';
+ * const store = await PostgresConversationStore.open({ connectionString: process.env.DATABASE_URL });
+ * await store.append(turn);
+ * const recent = await store.get(turn.conversationId, { limit: 20 });
+ * await store.close();
+ * ```
+ */
+export class PostgresConversationStore implements ConversationStore {
+  /** The store's connection pool (node-postgres), for raw SQL next to the store. */
+  readonly pool: pg.Pool;
+  /** Where it connects, password masked. */
+  readonly where: string;
+  readonly #ready: Promise<void>;
+  #closed = false;
+
+  /** Connects lazily: the first call waits for the schema (or `await store.ready()`). */
+  constructor(options: PostgresStoreOptions | string = {}) {
+    const given = typeof options === 'string' ? { connectionString: options } : options;
+    this.pool = openPool(given);
+    this.where = redactUrl(given.connectionString);
+    this.#ready = this.#prepare(given.readonly === true);
+    // Every call awaits it and reports its failure; this keeps it from being "unhandled".
+    this.#ready.catch(() => {});
+  }
+
+  /**
+   * Opens a store and waits until its schema is current: a database that cannot be reached
+   * or was written by a newer colloquy is a StoreError here, not at the first turn.
+   *
+   * @example
+   * ```ts
+   * const store = await PostgresConversationStore.open('postgres://postgres@127.0.0.1/colloquy');
+   * ```
+   */
+  static async open(options: PostgresStoreOptions | string = {}) {
+    const store = new PostgresConversationStore(options);
+    try {
+      await store.ready();
+    } catch (error) {
+      await store.pool.end().catch(() => {});
+      throw error;
+    }
+    return store;
+  }
+
+  /** Resolves once the schema is current (migrated, or checked when read-only). */
+  ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  async #prepare(readonly: boolean): Promise<void> {
+    try {
+      if (!readonly) await migratePostgres(this.pool, this.where);
+      else if (!(await isCurrent(this.pool))) {
+        throw new StoreError(
+          `${this.where} has no current colloquy schema; open it once without readonly to ` +
+            `migrate it`,
+          { transient: false },
+        );
+      }
+    } catch (error) {
+      if (error instanceof ColloquyError) throw error;
+      throw new StoreError(`cannot open ${this.where}: ${describePgError(error)}`, {
+        cause: error,
+        transient: isTransientPg(error),
+      });
+    }
+  }
+
+  append(message: NewMessage): Promise<AppendResult> {
+    return this.#guard('append a turn', message.conversationId, () =>
+      this.#append(this.pool, message, null),
+    );
+  }
+
+  /**
+   * Commits `ops` in one transaction and answers one result per op. When one of them fails,
+   * the batch is rolled back and each op is committed alone, so only the failing ones are
+   * refused. Never rejects.
+   *
+   * @example
+   * ```ts
+   * const [result] = await store.commit([{ kind: 'append', message: turn }]);
+   * ```
+   */
+  async commit(ops: readonly StoreOperation[]): Promise<CommitResult[]> {
+    const failed = (op: StoreOperation, error: unknown): CommitResult => ({
+      ok: false,
+      error: this.#error(`store ${op.kind}`, conversationOf(op), error),
+    });
+    try {
+      await this.#open('commit');
+      const values = await this.#transaction(async (client) => {
+        const answers: unknown[] = [];
+        for (const op of ops) answers.push(await this.#apply(client, op));
+        return answers;
+      });
+      return values.map((value) => ({ ok: true, value }) as CommitResult);
+    } catch (error) {
+      // Lost as a whole (unreachable, a deadlock, a conflict with another instance): tried
+      // again later. Refused by one op (a constraint, a bad value): the others go in alone.
+      if (ops.length === 1 || this.#error('commit', undefined, error).transient === true) {
+        return ops.map((op) => failed(op, error));
+      }
+    }
+    const results: CommitResult[] = [];
+    for (const op of ops) {
+      try {
+        const value = await this.#transaction((client) => this.#apply(client, op));
+        results.push({ ok: true, value } as CommitResult);
+      } catch (error) {
+        results.push(failed(op, error));
+      }
+    }
+    return results;
+  }
+
+  async #apply(client: pg.PoolClient, op: StoreOperation): Promise<unknown> {
+    switch (op.kind) {
+      case 'append':
+        return this.#append(client, op.message, null);
+      case 'edit':
+        return this.#edit(client, op.edit);
+      case 'delete':
+        return this.#delete(client, op.deletion);
+      case 'run':
+        return runs.upsertRun(client, op.run, op.create === true);
+      case 'reply':
+        return this.#append(client, op.message, 'sending');
+      case 'confirm': {
+        const { id, conversationId, delivery, messageIds } = op.confirmation;
+        // Refused, nothing went out: no turn was said, so no row is kept.
+        if (delivery === 'failed' && messageIds.length === 0) {
+          return (await this.#deleteMessages(client, conversationId, [id])) > 0;
+        }
+        return runs.confirmReply(client, op.confirmation);
+      }
+      case 'state':
+        return runs.setState(client, op.key, op.value);
+    }
+  }
+
+  async #append(
+    db: runs.Queryable,
+    given: NewMessage,
+    delivery: 'sending' | null,
+  ): Promise<AppendResult> {
+    const message = withMetadata(given);
+    const context = { conversationId: message.conversationId, messageId: message.id };
+    const timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
+    const row = toInsert(message, timestamp);
+    const values = withoutNul([
+      row.id,
+      row.conversationId,
+      row.participantId,
+      row.content,
+      row.timestamp,
+      row.scope,
+      row.channelType,
+      row.channelId,
+      row.threadId,
+      row.platformMessageId,
+      row.replyToMessageId,
+      row.replyToParticipantId,
+      row.isSummary === 1,
+      row.summaryForAgentId,
+      jsonWithoutNul(row.metadata),
+      row.traceId,
+      jsonWithoutNul(row.sources),
+      row.reasoning,
+      row.delegationId,
+      row.delegatedBy,
+      row.delegatedTo,
+      delivery,
+      message.participant.kind,
+      message.participant.displayName ?? null,
+      message.metadata.channelName ?? null,
+      message.metadata.mentions ?? [],
+    ]);
+    const inserted = await db.query<{ seq: number }>(PG.append, values);
+    const seq = inserted.rows[0]?.seq;
+    if (seq !== undefined) {
+      return { message: { ...message, timestamp, sequence: seq }, inserted: true };
+    }
+    const existing = await this.#readOne(db, PG.findDuplicate, [
+      values[0],
+      row.channelType,
+      row.channelId,
+      values[9],
+    ]);
+    if (existing === undefined) {
+      // The row it collided with went between the two statements (a forget, say).
+      throw new StoreError(`turn ${message.id} collided with a turn deleted meanwhile`, {
+        ...context,
+        transient: true,
+      });
+    }
+    return { message: existing, inserted: false };
+  }
+
+  async #edit(client: pg.PoolClient, edit: MessageEdit): Promise<boolean> {
+    const editedAt = normalizeTimestamp(edit.editedAt, 'editedAt');
+    const [content] = withoutNul([edit.content]) as [string];
+    const { rows } = await client.query<{ seq: number; content: string; edited_at: string }>(
+      PG.findByPlatform,
+      [edit.channelType, edit.channelId, edit.messageId],
+    );
+    const found = rows[0];
+    if (found === undefined) return false;
+    // The same edit again (a redelivery, a dead letter imported twice) changes nothing.
+    if (found.content === content && found.edited_at === editedAt) return true;
+    await client.query(PG.insertRevision, [found.seq, found.content, editedAt]);
+    await client.query(PG.applyEdit, [content, editedAt, found.seq]);
+    return true;
+  }
+
+  async #delete(db: runs.Queryable, deletion: MessageDeletion): Promise<boolean> {
+    const deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
+    const { rowCount } = await db.query(PG.markDeleted, [
+      deletion.channelType,
+      deletion.channelId,
+      deletion.messageId,
+      deletedAt,
+    ]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async #deleteMessages(db: runs.Queryable, conversationId: string, ids: string[]) {
+    const { rowCount } = await db.query(PG.deleteMessages, [conversationId, ids]);
+    const changes = rowCount ?? 0;
+    if (changes > 0) await db.query(PG.refreshConversation, [conversationId]);
+    return changes;
+  }
+
+  get(conversationId: string, options: GetOptions = {}): Promise<StoredMessage[]> {
+    return this.#guard('read turns', conversationId, async () => {
+      const normalized: GetOptions = { ...options };
+      if (options.sinceTimestamp !== undefined) {
+        normalized.sinceTimestamp = normalizeTimestamp(options.sinceTimestamp, 'sinceTimestamp');
+      }
+      if (options.before !== undefined) {
+        normalized.before = normalizeTimestamp(options.before, 'before');
+      }
+      const { sql, params } = buildGetQuery(conversationId, normalized, DIALECT);
+      const { text, values } = positional(sql, params);
+      return (await this.#read(this.pool, text, values)).reverse();
+    });
+  }
+
+  /**
+   * Relevance-ranked search: per word, the conversation's newest matches from the GIN index,
+   * then BM25 over those candidates, ranked as the SQLite and in-memory stores rank.
+   */
+  search(
+    conversationId: string,
+    query: string,
+    options: SearchOptions = {},
+  ): Promise<StoredMessage[]> {
+    return this.#guard('search', conversationId, async () => {
+      const words = queryWords(query);
+      const limit = Math.max(0, Math.floor(options.limit ?? 10));
+      if (words.length === 0 || limit === 0) return [];
+      const ranked = (await this.#rank(conversationId, words)).slice(0, limit);
+      if (ranked.length === 0) return [];
+      const found = await this.#read(this.pool, PG.getBySeqs, [ranked]);
+      const bySeq = new Map(found.map((message) => [message.sequence, message]));
+      const results = ranked.flatMap((seq) => bySeq.get(seq) ?? []);
+      const { capByTokens } = await import('../../src/tokenizer.js');
+      return capByTokens(results, options.tokenCap ?? 2000);
+    });
+  }
+
+  async #rank(conversationId: string, words: ReturnType<typeof queryWords>): Promise<number[]> {
+    const conversation = await this.pool.query<ConversationRow>(PG.getConversation, [
+      conversationId,
+    ]);
+    const total = conversation.rows[0]?.message_count;
+    if (total === undefined) return [];
+    const found = new Map<string, number>();
+    const seqs = new Set<number>();
+    const limit = candidatesPerWord(words.length);
+    for (const { word, key } of words) {
+      const spellings = [...new Set([word, word.normalize('NFD')])];
+      const { rows } = await this.pool.query<{ seq: number }>(searchWordSql(spellings.length), [
+        conversationId,
+        limit,
+        ...spellings,
+      ]);
+      found.set(key, rows.length < limit ? rows.length : total);
+      for (const { seq } of rows) seqs.add(seq);
+    }
+    if (seqs.size === 0) return [];
+    const candidates = await this.pool.query<Candidate>(PG.searchCandidates, [
+      [...seqs],
+      conversationId,
+    ]);
+    return rankCandidates(
+      candidates.rows,
+      words.map((w) => w.key),
+      total,
+      found,
+    );
+  }
+
+  async deleteMessages(conversationId: string, ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    return this.#guard('delete turns', conversationId, () =>
+      this.#transaction((client) => this.#deleteMessages(client, conversationId, ids)),
+    );
+  }
+
+  listConversations(options: ListConversationsOptions = {}): Promise<Page<ConversationSummary>> {
+    return this.#guard('list conversations', undefined, async () => {
+      const limit = Math.max(1, Math.floor(options.limit ?? 50));
+      const params: Record<string, unknown> = { limit: limit + 1 };
+      const where: string[] = [];
+      if (options.channelType !== undefined) {
+        where.push('c.channel_type = @channelType');
+        params.channelType = options.channelType;
+      }
+      if (options.participantId !== undefined) {
+        where.push(
+          'EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = @participant)',
+        );
+        params.participant = options.participantId;
+      }
+      if (options.agentId !== undefined) {
+        where.push(`c.id IN (SELECT m.conversation_id FROM messages m
+          JOIN participants p ON p.id = m.participant_id
+          WHERE m.participant_id = @agent AND p.kind = 'agent')`);
+        params.agent = options.agentId;
+      }
+      params.offset = Math.max(0, Math.floor(options.offset ?? 0));
+      if (options.cursor !== undefined) {
+        const [last, id] = decodeCursor(options.cursor);
+        where.push('(c.last_message_at, c.id) < (@cursorLast::timestamptz, @cursorId::text)');
+        params.cursorLast = last;
+        params.cursorId = id;
+      }
+      const sql = `SELECT * FROM conversations c ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY c.last_message_at DESC, c.id DESC LIMIT @limit OFFSET @offset`;
+      const { text, values } = positional(sql, params);
+      const { rows } = await this.pool.query<ConversationRow>(text, values);
+      const items = rows.slice(0, limit).map(toSummary);
+      const last = items[items.length - 1];
+      return rows.length > limit && last !== undefined
+        ? { items, nextCursor: encodeCursor(last.lastMessageAt, last.id) }
+        : { items };
+    });
+  }
+
+  getConversation(conversationId: string): Promise<ConversationSummary | undefined> {
+    return this.#guard('read a conversation', conversationId, () =>
+      this.#conversation(this.pool, conversationId),
+    );
+  }
+
+  async #conversation(db: runs.Queryable, id: string) {
+    const { rows } = await db.query<ConversationRow>(PG.getConversation, [id]);
+    return rows[0] === undefined ? undefined : toSummary(rows[0]);
+  }
+
+  createConversation(input: NewConversation): Promise<ConversationSummary> {
+    return this.#guard('create a conversation', input.id, async () => {
+      const place = placeOf(input);
+      const { rowCount } = await this.pool.query(
+        PG.createConversation,
+        withoutNul([
+          input.id,
+          place.channelType,
+          place.channelId,
+          place.channelName ?? null,
+          place.threadId ?? null,
+          place.scope,
+          isoTimestamp(),
+          input.title ?? null,
+          input.metadata === undefined ? null : jsonWithoutNul(JSON.stringify(input.metadata)),
+        ]),
+      );
+      if ((rowCount ?? 0) === 0) throw conversationExists(input.id);
+      return (await this.#conversation(this.pool, input.id))!;
+    });
+  }
+
+  updateConversation(
+    conversationId: string,
+    update: ConversationUpdate,
+  ): Promise<ConversationSummary | undefined> {
+    return this.#guard('update a conversation', conversationId, async () => {
+      const how = (value: unknown) =>
+        value === undefined ? 'keep' : value === null ? 'clear' : 'set';
+      const { rows } = await this.pool.query<ConversationRow>(
+        `${PG.updateConversation} RETURNING *`,
+        withoutNul([
+          conversationId,
+          how(update.title),
+          update.title ?? null,
+          how(update.metadata),
+          update.metadata == null ? null : jsonWithoutNul(JSON.stringify(update.metadata)),
+        ]),
+      );
+      return rows[0] === undefined ? undefined : toSummary(rows[0]);
+    });
+  }
+
+  deleteConversation(conversationId: string): Promise<boolean> {
+    return this.#guard('delete a conversation', conversationId, () =>
+      this.#transaction(async (client) => {
+        const authors = await client.query<{ participant_id: string }>(PG.authorsIn, [
+          conversationId,
+        ]);
+        const { rowCount } = await client.query(PG.deleteConversation, [conversationId]);
+        if ((rowCount ?? 0) === 0) return false;
+        const ids = authors.rows.map((row) => row.participant_id);
+        await client.query(PG.deleteSilentParticipants, [ids]);
+        return true;
+      }),
+    );
+  }
+
+  /**
+   * Removes (or redacts) everything a participant wrote, then vacuums the tables so the old
+   * row versions go from the data files. The WAL, replicas and backups keep copies until they
+   * roll over (docs/postgres.md).
+   */
+  async forgetParticipant(participantId: string, options: ForgetOptions = {}): Promise<number> {
+    const mode = options.mode === 'redact' ? 'redact' : 'delete';
+    const changes = await this.#guard('forget a participant', undefined, () =>
+      this.#transaction((client) => forget(client, participantId, mode)),
+    );
+    // Vacuuming only hurries the space reuse; the rows are gone either way.
+    await this.pool
+      .query('VACUUM messages, message_mentions, message_revisions, participants, conversations')
+      .catch(() => {});
+    return changes;
+  }
+
+  recordEdit(edit: MessageEdit): Promise<boolean> {
+    return this.#guard('record an edit', undefined, () =>
+      this.#transaction((client) => this.#edit(client, edit)),
+    );
+  }
+
+  recordDeletion(deletion: MessageDeletion): Promise<boolean> {
+    return this.#guard('record a deletion', undefined, () => this.#delete(this.pool, deletion));
+  }
+
+  getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {
+    return this.#guard('read a summary', conversationId, () =>
+      this.#readOne(this.pool, PG.getSummary, [conversationId, agentId]),
+    );
+  }
+
+  getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {
+    return this.#guard('read a turn', conversationId, async () => {
+      const message = await this.#readOne(this.pool, PG.getById, [id]);
+      return message?.conversationId === conversationId ? message : undefined;
+    });
+  }
+
+  /** Agent runs by turn or by status, oldest first, with how far each one's reply went. */
+  getRuns(query: RunQuery): Promise<AgentRun[]> {
+    return this.#guard('read agent runs', undefined, () => runs.findRuns(this.pool, query));
+  }
+
+  /** A value kept with a `state` operation. */
+  getState(key: string): Promise<string | undefined> {
+    return this.#guard('read state', undefined, () => runs.getState(this.pool, key));
+  }
+
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
+    checkLeaseName(name, holder);
+    checkLeaseTtl(ttlMs);
+    return this.#guard('take a lease', undefined, () =>
+      runs.acquireLease(this.pool, name, holder, ttlMs),
+    );
+  }
+
+  async renewLease(lease: Lease, ttlMs: number): Promise<Lease | undefined> {
+    checkLeaseTtl(ttlMs);
+    return this.#guard('renew a lease', undefined, () => runs.renewLease(this.pool, lease, ttlMs));
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    return this.#guard('release a lease', undefined, () => runs.releaseLease(this.pool, lease));
+  }
+
+  async claimUnfinishedRuns(holder: string, ttlMs: number): Promise<ClaimedRuns[]> {
+    checkLeaseName('claimUnfinishedRuns', holder);
+    checkLeaseTtl(ttlMs);
+    return this.#guard('claim unfinished runs', undefined, async () => {
+      const claimed = await runs.claimConversations(this.pool, holder, ttlMs);
+      if (claimed.length === 0) return [];
+      const unfinished = await runs.findRuns(this.pool, { statuses: ['pending', 'running'] });
+      return claimed.map(({ lease, conversationId }) => ({
+        lease,
+        runs: unfinished.filter((run) => run.conversationId === conversationId),
+      }));
+    });
+  }
+
+  /** Closes the pool; later calls fail with a StoreError. Closing twice is fine. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.pool.end();
+  }
+
+  async #read(db: runs.Queryable, text: string, values: unknown[]): Promise<StoredMessage[]> {
+    const { rows } = await db.query<unknown[]>({ text, values, rowMode: 'array' });
+    return rows.map((row) => toMessage(fromValues(row)));
+  }
+
+  async #readOne(db: runs.Queryable, text: string, values: unknown[]) {
+    return (await this.#read(db, text, values))[0];
+  }
+
+  /** Runs `fn` in a transaction on one connection of the pool. */
+  async #transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const value = await fn(client);
+      await client.query('COMMIT');
+      return value;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async #open(action: string, conversationId?: string): Promise<void> {
+    if (this.#closed) {
+      throw new StoreError(`cannot ${action}: the store is closed`, {
+        conversationId,
+        transient: true,
+      });
+    }
+    await this.#ready;
+  }
+
+  /** Runs one store call, turning Postgres failures into a StoreError with context and cause. */
+  async #guard<T>(action: string, conversationId: string | undefined, fn: () => Promise<T>) {
+    try {
+      await this.#open(action, conversationId);
+      return await fn();
+    } catch (error) {
+      throw this.#error(action, conversationId, error);
+    }
+  }
+
+  #error(action: string, conversationId: string | undefined, error: unknown): StoreError {
+    if (error instanceof StoreError) return error;
+    if (error instanceof ColloquyError) return error as StoreError;
+    return new StoreError(`cannot ${action}: ${describePgError(error)}`, {
+      conversationId,
+      cause: error,
+      transient: isTransientPg(error),
+    });
+  }
+}
+
+/** Everything `forgetParticipant` changes, in one transaction; the turns it removed. */
+async function forget(
+  client: pg.PoolClient,
+  participantId: string,
+  mode: 'delete' | 'redact',
+): Promise<number> {
+  const q = (text: string) => client.query(text, [participantId]);
+  const touched = (await q(PG.conversationsOf)).rows.map(
+    (row: { conversation_id: string }) => row.conversation_id,
+  );
+  // A rolling summary can retell what the person said: those of their conversations go too.
+  for (const id of touched) await client.query(PG.deleteSummaries, [id]);
+  let changes: number;
+  if (mode === 'redact') {
+    await q(PG.redactRevisions);
+    changes = (await q(PG.redactMessages)).rowCount ?? 0;
+    await q(PG.redactParticipant);
+  } else {
+    changes = (await q(PG.deleteMessagesOf)).rowCount ?? 0;
+    await q(PG.deleteMentionsOf);
+    await q(PG.clearRepliesTo);
+    await q(PG.deleteParticipant);
+  }
+  for (const id of touched) {
+    await client.query(PG.refreshConversation, [id]);
+    await client.query(PG.deleteEmptyConversation, [id]);
+  }
+  return changes;
+}
+
+function conversationOf(op: StoreOperation): string | undefined {
+  return op.kind === 'append' || op.kind === 'reply' ? op.message.conversationId : undefined;
+}
