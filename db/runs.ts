@@ -174,6 +174,9 @@ export class RunStatements {
       ];
       rows = this.#byStatus.all(JSON.stringify(statuses)) as RunRow[];
     }
+    if (query.conversationId !== undefined) {
+      rows = rows.filter((row) => row.conversation_id === query.conversationId);
+    }
     return rows.map(toRun);
   }
 }

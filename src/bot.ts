@@ -9,7 +9,7 @@ import { consoleLogger, logLevelProblem } from './logger.js';
 import type { Logger } from './logger.js';
 import type { AppendResult, ConversationStore, StoreOperation } from './store.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
-import { openDefaultStore } from './bot/default-store.js';
+import { defaultDbPath, openDefaultStore } from './bot/default-store.js';
 import { TurnOrder, refKey } from './turn-order.js';
 import { withAgentMentions } from './bot/turn.js';
 import { TurnRunner } from './bot/runner.js';
@@ -20,6 +20,8 @@ import { applyChange } from './bot/tap.js';
 import type { CapturedChange } from './bot/tap.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
+import { ConversationLeases, type HeldLease, type SharedOptions, hasLeases } from './bot/shared.js';
+import { isPostgresUrl } from './db-path.js';
 
 export { defaultDbPath } from './bot/default-store.js';
 export { mentionsName, trailingAgentTurns, withAgentMentions } from './bot/turn.js';
@@ -66,6 +68,13 @@ export interface BotOptions {
    * than this long ago, and marked `expired` otherwise (default 600 000: 10 minutes).
    */
   resumeWithinMs?: number;
+  /**
+   * Several instances of this bot share the store (one Postgres database, or one SQLite file):
+   * a conversation's agents run on one instance at a time, in turn order, under a lease, and
+   * the unfinished work of an instance that died is taken up by another (docs/leases.md).
+   * Needs a store with leases. Default: on when the bot opened a `postgres://` `COLLOQUY_DB`.
+   */
+  shared?: boolean | SharedOptions;
 }
 
 /**
@@ -110,6 +119,11 @@ export class Bot {
   readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
   readonly #order = new TurnOrder((error) => this.report(error));
   readonly #abort = new AbortController();
+  /** Aborted when `stop` begins: a turn waiting for its conversation's lease gives up. */
+  readonly #stopping = new AbortController();
+  /** The conversation leases, when the store is shared with other instances. */
+  #leases: ConversationLeases | undefined;
+  #sweeper: NodeJS.Timeout | undefined;
   #store: ConversationStore | undefined;
   #ownsStore = false;
   #capture: Capture | undefined;
@@ -272,6 +286,7 @@ export class Bot {
       this.#store = await openDefaultStore();
       this.#ownsStore = true;
     }
+    this.#leases = this.#sharing(this.#store);
     const capture = new Capture(this.#store, {
       logger: this.#logger,
       deadLetterPath: deadLetterPathOf(this.#store),
@@ -303,7 +318,99 @@ export class Bot {
     });
     this.#accepting = true;
     for (const channel of this.#options.channels) await channel.start(this.#handlers(channel));
-    await this.#recover();
+    if (this.#leases === undefined) await this.#recover();
+    else {
+      // Shared: only work nobody holds is ours to resume, now and whenever an instance dies.
+      await this.#sweep();
+      this.#sweeper = setInterval(() => void this.#sweep(), this.#leases.claimEveryMs);
+      this.#sweeper.unref();
+    }
+  }
+
+  /** The conversation leases when the store is shared (`BotOptions.shared`). */
+  #sharing(store: ConversationStore): ConversationLeases | undefined {
+    const { shared = this.#ownsStore && isPostgresUrl(defaultDbPath()) } = this.#options;
+    if (shared === false) return undefined;
+    if (!hasLeases(store)) {
+      throw new ColloquyError(
+        'BotOptions.shared needs a store with leases (SQLite, Postgres or in-memory); this ' +
+          'store has no acquireLease',
+      );
+    }
+    return new ConversationLeases(store, shared === true ? {} : shared, this.#stopping.signal);
+  }
+
+  /**
+   * Takes up the unfinished runs of conversations nobody holds (at start, and then every
+   * `claimEveryMs`): each conversation is drained under the lease the claim took.
+   */
+  async #sweep(): Promise<void> {
+    const leases = this.#leases!;
+    let claimed;
+    try {
+      claimed = await leases.claim();
+    } catch (cause) {
+      this.report(new StoreError('could not claim unfinished agent runs', { cause }));
+      return;
+    }
+    for (const { lease, runs } of claimed) {
+      const conversationId = runs[0]?.conversationId;
+      if (conversationId === undefined) {
+        await this.#store!.releaseLease?.(lease).catch(() => {});
+        continue;
+      }
+      void this.#track(() =>
+        this.#order.conversation(conversationId, async () => {
+          await leases.holding(lease, (held) => this.#drain(conversationId, held));
+        }),
+      );
+    }
+  }
+
+  /**
+   * Answers a conversation's unfinished runs, oldest turn first, while holding its lease: the
+   * holder answers every instance's turns in order, and an instance that gets the lease after
+   * finds its own turns answered. `local` is the turn this instance was handed (it keeps its
+   * plan and channel).
+   */
+  async #drain(
+    conversationId: string,
+    held: HeldLease,
+    local?: { turn: NewMessage; channel: Channel; plan: RunPlan },
+  ): Promise<void> {
+    const store = this.#store!;
+    const open =
+      (await store.getRuns?.({ conversationId, statuses: ['pending', 'running'] })) ?? [];
+    const byTurn = new Map<string, AgentRun[]>();
+    for (const run of open) byTurn.set(run.messageId, [...(byTurn.get(run.messageId) ?? []), run]);
+    for (const [messageId, runs] of byTurn) {
+      // Lost to another instance (this one paused past the expiry): it answers the rest.
+      if (held.lost) return;
+      const resumable: AgentRun[] = [];
+      for (const run of runs) {
+        if (run.replyId !== undefined) await this.#settleReply(run);
+        else if (this.#tooOld(run)) this.#end(run, 'expired');
+        else resumable.push(run);
+      }
+      if (resumable.length === 0) continue;
+      const plan: RunPlan = {
+        runs: new Map(resumable.map((run) => [run.agentId, withoutReply(run)])),
+        only: new Set(resumable.map((run) => run.agentId)),
+      };
+      if (local !== undefined && local.turn.id === messageId) {
+        const whole = resumable.length === local.plan.runs.size;
+        await this.#onMessage(local.turn, local.channel, whole ? local.plan : plan);
+        continue;
+      }
+      const turn = await store.getMessage?.(conversationId, messageId).catch(() => undefined);
+      const channel = this.#options.channels.find((c) => c.type === turn?.metadata.channelType);
+      if (turn === undefined || channel === undefined) {
+        for (const run of resumable)
+          this.#end(run, 'expired', 'cannot resume: turn or channel gone');
+        continue;
+      }
+      await this.#runner!.inbound(turn, channel, plan);
+    }
   }
 
   /**
@@ -502,7 +609,16 @@ export class Bot {
           const plan = result.inserted
             ? { runs: new Map(planned.map((run) => [run.agentId, run])) }
             : await this.#resumable(turn);
-          if (plan !== undefined) await this.#onMessage(turn, channel, plan);
+          if (plan === undefined) return;
+          const leases = this.#leases;
+          if (leases === undefined || plan.runs.size === 0) {
+            await this.#onMessage(turn, channel, plan);
+            return;
+          }
+          // Not held when the bot stops first: the runs stay pending for another instance.
+          await leases.hold(turn.conversationId, (held) =>
+            this.#drain(turn.conversationId, held, { turn, channel, plan }),
+          );
         }),
       );
       handled = work.finally(() => this.#handling.delete(turn.id));
@@ -610,6 +726,7 @@ export class Bot {
 
   async #stop(): Promise<void> {
     await this.#started?.catch(() => undefined);
+    clearInterval(this.#sweeper);
     for (const channel of this.#options.channels) {
       try {
         await channel.stop();
@@ -619,6 +736,8 @@ export class Bot {
     }
     // Channels are stopped: what arrives now is not committed, so it is not acknowledged.
     this.#accepting = false;
+    // Turns still waiting for a conversation held elsewhere stay pending for that instance.
+    this.#stopping.abort();
     await this.idle();
     this.#abort.abort();
     const capture = this.#capture;

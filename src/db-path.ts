@@ -22,7 +22,21 @@ export function resolveDbPath(
   given: string | undefined,
   env: Record<string, string | undefined> = process.env,
 ): string {
-  return expandHome(given?.trim() || env.COLLOQUY_DB?.trim() || DEFAULT_DB_PATH);
+  const value = given?.trim() || env.COLLOQUY_DB?.trim() || DEFAULT_DB_PATH;
+  return isPostgresUrl(value) ? value : expandHome(value);
+}
+
+/**
+ * Whether a `--db` / `COLLOQUY_DB` value names a Postgres database rather than a SQLite file.
+ *
+ * @example
+ * ```ts
+ * isPostgresUrl('postgres://bot@db/colloquy'); // true
+ * isPostgresUrl('./colloquy.db'); // false
+ * ```
+ */
+export function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(value.trim());
 }
 
 function expandHome(path: string): string {

@@ -149,6 +149,9 @@ export class InMemoryConversationStore implements ConversationStore {
   async getRuns(query: RunQuery): Promise<AgentRun[]> {
     return [...this.#runs.values()]
       .filter((run) => query.messageId === undefined || run.messageId === query.messageId)
+      .filter(
+        (run) => query.conversationId === undefined || run.conversationId === query.conversationId,
+      )
       .filter((run) => query.statuses === undefined || query.statuses.includes(run.status))
       .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
       .map((run) => {

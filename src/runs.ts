@@ -51,6 +51,8 @@ export interface AgentRun {
 export interface RunQuery {
   /** Runs answering this turn. */
   messageId?: string;
+  /** Runs in this conversation. */
+  conversationId?: string;
   /** Runs in one of these states. */
   statuses?: readonly RunStatus[];
 }

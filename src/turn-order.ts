@@ -59,6 +59,11 @@ export class TurnOrder {
     return this.#run(message.conversationId, ref, work);
   }
 
+  /** Runs `work` after the work queued before it in a conversation (a resumed run). Never rejects. */
+  conversation(conversationId: string, work: () => Promise<void>): Promise<void> {
+    return this.#run(conversationId, undefined, work);
+  }
+
   /**
    * Runs an edit's or deletion's `work` after the work pending about the same platform message.
    * With none pending it is queued under `conversationId` when given, else on its own.

@@ -106,18 +106,13 @@ export async function getState(db: Queryable, key: string): Promise<string | und
 
 /** Runs by turn or by status, oldest first, with how far each one's reply went. */
 export async function findRuns(db: Queryable, query: RunQuery): Promise<AgentRun[]> {
-  const statuses = query.statuses ?? ALL_STATUSES;
-  const { rows } =
-    query.messageId !== undefined
-      ? await db.query<RunRow>(
-          `${SELECT_RUNS} WHERE r.message_id = $1 AND r.status = ANY($2::text[])
-           ORDER BY r.created_at, r.id`,
-          [query.messageId, statuses],
-        )
-      : await db.query<RunRow>(
-          `${SELECT_RUNS} WHERE r.status = ANY($1::text[]) ORDER BY r.created_at, r.id`,
-          [statuses],
-        );
+  const { rows } = await db.query<RunRow>(
+    `${SELECT_RUNS} WHERE r.status = ANY($1::text[])
+       AND ($2::text IS NULL OR r.message_id = $2)
+       AND ($3::text IS NULL OR r.conversation_id = $3)
+     ORDER BY r.created_at, r.id`,
+    [query.statuses ?? ALL_STATUSES, query.messageId ?? null, query.conversationId ?? null],
+  );
   return rows.map(toRun);
 }
 

@@ -1,4 +1,4 @@
-import { resolveDbPath } from '../db-path.js';
+import { isPostgresUrl, resolveDbPath } from '../db-path.js';
 import type { ConversationStore } from '../store.js';
 
 /**
@@ -15,10 +15,15 @@ export function defaultDbPath(env: Record<string, string | undefined> = process.
 }
 
 /**
- * Opens the SQLite store at `COLLOQUY_DB` (default `./colloquy.db`). Loaded lazily through
- * the public name, so a bot given another store never loads better-sqlite3.
+ * Opens the store `COLLOQUY_DB` names: a `postgres://` URL opens the Postgres store, anything
+ * else the SQLite file (default `./colloquy.db`). Loaded lazily through the public names, so a
+ * bot given another store never loads better-sqlite3 or pg.
  */
 export async function openDefaultStore(path = defaultDbPath()): Promise<ConversationStore> {
+  if (isPostgresUrl(path)) {
+    const { PostgresConversationStore } = await import('colloquy/postgres');
+    return PostgresConversationStore.open({ connectionString: path });
+  }
   const { SqliteConversationStore } = await import('colloquy/sqlite');
   const store = SqliteConversationStore.open({ path, writerThread: true });
   await store.ready();

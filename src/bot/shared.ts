@@ -1,0 +1,126 @@
+import { type Lease, leaseNames, newLeaseHolder } from '../leases.js';
+import type { ClaimedRuns } from '../leases.js';
+import type { ConversationStore } from '../store.js';
+
+/**
+ * How a bot shares its store with other instances of itself (`BotOptions.shared`).
+ *
+ * @example
+ * ```ts
+ * const shared: SharedOptions = { leaseTtlMs: 30_000 };
+ * ```
+ */
+export interface SharedOptions {
+  /**
+   * How long a conversation's lease lasts unless renewed (renewed every third of it while
+   * its agents work): how long the conversation waits when its instance dies. Default 30 000.
+   */
+  leaseTtlMs?: number;
+  /** How often unfinished work nobody holds (a dead instance's) is looked for. Default: the ttl. */
+  claimEveryMs?: number;
+}
+
+/** The lease methods a shared store has. */
+export type LeasingStore = ConversationStore &
+  Required<Pick<ConversationStore, 'acquireLease' | 'renewLease' | 'releaseLease'>>;
+
+/** Whether `store` can be shared: it has leases. */
+export function hasLeases(store: ConversationStore): store is LeasingStore {
+  return (
+    store.acquireLease !== undefined &&
+    store.renewLease !== undefined &&
+    store.releaseLease !== undefined
+  );
+}
+
+/** A lease while it is held: `lost` once a renewal found it taken by another instance. */
+export interface HeldLease {
+  readonly lease: Lease;
+  readonly lost: boolean;
+}
+
+/**
+ * The conversation leases of one bot instance: one agent run at a time per conversation
+ * across every instance on the store. A lease is taken before a conversation's agents run,
+ * renewed while they work and released after; another instance waits for it (or takes it
+ * once it expires, when its holder died).
+ *
+ * @example
+ * ```ts
+ * const leases = new ConversationLeases(store, { leaseTtlMs: 30_000 }, signal);
+ * await leases.hold('telegram:42', async (held) => { …answer, unless held.lost… });
+ * ```
+ */
+export class ConversationLeases {
+  /** This process, as the holder of its leases. */
+  readonly holder = newLeaseHolder();
+  readonly ttlMs: number;
+  readonly claimEveryMs: number;
+
+  constructor(
+    private readonly store: LeasingStore,
+    options: SharedOptions,
+    private readonly signal: AbortSignal,
+  ) {
+    this.ttlMs = options.leaseTtlMs ?? 30_000;
+    this.claimEveryMs = options.claimEveryMs ?? this.ttlMs;
+  }
+
+  /**
+   * Runs `work` holding the conversation's lease, waiting for it while another instance holds
+   * it. Undefined, without running `work`, when the bot stops first.
+   */
+  async hold<T>(
+    conversationId: string,
+    work: (held: HeldLease) => Promise<T>,
+  ): Promise<T | undefined> {
+    const name = leaseNames.conversation(conversationId);
+    let wait = 20;
+    for (;;) {
+      if (this.signal.aborted) return undefined;
+      const lease = await this.store.acquireLease(name, this.holder, this.ttlMs);
+      if (lease !== undefined) return this.holding(lease, work);
+      await sleep(wait, this.signal);
+      wait = Math.min(wait * 2, Math.max(50, this.ttlMs / 4));
+    }
+  }
+
+  /** Runs `work` on a lease already taken (`claimUnfinishedRuns`), renewing it, then releases it. */
+  async holding<T>(lease: Lease, work: (held: HeldLease) => Promise<T>): Promise<T> {
+    const held = { lease, lost: false };
+    const renew = setInterval(() => {
+      this.store.renewLease(held.lease, this.ttlMs).then(
+        (renewed) => {
+          if (renewed === undefined) held.lost = true;
+          else held.lease = renewed;
+        },
+        // A failed renewal is tried again at the next tick; the lease lasts until its expiry.
+        () => {},
+      );
+    }, this.ttlMs / 3);
+    renew.unref();
+    try {
+      return await work(held);
+    } finally {
+      clearInterval(renew);
+      if (!held.lost) await this.store.releaseLease(held.lease).catch(() => {});
+    }
+  }
+
+  /** The conversations with unfinished runs that nobody holds, each with its lease taken. */
+  async claim(): Promise<ClaimedRuns[]> {
+    return (await this.store.claimUnfinishedRuns?.(this.holder, this.ttlMs)) ?? [];
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
