@@ -576,6 +576,10 @@ export class Bot {
       capacity: (limit) => this.#capacity(limit),
       error: (error) => this.report(error),
       ...(this.#store?.getState !== undefined && { state: this.#state() }),
+      ...(this.#leases !== undefined && {
+        lead: (name, work, signal) =>
+          this.#leases!.lead(name, work, signal, (error) => this.report(error)),
+      }),
     };
   }
 

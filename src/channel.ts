@@ -57,6 +57,17 @@ export interface ChannelHandlers {
    * through the same commits as the turns. Absent when the store keeps none.
    */
   state?: ChannelState;
+  /**
+   * Runs `work` while this instance holds the role `name` among the instances sharing the
+   * store (one Telegram poller per token), waiting while another holds it; `work`'s signal
+   * aborts when the role is lost. Resolves once `signal` aborts. Absent when the bot runs
+   * alone: the channel then simply does the work.
+   */
+  lead?(
+    name: string,
+    work: (signal: AbortSignal) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void>;
 }
 
 /**

@@ -19,6 +19,7 @@ import { sendParts } from '../../src/platform.js';
 import { RecentKeys } from '../../src/recent.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
 import { pollUpdates } from './polling.js';
+import { leaseNames } from '../../src/leases.js';
 import type { RetryOptions } from './format.js';
 import {
   BodyTooLargeError,
@@ -259,16 +260,27 @@ export class TelegramChannel implements Channel {
     // Keep pending updates: what people said while the bot was down is still recorded.
     await this.bot.api.deleteWebhook({ drop_pending_updates: false });
     const stop = new AbortController();
-    const done = pollUpdates({
-      api: this.bot.api,
-      timeoutSeconds: this.options.pollingTimeoutSeconds ?? 30,
-      limit: 100,
-      room: () => handlers.capacity(this.options.maxUnprocessed ?? 300),
-      handle: (update) => this.bot.handleUpdate(update),
-      report: (error, method) =>
-        this.report(toColloquyError((error as { error?: unknown }).error ?? error, method)),
-      signal: stop.signal,
-    }).catch((error: unknown) => {
+    const poll = (signal: AbortSignal) =>
+      pollUpdates({
+        api: this.bot.api,
+        timeoutSeconds: this.options.pollingTimeoutSeconds ?? 30,
+        limit: 100,
+        room: () => handlers.capacity(this.options.maxUnprocessed ?? 300),
+        handle: (update) => this.bot.handleUpdate(update),
+        report: (error, method) =>
+          this.report(toColloquyError((error as { error?: unknown }).error ?? error, method)),
+        signal,
+      }).catch((error: unknown) => {
+        throw toColloquyError(error, 'getUpdates');
+      });
+    // Telegram allows one poller per token: instances sharing a store take turns on a lease,
+    // the others standing by (a 409 then means the lease's old holder had not stopped yet).
+    const botId = String(this.bot.botInfo.id);
+    const done = (
+      handlers.lead === undefined
+        ? poll(stop.signal)
+        : handlers.lead(leaseNames.telegramPoller(botId), poll, stop.signal)
+    ).catch((error: unknown) => {
       // 401 (token revoked) or 409 (another instance polls): polling has stopped.
       this.report(toColloquyError(error, 'getUpdates'));
     });

@@ -71,6 +71,8 @@ interface PendingUpdate {
 interface Waiter {
   check(): boolean;
   cancel(): void;
+  /** A long poll's: ends it with 409 when another `getUpdates` comes. */
+  conflict?(): void;
 }
 
 /**
@@ -108,6 +110,11 @@ export class FakeTelegram {
    * never sends these again.
    */
   readonly acknowledged: Update[] = [];
+  /**
+   * Long polls ended by a newer `getUpdates` (Telegram answers the older one 409 Conflict:
+   * two instances polling one token).
+   */
+  conflicts = 0;
   /** The webhook set with `setWebhook`, if any. */
   webhook: { url: string; secret_token?: string; max_connections?: number } | undefined;
 
@@ -419,6 +426,14 @@ export class FakeTelegram {
     const limit = Number(payload.limit ?? 100);
     const timeout = Number(payload.timeout ?? 0);
     if (offset > 0) this.confirm(offset);
+    // One poller per token: a newer request ends the one still waiting, as Telegram does. A
+    // poll its client gave up on (its close not seen yet) is no conflict: it is looked at a
+    // little later, once the close had time to arrive.
+    for (const waiter of [...this.waiters]) {
+      if (waiter.conflict === undefined) continue;
+      this.waiters.delete(waiter);
+      setTimeout(() => waiter.conflict?.(), 200).unref();
+    }
     const answer = () => {
       const batch = this.pending.slice(0, limit);
       for (const entry of batch) entry.delivered = true;
@@ -435,6 +450,17 @@ export class FakeTelegram {
       cancel: () => {
         clearTimeout(timer);
         reply(res, 200, { ok: true, result: [] });
+      },
+      conflict: () => {
+        clearTimeout(timer);
+        if (res.destroyed || res.writableEnded) return;
+        this.conflicts++;
+        reply(res, 409, {
+          ok: false,
+          error_code: 409,
+          description:
+            'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running',
+        });
       },
     };
     const timer = setTimeout(() => {

@@ -1,4 +1,5 @@
 import { type Lease, leaseNames, newLeaseHolder } from '../leases.js';
+
 import type { ClaimedRuns } from '../leases.js';
 import type { ConversationStore } from '../store.js';
 
@@ -104,6 +105,52 @@ export class ConversationLeases {
     } finally {
       clearInterval(renew);
       if (!held.lost) await this.store.releaseLease(held.lease).catch(() => {});
+    }
+  }
+
+  /**
+   * Runs `work` each time this instance holds the role `name` (a lease renewed every third of
+   * its ttl), until `signal` aborts; a standby tries every quarter of the ttl, so it takes over
+   * within the ttl when the holder dies. `work`'s signal aborts when the lease is lost; when
+   * `work` ends (or fails, reported) the role is released and sought again.
+   */
+  async lead(
+    name: string,
+    work: (signal: AbortSignal) => Promise<void>,
+    signal: AbortSignal,
+    report: (error: unknown) => void,
+  ): Promise<void> {
+    while (!signal.aborted) {
+      let lease: Lease | undefined;
+      try {
+        lease = await this.store.acquireLease(name, this.holder, this.ttlMs);
+      } catch (error) {
+        report(error);
+      }
+      if (lease === undefined) {
+        await sleep(this.ttlMs / 4, signal);
+        continue;
+      }
+      const term = new AbortController();
+      const stop = () => term.abort();
+      signal.addEventListener('abort', stop, { once: true });
+      let held: Lease = lease;
+      const renew = setInterval(() => {
+        this.store.renewLease(held, this.ttlMs).then(
+          (renewed) => (renewed === undefined ? term.abort() : (held = renewed)),
+          () => {},
+        );
+      }, this.ttlMs / 3);
+      try {
+        await work(term.signal);
+      } catch (error) {
+        report(error);
+        await sleep(this.ttlMs / 4, signal);
+      } finally {
+        clearInterval(renew);
+        signal.removeEventListener('abort', stop);
+        await this.store.releaseLease(held).catch(() => {});
+      }
     }
   }
 
