@@ -337,7 +337,9 @@ export class Bot {
           'store has no acquireLease',
       );
     }
-    return new ConversationLeases(store, shared === true ? {} : shared, this.#stopping.signal);
+    // `true` (given, or the default for Postgres) takes its settings from the environment.
+    const options = shared === true ? leaseOptionsFromEnv() : shared;
+    return new ConversationLeases(store, options, this.#stopping.signal);
   }
 
   /**
@@ -820,6 +822,22 @@ async function acknowledged(
 function withoutReply(run: AgentRun): AgentRun {
   const { reply: _, ...rest } = run;
   return rest;
+}
+
+/**
+ * `shared: true`'s settings: `COLLOQUY_LEASE_TTL_MS` (a whole number of ms) sets the lease ttl,
+ * for deployments that want a dead instance's conversations taken up sooner (or later).
+ */
+function leaseOptionsFromEnv(env = process.env): SharedOptions {
+  const text = env.COLLOQUY_LEASE_TTL_MS?.trim();
+  if (!text) return {};
+  const ttl = Number(text);
+  if (!Number.isSafeInteger(ttl) || ttl < 100) {
+    throw new ColloquyError(
+      `COLLOQUY_LEASE_TTL_MS must be a whole number of milliseconds, at least 100, not "${text}"`,
+    );
+  }
+  return { leaseTtlMs: ttl };
 }
 
 /** The runner's `promptBytes` for `recordPrompts`. */

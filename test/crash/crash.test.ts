@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import type { Message, Update } from 'grammy/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   FakeDiscord,
@@ -24,6 +23,7 @@ import {
   type CrashSetup,
   type PlatformRecord,
 } from './harness.js';
+import { slackRecord, slackTraffic, telegramRecord, telegramTraffic } from './platforms.js';
 
 // Nothing acknowledged is ever lost (issue 12): a real example bot runs as a child process
 // against a loopback fake under steady traffic and is SIGKILLed at random moments, ten times,
@@ -137,60 +137,6 @@ function expectNothingLost(counts: CrashCounts): void {
 }
 
 describe('Telegram: a bot killed at random moments loses nothing acknowledged', () => {
-  const people = [1001, 1002, 1003].map((id) => ({ id, is_bot: false, first_name: `User ${id}` }));
-  const dms = [1001, 1002].map((id) => ({
-    id,
-    type: 'private' as const,
-    first_name: `User ${id}`,
-  }));
-  const groups = [-2001, -2002, -2003].map((id) => ({
-    id,
-    type: 'group' as const,
-    title: `G${id}`,
-  }));
-
-  /**
-   * Two DMs (always addressed) and three groups where every other message mentions the bot:
-   * five conversations, each answered in order, so the load stays well within what the bot does.
-   */
-  function traffic(telegram: FakeTelegram, rate: number): SteadyTraffic {
-    const mention = `@${telegram.botInfo.username}`;
-    return telegram.traffic(rate, (i) => {
-      const from = people[i % 3] as (typeof people)[number];
-      const chat = i % 5 < 2 ? dms[i % 5] : groups[(i % 5) - 2];
-      if (chat?.type === 'private')
-        return { chat, from: { ...from, id: chat.id }, text: `q${i} order?` };
-      const text = Math.floor(i / 5) % 2 === 0 ? `${mention} q${i} refund?` : `q${i} hi`;
-      return { chat: chat as (typeof groups)[number], from, text };
-    });
-  }
-
-  function record(telegram: FakeTelegram): PlatformRecord {
-    const mention = `@${telegram.botInfo.username}`;
-    return {
-      acknowledged: telegram.acknowledged.flatMap((update: Update) => {
-        const message = update.message;
-        if (message === undefined) return [];
-        return [
-          {
-            key: `${message.chat.id}:${message.message_id}`,
-            addressed: message.chat.type === 'private' || (message.text ?? '').includes(mention),
-          },
-        ];
-      }),
-      replies: telegram.sent
-        .filter((sent) => sent.method === 'sendMessage')
-        .map((sent) => {
-          const replyTo = (sent.payload.reply_parameters as { message_id?: number } | undefined)
-            ?.message_id;
-          return {
-            key: `${sent.chatId}:${(sent.message as Message).message_id}`,
-            answers: replyTo === undefined ? undefined : `${sent.chatId}:${replyTo}`,
-          };
-        }),
-    };
-  }
-
   it(
     'by long polling',
     async () => {
@@ -210,9 +156,9 @@ describe('Telegram: a bot killed at random moments loses nothing acknowledged', 
             readyLine: /is polling for updates/,
             logFile: join(dir, 'runs.log'),
           }),
-          traffic: () => traffic(telegram, rate),
+          traffic: () => telegramTraffic(telegram, rate),
           delivered: (sent) => telegram.acknowledged.length >= sent,
-          record: () => record(telegram),
+          record: () => telegramRecord(telegram),
         });
         expectNothingLost(counts);
       } finally {
@@ -245,9 +191,9 @@ describe('Telegram: a bot killed at random moments loses nothing acknowledged', 
             readyLine: /receives updates at/,
             logFile: join(dir, 'runs.log'),
           }),
-          traffic: () => traffic(telegram, rate),
+          traffic: () => telegramTraffic(telegram, rate),
           delivered: (sent) => telegram.acknowledged.length >= sent,
-          record: () => record(telegram),
+          record: () => telegramRecord(telegram),
         });
         expectNothingLost(counts);
       } finally {
@@ -269,7 +215,6 @@ describe('Slack HTTP events: a bot killed at random moments loses nothing acknow
       });
       const port = await freePort();
       slack.eventsUrl = `http://127.0.0.1:${port}/slack/events`;
-      const mention = `<@${slack.bot.userId}>`;
       try {
         const counts = await crashScenario({
           path: 'Slack HTTP events',
@@ -287,33 +232,8 @@ describe('Slack HTTP events: a bot killed at random moments loses nothing acknow
             logFile: join(dir, 'runs.log'),
           }),
           // Every other post mentions the bot (Slack then sends `message` and `app_mention`).
-          traffic: () =>
-            slack.traffic(rate, (i) => ({
-              channel: ['C0GENERAL', 'C0ORDERS', 'C0HELP', 'C0SHOP'][i % 4] as string,
-              user: i % 3 === 0 ? 'U0ALICE' : 'U0BOB',
-              text: `q${i} where is my order?`,
-              mention: Math.floor(i / 4) % 2 === 0,
-            })),
-          record: () => {
-            const posts = new Map<string, string>(); // token → key of the post that carried it
-            const acknowledged = slack.acknowledged.flatMap(({ event }) => {
-              const key = `${String(event.channel)}:${String(event.ts)}`;
-              const token = /\bq\d+\b/.exec(String(event.text))?.[0];
-              if (token !== undefined) posts.set(token, key);
-              return [{ key, addressed: String(event.text).includes(mention) }];
-            });
-            return {
-              acknowledged,
-              // Slack replies carry no reference to the post they answer: the model echoes it.
-              replies: slack.posted.map((post) => {
-                const token = /\bq\d+\b/.exec(post.text)?.[0];
-                return {
-                  key: `${post.channel}:${post.ts}`,
-                  answers: token === undefined ? undefined : posts.get(token),
-                };
-              }),
-            };
-          },
+          traffic: () => slackTraffic(slack, rate),
+          record: () => slackRecord(slack),
         });
         expectNothingLost(counts);
       } finally {

@@ -1,0 +1,314 @@
+import { createServer, request } from 'node:http';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeOpenAIServer, FakeSlack, FakeTelegram } from 'colloquy/testing';
+import { dropTestDatabases, postgresReachable, testDatabase } from '../postgres.fixtures.js';
+import {
+  type BotRun,
+  type CrashCounts,
+  type StoredTurns,
+  compare,
+  drain,
+  freePort,
+  printCounts,
+  scratch,
+  startBot,
+  stopBot,
+} from './harness.js';
+import { slackRecord, slackTraffic, telegramRecord, telegramTraffic } from './platforms.js';
+
+// Several instances on one Postgres (issue 13): real example bots as child processes share a
+// database; one of them is SIGKILLed under traffic and not restarted. The others must take up
+// its work: every event the platform counts as acknowledged is stored, every addressed one is
+// answered once (or recorded unconfirmed), and nothing is answered twice.
+//
+// Runs the built examples: `npm run build` first.
+
+const LEASE_TTL_MS = 1000;
+const TIMEOUT_MS = 120_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let model: FakeOpenAIServer;
+beforeAll(async () => {
+  // Slow enough that the kill lands in the middle of agent work.
+  model = await new FakeOpenAIServer({ latencyMs: 300 }).start();
+});
+afterAll(async () => {
+  await model?.close();
+  await dropTestDatabases();
+});
+
+function baseEnv(db: string): Record<string, string> {
+  return {
+    COLLOQUY_DB: db,
+    COLLOQUY_LEASE_TTL_MS: String(LEASE_TTL_MS),
+    COLLOQUY_MODEL: 'openai-compatible:fake-model',
+    COLLOQUY_MODEL_BASE_URL: model.baseURL,
+  };
+}
+
+/** Reads the turns and runs of a colloquy Postgres database (as `readStore` reads a file). */
+async function readPostgres(url: string): Promise<StoredTurns> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const byKey = new Map<string, string>();
+    const { rows } = await client.query<{
+      id: string;
+      channel_id: string;
+      platform_message_id: string | null;
+      parts: string[] | null;
+    }>(
+      `SELECT id, channel_id, platform_message_id,
+         ARRAY(SELECT jsonb_array_elements_text(metadata -> 'partMessageIds')) AS parts
+       FROM messages`,
+    );
+    for (const row of rows) {
+      if (row.platform_message_id !== null) {
+        byKey.set(`${row.channel_id}:${row.platform_message_id}`, row.id);
+      }
+      for (const part of row.parts ?? []) byKey.set(`${row.channel_id}:${part}`, row.id);
+    }
+    const ids = async (sql: string) =>
+      new Set((await client.query<{ id: string }>(sql)).rows.map((row) => row.id));
+    return {
+      byKey,
+      unconfirmedOrExpired: await ids(
+        `SELECT message_id AS id FROM agent_runs WHERE status IN ('unconfirmed', 'expired')`,
+      ),
+      unconfirmedReplyFor: await ids(
+        `SELECT r.message_id AS id FROM agent_runs r JOIN messages m ON m.id = r.reply_id
+         WHERE m.delivery = 'unconfirmed'`,
+      ),
+      hasRuns: true,
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+/** The pid of the instance holding lease `name` (holders are `host:pid:random`). */
+async function holderPid(url: string, name: string): Promise<number | undefined> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ holder: string }>(
+      'SELECT holder FROM leases WHERE name = $1 AND expires_at > clock_timestamp()',
+      [name],
+    );
+    const pid = Number(rows[0]?.holder.split(':')[1]);
+    return Number.isInteger(pid) ? pid : undefined;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Resolves once the process `pid` holds a conversation's lease: its agents are at work. */
+async function untilAtWork(url: string, pid: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const { rowCount } = await client.query(
+        `SELECT 1 FROM leases WHERE name LIKE 'conversation:%' AND holder LIKE $1
+           AND expires_at > clock_timestamp()`,
+        [`%:${pid}:%`],
+      );
+      if ((rowCount ?? 0) > 0) return;
+      if (Date.now() > deadline) throw new Error(`process ${pid} never held a conversation`);
+      await sleep(10);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs started more than once (taken up after a kill) or left unconfirmed by one. */
+async function takenUp(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM agent_runs WHERE attempts > 1 OR status = 'unconfirmed'`,
+    );
+    return rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A load balancer on 127.0.0.1: each request goes to the next backend in turn, or to the one
+ * after it when that one refuses the connection (an instance that died).
+ */
+async function roundRobin(ports: number[]): Promise<{ port: number; server: Server }> {
+  let next = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const attempt = (tries: number) => {
+        const port = ports[next++ % ports.length]!;
+        const forward = request(
+          { host: '127.0.0.1', port, path: req.url, method: req.method, headers: req.headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        forward.on('error', () => {
+          if (tries + 1 < ports.length && !res.headersSent) attempt(tries + 1);
+          else if (!res.headersSent) res.writeHead(502).end();
+          else res.destroy();
+        });
+        forward.end(body);
+      };
+      attempt(0);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as { port: number }).port, server };
+}
+
+function expectNothingLost(counts: CrashCounts): void {
+  expect(counts.acknowledged).toBeGreaterThan(0);
+  expect({
+    acknowledgedMissing: counts.acknowledgedMissing,
+    repliesMissing: counts.repliesMissing,
+    answeredTwice: counts.answeredTwice,
+    unanswered: counts.unanswered,
+    finalStop: counts.finalStop.replace(/ after .*/, ''),
+  }).toEqual({
+    acknowledgedMissing: 0,
+    repliesMissing: 0,
+    answeredTwice: 0,
+    unanswered: 0,
+    finalStop: 'exit 0',
+  });
+}
+
+describe.skipIf(!postgresReachable)('several bot instances on one Postgres', () => {
+  it(
+    'Slack events spread over two instances: one dies mid-run, the other answers its work',
+    async () => {
+      const url = await testDatabase();
+      const dir = scratch('instances-slack');
+      const slack = await FakeSlack.start({
+        retries: { delaysMs: [500, 2000, 5000] },
+        channels: { C0GENERAL: 'general', C0ORDERS: 'orders', C0HELP: 'help', C0SHOP: 'shop' },
+      });
+      const ports = [await freePort(), await freePort()];
+      const balancer = await roundRobin(ports);
+      slack.eventsUrl = `http://127.0.0.1:${balancer.port}/slack/events`;
+      const runs: BotRun[] = ports.map((port) =>
+        startBot({
+          example: 'slack-bot',
+          env: {
+            ...baseEnv(url),
+            SLACK_BOT_TOKEN: slack.token,
+            SLACK_SIGNING_SECRET: slack.signingSecret,
+            SLACK_API_URL: slack.slackApiUrl,
+            PORT: String(port),
+          },
+          readyLine: /receives events at/,
+          logFile: join(dir, 'runs.log'),
+        }),
+      );
+      try {
+        expect(await Promise.all(runs.map((run) => run.ready))).toEqual([true, true]);
+        const rate = 10;
+        const traffic = slackTraffic(slack, rate);
+        await sleep(2000);
+        // One instance dies while its agents are at work (it holds a conversation's lease).
+        await untilAtWork(url, runs[0]!.child.pid!);
+        runs[0]!.child.kill('SIGKILL');
+        await runs[0]!.exited;
+        await sleep(3000);
+        await traffic.stop();
+        const answeredAll = () => {
+          const { acknowledged, replies } = slackRecord(slack);
+          const answered = new Set(replies.map((reply) => reply.answers));
+          return acknowledged.every((turn) => !turn.addressed || answered.has(turn.key));
+        };
+        await drain(answeredAll, () => slack.acknowledged.length + slack.posted.length);
+        const finalStop = await stopBot(runs[1]!);
+        const counts = compare(slackRecord(slack), await readPostgres(url), {
+          path: 'Slack HTTP events, two instances on Postgres',
+          rate,
+          sent: traffic.sent,
+          finalStop,
+          kills: { kills: 1, beforeReady: 0, unexpectedExits: [] },
+        });
+        const taken = await takenUp(url);
+        printCounts(counts, 0, `runs taken up after the kill: ${taken}; runs' output: ${dir}`);
+        expectNothingLost(counts);
+        expect(taken).toBeGreaterThan(0);
+      } finally {
+        for (const run of runs) run.child.kill('SIGKILL');
+        balancer.server.close();
+        await slack.close();
+      }
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'Telegram long polling: the poller is killed, the standby takes over, nothing acknowledged is lost',
+    async () => {
+      const url = await testDatabase();
+      const dir = scratch('instances-telegram');
+      const telegram = await FakeTelegram.start();
+      const setup = {
+        example: 'telegram-bot',
+        env: {
+          ...baseEnv(url),
+          TELEGRAM_BOT_TOKEN: telegram.token,
+          TELEGRAM_API_ROOT: telegram.apiRoot,
+        },
+        readyLine: /is polling for updates/,
+        logFile: join(dir, 'runs.log'),
+      };
+      const runs = [startBot(setup), startBot(setup)];
+      try {
+        expect(await Promise.all(runs.map((run) => run.ready))).toEqual([true, true]);
+        const rate = 10;
+        const traffic = telegramTraffic(telegram, rate);
+        await sleep(3000);
+        // The poller dies; the other instance stood by and must take over within the ttl.
+        const poller = `telegram-poller:${telegram.botInfo.id}`;
+        const pid = await holderPid(url, poller);
+        const leader = runs.find((run) => run.child.pid === pid);
+        expect(leader).toBeDefined();
+        leader!.child.kill('SIGKILL');
+        await leader!.exited;
+        await sleep(3000);
+        await traffic.stop();
+        const standby = runs.find((run) => run !== leader)!;
+        expect(await holderPid(url, poller)).toBe(standby.child.pid);
+        await drain(
+          () => telegram.acknowledged.length >= traffic.sent,
+          () => telegram.acknowledged.length + telegram.sent.length,
+        );
+        const finalStop = await stopBot(standby);
+        const counts = compare(telegramRecord(telegram), await readPostgres(url), {
+          path: 'Telegram long polling, two instances on Postgres',
+          rate,
+          sent: traffic.sent,
+          finalStop,
+          kills: { kills: 1, beforeReady: 0, unexpectedExits: [] },
+        });
+        printCounts(counts, 0, `409 conflicts: ${telegram.conflicts}; runs' output: ${dir}`);
+        expectNothingLost(counts);
+        expect(counts.acknowledged).toBe(traffic.sent);
+      } finally {
+        for (const run of runs) run.child.kill('SIGKILL');
+        await telegram.close();
+      }
+    },
+    TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,90 @@
+import type { Message, Update } from 'grammy/types';
+import type { FakeSlack, FakeTelegram, SteadyTraffic } from 'colloquy/testing';
+import type { PlatformRecord } from './harness.js';
+
+const people = [1001, 1002, 1003].map((id) => ({ id, is_bot: false, first_name: `User ${id}` }));
+const dms = [1001, 1002].map((id) => ({ id, type: 'private' as const, first_name: `User ${id}` }));
+const groups = [-2001, -2002, -2003].map((id) => ({
+  id,
+  type: 'group' as const,
+  title: `G${id}`,
+}));
+
+/**
+ * Telegram traffic: two DMs (always addressed) and three groups where every other message
+ * mentions the bot: five conversations, each answered in order, so the load stays well within
+ * what the bot does.
+ */
+export function telegramTraffic(telegram: FakeTelegram, rate: number): SteadyTraffic {
+  const mention = `@${telegram.botInfo.username}`;
+  return telegram.traffic(rate, (i) => {
+    const from = people[i % 3] as (typeof people)[number];
+    const chat = i % 5 < 2 ? dms[i % 5] : groups[(i % 5) - 2];
+    if (chat?.type === 'private')
+      return { chat, from: { ...from, id: chat.id }, text: `q${i} order?` };
+    const text = Math.floor(i / 5) % 2 === 0 ? `${mention} q${i} refund?` : `q${i} hi`;
+    return { chat: chat as (typeof groups)[number], from, text };
+  });
+}
+
+/** What FakeTelegram counts as acknowledged, and the replies it received (by `reply_parameters`). */
+export function telegramRecord(telegram: FakeTelegram): PlatformRecord {
+  const mention = `@${telegram.botInfo.username}`;
+  return {
+    acknowledged: telegram.acknowledged.flatMap((update: Update) => {
+      const message = update.message;
+      if (message === undefined) return [];
+      return [
+        {
+          key: `${message.chat.id}:${message.message_id}`,
+          addressed: message.chat.type === 'private' || (message.text ?? '').includes(mention),
+        },
+      ];
+    }),
+    replies: telegram.sent
+      .filter((sent) => sent.method === 'sendMessage')
+      .map((sent) => {
+        const replyTo = (sent.payload.reply_parameters as { message_id?: number } | undefined)
+          ?.message_id;
+        return {
+          key: `${sent.chatId}:${(sent.message as Message).message_id}`,
+          answers: replyTo === undefined ? undefined : `${sent.chatId}:${replyTo}`,
+        };
+      }),
+  };
+}
+
+/** Slack traffic over four channels; every other post mentions the bot (`message` + `app_mention`). */
+export function slackTraffic(slack: FakeSlack, rate: number): SteadyTraffic {
+  return slack.traffic(rate, (i) => ({
+    channel: ['C0GENERAL', 'C0ORDERS', 'C0HELP', 'C0SHOP'][i % 4] as string,
+    user: i % 3 === 0 ? 'U0ALICE' : 'U0BOB',
+    text: `q${i} where is my order?`,
+    mention: Math.floor(i / 4) % 2 === 0,
+  }));
+}
+
+/**
+ * What FakeSlack counts as acknowledged, and the replies it received. Slack replies carry no
+ * reference to the post they answer: the fake model echoes the post's `q<n>` token.
+ */
+export function slackRecord(slack: FakeSlack): PlatformRecord {
+  const mention = `<@${slack.bot.userId}>`;
+  const posts = new Map<string, string>(); // token → key of the post that carried it
+  const acknowledged = slack.acknowledged.flatMap(({ event }) => {
+    const key = `${String(event.channel)}:${String(event.ts)}`;
+    const token = /\bq\d+\b/.exec(String(event.text))?.[0];
+    if (token !== undefined) posts.set(token, key);
+    return [{ key, addressed: String(event.text).includes(mention) }];
+  });
+  return {
+    acknowledged,
+    replies: slack.posted.map((post) => {
+      const token = /\bq\d+\b/.exec(post.text)?.[0];
+      return {
+        key: `${post.channel}:${post.ts}`,
+        answers: token === undefined ? undefined : posts.get(token),
+      };
+    }),
+  };
+}
