@@ -6,6 +6,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import type { NewMessage, Participant } from '../src/types.js';
+import type { ConversationStore } from '../src/store.js';
 
 /**
  * Helpers for the CLI suites: they run the real built bin (`node dist/src/cli/bin.js`) as a
@@ -146,29 +147,34 @@ export function turn(
 export async function populate(path: string): Promise<void> {
   const store = new SqliteConversationStore({ path });
   try {
-    await store.append(turn(1, alice, 'where is my order 1234?'));
-    await store.append(turn(2, bot, 'It ships tomorrow.'));
-    await store.append(turn(3, alice, 'thanks!\nsee you'));
-    await store.append(turn(4, alice, 'oops, wrong chat'));
-    await store.recordEdit({
-      channelType: 'telegram',
-      channelId: '42',
-      messageId: '1',
-      content: 'where is my order 1235?',
-      editedAt: new Date(Date.UTC(2026, 10, 17, 9, 30)).toISOString(),
-    });
-    await store.recordDeletion({
-      channelType: 'telegram',
-      channelId: '42',
-      messageId: '4',
-      deletedAt: new Date(Date.UTC(2026, 10, 17, 9, 31)).toISOString(),
-    });
-    await store.append(turn(10, bob, '@orders status of the Acme account?', CHANNEL));
-    await store.append(turn(11, bot, 'Acme renewed on Monday.', CHANNEL));
-    await store.append(turn(12, alice, 'nice', CHANNEL));
+    await populateStore(store);
   } finally {
     await store.close();
   }
+}
+
+/** `populate`'s history, written to any store (a Postgres one, say). */
+export async function populateStore(store: ConversationStore): Promise<void> {
+  await store.append(turn(1, alice, 'where is my order 1234?'));
+  await store.append(turn(2, bot, 'It ships tomorrow.'));
+  await store.append(turn(3, alice, 'thanks!\nsee you'));
+  await store.append(turn(4, alice, 'oops, wrong chat'));
+  await store.recordEdit({
+    channelType: 'telegram',
+    channelId: '42',
+    messageId: '1',
+    content: 'where is my order 1235?',
+    editedAt: new Date(Date.UTC(2026, 10, 17, 9, 30)).toISOString(),
+  });
+  await store.recordDeletion({
+    channelType: 'telegram',
+    channelId: '42',
+    messageId: '4',
+    deletedAt: new Date(Date.UTC(2026, 10, 17, 9, 31)).toISOString(),
+  });
+  await store.append(turn(10, bob, '@orders status of the Acme account?', CHANNEL));
+  await store.append(turn(11, bot, 'Acme renewed on Monday.', CHANNEL));
+  await store.append(turn(12, alice, 'nice', CHANNEL));
 }
 
 /** Creates an empty database the way a bot does on its first start. */

@@ -111,9 +111,10 @@ export function openPool(options: PostgresStoreOptions): pg.Pool {
  * await migratePostgres(pool, 'postgres://…');
  * ```
  */
-export async function migratePostgres(pool: pg.Pool, where: string): Promise<void> {
+export async function migratePostgres(pool: pg.Pool, where: string): Promise<string[]> {
   const folder = postgresMigrationsFolder();
-  const known = Math.max(0, ...readJournal(folder).entries.map((entry) => entry.when));
+  const entries = readJournal(folder).entries;
+  const known = Math.max(0, ...entries.map((entry) => entry.when));
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
@@ -126,18 +127,36 @@ export async function migratePostgres(pool: pg.Pool, where: string): Promise<voi
           { transient: false },
         );
       }
-      if (applied < known) {
-        await migrate(drizzle(client), {
-          migrationsFolder: folder,
-          migrationsTable: MIGRATIONS_TABLE,
-          migrationsSchema: 'public',
-        });
-      }
+      if (applied === known) return [];
+      await migrate(drizzle(client), {
+        migrationsFolder: folder,
+        migrationsTable: MIGRATIONS_TABLE,
+        migrationsSchema: 'public',
+      });
+      return entries.filter((entry) => entry.when > applied).map((entry) => entry.tag);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
   } finally {
     client.release();
+  }
+}
+
+/**
+ * Brings the database at `url` up to this colloquy's schema and answers the migrations it
+ * applied (what `colloquy migrate` prints).
+ *
+ * @example
+ * ```ts
+ * await migratePostgresDatabase('postgres://postgres@127.0.0.1/colloquy'); // ['0003_notify_turns']
+ * ```
+ */
+export async function migratePostgresDatabase(url: string): Promise<string[]> {
+  const pool = openPool({ connectionString: url, max: 1 });
+  try {
+    return await migratePostgres(pool, redactUrl(url));
+  } finally {
+    await pool.end();
   }
 }
 

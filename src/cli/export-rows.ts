@@ -1,5 +1,5 @@
-import type Database from 'better-sqlite3';
 import type { SelectedMessageRow } from 'colloquy/sqlite';
+import type { CliDb } from './database.js';
 import type { StoredMessage } from '../types.js';
 
 /** An earlier text of an edited turn. */
@@ -32,29 +32,59 @@ ${where(conversation)}
 order by m.seq`;
 
 /** How many messages an export will write. */
-export function countMessages(db: Database.Database, conversation: string | undefined): number {
-  const row = db
-    .prepare<Record<string, string>, { n: number }>(
-      `select count(*) as n from messages m ${where(conversation)}`,
-    )
-    .get(params(conversation));
+export async function countMessages(db: CliDb, conversation: string | undefined): Promise<number> {
+  const [row] = await db.all<{ n: number }>(
+    `select count(*) as n from messages m ${where(conversation)}`,
+    params(conversation),
+  );
   return row?.n ?? 0;
 }
 
+/** Postgres: the edited turn's earlier texts, as a JSON array (null when none). */
+const PG_REVISIONS = `(select json_agg(json_build_object('content', r.content,
+    'replacedAt', to_char(r.replaced_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+    order by r.id) from message_revisions r where r.message_seq = m.seq) as revisions`;
+
+/** Rows a Postgres export reads at a time. */
+const PG_PAGE = 1000;
+
 /**
  * Every message (of one conversation, or all) in sequence order, mapped by the store's own
- * `toMessage` and read one row at a time with `.iterate()` so memory stays flat however
- * large the database is. The mapping is loaded through `colloquy/sqlite`, like the store.
+ * `toMessage`, with flat memory: SQLite reads one row at a time with `.iterate()`, Postgres a
+ * page of rows at a time by sequence. The mapping is loaded through `colloquy/sqlite`, like
+ * the store.
  */
 export async function iterateMessages(
-  db: Database.Database,
+  db: CliDb,
   conversation: string | undefined,
-): Promise<Iterable<ExportedMessage>> {
-  const { MESSAGE_COLUMNS, toMessage } = await import('colloquy/sqlite');
-  const statement = db.prepare<Record<string, string>, ExportRow>(
-    select(MESSAGE_COLUMNS, conversation),
-  );
-  return withRevisions(statement.iterate(params(conversation)), toMessage);
+): Promise<AsyncIterable<ExportedMessage> | Iterable<ExportedMessage>> {
+  const { MESSAGE_COLUMNS, fromValues, toMessage } = await import('colloquy/sqlite');
+  if (db.sqlite !== undefined) {
+    const statement = db.sqlite.prepare<Record<string, string>, ExportRow>(
+      select(MESSAGE_COLUMNS, conversation),
+    );
+    return withRevisions(statement.iterate(params(conversation)), toMessage);
+  }
+  const { PG_MESSAGE_COLUMNS } = await import('colloquy/postgres');
+  const only = conversation === undefined ? '' : 'and m.conversation_id = @conversation';
+  const sql = `select ${PG_MESSAGE_COLUMNS}, ${PG_REVISIONS}
+    from messages m join participants p on p.id = m.participant_id
+    where m.seq > @after ${only} order by m.seq limit ${PG_PAGE}`;
+  return (async function* pages() {
+    let after = 0;
+    for (;;) {
+      const rows = await db.raw(sql, { ...params(conversation), after });
+      const batch = rows.map((values) => {
+        const row = fromValues(values) as ExportRow;
+        row.revisions = (values[values.length - 1] as string | null) ?? null;
+        return row;
+      });
+      yield* withRevisions(batch, toMessage);
+      const last = batch.at(-1);
+      if (last === undefined || batch.length < PG_PAGE) return;
+      after = last.seq;
+    }
+  })();
 }
 
 function* withRevisions(

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { DEFAULT_DB_PATH } from '../db-path.js';
 import { oneLine } from '../error-message.js';
 import { registerConversations } from './commands/conversations.js';
+import { registerCopy } from './commands/copy.js';
 import { registerExport } from './commands/export.js';
 import { registerForget } from './commands/forget.js';
 import { registerImport } from './commands/import.js';
@@ -25,7 +26,10 @@ export function createProgram(): Command {
   const program = new Command('colloquy')
     .description('Query the conversations your colloquy bots recorded.')
     .version(packageVersion(), '-V, --version', 'print the colloquy version')
-    .option('--db <path>', `SQLite database (default: $COLLOQUY_DB, else ${DEFAULT_DB_PATH})`)
+    .option(
+      '--db <path>',
+      `SQLite file or postgres:// URL (default: $COLLOQUY_DB, else ${DEFAULT_DB_PATH})`,
+    )
     .helpCommand('help [command]', 'show help for a command')
     .showSuggestionAfterError()
     .configureHelp({ showGlobalOptions: true })
@@ -46,6 +50,7 @@ Examples:
   $ colloquy forget telegram:1001 --yes          # a data-protection request
   $ colloquy studio                              # look through it all in a browser
   $ colloquy import colloquy.db.dead-letter.jsonl  # turns a bot could not store
+  $ colloquy copy --from colloquy.db --to postgres://bot@db/colloquy  # move to Postgres
 
 Errors print one line and exit 1 (2 for a wrong command line); COLLOQUY_DEBUG=1 adds stacks.`,
     );
@@ -59,6 +64,7 @@ Errors print one line and exit 1 (2 for a wrong command line); COLLOQUY_DEBUG=1 
     registerStudio,
     registerMigrate,
     registerImport,
+    registerCopy,
   ]) {
     register(program);
   }

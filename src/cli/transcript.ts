@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { CliDb } from './database.js';
 import { CliError } from './errors.js';
 import { visible } from './visible.js';
 
@@ -21,35 +21,75 @@ export interface TranscriptLine {
 function select(conversation: string | undefined, where: string[]): string {
   const filters =
     conversation === undefined ? where : ['conversation_id = @conversation', ...where];
-  return `select seq, timestamp, conversation_id as conversationId, speaker,
-    speaker_kind as kind, text as content, edited_at as editedAt, deleted_at as deletedAt
+  return `select seq, timestamp, conversation_id as "conversationId", speaker,
+    speaker_kind as kind, text as content, edited_at as "editedAt", deleted_at as "deletedAt"
     from transcript ${filters.length === 0 ? '' : `where ${filters.join(' and ')}`}`;
 }
 
 /** The newest `limit` turns (of one conversation, or all), oldest first. */
-export function newestTurns(
-  db: Database.Database,
+export async function newestTurns(
+  db: CliDb,
   conversation: string | undefined,
   limit: number,
-): TranscriptLine[] {
-  const rows = db
-    .prepare<Params, TranscriptLine>(`${select(conversation, [])} order by seq desc limit @limit`)
-    .all({ ...params(conversation), limit });
+): Promise<TranscriptLine[]> {
+  const rows = await db.all<TranscriptLine>(
+    `${select(conversation, [])} order by seq desc limit @limit`,
+    { ...params(conversation), limit },
+  );
   return rows.reverse();
 }
 
 /** Turns stored after sequence `afterSeq`, oldest first (at most `limit`). */
 export function turnsAfter(
-  db: Database.Database,
+  db: CliDb,
   conversation: string | undefined,
   afterSeq: number,
   limit = 1000,
-): TranscriptLine[] {
-  return db
-    .prepare<Params, TranscriptLine>(
-      `${select(conversation, ['seq > @afterSeq'])} order by seq limit @limit`,
-    )
-    .all({ ...params(conversation), afterSeq, limit });
+): Promise<TranscriptLine[]> {
+  return db.all<TranscriptLine>(
+    `${select(conversation, ['seq > @afterSeq'])} order by seq limit @limit`,
+    { ...params(conversation), afterSeq, limit },
+  );
+}
+
+/** Where a Postgres follower is: every turn before `(txid, seq)` has been read. */
+export interface CommitCursor {
+  txid: string;
+  seq: number;
+}
+
+/** The cursor of a follower starting now: transactions still open may commit later. */
+export async function commitCursorNow(db: CliDb): Promise<CommitCursor> {
+  const [row] = await db.all<{ txid: string }>(
+    'select pg_snapshot_xmin(pg_current_snapshot())::text as txid',
+  );
+  return { txid: row!.txid, seq: 0 };
+}
+
+/**
+ * Postgres: turns committed after `cursor`, in commit-safe order. A sequence number is taken
+ * when a turn is inserted, not when it commits, so a plain `seq` cursor would skip a turn whose
+ * transaction commits after a later one's; this reads by writing transaction and only below the
+ * oldest transaction still open, so a late commit is read when it lands.
+ */
+export async function turnsCommittedAfter(
+  db: CliDb,
+  conversation: string | undefined,
+  cursor: CommitCursor,
+  limit = 1000,
+): Promise<(TranscriptLine & CommitCursor)[]> {
+  const only = conversation === undefined ? '' : 'and m.conversation_id = @conversation';
+  return db.all<TranscriptLine & CommitCursor>(
+    `select m.txid::text as txid, m.seq, m.timestamp, m.conversation_id as "conversationId",
+       coalesce(p.display_name, m.participant_id) as speaker, p.kind, m.content,
+       m.edited_at as "editedAt", m.deleted_at as "deletedAt"
+     from messages m join participants p on p.id = m.participant_id
+     where not m.is_summary ${only}
+       and (m.txid, m.seq) > (cast(@txid as xid8), cast(@seq as bigint))
+       and m.txid < pg_snapshot_xmin(pg_current_snapshot())
+     order by m.txid, m.seq limit @limit`,
+    { ...params(conversation), txid: cursor.txid, seq: cursor.seq, limit },
+  );
 }
 
 type Params = Record<string, string | number>;
@@ -68,9 +108,9 @@ export function formatTurn(turn: TranscriptLine): string {
 }
 
 /** Fails with one clear line when the conversation is not in the database. */
-export function assertConversationExists(db: Database.Database, id: string): void {
-  const found = db.prepare('select 1 from conversations where id = ?').get(id);
-  if (found === undefined) {
+export async function assertConversationExists(db: CliDb, id: string): Promise<void> {
+  const found = await db.all('select 1 from conversations where id = @id', { id });
+  if (found.length === 0) {
     throw new CliError(`no conversation ${id} (list them with: colloquy conversations)`);
   }
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { openSql } from '../database.js';
+import { openDb } from '../database.js';
 import { dbPathOf, print } from '../context.js';
 import { formatJson, formatTable } from '../format.js';
 import { nonNegativeInteger, positiveInteger } from '../parse.js';
@@ -30,10 +30,10 @@ select c.id, c.channel_type, c.scope, c.channel_name, c.title, c.message_count,
   (select count(distinct m.participant_id) from messages m where m.conversation_id = c.id),
   c.created_at, c.last_message_at
 from conversations c
-where (@channelType is null or c.channel_type = @channelType)
-  and (@participant is null or exists (
+where (cast(@channelType as text) is null or c.channel_type = @channelType)
+  and (cast(@participant as text) is null or exists (
     select 1 from messages m where m.conversation_id = c.id and m.participant_id = @participant))
-  and (@agent is null or exists (
+  and (cast(@agent as text) is null or exists (
     select 1 from messages m join participants p on p.id = m.participant_id
     where m.conversation_id = c.id and m.participant_id = @agent and p.kind = 'agent'))
 order by c.last_message_at desc, c.id desc
@@ -59,23 +59,20 @@ Examples:
   $ colloquy conversations --agent support-agent --limit 20 --offset 20`,
     )
     .action(async (options: ConversationsOptions, command: Command) => {
-      const db = await openSql(dbPathOf(command));
+      const db = await openDb(dbPathOf(command));
       try {
-        const rows = db
-          .prepare(QUERY)
-          .raw(true)
-          .all({
-            channelType: options.channelType ?? null,
-            participant: options.participant ?? null,
-            agent: options.agent ?? null,
-            limit: options.limit,
-            offset: options.offset,
-          }) as unknown[][];
+        const rows = await db.raw(QUERY, {
+          channelType: options.channelType ?? null,
+          participant: options.participant ?? null,
+          agent: options.agent ?? null,
+          limit: options.limit,
+          offset: options.offset,
+        });
         if (options.json) return print(formatJson({ columns: JSON_COLUMNS, rows }));
         if (rows.length === 0) return print(emptyAnswer(options));
         print(formatTable({ columns: COLUMNS, rows }, { nullText: '' }));
       } finally {
-        db.close();
+        await db.close();
       }
     });
 }

@@ -3,7 +3,7 @@ import { createWriteStream, openSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { openSql } from '../database.js';
+import { openDb } from '../database.js';
 import { dbPathOf, note } from '../context.js';
 import { CliError } from '../errors.js';
 import { countMessages, iterateMessages } from '../export-rows.js';
@@ -44,10 +44,12 @@ Examples:
   $ colloquy export --conversation telegram:42 | jq -r .content`,
     )
     .action(async (options: ExportOptions, command: Command) => {
-      const db = await openSql(dbPathOf(command));
+      const db = await openDb(dbPathOf(command));
       try {
-        if (options.conversation !== undefined) assertConversationExists(db, options.conversation);
-        const total = countMessages(db, options.conversation);
+        if (options.conversation !== undefined) {
+          await assertConversationExists(db, options.conversation);
+        }
+        const total = await countMessages(db, options.conversation);
         // Before the rows are read, so a path that cannot be written fails with its own reason.
         const fd = options.out === undefined ? undefined : openOut(options.out, options.force);
         const showProgress = options.progress ?? process.stderr.isTTY === true;
@@ -61,7 +63,7 @@ Examples:
         const where = options.out === undefined ? '' : ` to ${options.out}`;
         note(`exported ${formatCount(count)} ${count === 1 ? 'message' : 'messages'}${where}`);
       } finally {
-        db.close();
+        await db.close();
       }
     });
 }
@@ -84,7 +86,7 @@ function openOut(path: string, force = false): number {
 
 /** Writes each message as a JSON line, waiting for the stream to drain when it is full. */
 async function writeMessages(
-  messages: Iterable<unknown>,
+  messages: Iterable<unknown> | AsyncIterable<unknown>,
   file: { path: string; fd: number } | undefined,
   bar: ProgressBar | undefined,
 ): Promise<number> {
@@ -94,7 +96,7 @@ async function writeMessages(
   try {
     let chunk = '';
     let pending = 0;
-    for (const message of messages) {
+    for await (const message of messages) {
       chunk += `${JSON.stringify(message)}\n`;
       count += 1;
       pending += 1;

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { openSql, openStore } from '../database.js';
+import { openDb, openStore } from '../database.js';
 import { dbPathOf, print } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
 import { formatCount } from '../format.js';
@@ -68,19 +68,17 @@ Examples:
 }
 
 async function countWritten(path: string, participantId: string) {
-  const db = await openSql(path);
+  const db = await openDb(path);
   try {
-    return (
-      db
-        .prepare<{ id: string }, { participant: number; messages: number; conversations: number }>(
-          `select (select count(*) from participants where id = @id) as participant,
-           count(*) as messages, count(distinct conversation_id) as conversations
-         from messages where participant_id = @id`,
-        )
-        .get({ id: participantId }) ?? { participant: 0, messages: 0, conversations: 0 }
+    const [found] = await db.all<{ participant: number; messages: number; conversations: number }>(
+      `select (select count(*) from participants where id = @id) as participant,
+         count(*) as messages, count(distinct conversation_id) as conversations
+       from messages where participant_id = @id`,
+      { id: participantId },
     );
+    return found ?? { participant: 0, messages: 0, conversations: 0 };
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -89,16 +87,15 @@ async function participantsNamed(
   path: string,
   name: string,
 ): Promise<{ id: string; name: string }[]> {
-  const db = await openSql(path);
+  const db = await openDb(path);
   try {
-    return db
-      .prepare<{ name: string }, { id: string; name: string }>(
-        `select id, display_name as name from participants
-         where display_name = @name collate nocase order by id`,
-      )
-      .all({ name });
+    return await db.all<{ id: string; name: string }>(
+      `select id, display_name as name from participants
+       where lower(display_name) = lower(@name) order by id`,
+      { name },
+    );
   } finally {
-    db.close();
+    await db.close();
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { assertDatabaseExists } from '../database.js';
 import { dbPathOf, print } from '../context.js';
+import { isPostgresUrl } from '../../db-path.js';
 
 /**
  * `colloquy migrate`: brings an existing database up to this version's schema (what a bot
@@ -13,6 +14,13 @@ export function registerMigrate(program: Command): void {
     .description("upgrade an existing database to this colloquy's schema, restoring its views")
     .action(async (_options: unknown, command: Command) => {
       const path = dbPathOf(command);
+      if (isPostgresUrl(path)) {
+        const { migratePostgresDatabase, redactUrl } = await import('colloquy/postgres');
+        const applied = await migratePostgresDatabase(path);
+        for (const tag of applied) print(`applied migration ${tag}`);
+        print(`${redactUrl(path)} ${applied.length > 0 ? 'is now' : 'is'} up to date`);
+        return;
+      }
       assertDatabaseExists(path);
       const { migrateDatabase } = await import('colloquy/sqlite');
       const { applied, restoredViews } = migrateDatabase(path);

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
+import type { FieldDef, Pool, QueryArrayResult } from 'pg';
 import type { Command } from 'commander';
-import { openSql } from '../database.js';
+import { openDb } from '../database.js';
 import { CliError, UsageError } from '../errors.js';
 import { dbPathOf, print } from '../context.js';
 import type { ResultSet } from '../format.js';
@@ -41,12 +42,16 @@ Examples:
       if (options.json && options.csv)
         throw new UsageError('pass either --json or --csv, not both');
       const text = await querySource(query);
-      const db = await openSql(dbPathOf(command), { write: options.write ?? false });
+      const write = options.write ?? false;
+      const db = await openDb(dbPathOf(command), { write });
       try {
-        const outcome = runAll(db, text, options.write ?? false);
+        const outcome =
+          db.sqlite !== undefined
+            ? runAll(db.sqlite, text, write)
+            : await runOnPostgres(db.postgres!.pool, text, write);
         print(render(outcome, options));
       } finally {
-        db.close();
+        await db.close();
       }
     });
 }
@@ -92,6 +97,35 @@ function runOne(statement: Database.Statement): Outcome {
   const columns = statement.columns().map((column) => column.name);
   const rows = statement.raw(true).all() as unknown[][];
   return { rows: { columns, rows } };
+}
+
+/**
+ * Postgres: the whole text in one transaction (read-only unless `write`: Postgres itself then
+ * refuses any change), as one simple query, so dollar-quoted bodies stay whole.
+ */
+async function runOnPostgres(pool: Pool, sql: string, write: boolean): Promise<Outcome> {
+  if (splitStatements(sql).length === 0) throw new UsageError('no SQL statement to run');
+  const client = await pool.connect();
+  try {
+    await client.query(write ? 'BEGIN' : 'BEGIN READ ONLY');
+    let results: QueryArrayResult | QueryArrayResult[];
+    try {
+      results = (await client.query({ text: sql, rowMode: 'array' })) as typeof results;
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      if ((error as { code?: unknown }).code === '25006') {
+        throw new CliError('refusing to write without --write', { cause: error });
+      }
+      throw error;
+    }
+    const last = Array.isArray(results) ? results.at(-1) : results;
+    if (last === undefined) throw new UsageError('no SQL statement to run');
+    if (last.fields.length === 0) return { changes: last.rowCount ?? 0 };
+    return { rows: { columns: last.fields.map((field: FieldDef) => field.name), rows: last.rows } };
+  } finally {
+    client.release();
+  }
 }
 
 function isIncomplete(error: unknown): boolean {

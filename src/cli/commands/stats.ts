@@ -1,7 +1,6 @@
 import { statSync } from 'node:fs';
-import type Database from 'better-sqlite3';
 import type { Command } from 'commander';
-import { openSql } from '../database.js';
+import { type CliDb, openDb } from '../database.js';
 import { dbPathOf, print } from '../context.js';
 import { formatBytes, formatCount, formatTable } from '../format.js';
 
@@ -35,56 +34,60 @@ export function registerStats(program: Command): void {
     .addHelpText('after', '\nExample:\n  $ colloquy --db /var/lib/bot/colloquy.db stats')
     .action(async (options: StatsOptions, command: Command) => {
       const path = dbPathOf(command);
-      const db = await openSql(path);
+      const db = await openDb(path);
       try {
-        const stats = collectStats(db, path);
+        const stats = await collectStats(db);
         print(options.json ? JSON.stringify(stats, null, 2) : renderStats(stats));
       } finally {
-        db.close();
+        await db.close();
       }
     });
 }
 
-function collectStats(db: Database.Database, path: string): Stats {
-  const one = <T>(sql: string) => db.prepare<[], T>(sql).get() as T;
-  const all = <T>(sql: string) => db.prepare<[], T>(sql).all();
-  const totals = one<{
+async function collectStats(db: CliDb): Promise<Stats> {
+  const one = async <T>(sql: string) => (await db.all<T>(sql))[0] as T;
+  const all = <T>(sql: string) => db.all<T>(sql);
+  const totals = await one<{
     messages: number;
     summaries: number;
     deleted: number;
     first: string | null;
     last: string | null;
   }>(
-    `select count(*) filter (where is_summary = 0) as messages,
-       count(*) filter (where is_summary = 1) as summaries,
+    `select count(*) filter (where not is_summary) as messages,
+       count(*) filter (where is_summary) as summaries,
        count(*) filter (where deleted_at is not null) as deleted,
-       min(timestamp) filter (where is_summary = 0) as first,
-       max(timestamp) filter (where is_summary = 0) as last
+       min(timestamp) filter (where not is_summary) as first,
+       max(timestamp) filter (where not is_summary) as last
      from messages`,
   );
+  const bytes =
+    db.dialect === 'postgres'
+      ? (await one<{ n: number }>('select pg_database_size(current_database()) as n')).n
+      : fileBytes(db.where);
   return {
-    database: { path, bytes: fileBytes(path) },
+    database: { path: db.where, bytes },
     messages: totals.messages,
     summaries: totals.summaries,
     deleted: totals.deleted,
-    conversations: one<{ n: number }>('select count(*) as n from conversations').n,
-    participants: one<{ n: number }>('select count(*) as n from participants').n,
+    conversations: (await one<{ n: number }>('select count(*) as n from conversations')).n,
+    participants: (await one<{ n: number }>('select count(*) as n from participants')).n,
     firstMessageAt: totals.first,
     lastMessageAt: totals.last,
-    byChannelType: all(
-      `select c.channel_type as channelType, count(*) as conversations,
+    byChannelType: await all(
+      `select c.channel_type as "channelType", count(*) as conversations,
          (select count(*) from messages m
-           where m.channel_type = c.channel_type and m.is_summary = 0) as messages
-       from conversations c group by c.channel_type order by messages desc, channelType`,
+           where m.channel_type = c.channel_type and not m.is_summary) as messages
+       from conversations c group by c.channel_type order by messages desc, "channelType"`,
     ),
-    byParticipantKind: all(
+    byParticipantKind: await all(
       `select p.kind as kind, count(*) as participants,
          (select count(*) from messages m join participants q on q.id = m.participant_id
-           where q.kind = p.kind and m.is_summary = 0) as messages
+           where q.kind = p.kind and not m.is_summary) as messages
        from participants p group by p.kind order by messages desc, kind`,
     ),
-    busiestConversations: all(
-      `select id, message_count as messages, last_message_at as lastMessageAt
+    busiestConversations: await all(
+      `select id, message_count as messages, last_message_at as "lastMessageAt"
        from conversations order by message_count desc, last_message_at desc limit 5`,
     ),
   };
