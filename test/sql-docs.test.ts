@@ -1,20 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { populate } from './fixtures/populate.js';
+import { sqlExamples } from './fixtures/sql-examples.js';
 
-/** Every ```sql block of docs/sql.md, with the `###` heading above it. */
-function examples(markdown: string): { title: string; sql: string }[] {
-  const found: { title: string; sql: string }[] = [];
-  let title = '';
-  for (const match of markdown.matchAll(/^### (.+)$|^```sql\n([\s\S]*?)^```$/gm)) {
-    if (match[1] !== undefined) title = match[1].trim();
-    else found.push({ title, sql: match[2]!.trim() });
-  }
-  return found;
-}
-
-const docs = examples(readFileSync(new URL('../docs/sql.md', import.meta.url), 'utf8'));
+const docs = sqlExamples('sql.md');
 
 describe('docs/sql.md', () => {
   let store: SqliteConversationStore;
