@@ -32,6 +32,7 @@ import {
 } from './connection.js';
 import { describePgError, isTransientPg, jsonWithoutNul, withoutNul } from './errors.js';
 import * as runs from './runs.js';
+import { appendMany, createRuns } from './batch.js';
 import { PG, PG_MESSAGE_COLUMNS, positional, searchWordSql } from './statements.js';
 
 export type { PostgresStoreOptions } from './connection.js';
@@ -139,7 +140,10 @@ export class PostgresConversationStore implements ConversationStore {
       await this.#open('commit');
       const values = await this.#transaction(async (client) => {
         const answers: unknown[] = [];
-        for (const op of ops) answers.push(await this.#apply(client, op));
+        for (const group of groups(ops)) {
+          if ('alone' in group) answers.push(await this.#apply(client, group.alone));
+          else answers.push(...(await this.#applyGroup(client, group.together)));
+        }
         return answers;
       });
       return values.map((value) => ({ ok: true, value }) as CommitResult);
@@ -187,6 +191,33 @@ export class PostgresConversationStore implements ConversationStore {
     }
   }
 
+  /**
+   * New turns and new runs side by side (what capture hands over for a burst of inbound
+   * turns): the turns in one statement, the runs in another. Neither table refers to the other,
+   * so writing all the turns first answers as the ops one by one would.
+   */
+  async #applyGroup(client: pg.PoolClient, group: readonly Groupable[]): Promise<unknown[]> {
+    const answers: unknown[] = Array.from({ length: group.length });
+    const appends = group.flatMap((op, i) => (op.kind === 'append' ? [{ op, i }] : []));
+    if (appends.length > 0) {
+      const { prepared, seqs } = await appendMany(
+        client,
+        appends.map(({ op }) => op.message),
+      );
+      for (const [k, { i }] of appends.entries()) {
+        const { message, timestamp } = prepared[k]!;
+        const seq = seqs[k];
+        answers[i] =
+          seq !== undefined
+            ? { message: { ...message, timestamp, sequence: seq }, inserted: true }
+            : { message: await this.#existing(client, message), inserted: false };
+      }
+    }
+    const created = group.flatMap((op) => (op.kind === 'run' ? [op.run] : []));
+    if (created.length > 0) await createRuns(client, created);
+    return answers;
+  }
+
   async #append(
     db: runs.Queryable,
     given: NewMessage,
@@ -229,20 +260,28 @@ export class PostgresConversationStore implements ConversationStore {
     if (seq !== undefined) {
       return { message: { ...message, timestamp, sequence: seq }, inserted: true };
     }
+    return { message: await this.#existing(db, message), inserted: false };
+  }
+
+  /** The stored turn `message` repeats (same id, or same platform message). */
+  async #existing(db: runs.Queryable, message: NewMessage): Promise<StoredMessage> {
+    const { channelType, channelId, messageId } = message.metadata;
+    const [id, platformId] = withoutNul([message.id, messageId ?? null]);
     const existing = await this.#readOne(db, PG.findDuplicate, [
-      values[0],
-      row.channelType,
-      row.channelId,
-      values[9],
+      id,
+      channelType,
+      channelId,
+      platformId,
     ]);
     if (existing === undefined) {
       // The row it collided with went between the two statements (a forget, say).
       throw new StoreError(`turn ${message.id} collided with a turn deleted meanwhile`, {
-        ...context,
+        conversationId: message.conversationId,
+        messageId: message.id,
         transient: true,
       });
     }
-    return { message: existing, inserted: false };
+    return existing;
   }
 
   async #edit(client: pg.PoolClient, edit: MessageEdit): Promise<boolean> {
@@ -640,6 +679,34 @@ async function forget(
     await client.query(PG.deleteEmptyConversation, [id]);
   }
   return changes;
+}
+
+/** Ops `#applyGroup` writes together: new turns and new runs. */
+type Groupable =
+  Extract<StoreOperation, { kind: 'append' }> | Extract<StoreOperation, { kind: 'run' }>;
+
+function groupable(op: StoreOperation): op is Groupable {
+  return op.kind === 'append' || (op.kind === 'run' && op.create === true);
+}
+
+/** `ops` in order: consecutive new turns and new runs together, every other op alone. */
+function* groups(
+  ops: readonly StoreOperation[],
+): Generator<{ alone: StoreOperation } | { together: Groupable[] }> {
+  let group: Groupable[] = [];
+  const flush = function* () {
+    if (group.length === 1) yield { alone: group[0]! };
+    else if (group.length > 1) yield { together: group };
+    group = [];
+  };
+  for (const op of ops) {
+    if (groupable(op)) group.push(op);
+    else {
+      yield* flush();
+      yield { alone: op };
+    }
+  }
+  yield* flush();
 }
 
 function conversationOf(op: StoreOperation): string | undefined {

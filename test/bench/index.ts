@@ -3,7 +3,8 @@
  * measured in the same run and the target with PASS / MISS. Nothing here is asserted by the
  * unit tests.
  *
- *   npm run bench -- [--messages 1000000] [--only store|writes|assemble|pipeline|studio|redis] [--dir path]
+ *   npm run bench -- [--messages 1000000] [--only store|writes|assemble|pipeline|studio|redis|postgres]
+ *                    [--store postgres] [--dir path]
  *                    [--events 64000] [--senders 4]
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -13,18 +14,28 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { benchAssembleSection } from './assemble-section.js';
 import { benchPipeline } from './pipeline.js';
+import { benchPostgres } from './postgres.js';
 import { benchRedis } from './redis.js';
 import { int, peakRss, verdict } from './report.js';
 import { benchStudio } from './studio.js';
 import { type Outcome, benchStore } from './store.js';
 import { benchWrites } from './writes.js';
 
-const SECTIONS = ['store', 'writes', 'assemble', 'pipeline', 'studio', 'redis'] as const;
+const SECTIONS = [
+  'store',
+  'writes',
+  'assemble',
+  'pipeline',
+  'studio',
+  'redis',
+  'postgres',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 const USAGE = `usage: npm run bench -- [options]
   --messages N   turns in the store benchmark's database, in 1,000 conversations (default 1,000,000)
-  --only S       run one section: store | writes | assemble | pipeline | studio | redis
+  --only S       run one section: store | writes | assemble | pipeline | studio | redis | postgres
+  --store postgres  the Postgres section alone (same as --only postgres; COLLOQUY_BENCH_DATABASE_URL)
   --dir PATH     keep the database files in PATH (default: a temporary folder, deleted after)
   --events N     inbound Telegram updates per pipeline variant (default 64,000)
   --senders N    people writing to the pipeline's bot at once, each waiting for the answer
@@ -52,6 +63,7 @@ async function main(): Promise<void> {
       dir: { type: 'string' },
       events: { type: 'string' },
       senders: { type: 'string' },
+      store: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -62,7 +74,10 @@ async function main(): Promise<void> {
   const messages = count(values.messages, 1_000_000, 'messages');
   const events = count(values.events, 64000, 'events');
   const senders = count(values.senders, 4, 'senders');
-  const only = values.only as Section | undefined;
+  if (values.store !== undefined && values.store !== 'postgres') {
+    throw new Error('--store takes postgres (the SQLite store is the default sections)');
+  }
+  const only = (values.store === 'postgres' ? 'postgres' : values.only) as Section | undefined;
   if (only !== undefined && !SECTIONS.includes(only)) {
     throw new Error(`--only must be one of ${SECTIONS.join(', ')}`);
   }
@@ -91,6 +106,7 @@ async function main(): Promise<void> {
       outcomes.push(...(await benchStudio({ messages: Math.min(messages, 100_000), dir })));
     }
     if (runs('redis')) outcomes.push(...(await benchRedis({ messages, dir })));
+    if (runs('postgres')) outcomes.push(...(await benchPostgres({ messages })));
   } finally {
     if (values.dir === undefined) rmSync(dir, { recursive: true, force: true });
   }
