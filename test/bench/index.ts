@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { benchAssembleSection } from './assemble-section.js';
 import { benchPipeline } from './pipeline.js';
 import { benchPostgres } from './postgres.js';
+import { benchPostgresPipeline } from './postgres-pipeline.js';
 import { benchRedis } from './redis.js';
 import { int, peakRss, verdict } from './report.js';
 import { benchStudio } from './studio.js';
@@ -106,7 +107,12 @@ async function main(): Promise<void> {
       outcomes.push(...(await benchStudio({ messages: Math.min(messages, 100_000), dir })));
     }
     if (runs('redis')) outcomes.push(...(await benchRedis({ messages, dir })));
-    if (runs('postgres')) outcomes.push(...(await benchPostgres({ messages })));
+    if (runs('postgres')) {
+      outcomes.push(...(await benchPostgres({ messages })));
+      outcomes.push(
+        ...(await benchPostgresPipeline({ events: Math.min(events, 4000), senders: 8 })),
+      );
+    }
   } finally {
     if (values.dir === undefined) rmSync(dir, { recursive: true, force: true });
   }
