@@ -7,11 +7,19 @@
  *
  * Environment:
  * - COLLOQUY_MODEL   e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, ollama:llama3.2
- * - COLLOQUY_DB      SQLite file (default ./colloquy.db)
+ * - COLLOQUY_DB      SQLite file (default ./colloquy.db), or a postgres:// URL
  *
  * Then ask the database: sqlite3 colloquy.db 'SELECT * FROM messages ORDER BY seq'
  */
-import { BaseAgent, Bot, defaultDbPath, describeModel, isOfflineModel } from 'colloquy';
+import {
+  BaseAgent,
+  Bot,
+  defaultDbPath,
+  describeModel,
+  isOfflineModel,
+  isPostgresUrl,
+  redactText,
+} from 'colloquy';
 import { ConsoleChannel } from 'colloquy/console';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { launch, modelOrExit, openOrExit } from './launch.js';
@@ -27,7 +35,12 @@ class SupportAgent extends BaseAgent {
 }
 
 const dbPath = defaultDbPath();
-const store = openOrExit(() => SqliteConversationStore.open(dbPath));
+// A postgres:// COLLOQUY_DB opens the Postgres store (npm install pg), anything else a SQLite file.
+const store = await openOrExit(async () => {
+  if (!isPostgresUrl(dbPath)) return SqliteConversationStore.open(dbPath);
+  const { PostgresConversationStore } = await import('colloquy/postgres');
+  return PostgresConversationStore.open(dbPath);
+});
 const channel = new ConsoleChannel();
 const bot = new Bot({ channels: [channel], agents: [new SupportAgent()], store });
 
@@ -37,7 +50,7 @@ console.error(
     : `colloquy: using ${describeModel(model)}`,
 );
 console.error(
-  `colloquy: capturing into ${dbPath} (conversation ${channel.conversationId}); Ctrl-D or Ctrl-C to quit`,
+  `colloquy: capturing into ${redactText(dbPath)} (conversation ${channel.conversationId}); Ctrl-D or Ctrl-C to quit`,
 );
 
 await launch(bot);

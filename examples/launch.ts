@@ -27,12 +27,12 @@ export function modelOrExit(): ReturnType<typeof modelFromEnv> {
  *
  * @example
  * ```ts
- * const store = openOrExit(() => SqliteConversationStore.open(defaultDbPath()));
+ * const store = await openOrExit(() => SqliteConversationStore.open(defaultDbPath()));
  * ```
  */
-export function openOrExit<T>(open: () => T): T {
+export async function openOrExit<T>(open: () => T | Promise<T>): Promise<T> {
   try {
-    return open();
+    return await open();
   } catch (error) {
     return exitWith(
       `colloquy: ${redactText(error instanceof Error ? error.message : String(error))}`,

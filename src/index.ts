@@ -6,6 +6,7 @@
 
 // Running a bot
 export { Bot, defaultDbPath } from './bot.js';
+export { isPostgresUrl } from './db-path.js';
 export { compose } from './chain.js';
 export { concerns } from './agent.js';
 export { splitMessage } from './split.js';

@@ -156,6 +156,7 @@ const SECRET_IN_CONTEXT: [RegExp, string][] = [
   [/\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/g, `Bearer ${MASK}`], // Authorization header values
   [/(\/webhooks\/\d+\/)[A-Za-z0-9_-]{20,}/g, `$1${MASK}`], // Discord webhook URLs
   [/(hooks\.slack\.com\/services\/[A-Z0-9]+\/[A-Z0-9]+\/)[A-Za-z0-9]+/g, `$1${MASK}`], // Slack webhook URLs
+  [/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)[^\s/@]+@/gi, `$1${MASK}@`], // passwords in URLs (postgres://user:pw@host)
 ];
 
 /**

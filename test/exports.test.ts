@@ -41,6 +41,7 @@ const ROOT_EXPORTS = [
   'conversationSearchTool',
   'createConsoleLogger',
   'defaultDbPath',
+  'isPostgresUrl',
   'defaultTokenizer',
   'delegate',
   'delegateTool',
