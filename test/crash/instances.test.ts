@@ -8,7 +8,6 @@ import { dropTestDatabases, postgresReachable, testDatabase } from '../postgres.
 import {
   type BotRun,
   type CrashCounts,
-  type StoredTurns,
   compare,
   drain,
   freePort,
@@ -18,6 +17,7 @@ import {
   stopBot,
 } from './harness.js';
 import { slackRecord, slackTraffic, telegramRecord, telegramTraffic } from './platforms.js';
+import { readPostgres } from './postgres.js';
 
 // Several instances on one Postgres (issue 13): real example bots as child processes share a
 // database; one of them is SIGKILLed under traffic and not restarted. The others must take up
@@ -47,46 +47,6 @@ function baseEnv(db: string): Record<string, string> {
     COLLOQUY_MODEL: 'openai-compatible:fake-model',
     COLLOQUY_MODEL_BASE_URL: model.baseURL,
   };
-}
-
-/** Reads the turns and runs of a colloquy Postgres database (as `readStore` reads a file). */
-async function readPostgres(url: string): Promise<StoredTurns> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const byKey = new Map<string, string>();
-    const { rows } = await client.query<{
-      id: string;
-      channel_id: string;
-      platform_message_id: string | null;
-      parts: string[] | null;
-    }>(
-      `SELECT id, channel_id, platform_message_id,
-         ARRAY(SELECT jsonb_array_elements_text(metadata -> 'partMessageIds')) AS parts
-       FROM messages`,
-    );
-    for (const row of rows) {
-      if (row.platform_message_id !== null) {
-        byKey.set(`${row.channel_id}:${row.platform_message_id}`, row.id);
-      }
-      for (const part of row.parts ?? []) byKey.set(`${row.channel_id}:${part}`, row.id);
-    }
-    const ids = async (sql: string) =>
-      new Set((await client.query<{ id: string }>(sql)).rows.map((row) => row.id));
-    return {
-      byKey,
-      unconfirmedOrExpired: await ids(
-        `SELECT message_id AS id FROM agent_runs WHERE status IN ('unconfirmed', 'expired')`,
-      ),
-      unconfirmedReplyFor: await ids(
-        `SELECT r.message_id AS id FROM agent_runs r JOIN messages m ON m.id = r.reply_id
-         WHERE m.delivery = 'unconfirmed'`,
-      ),
-      hasRuns: true,
-    };
-  } finally {
-    await client.end();
-  }
 }
 
 /** The pid of the instance holding lease `name` (holders are `host:pid:random`). */
