@@ -69,14 +69,14 @@ function describeSharedBots(name: string, openTwo: Open, cleanup: () => Promise<
     it('answers turns spread over both instances once each, in the order they came', async () => {
       const { answered, a, b } = await pair();
       const asked = Array.from({ length: 8 }, (_, i) => `@support-agent question ${i}`);
-      // Each turn goes to one instance or the other, the next arriving before the last is answered.
-      const deliveries: Promise<unknown>[] = [];
+      // Each turn goes to one instance or the other once the one before it was committed
+      // (acknowledged), before the one before it was answered.
+      const answers: Promise<void>[] = [];
       for (const [i, content] of asked.entries()) {
         const at = i % 2 === 0 ? a : b;
-        deliveries.push(at.channel.receive(content, { messageId: `q${i}` }));
-        await new Promise((resolve) => setTimeout(resolve, 2));
+        answers.push((await at.channel.deliver(content, { messageId: `q${i}` })).handled);
       }
-      await Promise.all(deliveries);
+      await Promise.all(answers);
       await a.bot.idle();
       await b.bot.idle();
       expect(answered).toEqual(asked);

@@ -108,6 +108,19 @@ export class MemoryChannel implements Channel {
     };
   }
 
+  /**
+   * Delivers a turn to the bot and resolves once the bot committed it (what a platform's
+   * acknowledgement waits for): `handled` resolves once it was answered.
+   */
+  async deliver(
+    content: string,
+    options: ReceiveOptions = {},
+  ): Promise<{ message: NewMessage; handled: Promise<void> }> {
+    const message = this.turn(content, options);
+    const { handled } = await this.#started().message(message);
+    return { message, handled };
+  }
+
   /** Delivers a turn to the bot; resolves with it once the bot has handled it. */
   async receive(content: string, options: ReceiveOptions = {}): Promise<NewMessage> {
     const message = this.turn(content, options);

@@ -12,6 +12,7 @@ import {
   compare,
   crashSeed,
   drain,
+  everyAddressedAnswered,
   freePort,
   killRepeatedly,
   printCounts,
@@ -88,11 +89,7 @@ async function crashScenario(options: {
     random: seededRandom(seed),
   });
   await traffic.stop();
-  const answeredAll = () => {
-    const { acknowledged, replies } = options.record();
-    const answered = new Set(replies.map((reply) => reply.answers));
-    return acknowledged.every((turn) => !turn.addressed || answered.has(turn.key));
-  };
+  const answeredAll = () => everyAddressedAnswered(options.record());
   const drainStarted = Date.now();
   await drain(
     () => (options.delivered?.(traffic.sent) ?? true) && answeredAll(),

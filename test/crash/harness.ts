@@ -274,6 +274,12 @@ export interface PlatformRecord {
   replies: { key: TurnKey; answers: TurnKey | undefined }[];
 }
 
+/** Whether every addressed turn the platform acknowledged has a reply on the platform. */
+export function everyAddressedAnswered({ acknowledged, replies }: PlatformRecord): boolean {
+  const answered = new Set(replies.map((reply) => reply.answers));
+  return acknowledged.every((turn) => !turn.addressed || answered.has(turn.key));
+}
+
 /** The counts the crash test asserts on and prints (the table). */
 export interface CrashCounts {
   path: string;
