@@ -80,14 +80,24 @@ export class ConversationLeases {
     for (;;) {
       if (this.signal.aborted) return undefined;
       const lease = await this.store.acquireLease(name, this.holder, this.ttlMs);
-      if (lease !== undefined) return this.holding(lease, work);
+      if (lease !== undefined) return this.#holding(lease, work);
       await sleep(wait, this.signal);
       wait = Math.min(wait * 2, Math.max(50, this.ttlMs / 4));
     }
   }
 
-  /** Runs `work` on a lease already taken (`claimUnfinishedRuns`), renewing it, then releases it. */
-  async holding<T>(lease: Lease, work: (held: HeldLease) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` on a lease already taken (`claimUnfinishedRuns`), renewing it, then releases
+   * it. Undefined, without running `work`, when the lease ran out before the work could start
+   * (it waited behind this instance's other work in the conversation) and another took it.
+   */
+  async holding<T>(taken: Lease, work: (held: HeldLease) => Promise<T>): Promise<T | undefined> {
+    const lease = await this.store.renewLease(taken, this.ttlMs).catch(() => undefined);
+    return lease === undefined ? undefined : this.#holding(lease, work);
+  }
+
+  /** Runs `work` holding `lease`, renewing it every third of the ttl, then releases it. */
+  async #holding<T>(lease: Lease, work: (held: HeldLease) => Promise<T>): Promise<T> {
     const held = { lease, lost: false };
     const renew = setInterval(() => {
       this.store.renewLease(held.lease, this.ttlMs).then(
