@@ -46,4 +46,9 @@ const discord = new DiscordChannel({
 // No store given: the bot opens SQLite at COLLOQUY_DB (default ./colloquy.db) and closes it on stop.
 const bot = new Bot({ channels: [discord], agents: [new SupportAgent()] });
 await launch(bot);
-console.log(`${discord.botIdentity?.username} is connected to Discord. Press Ctrl+C to stop.`);
+const me = discord.botIdentity;
+console.log(
+  me === undefined
+    ? 'Standing by: another instance on this database holds the Discord gateway. Press Ctrl+C to stop.'
+    : `${me.username} is connected to Discord. Press Ctrl+C to stop.`,
+);

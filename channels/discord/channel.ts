@@ -33,6 +33,7 @@ import {
   type DiscordAllowedMentions,
 } from './format.js';
 import { guardedSharding } from './guard.js';
+import { leaseNames } from '../../src/leases.js';
 import {
   lacksContent,
   parseMessageCreate,
@@ -87,8 +88,13 @@ export interface DiscordChannelOptions {
  */
 export class DiscordChannel implements Channel {
   readonly type = 'discord';
-  /** The discord.js client (yours, or the one the channel made). */
-  readonly client: Client;
+  /** The discord.js client (yours, or the one the channel made; a new one each gateway term). */
+  get client(): Client {
+    return this.#client;
+  }
+  #client: Client;
+  /** Sharing the store with other instances: this one's turns at holding the gateway. */
+  private leading: { stop: AbortController; done: Promise<void> } | undefined;
   private handlers: ChannelHandlers | undefined;
   private readonly ownsClient: boolean;
   private readonly seen: RecentKeys<string>;
@@ -103,15 +109,7 @@ export class DiscordChannel implements Channel {
   constructor(private readonly options: DiscordChannelOptions) {
     this.ownsClient = options.client === undefined;
     addSecret(options.token);
-    const ws = options.clientOptions?.ws;
-    this.client =
-      options.client ??
-      new Client({
-        partials: [Partials.Channel, Partials.Message],
-        ...options.clientOptions,
-        ws: { ...ws, buildStrategy: this.withSessions(ws?.buildStrategy) },
-        intents: options.intents ?? options.clientOptions?.intents ?? [...DEFAULT_DISCORD_INTENTS],
-      });
+    this.#client = options.client ?? this.newClient();
     this.seen = new RecentKeys<string>(options.dedupeSize ?? 2000);
   }
 
@@ -126,8 +124,54 @@ export class DiscordChannel implements Channel {
     };
   }
 
+  private newClient(): Client {
+    const { options } = this;
+    const ws = options.clientOptions?.ws;
+    return new Client({
+      partials: [Partials.Channel, Partials.Message],
+      ...options.clientOptions,
+      ws: { ...ws, buildStrategy: this.withSessions(ws?.buildStrategy) },
+      intents: options.intents ?? options.clientOptions?.intents ?? [...DEFAULT_DISCORD_INTENTS],
+    });
+  }
+
+  /**
+   * Connects to the gateway. With other instances on the store (`handlers.lead`), only the one
+   * holding the bot's gateway lease connects; the others stand by and take over within the
+   * lease's ttl when it dies, RESUMEing the session it kept in the store (Discord then replays
+   * what arrived meanwhile). Replies are posted by whichever instance answers, over REST.
+   */
   async start(handlers: ChannelHandlers): Promise<void> {
     this.handlers = handlers;
+    const token = this.options.token ?? this.client.token ?? undefined;
+    if (handlers.lead !== undefined && this.ownsClient && token !== undefined) {
+      this.client.rest.setToken(token);
+      const stop = new AbortController();
+      const fresh = async () => {
+        this.detach();
+        await this.client.destroy();
+        this.#client = this.newClient();
+        this.client.rest.setToken(token);
+      };
+      const term = async (signal: AbortSignal) => {
+        try {
+          await this.connect();
+        } catch (error) {
+          await fresh();
+          throw error;
+        }
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        // Lost or stopping: let go of the gateway; the next term starts on a fresh client.
+        await fresh();
+      };
+      const name = leaseNames.discordShard(botIdOf(token), 0);
+      this.leading = { stop, done: handlers.lead(name, term, stop.signal) };
+      return;
+    }
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
     this.client.on(Events.Raw, this.onRaw);
     this.client.on(Events.Error, this.onClientError);
     this.client.on(Events.ShardError, this.onClientError);
@@ -174,6 +218,10 @@ export class DiscordChannel implements Channel {
   }
 
   async stop(): Promise<void> {
+    const leading = this.leading;
+    this.leading = undefined;
+    leading?.stop.abort();
+    await leading?.done;
     this.detach();
     await this.queue;
     if (this.ownsClient) await this.client.destroy();
@@ -391,4 +439,13 @@ export class DiscordChannel implements Channel {
 function resumedWithoutReady(client: Client): void {
   const ws = client.ws as unknown as { triggerClientReady?: () => void };
   if (!client.isReady()) ws.triggerClientReady?.();
+}
+
+/**
+ * The bot's user id, from its token (a token's first part is the id in base64): the gateway
+ * lease's name before any instance has connected.
+ */
+function botIdOf(token: string): string {
+  const id = Buffer.from(token.split('.')[0] ?? '', 'base64').toString('utf8');
+  return /^\d+$/.test(id) ? id : 'bot';
 }

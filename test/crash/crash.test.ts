@@ -5,7 +5,6 @@ import {
   FakeOpenAIServer,
   FakeSlack,
   FakeTelegram,
-  type FakeDiscordUser,
   type SteadyTraffic,
 } from 'colloquy/testing';
 import {
@@ -24,7 +23,15 @@ import {
   type CrashSetup,
   type PlatformRecord,
 } from './harness.js';
-import { slackRecord, slackTraffic, telegramRecord, telegramTraffic } from './platforms.js';
+import {
+  discordRecord,
+  discordScene,
+  discordTraffic,
+  slackRecord,
+  slackTraffic,
+  telegramRecord,
+  telegramTraffic,
+} from './platforms.js';
 
 // Nothing acknowledged is ever lost (issue 12): a real example bot runs as a child process
 // against a loopback fake under steady traffic and is SIGKILLed at random moments, ten times,
@@ -247,23 +254,7 @@ describe('Discord gateway: a bot killed at random moments loses nothing delivere
     async () => {
       const rate = Number(process.env.CRASH_RATE ?? 10);
       const discord = await FakeDiscord.start();
-      const guild = '81384788765712384';
-      const channels = ['290926798999357250', '290926798999357251', '290926798999357252'];
-      discord.addGuild({
-        id: guild,
-        name: 'Shop',
-        channels: channels.map((id, i) => ({ id, name: `room-${i}` })),
-      });
-      const people: FakeDiscordUser[] = ['alice', 'bob'].map((username, i) => ({
-        id: `8035111022467891${i}`,
-        username,
-      }));
-      const dms = people.map((recipient, i) => {
-        const id = `120257000000000000${i}`;
-        discord.addDmChannel({ id, recipient });
-        return id;
-      });
-      const bot = discord.botUser;
+      discordScene(discord);
       try {
         const counts = await crashScenario({
           path: 'Discord gateway',
@@ -279,42 +270,8 @@ describe('Discord gateway: a bot killed at random moments loses nothing delivere
             logFile: join(dir, 'runs.log'),
           }),
           // Two DMs (always addressed) and three channels where every other post mentions the bot.
-          traffic: () =>
-            discord.traffic(rate, (i) => {
-              const author = people[i % 2] as FakeDiscordUser;
-              if (i % 5 < 2)
-                return { channelId: dms[i % 5] as string, author, content: `q${i} order?` };
-              const mention = Math.floor(i / 5) % 2 === 0;
-              return {
-                channelId: channels[(i % 5) - 2] as string,
-                author,
-                content: mention ? `<@${bot.id}> q${i} refund?` : `q${i} hi`,
-                ...(mention && { mentions: [bot] }),
-              };
-            }),
-          record: () => {
-            const delivered = new Map<string, boolean>(); // key → addressed (replays counted once)
-            for (const event of discord.delivered) {
-              if (event.t !== 'MESSAGE_CREATE') continue;
-              const message = event.d as { id: string; channel_id: string; author: { id: string } };
-              if (message.author.id === bot.id) continue; // the echo of a reply
-              const text = (event.d as { content: string }).content;
-              delivered.set(
-                `${message.channel_id}:${message.id}`,
-                dms.includes(message.channel_id) || text.includes(`<@${bot.id}>`),
-              );
-            }
-            return {
-              acknowledged: [...delivered].map(([key, addressed]) => ({ key, addressed })),
-              replies: discord.posted.map((post) => ({
-                key: `${post.channel_id}:${post.id}`,
-                answers:
-                  post.message_reference === undefined
-                    ? undefined
-                    : `${post.message_reference.channel_id}:${post.message_reference.message_id}`,
-              })),
-            };
-          },
+          traffic: () => discordTraffic(discord, rate),
+          record: () => discordRecord(discord),
           notes: () =>
             `${discord.identifies.length} sessions identified, ${discord.resumes} RESUMEs`,
         });

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeOpenAIServer, FakeSlack, FakeTelegram } from 'colloquy/testing';
+import { FakeDiscord, FakeOpenAIServer, FakeSlack, FakeTelegram } from 'colloquy/testing';
 import { dropTestDatabases, postgresReachable, testDatabase } from '../postgres.fixtures.js';
 import {
   type BotRun,
@@ -17,7 +17,15 @@ import {
   startBot,
   stopBot,
 } from './harness.js';
-import { slackRecord, slackTraffic, telegramRecord, telegramTraffic } from './platforms.js';
+import {
+  discordRecord,
+  discordScene,
+  discordTraffic,
+  slackRecord,
+  slackTraffic,
+  telegramRecord,
+  telegramTraffic,
+} from './platforms.js';
 import { readPostgres } from './postgres.js';
 
 // Several instances on one Postgres (issue 13): real example bots as child processes share a
@@ -267,6 +275,63 @@ describe.skipIf(!postgresReachable)('several bot instances on one Postgres', () 
       } finally {
         for (const run of runs) run.child.kill('SIGKILL');
         await telegram.close();
+      }
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'Discord: the instance on the gateway is killed, the standby RESUMEs its session, nothing delivered is lost',
+    async () => {
+      const url = await testDatabase();
+      const dir = scratch('instances-discord');
+      const discord = await FakeDiscord.start();
+      discordScene(discord);
+      const setup = {
+        example: 'discord-bot',
+        env: {
+          ...baseEnv(url),
+          DISCORD_BOT_TOKEN: discord.token,
+          DISCORD_API_URL: discord.restApi,
+        },
+        readyLine: /is connected to Discord|Standing by/,
+        logFile: join(dir, 'runs.log'),
+      };
+      // One after the other, so the first holds the gateway.
+      const runs = [startBot(setup)];
+      try {
+        expect(await runs[0]!.ready).toBe(true);
+        runs.push(startBot(setup));
+        expect(await runs[1]!.ready).toBe(true);
+        const rate = 10;
+        const traffic = discordTraffic(discord, rate);
+        await sleep(3000);
+        runs[0]!.child.kill('SIGKILL');
+        await runs[0]!.exited;
+        await sleep(3000);
+        await traffic.stop();
+        const answeredAll = () => everyAddressedAnswered(discordRecord(discord));
+        await drain(answeredAll, () => discord.delivered.length + discord.posted.length);
+        const finalStop = await stopBot(runs[1]!);
+        const counts = compare(discordRecord(discord), await readPostgres(url), {
+          path: 'Discord gateway, two instances on Postgres',
+          rate,
+          sent: traffic.sent,
+          finalStop,
+          kills: { kills: 1, beforeReady: 0, unexpectedExits: [] },
+        });
+        printCounts(
+          counts,
+          0,
+          `${discord.identifies.length} sessions identified, ${discord.resumes} RESUMEs; runs' output: ${dir}`,
+        );
+        expectNothingLost(counts);
+        // The standby went on with the session the dead instance kept in the database.
+        expect(discord.identifies).toHaveLength(1);
+        expect(discord.resumes).toBeGreaterThanOrEqual(1);
+      } finally {
+        for (const run of runs) run.child.kill('SIGKILL');
+        await discord.close();
       }
     },
     TIMEOUT_MS,

@@ -1,5 +1,11 @@
 import type { Message, Update } from 'grammy/types';
-import type { FakeSlack, FakeTelegram, SteadyTraffic } from 'colloquy/testing';
+import type {
+  FakeDiscord,
+  FakeDiscordUser,
+  FakeSlack,
+  FakeTelegram,
+  SteadyTraffic,
+} from 'colloquy/testing';
 import type { PlatformRecord } from './harness.js';
 
 const people = [1001, 1002, 1003].map((id) => ({ id, is_bot: false, first_name: `User ${id}` }));
@@ -86,5 +92,64 @@ export function slackRecord(slack: FakeSlack): PlatformRecord {
         answers: token === undefined ? undefined : posts.get(token),
       };
     }),
+  };
+}
+
+const DISCORD_CHANNELS = ['290926798999357250', '290926798999357251', '290926798999357252'];
+const DISCORD_PEOPLE: FakeDiscordUser[] = ['alice', 'bob'].map((username, i) => ({
+  id: `8035111022467891${i}`,
+  username,
+}));
+const DISCORD_DMS = DISCORD_PEOPLE.map((_, i) => `120257000000000000${i}`);
+
+/** Discord's scene: a guild with three channels, and two people each with a DM to the bot. */
+export function discordScene(discord: FakeDiscord): void {
+  discord.addGuild({
+    id: '81384788765712384',
+    name: 'Shop',
+    channels: DISCORD_CHANNELS.map((id, i) => ({ id, name: `room-${i}` })),
+  });
+  DISCORD_PEOPLE.forEach((recipient, i) =>
+    discord.addDmChannel({ id: DISCORD_DMS[i]!, recipient }),
+  );
+}
+
+/** Discord traffic in `discordScene`: two DMs (always addressed), three channels where every other post mentions the bot. */
+export function discordTraffic(discord: FakeDiscord, rate: number): SteadyTraffic {
+  const bot = discord.botUser;
+  return discord.traffic(rate, (i) => {
+    const author = DISCORD_PEOPLE[i % 2]!;
+    if (i % 5 < 2) return { channelId: DISCORD_DMS[i % 5]!, author, content: `q${i} order?` };
+    const mention = Math.floor(i / 5) % 2 === 0;
+    return {
+      channelId: DISCORD_CHANNELS[(i % 5) - 2]!,
+      author,
+      content: mention ? `<@${bot.id}> q${i} refund?` : `q${i} hi`,
+      ...(mention && { mentions: [bot] }),
+    };
+  });
+}
+
+/** What FakeDiscord delivered (replays counted once) and the replies it received. */
+export function discordRecord(discord: FakeDiscord): PlatformRecord {
+  const bot = discord.botUser;
+  const delivered = new Map<string, boolean>(); // key → addressed
+  for (const event of discord.delivered) {
+    if (event.t !== 'MESSAGE_CREATE') continue;
+    const message = event.d as { id: string; channel_id: string; author: { id: string } };
+    if (message.author.id === bot.id) continue; // the echo of a reply
+    const text = (event.d as { content: string }).content;
+    const dm = DISCORD_DMS.includes(message.channel_id);
+    delivered.set(`${message.channel_id}:${message.id}`, dm || text.includes(`<@${bot.id}>`));
+  }
+  return {
+    acknowledged: [...delivered].map(([key, addressed]) => ({ key, addressed })),
+    replies: discord.posted.map((post) => ({
+      key: `${post.channel_id}:${post.id}`,
+      answers:
+        post.message_reference === undefined
+          ? undefined
+          : `${post.message_reference.channel_id}:${post.message_reference.message_id}`,
+    })),
   };
 }
