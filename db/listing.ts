@@ -1,5 +1,5 @@
 import { StoreError } from '../src/errors.js';
-import type { ConversationSummary } from '../src/store.js';
+import type { ConversationSummary, ListConversationsOptions, Page } from '../src/store.js';
 
 /**
  * A `conversations` row as `SELECT *` reads it, in either dialect (Postgres answers its
@@ -56,4 +56,58 @@ export function decodeCursor(cursor: string): [string, string] {
     // fall through to the error below
   }
   throw new StoreError(`not a listConversations cursor: ${JSON.stringify(cursor)}`);
+}
+
+/**
+ * The SQL of `listConversations` (`@name` parameters), newest activity first; `before` is the
+ * dialect's "row before the cursor" test on `(c.last_message_at, c.id)`. It asks for one row
+ * more than a page, so `pageOf` knows whether another page follows.
+ *
+ * @example
+ * ```ts
+ * listingQuery({ limit: 20 }, '(c.last_message_at, c.id) < (@cursorLast, @cursorId)');
+ * ```
+ */
+export function listingQuery(
+  options: ListConversationsOptions,
+  before: string,
+): { sql: string; params: Record<string, string | number>; limit: number } {
+  const limit = Math.max(1, Math.floor(options.limit ?? 50));
+  const params: Record<string, string | number> = { limit: limit + 1 };
+  const where: string[] = [];
+  if (options.channelType !== undefined) {
+    where.push('c.channel_type = @channelType');
+    params.channelType = options.channelType;
+  }
+  if (options.participantId !== undefined) {
+    where.push(
+      'EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = @participant)',
+    );
+    params.participant = options.participantId;
+  }
+  if (options.agentId !== undefined) {
+    where.push(`c.id IN (SELECT m.conversation_id FROM messages m
+      JOIN participants p ON p.id = m.participant_id
+      WHERE m.participant_id = @agent AND p.kind = 'agent')`);
+    params.agent = options.agentId;
+  }
+  params.offset = Math.max(0, Math.floor(options.offset ?? 0));
+  if (options.cursor !== undefined) {
+    const [last, id] = decodeCursor(options.cursor);
+    where.push(before);
+    params.cursorLast = last;
+    params.cursorId = id;
+  }
+  const sql = `SELECT * FROM conversations c ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    ORDER BY c.last_message_at DESC, c.id DESC LIMIT @limit OFFSET @offset`;
+  return { sql, params, limit };
+}
+
+/** A page of `listingQuery`'s rows, with the cursor of the next when there is one. */
+export function pageOf(rows: ConversationRow[], limit: number): Page<ConversationSummary> {
+  const items = rows.slice(0, limit).map(toSummary);
+  const last = items[items.length - 1];
+  return rows.length > limit && last !== undefined
+    ? { items, nextCursor: encodeCursor(last.lastMessageAt, last.id) }
+    : { items };
 }

@@ -4,6 +4,7 @@ import type { NewMessage } from '../../src/types.js';
 import { withMetadata } from '../../src/types.js';
 import { normalizeTimestamp, toInsert } from '../rows.js';
 import { jsonWithoutNul, withoutNul } from './errors.js';
+import { CONVERSATION_UPSERT, PARTICIPANT_UPSERT } from './statements.js';
 
 /**
  * Many new turns in one statement (group commit): the message insert is the claim, as in
@@ -30,14 +31,7 @@ const APPEND_MANY = `WITH m AS (
     SELECT w.id, w.kind, w.display_name, s.first, s.last
     FROM (SELECT participant_id, min(timestamp) AS first, max(timestamp) AS last
           FROM m GROUP BY participant_id) s JOIN who w ON w.id = s.participant_id
-    ON CONFLICT (id) DO UPDATE SET
-      kind = CASE WHEN excluded.last_seen_at >= t.last_seen_at THEN excluded.kind ELSE t.kind END,
-      display_name = CASE
-        WHEN excluded.display_name IS NOT NULL
-          AND (excluded.last_seen_at >= t.last_seen_at OR t.display_name IS NULL)
-        THEN excluded.display_name ELSE t.display_name END,
-      first_seen_at = least(t.first_seen_at, excluded.first_seen_at),
-      last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at)),
+    ${PARTICIPANT_UPSERT}),
   place AS (
     SELECT * FROM unnest($25::text[], $26::text[], $27::text[], $28::text[], $29::text[],
       $30::text[]) AS pl(id, channel_type, channel_id, channel_name, thread_id, scope)),
@@ -48,14 +42,7 @@ const APPEND_MANY = `WITH m AS (
       s.first, s.last, s.n
     FROM (SELECT conversation_id, count(*) AS n, min(timestamp) AS first, max(timestamp) AS last
           FROM m GROUP BY conversation_id) s JOIN place pl ON pl.id = s.conversation_id
-    ON CONFLICT (id) DO UPDATE SET
-      message_count = t.message_count + excluded.message_count,
-      created_at = CASE WHEN t.message_count = 0 THEN excluded.created_at
-        ELSE least(t.created_at, excluded.created_at) END,
-      last_message_at = CASE WHEN t.message_count = 0 THEN excluded.last_message_at
-        ELSE greatest(t.last_message_at, excluded.last_message_at) END,
-      channel_name = coalesce(excluded.channel_name, t.channel_name),
-      thread_id = coalesce(t.thread_id, excluded.thread_id)),
+    ${CONVERSATION_UPSERT}),
   mentions AS (
     INSERT INTO message_mentions (message_seq, conversation_id, participant_id, timestamp,
       position)

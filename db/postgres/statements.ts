@@ -13,6 +13,29 @@ export const PG_MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant
 
 const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participant_id`;
 
+/** A participant seen again: the newest turn names it, the seen-times span every turn. */
+export const PARTICIPANT_UPSERT = `ON CONFLICT (id) DO UPDATE SET
+      kind = CASE WHEN excluded.last_seen_at >= t.last_seen_at THEN excluded.kind ELSE t.kind END,
+      display_name = CASE
+        WHEN excluded.display_name IS NOT NULL
+          AND (excluded.last_seen_at >= t.last_seen_at OR t.display_name IS NULL)
+        THEN excluded.display_name ELSE t.display_name END,
+      first_seen_at = least(t.first_seen_at, excluded.first_seen_at),
+      last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at)`;
+
+/**
+ * A conversation with more turns: counted, spanned (one created empty spans its turns from
+ * the first), named when a turn names it.
+ */
+export const CONVERSATION_UPSERT = `ON CONFLICT (id) DO UPDATE SET
+      message_count = t.message_count + excluded.message_count,
+      created_at = CASE WHEN t.message_count = 0 THEN excluded.created_at
+        ELSE least(t.created_at, excluded.created_at) END,
+      last_message_at = CASE WHEN t.message_count = 0 THEN excluded.last_message_at
+        ELSE greatest(t.last_message_at, excluded.last_message_at) END,
+      channel_name = coalesce(excluded.channel_name, t.channel_name),
+      thread_id = coalesce(t.thread_id, excluded.thread_id)`;
+
 /**
  * A new turn in one statement: the message insert is the claim (`ON CONFLICT DO NOTHING`
  * on either unique key), and the participant, the conversation and the mentions are written
@@ -31,26 +54,12 @@ const APPEND = `WITH m AS (
   p AS (
     INSERT INTO participants AS t (id, kind, display_name, first_seen_at, last_seen_at)
     SELECT $3, $23, $24, $5, $5 WHERE EXISTS (SELECT FROM m)
-    ON CONFLICT (id) DO UPDATE SET
-      kind = CASE WHEN excluded.last_seen_at >= t.last_seen_at THEN excluded.kind ELSE t.kind END,
-      display_name = CASE
-        WHEN excluded.display_name IS NOT NULL
-          AND (excluded.last_seen_at >= t.last_seen_at OR t.display_name IS NULL)
-        THEN excluded.display_name ELSE t.display_name END,
-      first_seen_at = least(t.first_seen_at, excluded.first_seen_at),
-      last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at)),
+    ${PARTICIPANT_UPSERT}),
   c AS (
     INSERT INTO conversations AS t (id, channel_type, channel_id, channel_name, thread_id, scope,
       created_at, last_message_at, message_count)
     SELECT $2, $7, $8, $25, $9, $6, $5, $5, 1 WHERE EXISTS (SELECT FROM m)
-    ON CONFLICT (id) DO UPDATE SET
-      message_count = t.message_count + 1,
-      created_at = CASE WHEN t.message_count = 0 THEN excluded.created_at
-        ELSE least(t.created_at, excluded.created_at) END,
-      last_message_at = CASE WHEN t.message_count = 0 THEN excluded.last_message_at
-        ELSE greatest(t.last_message_at, excluded.last_message_at) END,
-      channel_name = coalesce(excluded.channel_name, t.channel_name),
-      thread_id = coalesce(t.thread_id, excluded.thread_id)),
+    ${CONVERSATION_UPSERT}),
   mentions AS (
     INSERT INTO message_mentions (message_seq, conversation_id, participant_id, timestamp,
       position)

@@ -19,7 +19,7 @@ import type {
 } from '../../src/store.js';
 import { isoTimestamp, withMetadata } from '../../src/types.js';
 import type { MessageDeletion, MessageEdit, NewMessage, StoredMessage } from '../../src/types.js';
-import { type ConversationRow, decodeCursor, encodeCursor, toSummary } from '../listing.js';
+import { type ConversationRow, listingQuery, pageOf, toSummary } from '../listing.js';
 import { buildGetQuery } from '../queries.js';
 import { fromValues, normalizeTimestamp, toInsert, toMessage } from '../rows.js';
 import { type Candidate, candidatesPerWord, queryWords, rankCandidates } from '../search.js';
@@ -397,41 +397,12 @@ export class PostgresConversationStore implements ConversationStore {
 
   listConversations(options: ListConversationsOptions = {}): Promise<Page<ConversationSummary>> {
     return this.#guard('list conversations', undefined, async () => {
-      const limit = Math.max(1, Math.floor(options.limit ?? 50));
-      const params: Record<string, unknown> = { limit: limit + 1 };
-      const where: string[] = [];
-      if (options.channelType !== undefined) {
-        where.push('c.channel_type = @channelType');
-        params.channelType = options.channelType;
-      }
-      if (options.participantId !== undefined) {
-        where.push(
-          'EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = @participant)',
-        );
-        params.participant = options.participantId;
-      }
-      if (options.agentId !== undefined) {
-        where.push(`c.id IN (SELECT m.conversation_id FROM messages m
-          JOIN participants p ON p.id = m.participant_id
-          WHERE m.participant_id = @agent AND p.kind = 'agent')`);
-        params.agent = options.agentId;
-      }
-      params.offset = Math.max(0, Math.floor(options.offset ?? 0));
-      if (options.cursor !== undefined) {
-        const [last, id] = decodeCursor(options.cursor);
-        where.push('(c.last_message_at, c.id) < (@cursorLast::timestamptz, @cursorId::text)');
-        params.cursorLast = last;
-        params.cursorId = id;
-      }
-      const sql = `SELECT * FROM conversations c ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY c.last_message_at DESC, c.id DESC LIMIT @limit OFFSET @offset`;
+      const { sql, params, limit } = listingQuery(
+        options,
+        '(c.last_message_at, c.id) < (@cursorLast::timestamptz, @cursorId::text)',
+      );
       const { text, values } = positional(sql, params);
-      const { rows } = await this.pool.query<ConversationRow>(text, values);
-      const items = rows.slice(0, limit).map(toSummary);
-      const last = items[items.length - 1];
-      return rows.length > limit && last !== undefined
-        ? { items, nextCursor: encodeCursor(last.lastMessageAt, last.id) }
-        : { items };
+      return pageOf((await this.pool.query<ConversationRow>(text, values)).rows, limit);
     });
   }
 
