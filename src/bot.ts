@@ -333,8 +333,9 @@ export class Bot {
     if (shared === false) return undefined;
     if (!hasLeases(store)) {
       throw new ColloquyError(
-        'BotOptions.shared needs a store with leases (SQLite, Postgres or in-memory); this ' +
-          'store has no acquireLease',
+        'BotOptions.shared needs a store with leases and agent runs (SQLite, Postgres or ' +
+          'in-memory); this store lacks acquireLease, renewLease, releaseLease, ' +
+          'claimUnfinishedRuns or getRuns',
       );
     }
     // `true` (given, or the default for Postgres) takes its settings from the environment.

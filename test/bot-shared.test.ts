@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Bot, silentLogger } from 'colloquy';
+import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
 import type { ConversationStore } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from '../src/testing/index.js';
@@ -141,6 +141,23 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 15_000): Promi
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+describe('BotOptions.shared on a store that cannot be shared', () => {
+  it('refuses to start, naming what the store lacks', async () => {
+    // A store with leases but no agent runs: nothing it could hand over to another instance.
+    const store = Object.assign(Object.create(new InMemoryConversationStore()), {
+      getRuns: undefined,
+    }) as ConversationStore;
+    const bot = new Bot({
+      channels: [new MemoryChannel()],
+      agents: [scriptedAgent('support-agent', () => 'hi')],
+      store,
+      logger: silentLogger,
+      shared: true,
+    });
+    await expect(bot.start()).rejects.toThrow(/needs a store with leases and agent runs/);
+  });
+});
 
 const dir = mkdtempSync(join(tmpdir(), 'colloquy-shared-bots-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

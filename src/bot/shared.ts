@@ -21,16 +21,23 @@ export interface SharedOptions {
   claimEveryMs?: number;
 }
 
-/** The lease methods a shared store has. */
+/** What a shared store has: leases, and the agent runs they hand over. */
 export type LeasingStore = ConversationStore &
-  Required<Pick<ConversationStore, 'acquireLease' | 'renewLease' | 'releaseLease'>>;
+  Required<
+    Pick<
+      ConversationStore,
+      'acquireLease' | 'renewLease' | 'releaseLease' | 'claimUnfinishedRuns' | 'getRuns'
+    >
+  >;
 
-/** Whether `store` can be shared: it has leases. */
+/** Whether `store` can be shared: it has leases and keeps agent runs. */
 export function hasLeases(store: ConversationStore): store is LeasingStore {
   return (
     store.acquireLease !== undefined &&
     store.renewLease !== undefined &&
-    store.releaseLease !== undefined
+    store.releaseLease !== undefined &&
+    store.claimUnfinishedRuns !== undefined &&
+    store.getRuns !== undefined
   );
 }
 
@@ -166,7 +173,7 @@ export class ConversationLeases {
 
   /** The conversations with unfinished runs that nobody holds, each with its lease taken. */
   async claim(): Promise<ClaimedRuns[]> {
-    return (await this.store.claimUnfinishedRuns?.(this.holder, this.ttlMs)) ?? [];
+    return this.store.claimUnfinishedRuns(this.holder, this.ttlMs);
   }
 }
 
