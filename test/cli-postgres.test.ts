@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { PostgresConversationStore } from 'colloquy/postgres';
@@ -165,6 +166,17 @@ describe.skipIf(!postgresReachable)('the colloquy CLI on Postgres', () => {
       ]);
       expect(copied.stdout).toBe(onFile.stdout);
     }
+  });
+
+  it('imports a dead-letter file into the database, once', async () => {
+    const letters = dir.file('letters.jsonl');
+    const lost = turn(40, alice, 'kept in the dead letters', CHANNEL);
+    writeFileSync(letters, `${JSON.stringify({ op: { kind: 'append', message: lost } })}\n`);
+    const first = await colloquy(['import', letters, '--db', url]);
+    expect(first.stdout).toMatch(/^postgres:\/\/\S+: 1 written, 0 already stored\n$/);
+    const again = await colloquy(['import', letters, '--db', url]);
+    expect(again.stdout).toMatch(/: 0 written, 1 already stored\n$/);
+    expect((await store.getMessage(CHANNEL, lost.id))?.content).toBe('kept in the dead letters');
   });
 
   it('forgets a person, with --yes', async () => {

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { StoreOperation } from '../../store.js';
 import { resolveDbPath } from '../../db-path.js';
 import { openStore } from '../database.js';
+import { redactText } from '../../logger.js';
 import type { GlobalOptions } from '../context.js';
 import { print } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
@@ -60,7 +61,7 @@ Examples:
         await store.close();
       }
       print(
-        `${path}: ${stored} written, ${already} already stored` +
+        `${redactText(path)}: ${stored} written, ${already} already stored` +
           (work > 0 ? `, ${work} records of agent work applied` : '') +
           (failed.length > 0 ? `, ${failed.length} failed` : ''),
       );
