@@ -21,7 +21,7 @@
  *
  * Then ask the database: npx colloquy sql "select conversation_id, line from transcript"
  */
-import { BaseAgent, Bot, defaultDbPath, describeModel, isOfflineModel } from 'colloquy';
+import { BaseAgent, Bot, defaultDbPath, describeModel, isOfflineModel, redactText } from 'colloquy';
 import type { NewMessage } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
 import { TelegramChannel } from 'colloquy/telegram';
@@ -115,4 +115,4 @@ console.log(
     ? 'Model: offline (set COLLOQUY_MODEL, e.g. openai:gpt-4o-mini, for real answers).'
     : `Model: ${describeModel(model)}.`,
 );
-console.log(`Conversations: ${defaultDbPath()}. Press Ctrl+C to stop.`);
+console.log(`Conversations: ${redactText(defaultDbPath())}. Press Ctrl+C to stop.`);
