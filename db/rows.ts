@@ -196,17 +196,24 @@ export interface MessageInsert {
   delegationId: string | null;
   delegatedBy: string | null;
   delegatedTo: string | null;
+  /** `'sending'` for a reply recorded before its platform call; NULL for every other turn. */
+  delivery: 'sending' | null;
 }
 
 /**
- * The `messages` row for a new turn (timestamp already normalized).
+ * The `messages` row for a new turn (timestamp already normalized); `delivery` is `'sending'`
+ * for a reply recorded before its platform call.
  *
  * @example
  * ```ts
  * const row = toInsert(turn, normalizeTimestamp(turn.timestamp));
  * ```
  */
-export function toInsert(message: NewMessage, timestamp: string): MessageInsert {
+export function toInsert(
+  message: NewMessage,
+  timestamp: string,
+  delivery: MessageInsert['delivery'] = null,
+): MessageInsert {
   const meta = message.metadata;
   const rest: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(meta)) {
@@ -238,6 +245,7 @@ export function toInsert(message: NewMessage, timestamp: string): MessageInsert 
     delegationId: textKey(meta, 'delegationId'),
     delegatedBy: textKey(meta, 'delegatedBy'),
     delegatedTo: textKey(meta, 'delegatedTo'),
+    delivery,
   };
 }
 

@@ -43,7 +43,6 @@ export interface RunRow extends RunSqlRow {
 export class RunStatements {
   readonly #upsert: Database.Statement;
   readonly #create: Database.Statement;
-  readonly #sending: Database.Statement;
   readonly #confirm: Database.Statement;
   readonly #retime: Database.Statement;
   readonly #setState: Database.Statement;
@@ -73,7 +72,6 @@ export class RunStatements {
         input_tokens, output_tokens, reply_id, error, attempts, prompt)
       VALUES (@id, @message_id, @conversation_id, @agent_id, @status, @created_at, @started_at,
         @finished_at, @model, @input_tokens, @output_tokens, @reply_id, @error, @attempts, @prompt)`);
-    this.#sending = db.prepare(`UPDATE messages SET delivery = 'sending' WHERE id = ?`);
     this.#retime = db.prepare(`UPDATE message_mentions SET timestamp = @timestamp
       WHERE message_seq = (SELECT seq FROM messages WHERE id = @id)`);
     this.#confirm = db.prepare(`UPDATE messages SET delivery = @delivery,
@@ -118,11 +116,6 @@ export class RunStatements {
       attempts: run.attempts,
       prompt: run.prompt ?? null,
     });
-  }
-
-  /** Marks a reply turn just appended as recorded before its platform call. */
-  sending(messageId: string): void {
-    this.#sending.run(messageId);
   }
 
   /** Records what the platform said about a reply; false when there is no such turn. */

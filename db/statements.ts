@@ -41,11 +41,11 @@ const SQL = {
   insertMessage: `INSERT INTO messages (id, conversation_id, participant_id, content, timestamp,
       scope, channel_type, channel_id, thread_id, platform_message_id, reply_to_message_id,
       reply_to_participant_id, is_summary, summary_for_agent_id, metadata, trace_id, sources,
-      reasoning, delegation_id, delegated_by, delegated_to)
+      reasoning, delegation_id, delegated_by, delegated_to, delivery)
     VALUES (@id, @conversationId, @participantId, @content, @timestamp, @scope, @channelType,
       @channelId, @threadId, @platformMessageId, @replyToMessageId, @replyToParticipantId,
       @isSummary, @summaryForAgentId, @metadata, @traceId, @sources, @reasoning, @delegationId,
-      @delegatedBy, @delegatedTo)
+      @delegatedBy, @delegatedTo, @delivery)
     ON CONFLICT DO NOTHING`,
   insertMention: `INSERT OR IGNORE INTO message_mentions
     (message_seq, conversation_id, participant_id, timestamp) VALUES (?, ?, ?, ?)`,

@@ -176,11 +176,8 @@ export class SqliteConversationStore implements ConversationStore {
         return this.deleteNow(op.deletion);
       case 'run':
         return this.runs.upsert(op.run, op.create === true);
-      case 'reply': {
-        const result = this.appendNow(op.message);
-        if (result.inserted) this.runs.sending(op.message.id);
-        return result;
-      }
+      case 'reply':
+        return this.appendNow(op.message, 'sending');
       case 'confirm': {
         const { id, conversationId, delivery, messageIds } = op.confirmation;
         // Refused, nothing went out: no turn was said, so no row is kept.
@@ -233,12 +230,12 @@ export class SqliteConversationStore implements ConversationStore {
     return this.guard('read state', undefined, () => this.runs.getState(key));
   }
 
-  private appendNow(given: NewMessage): AppendResult {
+  private appendNow(given: NewMessage, delivery: 'sending' | null = null): AppendResult {
     const message = withMetadata(given);
     const context = { conversationId: message.conversationId, messageId: message.id };
     const timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
     const input: AppendInput = {
-      row: toInsert(message, timestamp),
+      row: toInsert(message, timestamp, delivery),
       kind: message.participant.kind,
       displayName: message.participant.displayName ?? null,
       channelName: message.metadata.channelName ?? null,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
+import { StoreError } from 'colloquy';
 import type { ChannelHandlers, ConversationStore, NewMessage } from 'colloquy';
 import { MemoryChannel } from '../src/testing/index.js';
 import { deferred, scriptedAgent } from './bot.fixtures.js';
@@ -77,5 +78,54 @@ describe('Bot: a channel handler resolves once the turn is committed', () => {
     // then the turn was answered and both turns were appended; nothing crashed
     expect(channel.sent.map((m) => m.content)).toEqual(['hello']);
     expect(turns.map((m) => m.content)).toEqual(['@support-agent hi', 'hello']);
+  });
+});
+
+describe('Bot: how an answered turn is committed', () => {
+  it('commits the run answered with the confirmation of its reply, or unconfirmed when that fails', async () => {
+    // given a store that records the operations of each commit
+    const store = new InMemoryConversationStore();
+    const batches: string[][] = [];
+    const commit = store.commit.bind(store);
+    let failConfirm = false;
+    store.commit = (ops) => {
+      batches.push(ops.map((op) => (op.kind === 'run' ? `run ${op.run.status}` : op.kind)));
+      if (failConfirm && ops.some((op) => op.kind === 'confirm')) {
+        return Promise.resolve(
+          ops.map((op) =>
+            op.kind === 'confirm'
+              ? { ok: false as const, error: new StoreError('disk full', { transient: false }) }
+              : { ok: true as const, value: undefined },
+          ),
+        );
+      }
+      return commit(ops);
+    };
+    const channel = new MemoryChannel();
+    const agent = scriptedAgent('support-agent', () => 'done');
+    const bot = new Bot({ channels: [channel], agents: [agent], store, logger: silentLogger });
+    await bot.start();
+
+    // when a turn is answered
+    await channel.receive('@support-agent hi');
+    await bot.idle();
+
+    // then the confirmation and the run answered share the last commit
+    expect(batches.at(-1)).toEqual(['confirm', 'run answered']);
+    expect(batches.flat().filter((op) => op.startsWith('run'))).toEqual([
+      'run pending',
+      'run running',
+      'run running',
+      'run answered',
+    ]);
+
+    // and when the confirmation cannot be committed, the run ends unconfirmed after it
+    failConfirm = true;
+    await channel.receive('@support-agent again');
+    await bot.idle();
+    const [run] = await store.getRuns!({ statuses: ['unconfirmed'] });
+    expect(run).toMatchObject({ agentId: 'support-agent', status: 'unconfirmed' });
+    expect(batches.at(-1)).toEqual(['run unconfirmed']);
+    await bot.stop();
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { NewMessage, StoreOperation } from 'colloquy';
-import type { PostgresConversationStore } from 'colloquy/postgres';
+import pg from 'pg';
+import { type PostgresConversationStore, withClient } from 'colloquy/postgres';
 import type { AgentRun } from '../src/runs.js';
 import {
   dropTestDatabases,
@@ -107,5 +108,55 @@ describe.skipIf(!postgresReachable)('PostgresConversationStore.commit, group com
     expect(results.map((r) => r.ok)).toEqual([true, false, true]);
     expect(results[1]).toMatchObject({ ok: false, error: { transient: false } });
     expect((await store.get('slack:T1:C2')).map((m) => m.id)).toEqual(good.map((t) => t.id));
+  });
+});
+
+describe.skipIf(!postgresReachable)('PostgresConversationStore: a connection that breaks', () => {
+  let url = '';
+  beforeAll(async () => {
+    url = await testDatabase();
+  });
+  afterAll(() => dropTestDatabases());
+
+  it('fails the write in flight, never the process, and the next write gets a new connection', async () => {
+    // given a store, and a second pool to kill the store's connections with
+    const store = await openPostgresStore(url);
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    const kill = () =>
+      admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE application_name = 'colloquy' AND datname = current_database()`,
+      );
+    try {
+      // when the connection a commit holds is terminated between two of its statements
+      const held = withClient(store.pool, async (client) => {
+        await client.query('BEGIN');
+        await kill();
+        await new Promise((resolve) => setTimeout(resolve, 200)); // its error event fires now
+        await client.query('COMMIT');
+      });
+
+      // then that work fails with the connection's error (vitest fails on an uncaught one)
+      await expect(held).rejects.toThrow(/not queryable|terminat/i);
+      // and the store writes on through a fresh connection
+      const [result] = await store.commit([
+        {
+          kind: 'append',
+          message: {
+            id: 'after-kill',
+            conversationId: 'slack:T1:C1',
+            participant: { kind: 'user', id: 'slack:U1' },
+            content: 'still here',
+            timestamp: '2026-01-01T00:00:00.000Z',
+            scope: 'channel',
+            metadata: { channelType: 'slack', channelId: 'C1' },
+          },
+        },
+      ]);
+      expect(result).toMatchObject({ ok: true, value: { inserted: true } });
+    } finally {
+      await admin.end();
+      await store.close();
+    }
   });
 });

@@ -103,6 +103,35 @@ export function openPool(options: PostgresStoreOptions): pg.Pool {
 }
 
 /**
+ * Runs `fn` on one connection of the pool, returned to it after. A held connection that
+ * breaks emits an error event as well as failing its query: listened to here so that it
+ * cannot end the process, and the broken connection is dropped instead of returned. `fn`
+ * calls `discard` when it leaves the connection in an unknown state.
+ *
+ * @example
+ * ```ts
+ * const rows = await withClient(pool, async (client) => (await client.query('SELECT 1')).rows);
+ * ```
+ */
+export async function withClient<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient, discard: () => void) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | boolean = false;
+  const onError = (error: Error) => {
+    broken = error;
+  };
+  client.on('error', onError);
+  try {
+    return await fn(client, () => (broken ||= true));
+  } finally {
+    client.off('error', onError);
+    client.release(broken);
+  }
+}
+
+/**
  * Brings the schema up to date under an advisory lock, so instances starting together apply
  * each migration once. A database written by a newer colloquy is refused.
  *
@@ -115,8 +144,7 @@ export async function migratePostgres(pool: pg.Pool, where: string): Promise<str
   const folder = postgresMigrationsFolder();
   const entries = readJournal(folder).entries;
   const known = Math.max(0, ...entries.map((entry) => entry.when));
-  const client = await pool.connect();
-  try {
+  return withClient(pool, async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
       const applied = await newestApplied(client);
@@ -137,9 +165,7 @@ export async function migratePostgres(pool: pg.Pool, where: string): Promise<str
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /**
@@ -164,12 +190,7 @@ export async function migratePostgresDatabase(url: string): Promise<string[]> {
 export async function isCurrent(pool: pg.Pool): Promise<boolean> {
   const folder = postgresMigrationsFolder();
   const known = Math.max(0, ...readJournal(folder).entries.map((entry) => entry.when));
-  const client = await pool.connect();
-  try {
-    return (await newestApplied(client)) === known;
-  } finally {
-    client.release();
-  }
+  return withClient(pool, async (client) => (await newestApplied(client)) === known);
 }
 
 /** The newest migration applied, or 0 for a database colloquy never touched. */

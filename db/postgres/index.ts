@@ -9,7 +9,12 @@
  * ```
  */
 export { PostgresConversationStore, type PostgresStoreOptions } from './store.js';
-export { migratePostgresDatabase, postgresMigrationsFolder, redactUrl } from './connection.js';
+export {
+  migratePostgresDatabase,
+  postgresMigrationsFolder,
+  redactUrl,
+  withClient,
+} from './connection.js';
 export { PG_MESSAGE_COLUMNS, positional } from './statements.js';
 export { copyFromSqlite, type CopyReport } from './copy.js';
 export * as schema from './schema.js';

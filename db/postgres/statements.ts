@@ -79,7 +79,6 @@ export const PG = {
   getSummary: `SELECT ${PG_MESSAGE_COLUMNS} ${FROM_MESSAGES}
     WHERE m.conversation_id = $1 AND m.is_summary AND m.summary_for_agent_id = $2
     ORDER BY m.seq DESC LIMIT 1`,
-  sending: `UPDATE messages SET delivery = 'sending' WHERE id = $1`,
 
   findByPlatform: `SELECT seq, content, edited_at FROM messages
     WHERE channel_type = $1 AND channel_id = $2 AND platform_message_id = $3 FOR UPDATE`,

@@ -29,6 +29,7 @@ import {
   migratePostgres,
   openPool,
   redactUrl,
+  withClient,
 } from './connection.js';
 import { describePgError, isTransientPg, jsonWithoutNul, withoutNul } from './errors.js';
 import * as runs from './runs.js';
@@ -226,7 +227,7 @@ export class PostgresConversationStore implements ConversationStore {
     const message = withMetadata(given);
     const context = { conversationId: message.conversationId, messageId: message.id };
     const timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
-    const row = toInsert(message, timestamp);
+    const row = toInsert(message, timestamp, delivery);
     const values = withoutNul([
       row.id,
       row.conversationId,
@@ -249,7 +250,7 @@ export class PostgresConversationStore implements ConversationStore {
       row.delegationId,
       row.delegatedBy,
       row.delegatedTo,
-      delivery,
+      row.delivery,
       message.participant.kind,
       message.participant.displayName ?? null,
       message.metadata.channelName ?? null,
@@ -574,21 +575,17 @@ export class PostgresConversationStore implements ConversationStore {
 
   /** Runs `fn` in a transaction on one connection of the pool. */
   async #transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      const value = await fn(client);
-      await client.query('COMMIT');
-      return value;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+    return withClient(this.pool, async (client, discard) => {
+      try {
+        await client.query('BEGIN');
+        const value = await fn(client);
+        await client.query('COMMIT');
+        return value;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(discard);
+        throw error;
+      }
+    });
   }
 
   async #open(action: string, conversationId?: string): Promise<void> {

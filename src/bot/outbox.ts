@@ -17,6 +17,11 @@ export interface OutgoingReply {
   /** The reply turn, with its colloquy id; `metadata.messageId` is filled in once sent. */
   turn: NewMessage;
   place?: ReplyPlace;
+  /**
+   * Called as the confirmation that ends a send (`'sent'`) is handed to `write`, in the same
+   * tick: a write the caller makes then (its run answered) commits with it.
+   */
+  onSent?: () => void;
 }
 
 /**
@@ -139,7 +144,9 @@ export async function sendThroughOutbox(write: Write, reply: OutgoingReply): Pro
     await confirm(posted, delivery, posted.length > 0).catch(() => undefined); // left 'sending'
     throw error;
   }
-  await confirm(messageIds, 'sent', false, timestamp);
+  const confirmed = confirm(messageIds, 'sent', false, timestamp);
+  reply.onSent?.();
+  await confirmed;
   return asSent(messageIds, timestamp);
 }
 

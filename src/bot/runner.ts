@@ -168,6 +168,8 @@ export class TurnRunner {
           inbound: message,
           turn,
           ...(place !== undefined && { place }),
+          // The run is answered in the confirmation's commit.
+          ...(run !== undefined && { onSent: () => this.#finish(run, 'answered') }),
         });
       },
     };
@@ -305,9 +307,11 @@ export class TurnRunner {
         if (run.replyId !== undefined && deliveryAfterFailure(cause) === 'unconfirmed') {
           status = 'unconfirmed';
         }
+        // Finished as answered with a confirmation that then failed to commit: not answered.
+        delete run.finishedAt;
         throw cause;
       }
-      this.#finish(run, status);
+      if (run.finishedAt === undefined) this.#finish(run, status);
       await this.#followUp(reply, ctx);
     } catch (cause) {
       if (status === 'answered') status = 'failed';

@@ -105,8 +105,8 @@ function runOne(statement: Database.Statement): Outcome {
  */
 async function runOnPostgres(pool: Pool, sql: string, write: boolean): Promise<Outcome> {
   if (splitStatements(sql).length === 0) throw new UsageError('no SQL statement to run');
-  const client = await pool.connect();
-  try {
+  const { withClient } = await import('colloquy/postgres');
+  return withClient(pool, async (client) => {
     await client.query(write ? 'BEGIN' : 'BEGIN READ ONLY');
     let results: QueryArrayResult | QueryArrayResult[];
     try {
@@ -123,9 +123,7 @@ async function runOnPostgres(pool: Pool, sql: string, write: boolean): Promise<O
     if (last === undefined) throw new UsageError('no SQL statement to run');
     if (last.fields.length === 0) return { changes: last.rowCount ?? 0 };
     return { rows: { columns: last.fields.map((field: FieldDef) => field.name), rows: last.rows } };
-  } finally {
-    client.release();
-  }
+  });
 }
 
 function isIncomplete(error: unknown): boolean {
