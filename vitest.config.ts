@@ -9,7 +9,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^colloquy$/, replacement: here('./src/index.ts') },
-      { find: /^colloquy\/sqlite$/, replacement: here('./db/index.ts') },
+      { find: /^colloquy\/sqlite$/, replacement: here('./db/sqlite/index.ts') },
       { find: /^colloquy\/redis$/, replacement: here('./db/redis/index.ts') },
       { find: /^colloquy\/postgres$/, replacement: here('./db/postgres/index.ts') },
       { find: /^colloquy\/console$/, replacement: here('./channels/console/index.ts') },

@@ -9,7 +9,7 @@ export { Bot, defaultDbPath } from './bot.js';
 export { isPostgresUrl } from './db-path.js';
 export { compose } from './chain.js';
 export { concerns } from './agent.js';
-export { splitMessage } from './split.js';
+export { splitMessage } from '../channels/shared/split.js';
 
 // Stores
 export { InMemoryConversationStore } from './memory-store.js';

@@ -11,7 +11,7 @@ import {
   offlineModel,
   silentLogger,
 } from 'colloquy';
-import { MemoryChannel } from '../src/testing/index.js';
+import { MemoryChannel } from 'colloquy/testing';
 
 describe('modelFromEnv', () => {
   it('gives the offline model when COLLOQUY_MODEL is not set', () => {

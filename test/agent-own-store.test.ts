@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { assemblePrompt, Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
 import type { ColloquyError, ConversationStore } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { MemoryChannel } from '../src/testing/index.js';
+import { MemoryChannel } from 'colloquy/testing';
 import { scriptedAgent } from './bot.fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'colloquy-own-store-'));

@@ -2,7 +2,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { jsonSchema, tool } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BaseAgent, Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
-import { FakeOpenAIServer, MemoryChannel } from '../src/testing/index.js';
+import { FakeOpenAIServer, MemoryChannel } from 'colloquy/testing';
 
 let server: FakeOpenAIServer;
 

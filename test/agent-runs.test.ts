@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Bot, silentLogger } from 'colloquy';
 import type { OutboundMessage, SendOptions, SentMessage } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { MemoryChannel } from '../src/testing/index.js';
+import { MemoryChannel } from 'colloquy/testing';
 import type { AgentRun } from '../src/runs.js';
 import { deferred, scriptedAgent } from './bot.fixtures.js';
 

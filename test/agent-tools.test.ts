@@ -9,7 +9,7 @@ import {
   silentLogger,
 } from 'colloquy';
 import type { BotOptions, NewMessage, StoredMessage } from 'colloquy';
-import { FakeOpenAIServer, MemoryChannel } from '../src/testing/index.js';
+import { FakeOpenAIServer, MemoryChannel } from 'colloquy/testing';
 
 let server: FakeOpenAIServer;
 let store: InMemoryConversationStore;

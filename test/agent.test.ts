@@ -2,7 +2,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BaseAgent, Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
 import type { ColloquyError, StoredMessage } from 'colloquy';
-import { FakeOpenAIServer, MemoryChannel } from '../src/testing/index.js';
+import { FakeOpenAIServer, MemoryChannel } from 'colloquy/testing';
 
 let server: FakeOpenAIServer;
 let store: InMemoryConversationStore;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
 import { StoreError } from 'colloquy';
 import type { ChannelHandlers, ConversationStore, NewMessage } from 'colloquy';
-import { MemoryChannel } from '../src/testing/index.js';
+import { MemoryChannel } from 'colloquy/testing';
 import { deferred, scriptedAgent } from './bot.fixtures.js';
 
 /** A MemoryChannel that hands a turn over and keeps the handler's promise (commit only). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
-import { MemoryChannel } from '../src/testing/index.js';
+import { MemoryChannel } from 'colloquy/testing';
 import { recordingLogger, scriptedAgent } from './bot.fixtures.js';
 
 const carol = { kind: 'user' as const, id: 'memory:carol', displayName: 'Carol' };

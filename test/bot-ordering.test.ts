@@ -9,8 +9,8 @@ import type {
   StoredMessage,
   TurnContext,
 } from 'colloquy';
-import { MemoryChannel } from '../src/testing/index.js';
-import type { ReceiveOptions } from '../src/testing/index.js';
+import { MemoryChannel } from 'colloquy/testing';
+import type { ReceiveOptions } from 'colloquy/testing';
 import { TurnOrder } from '../src/turn-order.js';
 import { deferred, scriptedAgent } from './bot.fixtures.js';
 

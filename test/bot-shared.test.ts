@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
 import type { ConversationStore } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { MemoryChannel } from '../src/testing/index.js';
+import { MemoryChannel } from 'colloquy/testing';
 import type { AgentRun } from '../src/runs.js';
 import { scriptedAgent } from './bot.fixtures.js';
 import {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Bot, InMemoryConversationStore, PlatformError, silentLogger, StoreError } from 'colloquy';
 import type { ColloquyError, Interceptor, StoredMessage, TurnContext } from 'colloquy';
-import { MemoryChannel } from '../src/testing/index.js';
+import { MemoryChannel } from 'colloquy/testing';
 import { deferred, flakyStore, recordingLogger, scriptedAgent } from './bot.fixtures.js';
 
 const bob = { kind: 'user' as const, id: 'memory:bob', displayName: 'Bob' };

@@ -9,21 +9,21 @@ import type { NewMessage, Participant } from '../src/types.js';
 import type { ConversationStore } from '../src/store.js';
 
 /**
- * Helpers for the CLI suites: they run the real built bin (`node dist/src/cli/bin.js`) as a
+ * Helpers for the CLI suites: they run the real built bin (`node dist/db/cli/bin.js`) as a
  * child process against real SQLite files written through `SqliteConversationStore`.
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The built CLI entry (`bin.colloquy` in package.json). */
-export const BIN = join(ROOT, 'dist/src/cli/bin.js');
+export const BIN = join(ROOT, 'dist/db/cli/bin.js');
 
 /** Fails with an instruction when the bin is missing or older than its sources. */
 export function assertBinIsBuilt(): void {
   const hint = 'run `npm run build` first (`npm test` does)';
   if (!existsSync(BIN)) throw new Error(`${relative(ROOT, BIN)} is missing: ${hint}`);
-  const source = join(ROOT, 'src/cli');
+  const source = join(ROOT, 'db/cli');
   for (const file of walk(source)) {
-    const built = join(ROOT, 'dist/src/cli', relative(source, file)).replace(/\.ts$/, '.js');
+    const built = join(ROOT, 'dist/db/cli', relative(source, file)).replace(/\.ts$/, '.js');
     if (!existsSync(built) || statSync(built).mtimeMs < statSync(file).mtimeMs) {
       throw new Error(`${relative(ROOT, built)} is older than ${relative(ROOT, file)}: ${hint}`);
     }

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { assemblePrompt, BaseAgent, Bot, silentLogger, type ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { MemoryChannel } from '../src/testing/index.js';
+import { MemoryChannel } from 'colloquy/testing';
 import { answer } from './fixtures/model-answer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'colloquy-delegation-'));

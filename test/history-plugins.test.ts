@@ -19,7 +19,7 @@ import {
   type Summarizer,
 } from 'colloquy';
 import { maskedToolResultNote, SUMMARY_PREFIX } from '../src/assemble.js';
-import { MemoryChannel } from '../src/testing/index.js';
+import { MemoryChannel } from 'colloquy/testing';
 import { answer } from './fixtures/model-answer.js';
 
 const C = 'memory:room';

@@ -16,7 +16,7 @@ import {
   type HistoryEntryInput,
 } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { MemoryChannel } from '../src/testing/index.js';
+import { MemoryChannel } from 'colloquy/testing';
 import { deferred, scriptedAgent } from './bot.fixtures.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NetworkError, PlatformError, RateLimitError } from 'colloquy';
-import { platformError, sendParts } from '../src/platform.js';
+import { platformError, sendParts } from '../channels/shared/platform.js';
 
 describe('platformError: one policy for every platform', () => {
   const cause = new Error('the library said so');

@@ -3,7 +3,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FakeOpenAIServer } from '../src/testing/index.js';
+import { FakeOpenAIServer } from 'colloquy/testing';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const scratch = `${root}.vitest-tmp/readme-stores`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RecentKeys } from '../src/recent.js';
+import { RecentKeys } from '../channels/shared/recent.js';
 
 describe('RecentKeys', () => {
   it('says a key is new once, then seen, until it is among the oldest past capacity', () => {

@@ -10,7 +10,7 @@ import {
 } from 'colloquy';
 import type { ColloquyError } from 'colloquy';
 import { redactText } from '../src/logger.js';
-import { FakeOpenAIServer, MemoryChannel } from '../src/testing/index.js';
+import { FakeOpenAIServer, MemoryChannel } from 'colloquy/testing';
 
 // A model server that quotes the key it was sent ("Incorrect API key provided: …") must not
 // put that key in an error a bot reports or logs.

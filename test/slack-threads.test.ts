@@ -8,7 +8,7 @@ import { BaseAgent, Bot, type ColloquyError } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack } from 'colloquy/testing';
-import { FakeOpenAIServer } from '../src/testing/index.js';
+import { FakeOpenAIServer } from 'colloquy/testing';
 
 // A channel mention is answered in a thread of it; the person follows up in that thread.
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitMessage } from '../src/split.js';
+import { splitMessage } from '../channels/shared/split.js';
 
 const fits = (parts: string[], limit: number) => parts.every((part) => part.length <= limit);
 /** No lone surrogate halves (String#isWellFormed is ES2024, newer than our lib). */

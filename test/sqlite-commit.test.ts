@@ -5,7 +5,7 @@ import type { NewMessage, StoreOperation } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toInsert } from '../db/rows.js';
-import { StoreWrites } from '../db/writes.js';
+import { StoreWrites } from '../db/sqlite/writes.js';
 
 // `SqliteConversationStore.commit`: capture's batches, one transaction, each op failing alone.
 

@@ -5,8 +5,8 @@ import { SqliteConversationStore, SqliteStudioSource } from 'colloquy/sqlite';
 import { chromium } from 'playwright-core';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStudio } from '../src/studio/server.js';
-import type { RunningStudio } from '../src/studio/server.js';
+import { startStudio } from '../db/studio/server.js';
+import type { RunningStudio } from '../db/studio/server.js';
 import { createStudioDb, HOSTILE, turn } from './fixtures/studio-db.js';
 
 /**

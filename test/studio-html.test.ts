@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, h, href, trusted } from '../src/studio/html.js';
-import { highlight } from '../src/studio/turns.js';
+import { escapeHtml, h, href, trusted } from '../db/studio/html.js';
+import { highlight } from '../db/studio/turns.js';
 
 describe('studio html', () => {
   it('escapes the five characters that matter in content and quoted attributes', () => {

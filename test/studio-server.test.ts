@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { SqliteConversationStore, SqliteStudioSource } from 'colloquy/sqlite';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStudioApp, startStudio } from '../src/studio/server.js';
+import { createStudioApp, startStudio } from '../db/studio/server.js';
 import { createStudioDb, turn } from './fixtures/studio-db.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'colloquy-studio-'));

@@ -24,8 +24,8 @@ import {
   PlatformError,
 } from '../../src/errors.js';
 import { addSecret, redactError } from '../../src/logger.js';
-import { sendParts } from '../../src/platform.js';
-import { RecentKeys } from '../../src/recent.js';
+import { sendParts } from '../shared/platform.js';
+import { RecentKeys } from '../shared/recent.js';
 import {
   DEFAULT_ALLOWED_MENTIONS,
   formatOutbound,

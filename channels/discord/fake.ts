@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { steadyTraffic, type SteadyTraffic } from '../../src/testing/traffic.js';
+import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { FakeGateway, type FakeDiscordDispatch, type FakeDiscordIdentify } from './fake/gateway.js';
 import {
   handleRest,

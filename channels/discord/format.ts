@@ -2,8 +2,8 @@ import { DiscordAPIError, HTTPError, RateLimitError as DiscordRateLimitError } f
 import type { OutboundMessage } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
 import { redactError } from '../../src/logger.js';
-import { platformError, type PlatformFailure } from '../../src/platform.js';
-import { splitMessage } from '../../src/split.js';
+import { platformError, type PlatformFailure } from '../shared/platform.js';
+import { splitMessage } from '../shared/split.js';
 
 /** Discord's limit on a message's `content`, in UTF-16 code units. */
 export const DISCORD_MESSAGE_LIMIT = 2000;

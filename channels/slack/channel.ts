@@ -32,8 +32,8 @@ import type {
 import type { NewMessage } from '../../src/types.js';
 import { TurnOrder } from '../../src/turn-order.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
-import { sendParts } from '../../src/platform.js';
-import { RecentKeys } from '../../src/recent.js';
+import { sendParts } from '../shared/platform.js';
+import { RecentKeys } from '../shared/recent.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
 import { refuseSkewedRequests } from './request-bounds.js';
 import { addSecret } from '../../src/logger.js';

@@ -29,7 +29,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { steadyTraffic, type SteadyTraffic } from '../../src/testing/traffic.js';
+import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import type {
   FakeSlackAcknowledged,
   FakeSlackDelivery,

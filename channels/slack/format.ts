@@ -11,8 +11,8 @@
  */
 import { ColloquyError } from '../../src/errors.js';
 import { redactError, redactText } from '../../src/logger.js';
-import { platformError, type PlatformFailure } from '../../src/platform.js';
-import { splitMessage } from '../../src/split.js';
+import { platformError, type PlatformFailure } from '../shared/platform.js';
+import { splitMessage } from '../shared/split.js';
 
 /** chat.postMessage truncates `text` beyond 4,000 characters (Slack API docs). */
 export const SLACK_TEXT_LIMIT = 4000;

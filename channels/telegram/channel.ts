@@ -15,8 +15,8 @@ import type {
 } from '../../src/channel.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
-import { sendParts } from '../../src/platform.js';
-import { RecentKeys } from '../../src/recent.js';
+import { sendParts } from '../shared/platform.js';
+import { RecentKeys } from '../shared/recent.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
 import { pollUpdates } from './polling.js';
 import { leaseNames } from '../../src/leases.js';

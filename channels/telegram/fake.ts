@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Chat, Message, MessageEntity, Update, User, UserFromGetMe } from 'grammy/types';
-import { steadyTraffic, type SteadyTraffic } from '../../src/testing/traffic.js';
+import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 
 /** A failure `failNext` makes the fake answer with instead of the real result. */
 export type FakeTelegramFailure =

@@ -14,8 +14,8 @@ import type { ReplyParameters } from 'grammy/types';
 import type { OutboundMessage } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
 import { redactError, redactText } from '../../src/logger.js';
-import { platformError, type PlatformFailure } from '../../src/platform.js';
-import { splitMessage } from '../../src/split.js';
+import { platformError, type PlatformFailure } from '../shared/platform.js';
+import { splitMessage } from '../shared/split.js';
 
 /** Telegram's limit for one text message, in UTF-16 code units. */
 export const TELEGRAM_MESSAGE_LIMIT = 4096;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SqliteConversationStore } from '../../db/index.js';
+import { SqliteConversationStore } from '../../db/sqlite/index.js';
 import type { Corpus } from './corpus.js';
 import { handWrittenInsert } from './raw.js';
 import { note, perSecond } from './report.js';

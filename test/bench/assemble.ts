@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SqliteConversationStore } from '../../db/index.js';
+import { SqliteConversationStore } from '../../db/sqlite/index.js';
 import { concerns } from '../../src/agent.js';
 import { assemblePrompt } from '../../src/assemble.js';
 import type { NewMessage, Participant } from '../../src/types.js';

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Chat, User } from 'grammy/types';
 import { TelegramChannel } from '../../channels/telegram/index.js';
 import { FakeTelegram } from '../../channels/telegram/fake.js';
-import { SqliteConversationStore } from '../../db/index.js';
+import { SqliteConversationStore } from '../../db/sqlite/index.js';
 import type { Agent, AgentResult } from '../../src/agent.js';
 import { Bot } from '../../src/bot.js';
 import type { ColloquyError } from '../../src/errors.js';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createClient } from 'redis';
 import { RedisConversationStore } from '../../db/redis/index.js';
-import { SqliteConversationStore } from '../../db/index.js';
+import { SqliteConversationStore } from '../../db/sqlite/index.js';
 import type { ConversationStore } from '../../src/store.js';
 import { BOT_USER_ID, AGENT, Corpus } from './corpus.js';
 import { type Latency, int, latency, line, note, percentiles, perSecond } from './report.js';

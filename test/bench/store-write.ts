@@ -1,7 +1,7 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type Database from 'better-sqlite3';
-import { SqliteConversationStore } from '../../db/index.js';
+import { SqliteConversationStore } from '../../db/sqlite/index.js';
 import type { NewMessage } from '../../src/types.js';
 import type { Corpus } from './corpus.js';
 import { handWrittenBatch, handWrittenInsert } from './raw.js';

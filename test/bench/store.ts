@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SqliteConversationStore } from '../../db/index.js';
+import { SqliteConversationStore } from '../../db/sqlite/index.js';
 import { measureAppendModes } from './append-modes.js';
 import { Corpus } from './corpus.js';
 import { handWrittenNewest, likeScan } from './raw.js';

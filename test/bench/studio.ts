@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SqliteConversationStore, SqliteStudioSource } from '../../db/index.js';
-import { createStudioApp } from '../../src/studio/server.js';
+import { SqliteConversationStore, SqliteStudioSource } from '../../db/sqlite/index.js';
+import { createStudioApp } from '../../db/studio/server.js';
 import type { NewMessage, Participant } from '../../src/types.js';
 import { addRuns } from '../fixtures/studio-db.js';
 import { int, latency, line, ms, note, percentiles, verdict } from './report.js';

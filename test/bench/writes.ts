@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { SqliteConversationStore } from '../../db/index.js';
-import { configureConnection } from '../../db/pragmas.js';
+import { SqliteConversationStore } from '../../db/sqlite/index.js';
+import { configureConnection } from '../../db/sqlite/pragmas.js';
 import { Capture } from '../../src/capture.js';
 import { silentLogger } from '../../src/logger.js';
 import type { NewMessage } from '../../src/types.js';
@@ -255,7 +255,7 @@ function leanSchema(path: string) {
 }
 
 function rssOfOpening(path: string, writerThread: boolean): number {
-  const module = fileURLToPath(new URL('../../db/index.ts', import.meta.url));
+  const module = fileURLToPath(new URL('../../db/sqlite/index.ts', import.meta.url));
   const script = `
     const { SqliteConversationStore } = await import(${JSON.stringify(module)});
     globalThis.gc?.();

@@ -21,9 +21,9 @@
  * );
  * ```
  */
-import type { SentMessage } from './channel.js';
-import type { ColloquyError } from './errors.js';
-import { NetworkError, PlatformError, RateLimitError } from './errors.js';
+import type { SentMessage } from '../../src/channel.js';
+import type { ColloquyError } from '../../src/errors.js';
+import { NetworkError, PlatformError, RateLimitError } from '../../src/errors.js';
 
 /** A failed platform call, as a channel reads it from its library's error. */
 export type PlatformFailure =

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { MESSAGE_COLUMNS } from './rows.js';
+import { MESSAGE_COLUMNS } from '../rows.js';
 
 const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participant_id`;
 

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { StoreOperation } from '../../store.js';
-import { resolveDbPath } from '../../db-path.js';
+import type { StoreOperation } from '../../../src/store.js';
+import { resolveDbPath } from '../../../src/db-path.js';
 import { openStore } from '../database.js';
-import { redactText } from '../../logger.js';
+import { redactText } from '../../../src/logger.js';
 import type { GlobalOptions } from '../context.js';
 import { print } from '../context.js';
 import { CliError, UsageError } from '../errors.js';

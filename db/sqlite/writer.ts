@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { StoreError } from '../src/errors.js';
-import type { CommitResult, StoreOperation } from '../src/store.js';
+import { StoreError } from '../../src/errors.js';
+import type { CommitResult, StoreOperation } from '../../src/store.js';
 
 /** What the writer thread is started with. */
 export interface WriterThreadData {

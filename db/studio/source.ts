@@ -1,5 +1,5 @@
-import type { ConversationStore } from '../store.js';
-import type { AgentRun } from '../runs.js';
+import type { ConversationStore } from '../../src/store.js';
+import type { AgentRun } from '../../src/runs.js';
 
 /**
  * What `colloquy studio` reads, as view rows. One implementation per store dialect

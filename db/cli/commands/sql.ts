@@ -105,7 +105,7 @@ function runOne(statement: Database.Statement): Outcome {
  */
 async function runOnPostgres(pool: Pool, sql: string, write: boolean): Promise<Outcome> {
   if (splitStatements(sql).length === 0) throw new UsageError('no SQL statement to run');
-  const { withClient } = await import('colloquy/postgres');
+  const { withClient } = await import('../../postgres/index.js');
   return withClient(pool, async (client) => {
     await client.query(write ? 'BEGIN' : 'BEGIN READ ONLY');
     let results: QueryArrayResult | QueryArrayResult[];

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { conversationExists, placeOf } from '../src/conversations.js';
-import { ColloquyError, StoreError } from '../src/errors.js';
+import { conversationExists, placeOf } from '../../src/conversations.js';
+import { ColloquyError, StoreError } from '../../src/errors.js';
 import type {
   AppendResult,
   CommitResult,
@@ -15,18 +15,18 @@ import type {
   Page,
   SearchOptions,
   StoreOperation,
-} from '../src/store.js';
-import { isoTimestamp, withMetadata } from '../src/types.js';
+} from '../../src/store.js';
+import { isoTimestamp, withMetadata } from '../../src/types.js';
 import type {
   MessageDeletion,
   MessageEdit,
   NewMessage,
   PlatformMessageRef,
   StoredMessage,
-} from '../src/types.js';
+} from '../../src/types.js';
 import { type SqliteStoreOptions, openDatabase } from './connection.js';
-import { buildGetQuery } from './queries.js';
-import { fromValues, normalizeTimestamp, toInsert, toMessage } from './rows.js';
+import { buildGetQuery } from '../queries.js';
+import { fromValues, normalizeTimestamp, toInsert, toMessage } from '../rows.js';
 import {
   type Candidate,
   candidatesPerWord,
@@ -34,7 +34,7 @@ import {
   matchExpression,
   queryWords,
   rankCandidates,
-} from './search.js';
+} from '../search.js';
 import { type Statements, prepareStatements } from './statements.js';
 import {
   type AppendInput,
@@ -45,10 +45,10 @@ import {
 } from './writes.js';
 import { RunStatements } from './runs.js';
 import { LeaseStatements } from './leases.js';
-import { type ClaimedRuns, type Lease, checkLeaseName, checkLeaseTtl } from '../src/leases.js';
+import { type ClaimedRuns, type Lease, checkLeaseName, checkLeaseTtl } from '../../src/leases.js';
 import { Writer } from './writer.js';
-import { type ConversationRow, listingQuery, pageOf, toSummary } from './listing.js';
-import type { AgentRun, RunQuery } from '../src/runs.js';
+import { type ConversationRow, listingQuery, pageOf, toSummary } from '../listing.js';
+import type { AgentRun, RunQuery } from '../../src/runs.js';
 
 export type { SqliteStoreOptions } from './connection.js';
 
@@ -524,7 +524,7 @@ export class SqliteConversationStore implements ConversationStore {
  * The tokenizer, loaded at the first search: the writer thread never searches, and gpt-tokenizer's
  * tables would add about 60 MiB to it.
  */
-const tokenizer = () => import('../src/tokenizer.js');
+const tokenizer = () => import('../../src/tokenizer.js');
 
 /** A failure of one store call as a StoreError with context and cause (a ColloquyError as is). */
 function storeError(action: string, conversationId: string | undefined, error: unknown) {

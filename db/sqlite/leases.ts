@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { CONVERSATION_LEASE_PREFIX, type Lease, newLeaseToken } from '../src/leases.js';
+import { CONVERSATION_LEASE_PREFIX, type Lease, newLeaseToken } from '../../src/leases.js';
 
 /** A conversation's lease taken by `claim`. */
 interface Claimed {

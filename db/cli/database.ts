@@ -1,8 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import type { PostgresConversationStore } from 'colloquy/postgres';
-import type { ConversationStore } from '../store.js';
-import { isPostgresUrl } from '../db-path.js';
+import type { PostgresConversationStore } from '../postgres/index.js';
+import type { ConversationStore } from '../../src/store.js';
+import { isPostgresUrl } from '../../src/db-path.js';
 import { CliError } from './errors.js';
 
 /** Fails with the one-line hint when there is no database file; the CLI never creates one. */
@@ -35,7 +35,7 @@ export async function openStore(
 
 async function openSqliteStore(path: string, options: { write?: boolean }) {
   assertDatabaseExists(path);
-  const { SqliteConversationStore } = await import('colloquy/sqlite');
+  const { SqliteConversationStore } = await import('../sqlite/index.js');
   try {
     return new SqliteConversationStore({ path, readonly: !options.write });
   } catch (error) {
@@ -128,7 +128,7 @@ export async function openDb(path: string, options: { write?: boolean } = {}): P
 }
 
 async function openPostgres(url: string, options: { write?: boolean }) {
-  const { PostgresConversationStore, positional } = await import('colloquy/postgres');
+  const { PostgresConversationStore, positional } = await import('../postgres/index.js');
   try {
     const store = await PostgresConversationStore.open({
       connectionString: url,

@@ -1,8 +1,12 @@
 import type { ModelMessage } from 'ai';
-import { assemblePrompt, countModelMessageTokens, DEFAULT_ASSEMBLER_OPTIONS } from '../assemble.js';
-import type { ConversationStore, GetOptions } from '../store.js';
-import { defaultTokenizer } from '../tokenizer.js';
-import type { StoredMessage } from '../types.js';
+import {
+  assemblePrompt,
+  countModelMessageTokens,
+  DEFAULT_ASSEMBLER_OPTIONS,
+} from '../../src/assemble.js';
+import type { ConversationStore, GetOptions } from '../../src/store.js';
+import { defaultTokenizer } from '../../src/tokenizer.js';
+import type { StoredMessage } from '../../src/types.js';
 import type { RunDetail, StudioSource } from './source.js';
 
 /** A prompt as the studio shows it: messages with their token costs. */

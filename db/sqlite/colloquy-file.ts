@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { StoreError } from '../src/errors.js';
+import { StoreError } from '../../src/errors.js';
 
 /**
  * Refuses a SQLite file that holds another application's tables, before colloquy changes

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { ParticipantKind, PlatformMessageRef } from '../src/types.js';
-import type { MessageInsert } from './rows.js';
+import type { ParticipantKind, PlatformMessageRef } from '../../src/types.js';
+import type { MessageInsert } from '../rows.js';
 import { type Statements, prepareStatements } from './statements.js';
 
 /** Everything `append` needs to write a turn, already validated and flattened. */

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { assertDatabaseExists } from '../database.js';
 import { dbPathOf, print } from '../context.js';
-import { isPostgresUrl } from '../../db-path.js';
+import { isPostgresUrl } from '../../../src/db-path.js';
 
 /**
  * `colloquy migrate`: brings an existing database up to this version's schema (what a bot
@@ -15,14 +15,14 @@ export function registerMigrate(program: Command): void {
     .action(async (_options: unknown, command: Command) => {
       const path = dbPathOf(command);
       if (isPostgresUrl(path)) {
-        const { migratePostgresDatabase, redactUrl } = await import('colloquy/postgres');
+        const { migratePostgresDatabase, redactUrl } = await import('../../postgres/index.js');
         const applied = await migratePostgresDatabase(path);
         for (const tag of applied) print(`applied migration ${tag}`);
         print(`${redactUrl(path)} ${applied.length > 0 ? 'is now' : 'is'} up to date`);
         return;
       }
       assertDatabaseExists(path);
-      const { migrateDatabase } = await import('colloquy/sqlite');
+      const { migrateDatabase } = await import('../../sqlite/index.js');
       const { applied, restoredViews } = migrateDatabase(path);
       for (const tag of applied) print(`applied migration ${tag}`);
       for (const view of restoredViews) print(`restored view ${view}`);

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { StoreError } from '../src/errors.js';
+import { StoreError } from '../../src/errors.js';
 import { assertColloquyFile } from './colloquy-file.js';
 import { configureConnection } from './pragmas.js';
 
@@ -33,18 +33,18 @@ export interface SqliteStoreOptions {
 const MIGRATIONS_TABLE = '__drizzle_migrations';
 
 /**
- * The committed drizzle-kit migrations. From source this file sits in `db/`, next to
- * `db/migrations`; from the build it sits in `dist/db/`, and the package ships
- * `db/migrations` at its root.
+ * The committed drizzle-kit migrations. From source this file sits in `db/sqlite/`, next to
+ * `db/sqlite/migrations`; from the build it sits in `dist/db/sqlite/`, and the package ships
+ * `db/sqlite/migrations` at its root.
  *
  * @example
  * ```ts
- * migrationsFolder(); // '/…/node_modules/colloquy/db/migrations'
+ * migrationsFolder(); // '/…/node_modules/colloquy/db/sqlite/migrations'
  * ```
  */
 export function migrationsFolder(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [resolve(here, 'migrations'), resolve(here, '../../db/migrations')];
+  const candidates = [resolve(here, 'migrations'), resolve(here, '../../../db/sqlite/migrations')];
   const found = candidates.find((dir) => existsSync(resolve(dir, 'meta/_journal.json')));
   if (found === undefined) {
     throw new StoreError(`colloquy's migrations are missing (looked in ${candidates.join(', ')})`);

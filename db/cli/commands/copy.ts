@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { isPostgresUrl } from '../../db-path.js';
+import { isPostgresUrl } from '../../../src/db-path.js';
 import { assertDatabaseExists, openSql } from '../database.js';
 import { note, print } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -38,7 +38,7 @@ Example:
         throw new UsageError('--from must be a SQLite file (copy moves SQLite to Postgres)');
       }
       assertDatabaseExists(options.from);
-      const { PostgresConversationStore, copyFromSqlite } = await import('colloquy/postgres');
+      const { PostgresConversationStore, copyFromSqlite } = await import('../../postgres/index.js');
       const from = await openSql(options.from);
       const to = await PostgresConversationStore.open({ connectionString: options.to, max: 2 });
       try {

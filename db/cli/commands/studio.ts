@@ -49,7 +49,7 @@ Examples:
         );
       }
       assertDatabaseExists(path);
-      const { SqliteStudioSource } = await import('colloquy/sqlite');
+      const { SqliteStudioSource } = await import('../../sqlite/index.js');
       const source = SqliteStudioSource.open(path, { write: options.write === true });
       let studio;
       try {

@@ -14,9 +14,9 @@ import type {
   StudioSource,
   Turn,
   TurnPage,
-} from '../src/studio/source.js';
+} from '../studio/source.js';
 import type { RunSqlRow } from './runs.js';
-import { matchExpression, queryWords } from './search.js';
+import { matchExpression, queryWords } from '../search.js';
 import { SqliteConversationStore } from './store.js';
 
 /**

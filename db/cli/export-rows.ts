@@ -1,6 +1,6 @@
-import type { SelectedMessageRow } from 'colloquy/sqlite';
+import type { SelectedMessageRow } from '../sqlite/index.js';
 import type { CliDb } from './database.js';
-import type { StoredMessage } from '../types.js';
+import type { StoredMessage } from '../../src/types.js';
 
 /** An earlier text of an edited turn. */
 export interface ExportedRevision {
@@ -58,14 +58,14 @@ export async function iterateMessages(
   db: CliDb,
   conversation: string | undefined,
 ): Promise<AsyncIterable<ExportedMessage> | Iterable<ExportedMessage>> {
-  const { MESSAGE_COLUMNS, fromValues, toMessage } = await import('colloquy/sqlite');
+  const { MESSAGE_COLUMNS, fromValues, toMessage } = await import('../sqlite/index.js');
   if (db.sqlite !== undefined) {
     const statement = db.sqlite.prepare<Record<string, string>, ExportRow>(
       select(MESSAGE_COLUMNS, conversation),
     );
     return withRevisions(statement.iterate(params(conversation)), toMessage);
   }
-  const { PG_MESSAGE_COLUMNS } = await import('colloquy/postgres');
+  const { PG_MESSAGE_COLUMNS } = await import('../postgres/index.js');
   const only = conversation === undefined ? '' : 'and m.conversation_id = @conversation';
   const sql = `select ${PG_MESSAGE_COLUMNS}, ${PG_REVISIONS}
     from messages m join participants p on p.id = m.participant_id

@@ -1,4 +1,4 @@
-import { searchWords, wordKey } from '../search-words.js';
+import { searchWords, wordKey } from '../../src/search-words.js';
 import { h, href } from './html.js';
 import type { Html } from './html.js';
 import { count, duration, time } from './layout.js';

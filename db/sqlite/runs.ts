@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { normalizeTimestamp } from '../src/timestamp.js';
-import type { AgentRun, ReplyConfirmation, RunQuery, RunStatus } from '../src/runs.js';
+import { normalizeTimestamp } from '../../src/timestamp.js';
+import type { AgentRun, ReplyConfirmation, RunQuery, RunStatus } from '../../src/runs.js';
 
 /** A row of `agent_runs` as SQLite returns it (`SELECT *`). */
 export interface RunSqlRow {

@@ -4,10 +4,10 @@ import type {
   ChannelHandlers,
   OutboundMessage,
   SentMessage,
-} from '../channel.js';
-import { ColloquyError } from '../errors.js';
-import { isoTimestamp } from '../types.js';
-import type { ChannelType, ConversationScope, NewMessage, Participant } from '../types.js';
+} from '../../src/channel.js';
+import { ColloquyError } from '../../src/errors.js';
+import { isoTimestamp } from '../../src/types.js';
+import type { ChannelType, ConversationScope, NewMessage, Participant } from '../../src/types.js';
 
 export interface MemoryChannelOptions {
   /** Default `memory`. */
