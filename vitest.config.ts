@@ -8,7 +8,7 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^colloquy$/, replacement: here('./src/index.ts') },
+      { find: /^colloquy$/, replacement: here('./index.ts') },
       { find: /^colloquy\/sqlite$/, replacement: here('./db/sqlite/index.ts') },
       { find: /^colloquy\/redis$/, replacement: here('./db/redis/index.ts') },
       { find: /^colloquy\/postgres$/, replacement: here('./db/postgres/index.ts') },

@@ -47,8 +47,13 @@ function staleReason() {
   return undefined;
 }
 
+/** The TypeScript files of a tsconfig `include` entry (a folder, or one file). */
 function* sources(dir) {
   if (!existsSync(dir)) return;
+  if (statSync(dir).isFile()) {
+    if (/\.[cm]?tsx?$/.test(dir)) yield dir;
+    return;
+  }
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) yield* sources(path);

@@ -9,7 +9,6 @@ import { consoleLogger, logLevelProblem } from './logger.js';
 import type { Logger } from './logger.js';
 import type { AppendResult, ConversationStore, StoreOperation } from './store.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
-import { defaultDbPath, openDefaultStore } from './bot/default-store.js';
 import { TurnOrder, refKey } from './turn-order.js';
 import { withAgentMentions } from './bot/turn.js';
 import { TurnRunner } from './bot/runner.js';
@@ -21,9 +20,27 @@ import type { CapturedChange } from './bot/tap.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
 import { ConversationLeases, type HeldLease, type SharedOptions, hasLeases } from './bot/shared.js';
-import { isPostgresUrl } from './db-path.js';
 
-export { defaultDbPath } from './bot/default-store.js';
+/** A store a bot opened for itself, and whether other instances of the bot may share it. */
+export interface DefaultStore {
+  store: ConversationStore;
+  shared: boolean;
+}
+
+let openDefaultStore: (() => Promise<DefaultStore>) | undefined;
+
+/**
+ * Sets how a bot given no `store` opens one. The `colloquy` entry point sets the store
+ * `COLLOQUY_DB` names (SQLite, or Postgres for a `postgres://` URL); the core knows no store.
+ *
+ * @example
+ * ```ts
+ * setDefaultStore(async () => ({ store: new InMemoryConversationStore(), shared: false }));
+ * ```
+ */
+export function setDefaultStore(open: () => Promise<DefaultStore>): void {
+  openDefaultStore = open;
+}
 export { mentionsName, trailingAgentTurns, withAgentMentions } from './bot/turn.js';
 
 /**
@@ -126,6 +143,8 @@ export class Bot {
   #sweeper: NodeJS.Timeout | undefined;
   #store: ConversationStore | undefined;
   #ownsStore = false;
+  /** Whether the store the bot opened for itself is shared by default (Postgres). */
+  #sharedStore = false;
   #capture: Capture | undefined;
   readonly #watchers = new Set<(change: CapturedChange) => void>();
   #runner: TurnRunner | undefined;
@@ -283,8 +302,13 @@ export class Bot {
     if (logLevel !== undefined) throw new ColloquyError(logLevel);
     for (const agent of new Set(this.#allAgents())) agent.prepare?.();
     if (this.#store === undefined) {
-      this.#store = await openDefaultStore();
+      if (openDefaultStore === undefined) {
+        throw new ColloquyError('no store: pass BotOptions.store, or import Bot from colloquy');
+      }
+      const opened = await openDefaultStore();
+      this.#store = opened.store;
       this.#ownsStore = true;
+      this.#sharedStore = opened.shared;
     }
     this.#leases = this.#sharing(this.#store);
     const capture = new Capture(this.#store, {
@@ -329,7 +353,7 @@ export class Bot {
 
   /** The conversation leases when the store is shared (`BotOptions.shared`). */
   #sharing(store: ConversationStore): ConversationLeases | undefined {
-    const { shared = this.#ownsStore && isPostgresUrl(defaultDbPath()) } = this.#options;
+    const { shared = this.#sharedStore } = this.#options;
     if (shared === false) return undefined;
     if (!hasLeases(store)) {
       throw new ColloquyError(

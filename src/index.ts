@@ -1,15 +1,11 @@
-// The public entry point `colloquy`: what a bot's author uses. Platform channels live in their
-// own subpaths (`colloquy/slack`, `colloquy/discord`, `colloquy/telegram`, `colloquy/console`),
-// the SQLite store in `colloquy/sqlite` and the offline fakes in `colloquy/testing`, so a bot
-// loads only what it uses. Helpers the packages share with each other (search keys, row
-// mapping, summary ids…) stay internal: the other folders import them by path, not from here.
+// The core's public names: the platform-free part of `colloquy` (see ../index.ts, the entry
+// point, which adds the agents and the default store). Helpers the folders share with each
+// other (search keys, row mapping, summary ids…) stay internal: imported by path, not from here.
 
 // Running a bot
-export { Bot, defaultDbPath } from './bot.js';
-export { isPostgresUrl } from './db-path.js';
+export { Bot } from './bot.js';
 export { compose } from './chain.js';
 export { concerns } from './agent.js';
-export { splitMessage } from '../channels/shared/split.js';
 
 // Stores
 export { InMemoryConversationStore } from './memory-store.js';
@@ -42,16 +38,6 @@ export {
 // Prompts
 export { assemblePrompt, DEFAULT_ASSEMBLER_OPTIONS } from './assemble.js';
 export { defaultTokenizer } from './tokenizer.js';
-
-// Agents and models (agents/ builds on src/; this barrel is the one place in src/ that
-// reaches it, so `import { BaseAgent } from 'colloquy'` works)
-export { BaseAgent } from '../agents/base-agent.js';
-export { SummarizerAgent } from '../agents/summarizer-agent.js';
-export { describeModel, ModelConfigError, modelFromEnv } from '../agents/models.js';
-export { isOfflineModel, offlineModel } from '../agents/offline-model.js';
-export { conversationSearchTool } from '../agents/tools/conversation-search.js';
-export { recallToolResultTool } from '../agents/tools/recall-tool-result.js';
-export { delegate, delegateTool } from '../agents/delegation.js';
 
 // Types (modules of types only are exported whole)
 export type * from './store.js';
@@ -92,6 +78,3 @@ export type {
 } from './history/entries.js';
 export type { HistoryPlugin, PluginContext, Reduction, ReduceContext } from './history/plugins.js';
 export type { RollingCompressionOptions, ToolResultMaskingOptions } from './history/builtins.js';
-export type { SummarizerAgentOptions } from '../agents/summarizer-agent.js';
-export type { DelegationRequest, DelegationResult } from '../agents/delegation.js';
-export type { ConversationSearchInput } from '../agents/tools/conversation-search.js';

@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultDbPath } from '../src/bot/default-store.js';
+import { defaultDbPath } from '../db/default-store.js';
 import { assertBinIsBuilt, colloquy, createEmpty, populate, tempDir } from './cli-harness.js';
 
 const dir = tempDir();

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { resolveDbPath } from '../src/db-path.js';
+import { resolveDbPath } from '../db/default-store.js';
 import { colloquy, populate } from './cli-harness.js';
 import { buildIfStale, startConsoleBot } from './console-bot.fixtures.js';
 

@@ -59,13 +59,13 @@ const ROOT_EXPORTS = [
 
 describe('the root export', () => {
   it('lists what users use and no internals (wordKey, samePlace, TRUNCATION_MARKER…)', async () => {
-    const root = await import('../src/index.js');
+    const root = await import('../index.js');
     expect(Object.keys(root).sort()).toEqual([...ROOT_EXPORTS].sort());
   });
 });
 
 describe('the built package', () => {
-  it.runIf(existsSync(`${root}dist/src/index.js`))(
+  it.runIf(existsSync(`${root}dist/index.js`))(
     'serves every public entry point by name from dist/',
     async () => {
       // Given the build, when each subpath is imported by its public name
@@ -93,7 +93,7 @@ describe('the built package', () => {
     },
   );
 
-  it.runIf(existsSync(`${root}dist/src/index.js`))(
+  it.runIf(existsSync(`${root}dist/index.js`))(
     'lets a Telegram-only bot run without loading discord.js or Bolt',
     async () => {
       // Given a resolve hook that records every bare package a program loads
@@ -127,7 +127,7 @@ describe('the built package', () => {
     },
   );
 
-  it.runIf(existsSync(`${root}dist/src/index.js`))(
+  it.runIf(existsSync(`${root}dist/index.js`))(
     'commits a batch to SQLite from the build',
     async () => {
       // Given the built store on a fresh file, when it commits a turn
@@ -156,6 +156,6 @@ describe('the built package', () => {
   );
 
   it('is built before the suite runs (npm test builds first)', () => {
-    expect(existsSync(`${root}dist/src/index.js`)).toBe(true);
+    expect(existsSync(`${root}dist/index.js`)).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { resolveDbPath } from '../../src/db-path.js';
+import { resolveDbPath } from '../default-store.js';
 
 /** The options every command shares (declared on the program). */
 export interface GlobalOptions {

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { PostgresConversationStore } from '../postgres/index.js';
 import type { ConversationStore } from '../../src/store.js';
-import { isPostgresUrl } from '../../src/db-path.js';
+import { isPostgresUrl } from '../default-store.js';
 import { CliError } from './errors.js';
 
 /** Fails with the one-line hint when there is no database file; the CLI never creates one. */

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
-import { DEFAULT_DB_PATH } from '../../src/db-path.js';
+import { DEFAULT_DB_PATH } from '../default-store.js';
 import { oneLine } from '../../src/error-message.js';
 import { registerConversations } from './commands/conversations.js';
 import { registerCopy } from './commands/copy.js';

@@ -15,7 +15,7 @@ import {
 
 /**
  * The Postgres SQL surface of colloquy: the same tables, columns and views as the SQLite
- * schema (db/schema.ts), with Postgres types (docs/postgres.md). Change both together, then
+ * schema (db/sqlite/schema.ts), with Postgres types (docs/postgres.md). Change both together, then
  * `npm run db:generate` writes the migrations of both.
  */
 

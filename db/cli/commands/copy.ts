@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { isPostgresUrl } from '../../../src/db-path.js';
+import { isPostgresUrl } from '../../default-store.js';
 import { assertDatabaseExists, openSql } from '../database.js';
 import { note, print } from '../context.js';
 import { UsageError } from '../errors.js';

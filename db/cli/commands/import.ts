@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { StoreOperation } from '../../../src/store.js';
-import { resolveDbPath } from '../../../src/db-path.js';
+import { resolveDbPath } from '../../default-store.js';
 import { openStore } from '../database.js';
 import { redactText } from '../../../src/logger.js';
 import type { GlobalOptions } from '../context.js';

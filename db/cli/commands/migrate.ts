@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { assertDatabaseExists } from '../database.js';
 import { dbPathOf, print } from '../context.js';
-import { isPostgresUrl } from '../../../src/db-path.js';
+import { isPostgresUrl } from '../../default-store.js';
 
 /**
  * `colloquy migrate`: brings an existing database up to this version's schema (what a bot

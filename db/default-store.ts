@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { DefaultStore } from '../src/bot.js';
 
 /** The SQLite file colloquy uses when neither `--db` nor `COLLOQUY_DB` names one. */
 export const DEFAULT_DB_PATH = './colloquy.db';
@@ -43,4 +44,42 @@ function expandHome(path: string): string {
   if (path === '~') return homedir();
   if (path.startsWith('~/')) return join(homedir(), path.slice(2));
   return path;
+}
+
+/**
+ * Where the bot keeps conversations when it is given no store: `COLLOQUY_DB` (trimmed; blank
+ * counts as unset), else `./colloquy.db`, the same rule as the CLI's.
+ *
+ * @example
+ * ```ts
+ * const store = SqliteConversationStore.open(defaultDbPath());
+ * ```
+ */
+export function defaultDbPath(env: Record<string, string | undefined> = process.env): string {
+  return resolveDbPath(undefined, env);
+}
+
+/**
+ * Opens the store `COLLOQUY_DB` names for a bot given none: a `postgres://` URL opens the
+ * Postgres store (shared by default: several instances may use it), anything else the SQLite
+ * file (default `./colloquy.db`). Loaded lazily, so a bot given another store never loads
+ * better-sqlite3 or pg.
+ *
+ * @example
+ * ```ts
+ * const { store, shared } = await openDefaultStore();
+ * ```
+ */
+export async function openDefaultStore(path = defaultDbPath()): Promise<DefaultStore> {
+  if (isPostgresUrl(path)) {
+    const { PostgresConversationStore } = await import('./postgres/index.js');
+    return {
+      store: await PostgresConversationStore.open({ connectionString: path }),
+      shared: true,
+    };
+  }
+  const { SqliteConversationStore } = await import('./sqlite/index.js');
+  const store = SqliteConversationStore.open({ path, writerThread: true });
+  await store.ready();
+  return { store, shared: false };
 }
