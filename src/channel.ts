@@ -108,6 +108,10 @@ export interface ReplyPlace {
 
 /** How the bot follows a reply being posted (see `Channel.send`). */
 export interface SendOptions {
+  /**
+   * Called after each part of a split reply but the last, with the platform ids posted so far
+   * (awaited before the next part). When a later part fails, these are what went out.
+   */
   partPosted?(messageIds: readonly string[]): Promise<void>;
 }
 

@@ -14,9 +14,10 @@ export interface TurnContext {
   readonly store: ConversationStore;
   /**
    * Posts a reply in place (same thread, as a reply where the platform has them) as `from`,
-   * and returns the outbound turn with the platform's message id. Capture wraps this.
+   * through the outbox (recorded before the platform call, confirmed after), and returns the
+   * outbound turn with the platform's message id.
    */
-  send(content: string, from: Participant): Promise<NewMessage>;
+  readonly send: (content: string, from: Participant) => Promise<NewMessage>;
   /** How many agent turns in a row led to this one (0 for a person's turn). Loop guards read it. */
   readonly depth: number;
   /** Our identities on every started channel, for alias resolution. */

@@ -17,17 +17,6 @@ export class ColloquyError extends Error {
   readonly conversationId?: string;
   /** The colloquy message id the failure happened with, when there was one. */
   readonly messageId?: string;
-  /**
-   * Set by a channel's `send` when a reply split into several platform messages failed part
-   * way: the platform ids of the parts that did go out, in order. The runtime stores those parts
-   * as the reply (with `metadata.partial: true`) before it reports the error.
-   *
-   * @example
-   * ```ts
-   * throw Object.assign(new PlatformError('slack', 'Slack refused part 2'), { sentMessageIds: ['1.1'] });
-   * ```
-   */
-  declare sentMessageIds?: string[];
 
   constructor(
     message: string,

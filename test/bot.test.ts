@@ -273,8 +273,8 @@ describe('Bot errors', () => {
     // given a channel that posts the first part of a reply, then is refused
     const { bot, channel, store } = setup();
     const refused = new PlatformError('memory', 'refused part 2 of 2');
-    refused.sentMessageIds = ['out-part-1'];
     channel.sendError = refused;
+    channel.partsBeforeError = 1;
     const reported: { error: ColloquyError; stored: Promise<StoredMessage[]> }[] = [];
     bot.catch((error) => void reported.push({ error, stored: store.get(channel.conversationId) }));
     await bot.start();

@@ -215,25 +215,30 @@ describe('DiscordChannel against FakeDiscord', () => {
     expect(unknown).toMatchObject({ code: '10003', conversationId: 'c' });
   });
 
-  it('puts the ids of the parts that went out on the error when a later part is refused', async () => {
+  it('reports the parts that went out to partPosted when a later part is refused', async () => {
     // given a reply of two parts, and Discord refusing the second
     const firstPosted = discord
       .waitForPosted(1)
       .then(() => discord.failNext({ status: 403, code: 50013, message: 'Missing Permissions' }));
-    const send = channel.send({
-      conversationId: `discord:${GUILD}:${GENERAL}`,
-      scope: 'channel',
-      channelId: GENERAL,
-      content: 'a'.repeat(1500) + '\n\n' + 'b'.repeat(1500),
-    });
+    const told: (readonly string[])[] = [];
+    const send = channel.send(
+      {
+        conversationId: `discord:${GUILD}:${GENERAL}`,
+        scope: 'channel',
+        channelId: GENERAL,
+        content: 'a'.repeat(1500) + '\n\n' + 'b'.repeat(1500),
+      },
+      { partPosted: async (ids) => void told.push(ids) },
+    );
 
     // when the send fails
     const error = await send.catch((e: unknown) => e);
     await firstPosted;
 
-    // then the error says which part did get through
+    // then the part that did get through was reported before the error
     expect(error).toBeInstanceOf(PlatformError);
-    expect(error).toMatchObject({ code: '50013', sentMessageIds: [discord.posted[0]?.id] });
+    expect(error).toMatchObject({ code: '50013' });
+    expect(told).toEqual([[discord.posted[0]?.id]]);
     expect(discord.posted).toHaveLength(1);
   });
 });

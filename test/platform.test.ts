@@ -81,8 +81,9 @@ describe('sendParts', () => {
     expect(sent).toEqual({ messageIds: ['m1', 'm2', 'm3'], timestamp: at(0) });
   });
 
-  it('throws the wrapped error with the ids of the parts that went out', async () => {
+  it('throws the wrapped error once partPosted was told which parts went out', async () => {
     const refused = new Error('refused part 3');
+    const told: (readonly string[])[] = [];
 
     const error = await sendParts(
       ['one', 'two', 'three'],
@@ -91,24 +92,27 @@ describe('sendParts', () => {
         return { id: `m${index + 1}` };
       },
       (cause, index) => new PlatformError('acme', `part ${index + 1} failed`, { cause }),
+      async (ids) => void told.push(ids),
     ).catch((e: unknown) => e);
 
+    expect(told).toEqual([['m1'], ['m1', 'm2']]);
     expect(error).toBeInstanceOf(PlatformError);
     expect(error).toMatchObject({
       message: 'part 3 failed',
       cause: refused,
-      sentMessageIds: ['m1', 'm2'],
     });
   });
 
-  it('sets no sentMessageIds when the first part fails', async () => {
+  it('tells partPosted nothing when the first part fails', async () => {
+    const told: (readonly string[])[] = [];
     const error = await sendParts(
-      ['one'],
+      ['one', 'two'],
       async () => Promise.reject(new Error('down')),
       (cause) => new NetworkError('down', { cause }),
+      async (ids) => void told.push(ids),
     ).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(NetworkError);
-    expect((error as NetworkError).sentMessageIds).toBeUndefined();
+    expect(told).toEqual([]);
   });
 });

@@ -320,7 +320,7 @@ describe('SlackChannel.send', () => {
     expect(error).toMatchObject({ platform: 'slack', code: 'rate_limited', transient: true });
   });
 
-  it('puts the ts of the parts that went out on the error when a later part is refused', async () => {
+  it('reports the ts of the parts that went out to partPosted when a later part is refused', async () => {
     // given a reply split in two, and Slack refusing the second part
     await startChannel({ textLimit: 100 });
     const firstPosted = slack
@@ -328,14 +328,19 @@ describe('SlackChannel.send', () => {
       .then(() => slack.failNext('chat.postMessage', { error: 'not_in_channel' }));
 
     // when it is sent
+    const told: (readonly string[])[] = [];
     const error = await channel
-      .send({ ...outbound, content: `${'a'.repeat(80)}\n\n${'b'.repeat(80)}` })
+      .send(
+        { ...outbound, content: `${'a'.repeat(80)}\n\n${'b'.repeat(80)}` },
+        { partPosted: async (ids) => void told.push(ids) },
+      )
       .catch((e: unknown) => e);
     await firstPosted;
 
-    // then the error says which part did get through
+    // then the part that did get through was reported before the error
     expect(error).toBeInstanceOf(PlatformError);
-    expect(error).toMatchObject({ code: 'not_in_channel', sentMessageIds: [slack.posted[0]?.ts] });
+    expect(error).toMatchObject({ code: 'not_in_channel' });
+    expect(told).toEqual([[slack.posted[0]?.ts]]);
     expect(slack.posted).toHaveLength(1);
   });
 

@@ -230,8 +230,7 @@ export class DiscordChannel implements Channel {
   /**
    * Posts a reply, split into parts of at most 2000 characters, the first as a reply. Throws
    * `PlatformError` (Discord refused, or a 5xx), `RateLimitError` or `NetworkError` (see
-   * `toColloquyError`); when some parts did get through, their ids are on the error as
-   * `sentMessageIds`.
+   * `toColloquyError`); the parts that did get through were reported to `options.partPosted`.
    */
   async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
     const { channelId, bodies } = formatOutbound(

@@ -92,9 +92,9 @@ export interface PostedPart {
 
 /**
  * Posts the parts of one reply in order and collects their platform ids; after each part but
- * the last, `partPosted` (awaited) gets the ids so far. When a part fails, the
- * error from `fail` is thrown with the ids of the parts already posted as `sentMessageIds`, so
- * the runtime stores what did go out as the (partial) reply. The timestamp is the first part's.
+ * the last, `partPosted` (awaited) gets the ids so far: when a later part fails (the error
+ * from `fail` is thrown), the runtime knows what did go out and stores it as the (partial)
+ * reply. The timestamp is the first part's.
  *
  * @example
  * ```ts
@@ -115,9 +115,7 @@ export async function sendParts<Part>(
     try {
       posted = await post(part, index);
     } catch (error) {
-      const wrapped = fail(error, index);
-      if (messageIds.length > 0) wrapped.sentMessageIds = [...messageIds]; // what went out
-      throw wrapped;
+      throw fail(error, index);
     }
     if (posted.id !== undefined) messageIds.push(posted.id);
     if (index === 0) timestamp = posted.timestamp;

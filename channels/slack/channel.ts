@@ -327,8 +327,8 @@ export class SlackChannel implements Channel {
   /**
    * Posts a reply, split into parts of at most `textLimit` characters, in the thread. Throws
    * `PlatformError` (Slack refused, or a 5xx), `RateLimitError` or `NetworkError` (see
-   * `toColloquyError`); when some parts did get through, their `ts` values are on the error as
-   * `sentMessageIds`.
+   * `toColloquyError`); the parts that did get through were reported (their `ts` values) to
+   * `options.partPosted`.
    */
   async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
     const parts = formatSlackText(message.content, this.options.textLimit ?? SLACK_TEXT_LIMIT, {

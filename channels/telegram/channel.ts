@@ -240,8 +240,8 @@ export class TelegramChannel implements Channel {
    * Posts a reply: split into parts of at most 4096 characters, the first part as a reply to
    * `replyToMessageId`, all in the forum topic. Returns every part's `message_id`, in order.
    * Throws `PlatformError` (Telegram refused: code = `error_code`; or a 5xx), `RateLimitError`
-   * or `NetworkError` (see `toColloquyError`); when some parts did get through, their ids are
-   * on the error as `sentMessageIds`.
+   * or `NetworkError` (see `toColloquyError`); the parts that did get through were reported to
+   * `options.partPosted`.
    */
   async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
     return sendParts(

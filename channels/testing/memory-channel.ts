@@ -3,6 +3,7 @@ import type {
   Channel,
   ChannelHandlers,
   OutboundMessage,
+  SendOptions,
   SentMessage,
 } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
@@ -53,6 +54,8 @@ export class MemoryChannel implements Channel {
   readonly sent: OutboundMessage[] = [];
   /** When set, `send` throws it (a platform refusing). */
   sendError: Error | undefined;
+  /** How many parts of a split reply `send` posts before it throws `sendError` (0). */
+  partsBeforeError = 0;
   readonly #scope: ConversationScope;
   readonly #identity: BotIdentity;
   #handlers: ChannelHandlers | undefined;
@@ -78,8 +81,12 @@ export class MemoryChannel implements Channel {
     this.#handlers = undefined;
   }
 
-  async send(message: OutboundMessage): Promise<SentMessage> {
-    if (this.sendError !== undefined) throw this.sendError;
+  async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
+    if (this.sendError !== undefined) {
+      const posted = Array.from({ length: this.partsBeforeError }, (_, i) => `out-part-${i + 1}`);
+      for (let n = 1; n <= posted.length; n++) await options.partPosted?.(posted.slice(0, n));
+      throw this.sendError;
+    }
     this.sent.push(message);
     return { messageIds: [`out-${++this.#next}`], timestamp: isoTimestamp() };
   }

@@ -4,7 +4,7 @@ import type { ReplyDelivery } from '../runs.js';
 import type { StoreOperation } from '../store.js';
 import type { NewMessage } from '../types.js';
 import { isoTimestamp, samePlace } from '../types.js';
-import { outboundFor, sentIdsOf } from './turn.js';
+import { outboundFor } from './turn.js';
 
 /** Commits one operation; rejects with a `StoreError` when it was not committed. */
 export type Write = (op: StoreOperation) => Promise<unknown>;
@@ -134,12 +134,16 @@ export async function sendThroughOutbox(write: Write, reply: OutgoingReply): Pro
   const outbound: OutboundMessage = outboundFor(inbound, turn.content, place);
   let messageIds: readonly string[];
   let timestamp: string | undefined;
+  // The parts of a split reply posted so far: what went out if a later part fails.
+  let posted: readonly string[] = [];
   try {
     ({ messageIds, timestamp } = await channel.send(outbound, {
-      partPosted: async (ids) => void (await confirm(ids, 'sending')),
+      partPosted: async (ids) => {
+        posted = ids;
+        await confirm(ids, 'sending');
+      },
     }));
   } catch (error) {
-    const posted = sentIdsOf(error);
     const delivery = posted.length > 0 ? 'sent' : deliveryAfterFailure(error);
     await confirm(posted, delivery, posted.length > 0).catch(() => undefined); // left 'sending'
     throw error;

@@ -39,6 +39,13 @@ export interface RunnerDeps {
   signal: AbortSignal;
 }
 
+/** Sends one reply to the turn as `from`; an agent's answer names its run and its result. */
+type SendReply = (
+  content: string,
+  from: Participant,
+  answering?: { run: AgentRun; about: Omit<AgentResult, 'output'> },
+) => Promise<NewMessage>;
+
 /**
  * What the bot already knows about a turn's agent work: the runs recorded for it (pending ones
  * written with the turn, or unfinished ones found after a restart), and, when resuming, the
@@ -57,10 +64,6 @@ export interface RunPlan {
  * until `maxAgentDepth` agent turns in a row.
  */
 export class TurnRunner {
-  /** What the agent said about the reply being sent as this participant (metadata, provenance). */
-  readonly #replyMetadata = new WeakMap<Participant, Omit<AgentResult, 'output'>>();
-  /** The run whose reply is being sent as this participant. */
-  readonly #runOf = new WeakMap<Participant, AgentRun>();
   /** How many agent runs are in flight, by conversation. */
   readonly #answering = new Map<string, number>();
 
@@ -101,9 +104,10 @@ export class TurnRunner {
   }
 
   async #run(message: NewMessage, channel: Channel, depth: number, plan?: RunPlan) {
-    const ctx = this.#context(message, channel, depth);
+    const send = this.#replier(message, channel);
+    const ctx = this.#context(message, channel, depth, send);
     const started = new Set<string>();
-    const dispatch = this.#dispatcher(plan, started);
+    const dispatch = this.#dispatcher(plan, started, send);
     const chain = compose<TurnContext>([...this.deps.interceptors, dispatch]);
     try {
       await chain(ctx, async () => {});
@@ -130,53 +134,66 @@ export class TurnRunner {
     }
   }
 
-  #context(message: NewMessage, channel: Channel, depth: number): TurnContext {
+  /**
+   * Sends the turn's replies through the outbox, numbering them per author. An agent's answer
+   * passes its run and what the agent said about it (metadata, provenance); `ctx.send` passes
+   * neither.
+   */
+  #replier(message: NewMessage, channel: Channel): SendReply {
     const sends = new Map<string, number>();
+    return (content, from, answering) => {
+      const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
+      const { metadata: extra, ...provenance } = answering?.about ?? {};
+      const run = answering?.run;
+      const count = (sends.get(from.id) ?? 0) + 1;
+      sends.set(from.id, count);
+      const id = `${run?.id ?? runId(message, from.id)}:reply${count > 1 ? `:${count}` : ''}`;
+      const place = channel.replyPlace?.(message);
+      const turn = withAgentMentions(
+        replyTurn({
+          id,
+          inbound: message,
+          channelType: channel.type,
+          content,
+          from,
+          ...(extra !== undefined && { extra }),
+          provenance,
+          ...(place !== undefined && { place }),
+        }),
+        others,
+      );
+      if (run !== undefined) {
+        run.replyId = id;
+        void this.#save(run);
+      }
+      return sendThroughOutbox(this.deps.write, {
+        channel,
+        inbound: message,
+        turn,
+        ...(place !== undefined && { place }),
+        // The run is answered in the confirmation's commit.
+        ...(run !== undefined && { onSent: () => this.#finish(run, 'answered') }),
+      });
+    };
+  }
+
+  #context(message: NewMessage, channel: Channel, depth: number, send: SendReply): TurnContext {
     return {
       message,
       channel,
       store: this.deps.store,
       depth,
       identities: this.deps.identities(),
-      send: async (content, from) => {
-        const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
-        const { metadata: extra, ...provenance } = this.#replyMetadata.get(from) ?? {};
-        const run = this.#runOf.get(from);
-        const count = (sends.get(from.id) ?? 0) + 1;
-        sends.set(from.id, count);
-        const id = `${run?.id ?? runId(message, from.id)}:reply${count > 1 ? `:${count}` : ''}`;
-        const place = channel.replyPlace?.(message);
-        const turn = withAgentMentions(
-          replyTurn({
-            id,
-            inbound: message,
-            channelType: channel.type,
-            content,
-            from,
-            ...(extra !== undefined && { extra }),
-            provenance,
-            ...(place !== undefined && { place }),
-          }),
-          others,
-        );
-        if (run !== undefined) {
-          run.replyId = id;
-          void this.#save(run);
-        }
-        return sendThroughOutbox(this.deps.write, {
-          channel,
-          inbound: message,
-          turn,
-          ...(place !== undefined && { place }),
-          // The run is answered in the confirmation's commit.
-          ...(run !== undefined && { onSent: () => this.#finish(run, 'answered') }),
-        });
-      },
+      send: (content, from) => send(content, from),
     };
   }
 
   /** Dispatch for one turn: `plan` says which runs exist already; `started` collects the agents run. */
-  #dispatcher(plan: RunPlan | undefined, started: Set<string>): Interceptor<TurnContext> {
+  #dispatcher(
+    plan: RunPlan | undefined,
+    started: Set<string>,
+    send: SendReply,
+  ): Interceptor<TurnContext> {
     return async (ctx, next) => {
       const runs = (agent: Agent) => {
         if (plan?.only !== undefined && !plan.only.has(agent.id)) return false;
@@ -189,6 +206,7 @@ export class TurnRunner {
         runs,
         (agent) => plan?.runs.get(agent.id),
         plan?.only !== undefined,
+        send,
       );
     };
   }
@@ -199,6 +217,7 @@ export class TurnRunner {
     admit: (agent: Agent) => boolean,
     recorded: (agent: Agent) => AgentRun | undefined,
     resuming: boolean,
+    send: SendReply,
   ): Promise<void> {
     const { message, channel } = ctx;
     const author = message.participant;
@@ -223,7 +242,7 @@ export class TurnRunner {
       if (!(resumed || (await this.#wants(agent, message, aliases, ours))) || !admit(agent)) {
         continue;
       }
-      await this.#answer(agent, ctx, aliases, recorded(agent));
+      await this.#answer(agent, ctx, aliases, recorded(agent), send);
     }
     await next();
   }
@@ -268,6 +287,7 @@ export class TurnRunner {
     ctx: TurnContext,
     aliases: readonly string[],
     recorded: AgentRun | undefined,
+    send: SendReply,
   ): Promise<void> {
     const { message } = ctx;
     const id = message.conversationId;
@@ -298,11 +318,9 @@ export class TurnRunner {
       if (result.output.trim() === '') return;
       const from: Participant = { kind: 'agent', id: agent.id, displayName: agent.name };
       const { output: _, ...about } = result;
-      this.#replyMetadata.set(from, about);
-      this.#runOf.set(from, run);
       let reply: NewMessage;
       try {
-        reply = await ctx.send(result.output, from);
+        reply = await send(result.output, from, { run, about });
       } catch (cause) {
         if (run.replyId !== undefined && deliveryAfterFailure(cause) === 'unconfirmed') {
           status = 'unconfirmed';

@@ -156,17 +156,3 @@ export function trailingAgentRun(turns: readonly StoredMessage[]): {
   }
   return { count, ended: false };
 }
-
-/**
- * The platform ids of the parts a failed `Channel.send` did post, from the error's
- * `sentMessageIds` (see `ColloquyError.sentMessageIds`); empty when none went out.
- *
- * @example
- * ```ts
- * try { await channel.send(outbound); } catch (error) { sentIdsOf(error); // ['1700.01'] }
- * ```
- */
-export function sentIdsOf(error: unknown): string[] {
-  const ids = (error as { sentMessageIds?: unknown } | null)?.sentMessageIds;
-  return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
-}
