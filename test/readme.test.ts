@@ -3,8 +3,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildIfStale } from './console-bot.fixtures.js';
-import { dropPrefix, closeTestClient, redisUrl, uniquePrefix } from './redis.fixtures.js';
+import { buildIfStale } from './channels/console/bot.fixtures.js';
+import { dropPrefix, closeTestClient, redisUrl, uniquePrefix } from './db/redis/redis.fixtures.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const scratch = `${root}.vitest-tmp/readme`;

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildIfStale } from './console-bot.fixtures.js';
+import { buildIfStale } from './channels/console/bot.fixtures.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);

@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeDiscord, FakeOpenAIServer, FakeSlack, FakeTelegram } from 'colloquy/testing';
-import { dropTestDatabases, postgresReachable, testDatabase } from '../postgres.fixtures.js';
+import {
+  dropTestDatabases,
+  postgresReachable,
+  testDatabase,
+} from '../db/postgres/postgres.fixtures.js';
 import {
   type BotRun,
   type CrashCounts,

@@ -4,7 +4,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeTelegram } from 'colloquy/testing';
-import { dropTestDatabases, postgresReachable, testDatabase } from '../postgres.fixtures.js';
+import {
+  dropTestDatabases,
+  postgresReachable,
+  testDatabase,
+} from '../db/postgres/postgres.fixtures.js';
 import { compare, drain, freePort, printCounts, scratch, startBot, stopBot } from './harness.js';
 import { telegramRecord, telegramTraffic } from './platforms.js';
 import { readPostgres } from './postgres.js';

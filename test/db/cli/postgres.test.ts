@@ -1,0 +1,188 @@
+import { writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import type { PostgresConversationStore } from 'colloquy/postgres';
+import {
+  CHANNEL,
+  DM,
+  alice,
+  assertBinIsBuilt,
+  colloquy,
+  populate,
+  populateStore,
+  start,
+  tempDir,
+  turn,
+} from './cli-harness.js';
+import {
+  dropTestDatabases,
+  openPostgresStore,
+  postgresReachable,
+  testDatabase,
+} from '../postgres/postgres.fixtures.js';
+
+// Every command on a postgres:// URL answers as it does on a SQLite file holding the same
+// history; `tail --follow` is pushed by LISTEN/NOTIFY and misses no late-committing turn.
+describe.skipIf(!postgresReachable)('the colloquy CLI on Postgres', () => {
+  const dir = tempDir();
+  const file = dir.file('bot.db');
+  let url = '';
+  let store: PostgresConversationStore;
+
+  beforeAll(async () => {
+    assertBinIsBuilt();
+    url = await testDatabase();
+    store = await openPostgresStore(url);
+    await populateStore(store);
+    await populate(file);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await dropTestDatabases();
+    dir.remove();
+  });
+
+  /** The same command on the file and on the database: same exit code, same output. */
+  async function same(args: string[]) {
+    const [onFile, onPostgres] = await Promise.all([
+      colloquy([...args, '--db', file]),
+      colloquy([...args, '--db', url]),
+    ]);
+    expect(onPostgres.stderr).toBe(onFile.stderr);
+    expect(onPostgres.code).toBe(onFile.code);
+    expect(onPostgres.stdout).toBe(onFile.stdout);
+    return onPostgres;
+  }
+
+  it('tails, lists, exports and queries the same as on SQLite', async () => {
+    expect((await same(['tail', '-n', '5'])).stdout.split('\n')).toHaveLength(6);
+    await same(['tail', '--conversation', DM]);
+    await same(['conversations']);
+    await same(['conversations', '--json', '--participant', alice.id]);
+    const exported = await same(['export', '--format', 'jsonl', '--no-progress']);
+    expect(exported.stdout.trimEnd().split('\n')).toHaveLength(7);
+    await same(['sql', '--csv', 'select speaker, text from transcript order by seq']);
+    await same(['sql', '--json', 'select count(*) as n from messages']);
+  });
+
+  it('counts the same in stats, naming the database without its password', async () => {
+    const [onFile, onPostgres] = await Promise.all([
+      colloquy(['stats', '--json', '--db', file]),
+      colloquy(['stats', '--json', '--db', url]),
+    ]);
+    const { database, ...counts } = JSON.parse(onPostgres.stdout) as Record<string, unknown>;
+    const { database: _, ...fileCounts } = JSON.parse(onFile.stdout) as Record<string, unknown>;
+    expect(counts).toEqual(fileCounts);
+    expect(database).toMatchObject({ path: expect.stringMatching(/^postgres:\/\//) });
+  });
+
+  it('reads in a read-only transaction unless --write', async () => {
+    const refused = await colloquy([
+      'sql',
+      "update participants set display_name = 'X'",
+      '--db',
+      url,
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe('colloquy: refusing to write without --write\n');
+    const written = await colloquy([
+      'sql',
+      '--write',
+      `update participants set display_name = 'Alice L.' where id = '${alice.id}'`,
+      '--db',
+      url,
+    ]);
+    expect(written.stdout).toBe('1 row changed\n');
+    await colloquy([
+      'sql',
+      '--write',
+      `update participants set display_name = 'Alice' where id = '${alice.id}'`,
+      '--db',
+      url,
+    ]);
+  });
+
+  it('migrates: an up-to-date database says so', async () => {
+    const { code, stdout } = await colloquy(['migrate', '--db', url]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^postgres:\/\/\S+ is up to date\n$/);
+  });
+
+  it('follows new turns, a late-committing one included', async () => {
+    const follower = start(['tail', '--follow', '--conversation', CHANNEL, '-n', '1', '--db', url]);
+    let output = '';
+    follower.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const until = async (check: () => boolean) => {
+      for (let waited = 0; !check(); waited += 20) {
+        if (waited > 15_000) throw new Error(`tail printed:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    try {
+      await until(() => output.includes('nice'));
+      // A turn whose transaction commits after a later turn's: its seq is the smaller one.
+      const slow = new pg.Client({ connectionString: url });
+      await slow.connect();
+      try {
+        await slow.query('BEGIN');
+        await slow.query(
+          `INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
+             channel_type, channel_id) VALUES ('late', $1, $2, 'committed late', now(),
+             'channel', 'slack', 'C024BE91L')`,
+          [CHANNEL, alice.id],
+        );
+        await store.append(turn(13, alice, 'committed first', CHANNEL));
+        // The follower holds that one back while the older transaction is open: a seq cursor
+        // would print it now, move past the late turn's seq and never print the late one.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await slow.query('COMMIT');
+      } finally {
+        await slow.end();
+      }
+      await until(() => output.includes('committed first') && output.includes('committed late'));
+      expect(output.split('committed first')).toHaveLength(2);
+      expect(output.split('committed late')).toHaveLength(2);
+    } finally {
+      follower.kill('SIGINT');
+    }
+  });
+
+  it('copies a SQLite history over, once, whatever reads it answering as before', async () => {
+    const target = await testDatabase();
+    const first = await colloquy(['copy', '--from', file, '--to', target, '--progress']);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^copied 7 messages to postgres:\/\/\S+\n$/);
+    expect(first.stderr).toMatch(/copying/);
+    const again = await colloquy(['copy', '--from', file, '--to', target, '--no-progress']);
+    expect(again.stdout).toMatch(/^copied 0 messages to \S+ \(7 there already\)\n$/);
+    for (const args of [
+      ['export', '--format', 'jsonl', '--no-progress'],
+      ['conversations'],
+      ['tail', '-n', '20'],
+    ]) {
+      const [onFile, copied] = await Promise.all([
+        colloquy([...args, '--db', file]),
+        colloquy([...args, '--db', target]),
+      ]);
+      expect(copied.stdout).toBe(onFile.stdout);
+    }
+  });
+
+  it('imports a dead-letter file into the database, once', async () => {
+    const letters = dir.file('letters.jsonl');
+    const lost = turn(40, alice, 'kept in the dead letters', CHANNEL);
+    writeFileSync(letters, `${JSON.stringify({ op: { kind: 'append', message: lost } })}\n`);
+    const first = await colloquy(['import', letters, '--db', url]);
+    expect(first.stdout).toMatch(/^postgres:\/\/\S+: 1 written, 0 already stored\n$/);
+    const again = await colloquy(['import', letters, '--db', url]);
+    expect(again.stdout).toMatch(/: 0 written, 1 already stored\n$/);
+    expect((await store.getMessage(CHANNEL, lost.id))?.content).toBe('kept in the dead letters');
+  });
+
+  it('forgets a person, with --yes', async () => {
+    const { code, stdout } = await colloquy(['forget', alice.id, '--yes', '--db', url]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(new RegExp(`^deleted \\d+ messages by ${alice.id}\\n$`));
+    expect((await store.get(DM)).map((m) => m.participant.id)).not.toContain(alice.id);
+  });
+});

@@ -1,0 +1,55 @@
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { populate } from '../../fixtures/populate.js';
+import { sqlExamples } from '../../fixtures/sql-examples.js';
+
+const docs = sqlExamples('sql.md');
+
+describe('docs/sql.md', () => {
+  let store: SqliteConversationStore;
+  beforeAll(async () => {
+    store = new SqliteConversationStore({ path: ':memory:' });
+    await populate(store);
+  });
+  afterAll(() => store.close());
+
+  it('has at least twelve example queries, each under its own heading', () => {
+    expect(docs.length).toBeGreaterThanOrEqual(12);
+    expect(new Set(docs.map((d) => d.title)).size).toBe(docs.length);
+  });
+
+  it.each(docs.map((d) => [d.title, d.sql] as const))('%s: runs and returns rows', (_, sql) => {
+    const rows = store.db.prepare(sql).all();
+    expect(rows.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('finds exactly the unanswered mention and what the bot told Alice on Tuesday', () => {
+    const run = (title: string) => {
+      const example = docs.find((d) => d.title.startsWith(title));
+      return store.db.prepare(example!.sql).all() as Record<string, unknown>[];
+    };
+    expect(run('Turns that mentioned the bot').map((r) => r.content)).toEqual([
+      '<@UBOT> can you reset my password?',
+    ]);
+    expect(run('What did the bot tell Alice').map((r) => r.text)).toEqual([
+      'Yes: invoice 88 qualifies for a refund; it will reach your card within 5 days.',
+    ]);
+  });
+
+  it('finds the reply that cited a document, its model call, and the titled conversation', () => {
+    const run = (title: string) => {
+      const example = docs.find((d) => d.title === title);
+      return store.db.prepare(example!.sql).all() as Record<string, unknown>[];
+    };
+    const refund = 'Yes: invoice 88 qualifies for a refund; it will reach your card within 5 days.';
+    expect(run('Which answers cited a document')).toEqual([
+      expect.objectContaining({ position: 1, chunk: '2', score: 0.91, content: refund }),
+    ]);
+    expect(run('The model call behind a reply')).toEqual([
+      expect.objectContaining({ trace_id: 'chatcmpl-refund-88', content: refund }),
+    ]);
+    expect(run('Conversations by title and metadata')).toEqual([
+      expect.objectContaining({ title: 'Refund for invoice 88', ticket: 'T-88', message_count: 3 }),
+    ]);
+  });
+});

@@ -1,0 +1,610 @@
+import { execFile } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import {
+  SqliteConversationStore,
+  type SqliteStoreOptions,
+  migrationsFolder,
+} from 'colloquy/sqlite';
+import { StoreError } from 'colloquy';
+import { normalizeTimestamp } from '../../../db/rows.js';
+import type { NewMessage } from 'colloquy';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const C1 = 'slack:T1:C1';
+
+let dir: string;
+let open: SqliteConversationStore[];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'colloquy-sqlite-'));
+  open = [];
+});
+afterEach(async () => {
+  for (const store of open) await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function storeAt(path = join(dir, 'colloquy.db'), options: Partial<SqliteStoreOptions> = {}) {
+  const store = new SqliteConversationStore({ path, ...options });
+  open.push(store);
+  return store;
+}
+
+let n = 0;
+function turn(fields: Partial<NewMessage> & { messageId?: string; mentions?: string[] } = {}) {
+  n++;
+  const { messageId, mentions, ...rest } = fields;
+  const message: NewMessage = {
+    id: `m-${n}`,
+    conversationId: C1,
+    participant: { kind: 'user', id: 'slack:U1', displayName: 'Alice' },
+    content: `turn ${n}`,
+    timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+    scope: 'channel',
+    metadata: {
+      channelType: 'slack',
+      channelId: 'C1',
+      messageId: messageId ?? `p-${n}`,
+      mentions: mentions ?? [],
+    },
+    ...rest,
+  };
+  return message;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<StoreError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(StoreError);
+  return error as StoreError;
+}
+
+function openError(fn: () => unknown): StoreError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(StoreError);
+    return error as StoreError;
+  }
+  throw new Error('expected a StoreError');
+}
+
+describe('SqliteConversationStore: opening a file', () => {
+  it('sets WAL, synchronous=NORMAL, secure delete, foreign keys, a 5 s busy timeout and temp_store=MEMORY', () => {
+    const store = storeAt();
+    expect(store.db.pragma('temp_store', { simple: true })).toBe(2);
+    expect(store.db.pragma('secure_delete', { simple: true })).toBe(1);
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(store.db.pragma('synchronous', { simple: true })).toBe(1);
+    expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(store.db.pragma('busy_timeout', { simple: true })).toBe(5000);
+  });
+
+  it('migrates a file written with only the first migration, keeping its rows', async () => {
+    // given a database at migration 0000 with a conversation, a mention and a message
+    const path = join(dir, 'old.db');
+    const oldMigrations = join(dir, 'migrations-0000');
+    mkdirSync(join(oldMigrations, 'meta'), { recursive: true });
+    copyFileSync(join(migrationsFolder(), '0000_init.sql'), join(oldMigrations, '0000_init.sql'));
+    const journal = JSON.parse(
+      (await import('node:fs')).readFileSync(
+        join(migrationsFolder(), 'meta/_journal.json'),
+        'utf8',
+      ),
+    ) as { entries: unknown[] };
+    writeFileSync(
+      join(oldMigrations, 'meta/_journal.json'),
+      JSON.stringify({ ...journal, entries: journal.entries.slice(0, 1) }),
+    );
+    const old = new Database(path);
+    migrate(drizzle(old), { migrationsFolder: oldMigrations });
+    old.exec(`
+      INSERT INTO conversations VALUES ('${C1}', 'slack', 'C1', 'general', NULL, 'channel',
+        '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 1);
+      INSERT INTO participants VALUES ('slack:U1', 'user', 'Alice', '2026-01-01T00:00:00.000Z',
+        '2026-01-01T00:00:00.000Z');
+      INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
+        channel_type, channel_id, platform_message_id)
+      VALUES ('old-1', '${C1}', 'slack:U1', 'the legacy invoice <@UBOT>', '2026-01-01T00:00:00.000Z',
+        'channel', 'slack', 'C1', '1.0');
+      INSERT INTO message_mentions VALUES (1, '${C1}', 'slack:UBOT');`);
+    old.close();
+
+    // when the store opens it
+    const store = storeAt(path);
+
+    // then the rows survive, search finds them and the addressed-only query sees the mention
+    expect((await store.get(C1)).map((m) => m.content)).toEqual(['the legacy invoice <@UBOT>']);
+    expect((await store.search(C1, 'invoice')).map((m) => m.id)).toEqual(['old-1']);
+    const concerning = await store.get(C1, { concerning: { aliases: ['slack:UBOT'] } });
+    expect(concerning.map((m) => m.id)).toEqual(['old-1']);
+  });
+
+  it('migrates a file searched by conversation token (0002), rebuilding its search index', async () => {
+    // given a database at migration 0002 with turns in two conversations, one of them edited
+    const path = join(dir, 'v2.db');
+    const old = new Database(path);
+    migrate(drizzle(old), { migrationsFolder: await migrationsUpTo(dir, 3) });
+    old.exec(`
+      INSERT INTO participants VALUES ('slack:U1', 'user', 'Alice', '2026-01-01', '2026-01-01');
+      INSERT INTO conversations VALUES ('${C1}', 'slack', 'C1', NULL, NULL, 'channel',
+        '2026-01-01', '2026-01-01', 2), ('slack:T1:C2', 'slack', 'C2', NULL, NULL, 'channel',
+        '2026-01-01', '2026-01-01', 1);
+      INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
+        channel_type, channel_id)
+      VALUES ('a', '${C1}', 'slack:U1', 'refund please', '2026-01-01T00:00:01.000Z', 'channel',
+        'slack', 'C1'),
+      ('b', 'slack:T1:C2', 'slack:U1', 'refund elsewhere', '2026-01-01T00:00:02.000Z',
+        'channel', 'slack', 'C2'),
+      ('c', '${C1}', 'slack:U1', 'draft', '2026-01-01T00:00:03.000Z', 'channel', 'slack', 'C1');
+      UPDATE messages SET content = 'refund again' WHERE id = 'c';`);
+    old.close();
+
+    // when the store opens it
+    const store = storeAt(path);
+
+    // then each conversation finds only its own turns, new turns are found too, and the
+    // index is consistent
+    expect((await store.search(C1, 'refund')).map((m) => m.id)).toEqual(['c', 'a']);
+    expect((await store.search('slack:T1:C2', 'refund')).map((m) => m.id)).toEqual(['b']);
+    await store.append(turn({ content: 'refund three' }));
+    expect(await store.search(C1, 'refund')).toHaveLength(3);
+    store.db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`);
+  });
+
+  it('refuses a file written by a newer colloquy', async () => {
+    const path = join(dir, 'newer.db');
+    await storeAt(path).close();
+    const db = new Database(path);
+    db.prepare(`INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', ?)`).run(
+      Date.now() + 10 * 365 * 86_400_000,
+    );
+    db.close();
+    const error = openError(() => new SqliteConversationStore({ path }));
+    expect(error.message).toMatch(/was written by a newer version of colloquy/);
+  });
+
+  it('explains a path whose directory does not exist', () => {
+    const path = join(dir, 'missing', 'colloquy.db');
+    const error = openError(() => new SqliteConversationStore({ path }));
+    expect(error.message).toContain(path);
+    expect(error.message).toMatch(/does not exist/);
+    expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  it('explains a file that is not a SQLite database', () => {
+    const path = join(dir, 'notes.db');
+    writeFileSync(path, 'these are my notes, not a database\n'.repeat(200));
+    const error = openError(() => new SqliteConversationStore({ path }));
+    expect(error.message).toMatch(/is not a SQLite database/);
+    expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  it("refuses another application's SQLite file and leaves it as it was", () => {
+    const path = join(dir, 'other-app.db');
+    const other = new Database(path);
+    other.exec(
+      "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes VALUES (1, 'x')",
+    );
+    other.close();
+    const before = readFileSync(path);
+
+    for (const readonly of [false, true]) {
+      const error = openError(() => new SqliteConversationStore({ path, readonly }));
+      expect(error.message).toBe(
+        `${path} is not a colloquy database (it holds another application's tables: notes); point COLLOQUY_DB at a new file`,
+      );
+    }
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+
+  it('opens read-only: reads work, writes fail with a StoreError', async () => {
+    const path = join(dir, 'ro.db');
+    const writer = storeAt(path);
+    await writer.append(turn());
+    const reader = new SqliteConversationStore({ path, readonly: true });
+    open.push(reader);
+    expect(await reader.get(C1)).toHaveLength(1);
+    const error = await rejection(reader.append(turn()));
+    expect(error.message).toMatch(/read-only/);
+    expect(error.conversationId).toBe(C1);
+  });
+});
+
+describe('SqliteConversationStore: several writers', () => {
+  it('stores every turn once when three processes append to one file at the same time', async () => {
+    // given a fresh file and three child processes, each appending 150 turns through the store
+    const path = join(dir, 'shared.db');
+    const writer = join(import.meta.dirname, '../../fixtures/sqlite-writer.ts');
+    const children = ['1', '2', '3'].map((id) =>
+      run(process.execPath, ['--import', 'tsx', writer, path, id, '150'], { timeout: 80_000 }),
+    );
+
+    // when they all finish
+    await Promise.all(children);
+
+    // then nothing was lost or doubled, and the counters agree with the rows
+    const store = storeAt(path);
+    const all = await store.get('telegram:shared', { limit: 10_000 });
+    expect(all).toHaveLength(3 * 150 + 1);
+    expect(new Set(all.map((m) => m.sequence)).size).toBe(all.length);
+    expect(all.filter((m) => m.metadata.messageId === 'common')).toHaveLength(1);
+    expect((await store.getConversation('telegram:shared'))?.messageCount).toBe(451);
+  }, 90_000);
+
+  it('reports a locked database as a StoreError, then recovers', async () => {
+    // given another connection holding the write lock
+    const path = join(dir, 'locked.db');
+    const store = storeAt(path, { busyTimeoutMs: 50 });
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+
+    // when the store appends, it fails with a StoreError naming the conversation
+    const error = await rejection(store.append(turn()));
+    expect(error.message).toMatch(/locked/);
+    expect(error.conversationId).toBe(C1);
+    expect((error.cause as { code?: string }).code).toBe('SQLITE_BUSY');
+
+    // and once the lock is gone the same append goes through
+    other.exec('ROLLBACK');
+    other.close();
+    expect((await store.append(turn())).inserted).toBe(true);
+  });
+
+  it('reports a full disk as a StoreError naming the conversation', async () => {
+    const store = storeAt();
+    store.db.pragma(`max_page_count = ${store.db.pragma('page_count', { simple: true })}`);
+    const error = await rejection(store.append(turn({ content: 'x'.repeat(100_000) })));
+    expect(error.message).toMatch(/disk is full/);
+    expect(error.conversationId).toBe(C1);
+    expect((error.cause as { code?: string }).code).toBe('SQLITE_FULL');
+  });
+
+  it('fails with a StoreError after close', async () => {
+    const store = storeAt();
+    await store.close();
+    const error = await rejection(store.get(C1));
+    expect(error.message).toMatch(/closed/);
+  });
+});
+
+describe('SqliteConversationStore: content and search', () => {
+  it('keeps a search inside its conversation, between neighbouring ones', async () => {
+    // given the same word in three conversations, numbered 1, 2 and 3
+    const store = storeAt();
+    for (const conversationId of ['slack:T1:C0', C1, 'slack:T1:C2']) {
+      await store.append(turn({ conversationId, content: `hello from ${conversationId}` }));
+    }
+
+    // when searching the middle one, then only its turn comes back
+    expect((await store.search(C1, 'hello')).map((m) => m.conversationId)).toEqual([C1]);
+    const numbers = store.db.prepare('SELECT number FROM conversations ORDER BY number').pluck();
+    expect(numbers.all()).toEqual([1, 2, 3]);
+  });
+
+  it('does not let a new conversation find the words of a deleted one with its number', async () => {
+    // given the newest conversation deleted, and a new one that takes over its number
+    const store = storeAt();
+    await store.append(turn({ content: 'first words' }));
+    await store.append(turn({ conversationId: 'slack:T1:C2', content: 'secret plans' }));
+    await store.deleteConversation('slack:T1:C2');
+    await store.append(turn({ conversationId: 'slack:T1:C3', content: 'new plans' }));
+
+    // then its search finds only its own turn, and the index is consistent
+    expect((await store.search('slack:T1:C3', 'secret plans')).map((m) => m.content)).toEqual([
+      'new plans',
+    ]);
+    store.db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`);
+  });
+
+  it('keeps search in step when plain SQL inserts, moves and deletes turns', async () => {
+    // given a conversation written through the store
+    const store = storeAt();
+    await store.append(turn({ content: 'alpha' }));
+
+    // when plain SQL adds a conversation and a turn, then moves the turn, then deletes it
+    store.db.exec(`
+      INSERT INTO conversations (id, channel_type, channel_id, scope, created_at, last_message_at)
+      VALUES ('slack:T1:C9', 'slack', 'C9', 'channel', '2026-01-01', '2026-01-01');
+      INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
+        channel_type, channel_id)
+      VALUES ('raw-1', 'slack:T1:C9', 'slack:U1', 'beta', '2026-01-01T00:00:00.000Z',
+        'channel', 'slack', 'C9');`);
+    expect((await store.search('slack:T1:C9', 'beta')).map((m) => m.id)).toEqual(['raw-1']);
+    store.db.exec(`UPDATE messages SET conversation_id = '${C1}' WHERE id = 'raw-1'`);
+    expect(await store.search('slack:T1:C9', 'beta')).toEqual([]);
+    expect((await store.search(C1, 'beta')).map((m) => m.id)).toEqual(['raw-1']);
+    store.db.exec(`DELETE FROM messages WHERE id = 'raw-1'`);
+
+    // then nothing of it is left in the index
+    expect(await store.search(C1, 'beta')).toEqual([]);
+    const count = store.db.prepare(
+      `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'beta'`,
+    );
+    expect(count.pluck().get()).toBe(0);
+    store.db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`);
+  });
+
+  it.each([
+    `'; DROP TABLE messages; --`,
+    'NEAR(hello world, 2)',
+    'hello* OR NOT "world',
+    '% _ %_',
+    'content : hello',
+    'rowid : hello',
+  ])('survives the query %j', async (query) => {
+    const store = storeAt();
+    await store.append(turn({ content: 'hello world' }));
+    const found = await store.search(C1, query);
+    expect(found.length).toBeLessThanOrEqual(1);
+    expect(await store.get(C1)).toHaveLength(1);
+  });
+
+  it('finds an old turn through its rare word when a common word floods the conversation', async () => {
+    // given an old turn with a rare word, then 300 newer turns sharing a common one
+    const store = storeAt();
+    const old = await store.append(turn({ content: 'the zanzibar shipment is late' }));
+    await Promise.all(
+      Array.from({ length: 300 }, (_, i) => store.append(turn({ content: `the weather ${i}` }))),
+    );
+
+    // when searching for both words
+    const found = await store.search(C1, 'the zanzibar');
+
+    // then the turn with both comes first, and the common word still finds newer turns
+    expect(found[0]?.id).toBe(old.message.id);
+    expect(found).toHaveLength(10);
+  });
+
+  it('stores and finds a 1 MB turn, truncating it to the token cap', async () => {
+    const store = storeAt();
+    const content = `needle ${'lorem ipsum dolor sit amet '.repeat(40_000)}`.slice(0, 1024 * 1024);
+    await store.append(turn({ content }));
+    expect((await store.get(C1))[0]?.content).toBe(content);
+    const [hit] = await store.search(C1, 'needle', { tokenCap: 100 });
+    expect(content.startsWith(hit!.content)).toBe(true);
+    expect(hit!.content.length).toBeLessThan(1000);
+  });
+
+  it('keeps emoji, right-to-left text and combining marks exactly, and finds them', async () => {
+    const store = storeAt();
+    const texts = [
+      'family 👨‍👩‍👧‍👦 and flags 🇫🇷🏳️‍🌈',
+      'مرحبا بالعالم',
+      'שלום עולם',
+      'cafe\u0301 in decomposed form',
+      '東京で会いましょう',
+      'Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐',
+    ];
+    for (const content of texts) await store.append(turn({ content }));
+    expect((await store.get(C1)).map((m) => m.content)).toEqual(texts);
+    expect((await store.search(C1, 'بالعالم'))[0]?.content).toBe(texts[1]);
+    expect((await store.search(C1, 'עולם'))[0]?.content).toBe(texts[2]);
+    expect((await store.search(C1, 'café'))[0]?.content).toBe(texts[3]);
+  });
+
+  it('normalizes timestamps to ISO UTC and rejects what is not a date', async () => {
+    const store = storeAt();
+    const { message } = await store.append(turn({ timestamp: '2026-03-10T16:00:00+01:00' }));
+    expect(message.timestamp).toBe('2026-03-10T15:00:00.000Z');
+    expect((await store.get(C1))[0]?.timestamp).toBe('2026-03-10T15:00:00.000Z');
+    const error = await rejection(store.append(turn({ timestamp: 'last tuesday' })));
+    expect(error.message).toMatch(/not a date/);
+  });
+
+  it('keeps a timestamp already in its stored form exactly as Date would print it', () => {
+    // normalizeTimestamp returns such text untouched, without parsing it: every day of every
+    // month (leap years, centuries, days that do not exist) must come out as Date makes it.
+    const outcome = (text: string) => {
+      try {
+        return normalizeTimestamp(text);
+      } catch {
+        return 'not a date';
+      }
+    };
+    for (const year of ['0000', '1999', '2000', '2024', '2026', '2100', '9999']) {
+      for (let month = 0; month <= 13; month++) {
+        for (let day = 0; day <= 32; day++) {
+          for (const time of ['00:00:00.000', '23:59:59.999', '24:00:00.000', '12:60:00.000']) {
+            const pad = (n: number) => String(n).padStart(2, '0');
+            const text = `${year}-${pad(month)}-${pad(day)}T${time}Z`;
+            const date = new Date(text);
+            const expected = Number.isNaN(date.getTime()) ? 'not a date' : date.toISOString();
+            expect(outcome(text), text).toBe(expected);
+          }
+        }
+      }
+    }
+    expect(outcome('2026-11-21T09:30:00.000Z')).toBe('2026-11-21T09:30:00.000Z');
+    expect(outcome(' 2026-11-21T09:30:00.000Z ')).toBe('2026-11-21T09:30:00.000Z');
+    expect(outcome('2026-02-29T09:30:00.000Z')).toBe('2026-03-01T09:30:00.000Z');
+  });
+});
+
+describe('SqliteConversationStore: what SQL users see', () => {
+  it('keeps edits as revisions and removes everything of a deleted conversation', async () => {
+    const store = storeAt();
+    await store.append(turn({ messageId: 'e1', content: 'first draft', mentions: ['slack:U2'] }));
+    await store.recordEdit({
+      channelType: 'slack',
+      channelId: 'C1',
+      messageId: 'e1',
+      content: 'final',
+      editedAt: '2026-02-01T00:00:00Z',
+    });
+    const count = (sql: string) => store.db.prepare(sql).pluck().get() as number;
+    expect(count(`SELECT count(*) FROM message_revisions WHERE content = 'first draft'`)).toBe(1);
+    expect(count(`SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'final'`)).toBe(1);
+
+    expect(await store.deleteConversation(C1)).toBe(true);
+    for (const table of ['messages', 'message_mentions', 'message_revisions', 'conversations']) {
+      expect(count(`SELECT count(*) FROM ${table}`)).toBe(0);
+    }
+    expect(count(`SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'final'`)).toBe(0);
+  });
+
+  it('forgets a participant so that nothing of theirs stays searchable, even raw', async () => {
+    const store = storeAt();
+    await store.append(turn({ messageId: 'x1', content: 'my password is hunter2' }));
+    await store.recordEdit({
+      channelType: 'slack',
+      channelId: 'C1',
+      messageId: 'x1',
+      content: 'oops',
+      editedAt: '2026-02-01T00:00:00Z',
+    });
+    await store.append(
+      turn({ participant: { kind: 'user', id: 'slack:U2' }, mentions: ['slack:U1'] }),
+    );
+    expect(await store.forgetParticipant('slack:U1', { mode: 'redact' })).toBe(1);
+    const count = (sql: string) => store.db.prepare(sql).pluck().get() as number;
+    expect(count(`SELECT count(*) FROM message_revisions`)).toBe(0);
+    expect(
+      count(`SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'hunter2 OR oops'`),
+    ).toBe(0);
+    expect(await store.forgetParticipant('slack:U1')).toBe(1);
+    expect(count(`SELECT count(*) FROM message_mentions WHERE participant_id = 'slack:U1'`)).toBe(
+      0,
+    );
+    expect(count(`SELECT count(*) FROM participants WHERE id = 'slack:U1'`)).toBe(0);
+  });
+
+  it.each(['delete', 'redact'] as const)(
+    'leaves no trace of a forgotten person in the file or its WAL (%s)',
+    async (mode) => {
+      const path = join(dir, 'colloquy.db');
+      const store = storeAt(path);
+      const secret = 'quokkazanzibar7731';
+      const name = 'Wilhelmina Quetzalcoatl';
+      const person = { kind: 'user' as const, id: 'slack:U9', displayName: name };
+      for (let i = 0; i < 200; i++) await store.append(turn({ content: `weather ${i} is fine` }));
+      await store.append(turn({ participant: person, content: `my code is ${secret}` }));
+      await store.append(
+        turn({ participant: person, content: `${secret} ${'long '.repeat(2000)}` }),
+      );
+      await store.append(
+        turn({ conversationId: 'slack:T1:C2', participant: person, content: `again ${secret}` }),
+      );
+      // a rolling summary that retells it
+      const summary = turn({
+        participant: { kind: 'agent', id: 'support' },
+        content: `${name} gave the code ${secret}`,
+      });
+      Object.assign(summary.metadata, { isSummary: true, summaryForAgentId: 'support' });
+      await store.append(summary);
+      for (let i = 0; i < 200; i++) await store.append(turn({ content: `later ${i} as well` }));
+      await store.checkpoint();
+
+      await store.forgetParticipant(person.id, { mode });
+      await store.checkpoint();
+      store.db.pragma('wal_checkpoint(TRUNCATE)');
+
+      const wal = `${path}-wal`;
+      const bytes = Buffer.concat([
+        readFileSync(path),
+        existsSync(wal) ? readFileSync(wal) : Buffer.alloc(0),
+      ]);
+      expect(bytes.includes(secret)).toBe(false);
+      expect(bytes.includes(name)).toBe(false);
+      expect(await store.search(C1, 'weather')).not.toEqual([]);
+    },
+  );
+
+  it('leaves no trace of a deleted conversation in the file, nor of the people only it had', async () => {
+    const path = join(dir, 'colloquy.db');
+    const store = storeAt(path);
+    const secret = 'quokkazanzibar7731';
+    const name = 'Wilhelmina Quetzalcoatl';
+    const person = { kind: 'user' as const, id: 'slack:U9', displayName: name };
+    const C2 = 'slack:T1:C2';
+    for (let i = 0; i < 200; i++) await store.append(turn({ content: `weather ${i} is fine` }));
+    await store.append(turn({ conversationId: C2, participant: person, content: secret }));
+    await store.append(turn({ conversationId: C2, content: `re ${secret}` }));
+    await store.checkpoint();
+
+    expect(await store.deleteConversation(C2)).toBe(true);
+    await store.checkpoint();
+    store.db.pragma('wal_checkpoint(TRUNCATE)');
+
+    const ids = store.db.prepare('SELECT id FROM participants').pluck().all();
+    expect(ids).toEqual(['slack:U1']);
+    const wal = `${path}-wal`;
+    const bytes = Buffer.concat([
+      readFileSync(path),
+      existsSync(wal) ? readFileSync(wal) : Buffer.alloc(0),
+    ]);
+    expect(bytes.includes(secret)).toBe(false);
+    expect(bytes.includes(name)).toBe(false);
+  });
+
+  it('reads message rows in the column order the raw-mode mapping expects', () => {
+    const store = storeAt();
+    const { sql, params } = queries.buildGetQuery(C1, {});
+    const names = store.db
+      .prepare(sql)
+      .columns()
+      .map((c) => c.name);
+    expect(names).toEqual([...rows.MESSAGE_COLUMN_NAMES]);
+    expect(params.conversation).toBe(C1);
+  });
+
+  it('answers the addressed-only query from indexes, never by scanning the conversation', () => {
+    const store = storeAt();
+    const { buildGetQuery } = queries;
+    const { sql, params } = buildGetQuery(C1, { concerning: { aliases: ['bot', 'slack:UBOT'] } });
+    const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[];
+    const scans = plan.map((p) => p.detail).filter((d) => /^SCAN (m|mm|messages)\b/.test(d));
+    expect(scans).toEqual([]);
+    const details = plan.map((p) => p.detail).join('\n');
+    expect(details).toMatch(/message_mentions_time_idx/);
+    // the branches are merged in index order: nothing is collected and sorted but the
+    // mentions of a returned turn (the correlated subquery's ORDER BY rowid)
+    expect(details).toMatch(/MERGE \(UNION\)/);
+    expect(details.match(/USE TEMP B-TREE/g)).toEqual(['USE TEMP B-TREE']);
+  });
+
+  it('searches a word inside one conversation as a rowid range of the index', () => {
+    const store = storeAt();
+    const search = `SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'x'
+      AND rowid BETWEEN 1 << 32 AND (1 << 32) | 4294967295 ORDER BY rowid LIMIT 5`;
+    const [step] = store.db.prepare(`EXPLAIN QUERY PLAN ${search}`).all() as { detail: string }[];
+    // FTS5 takes the MATCH (M) and both rowid bounds (>, <) itself, in rowid order
+    expect(step?.detail).toMatch(/^SCAN messages_fts VIRTUAL TABLE INDEX \d+:M\d*></);
+  });
+});
+
+/** A copy of the first `count` migrations, as an older colloquy shipped them. */
+async function migrationsUpTo(parent: string, count: number): Promise<string> {
+  const { readFileSync } = await import('node:fs');
+  const folder = join(parent, `migrations-${count}`);
+  mkdirSync(join(folder, 'meta'), { recursive: true });
+  const journal = JSON.parse(
+    readFileSync(join(migrationsFolder(), 'meta/_journal.json'), 'utf8'),
+  ) as { entries: { tag: string }[] };
+  const entries = journal.entries.slice(0, count);
+  for (const { tag } of entries) {
+    copyFileSync(join(migrationsFolder(), `${tag}.sql`), join(folder, `${tag}.sql`));
+  }
+  writeFileSync(join(folder, 'meta/_journal.json'), JSON.stringify({ ...journal, entries }));
+  return folder;
+}
+
+const queries = await import('../../../db/queries.js');
+const rows = await import('../../../db/rows.js');

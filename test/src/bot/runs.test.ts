@@ -1,0 +1,253 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Bot, silentLogger } from 'colloquy';
+import type { OutboundMessage, SendOptions, SentMessage } from 'colloquy';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { MemoryChannel } from 'colloquy/testing';
+import type { AgentRun } from '../../../src/runs.js';
+import { deferred, scriptedAgent } from './bot.fixtures.js';
+
+/** A channel whose sends wait for `release` while `hold` is set, and split long replies in two. */
+class HeldChannel extends MemoryChannel {
+  hold: { arrived: () => void; released: Promise<void> } | undefined;
+
+  override async send(message: OutboundMessage, options?: SendOptions): Promise<SentMessage> {
+    const held = this.hold;
+    if (held !== undefined) {
+      held.arrived();
+      await held.released;
+    }
+    if (message.content.startsWith('long')) {
+      const first = await super.send({ ...message, content: 'part 1' });
+      await options?.partPosted?.(first.messageIds);
+      const second = await super.send({ ...message, content: 'part 2' });
+      return { messageIds: [...first.messageIds, ...second.messageIds] };
+    }
+    return super.send(message);
+  }
+}
+
+describe('agent runs and the reply outbox (SQLite)', () => {
+  let dir: string;
+  let store: SqliteConversationStore;
+  let bot: Bot | undefined;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'colloquy-runs-'));
+    store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
+    bot = undefined;
+  });
+
+  afterEach(async () => {
+    await bot?.stop();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const row = (sql: string, ...params: unknown[]) =>
+    store.db.prepare(sql).get(...params) as Record<string, unknown> | undefined;
+
+  async function start(channel: MemoryChannel, answer = 'on it', resumeWithinMs?: number) {
+    const agent = scriptedAgent('support-agent', () => answer);
+    bot = new Bot({
+      channels: [channel],
+      agents: [agent],
+      store,
+      logger: silentLogger,
+      ...(resumeWithinMs !== undefined && { resumeWithinMs }),
+    });
+    await bot.start();
+    return agent;
+  }
+
+  it('records the reply as sending while the platform holds it, then confirms it and the run', async () => {
+    // given a bot whose channel holds its sends
+    const channel = new HeldChannel();
+    await start(channel);
+    const arrived = deferred();
+    const release = deferred();
+    channel.hold = { arrived: () => arrived.resolve(), released: release.promise };
+
+    // when a person asks and the send is under way
+    const handled = channel.receive('@support-agent where is 4711?');
+    await arrived.promise;
+
+    // then the reply's row is already in the file, marked sending, and the run is running
+    const turnId = 'memory:room:in-1';
+    const replyId = `${turnId}:support-agent:reply`;
+    expect(row('SELECT delivery, platform_message_id FROM messages WHERE id = ?', replyId)).toEqual(
+      {
+        delivery: 'sending',
+        platform_message_id: null,
+      },
+    );
+    expect(row('SELECT status, reply_id FROM agent_runs WHERE message_id = ?', turnId)).toEqual({
+      status: 'running',
+      reply_id: replyId,
+    });
+
+    // and once the platform answers, both are confirmed
+    release.resolve();
+    await handled;
+    await bot!.settled();
+    expect(row('SELECT delivery, platform_message_id FROM messages WHERE id = ?', replyId)).toEqual(
+      {
+        delivery: 'sent',
+        platform_message_id: 'out-2',
+      },
+    );
+    expect(row('SELECT status, attempts FROM agent_runs WHERE message_id = ?', turnId)).toEqual({
+      status: 'answered',
+      attempts: 1,
+    });
+  });
+
+  it('confirms the parts of a split reply one by one', async () => {
+    // given a channel that posts a long reply in two parts, held before the second
+    const channel = new HeldChannel();
+    await start(channel, 'long answer');
+    let seenAfterFirst: Record<string, unknown> | undefined;
+    const send = channel.send.bind(channel);
+    channel.send = async (message, options) =>
+      send(message, {
+        partPosted: async (ids) => {
+          await options?.partPosted?.(ids);
+          seenAfterFirst = row(
+            'SELECT delivery, platform_message_id FROM messages WHERE participant_id = ?',
+            'support-agent',
+          );
+        },
+      });
+
+    // when it answers
+    await channel.receive('@support-agent tell me everything');
+    await bot!.settled();
+
+    // then the first part was recorded before the second went out, and the whole after
+    expect(seenAfterFirst).toEqual({ delivery: 'sending', platform_message_id: 'out-2' });
+    const reply = row(
+      'SELECT delivery, platform_message_id, metadata FROM messages WHERE participant_id = ?',
+      'support-agent',
+    );
+    expect(reply).toMatchObject({ delivery: 'sent', platform_message_id: 'out-2' });
+    expect(JSON.parse(reply!.metadata as string)).toMatchObject({ partMessageIds: ['out-3'] });
+  });
+
+  it('after a restart resumes young unfinished runs, expires old ones, and never resends an unconfirmed reply', async () => {
+    // given a file left by a crash: three turns with unfinished runs
+    const channel = new MemoryChannel();
+    const turn = (n: number) => channel.turn(`@support-agent question ${n}`);
+    const [young, old, sending] = [turn(1), turn(2), turn(3)];
+    const run = (t: typeof young, createdAt: string, extra: Partial<AgentRun> = {}) => ({
+      kind: 'run' as const,
+      run: {
+        id: `${t.id}:support-agent`,
+        messageId: t.id,
+        conversationId: t.conversationId,
+        agentId: 'support-agent',
+        status: 'running' as const,
+        createdAt,
+        attempts: 1,
+        ...extra,
+      },
+    });
+    const { messageId: _, ...place } = sending.metadata;
+    const reply = {
+      ...sending,
+      id: `${sending.id}:support-agent:reply`,
+      content: 'maybe sent',
+      metadata: place,
+    };
+    await store.commit([
+      { kind: 'append', message: young },
+      { kind: 'append', message: old },
+      { kind: 'append', message: sending },
+      run(young, new Date().toISOString()),
+      run(old, '2020-01-01T00:00:00.000Z'),
+      { kind: 'reply', message: { ...reply, participant: { kind: 'agent', id: 'support-agent' } } },
+      run(sending, new Date().toISOString(), { replyId: reply.id }),
+    ]);
+
+    // when the bot starts again
+    await start(channel, 'resumed answer', 60_000);
+    await bot!.idle();
+    await bot!.settled();
+
+    // then the young run is answered once, the old one expired, the unconfirmed one not resent
+    expect(channel.sent.map((m) => m.content)).toEqual(['resumed answer']);
+    const status = (t: typeof young) =>
+      row('SELECT status, attempts FROM agent_runs WHERE message_id = ?', t.id);
+    expect(status(young)).toEqual({ status: 'answered', attempts: 2 });
+    expect(status(old)).toMatchObject({ status: 'expired' });
+    expect(status(sending)).toMatchObject({ status: 'unconfirmed' });
+    expect(row('SELECT delivery FROM messages WHERE id = ?', reply.id)).toEqual({
+      delivery: 'unconfirmed',
+    });
+  });
+
+  it('answers a redelivered turn whose run never finished instead of dropping it', async () => {
+    // given a running bot, and a turn stored with a pending run it never took up
+    const channel = new MemoryChannel();
+    const agent = await start(channel);
+    const turn = channel.turn('@support-agent still there?');
+    await store.commit([
+      { kind: 'append', message: turn },
+      {
+        kind: 'run',
+        run: {
+          id: `${turn.id}:support-agent`,
+          messageId: turn.id,
+          conversationId: turn.conversationId,
+          agentId: 'support-agent',
+          status: 'pending',
+          createdAt: new Date().toISOString(),
+          attempts: 0,
+        },
+      },
+    ]);
+
+    // when the platform delivers the turn again
+    await channel.receive(turn.content, { messageId: turn.metadata.messageId });
+    await bot!.settled();
+
+    // then it is answered, once
+    expect(agent.runs).toHaveLength(1);
+    expect(channel.sent.map((m) => m.content)).toEqual(['on it']);
+    expect(row('SELECT status FROM agent_runs WHERE message_id = ?', turn.id)).toEqual({
+      status: 'answered',
+    });
+  });
+
+  it('records a run for each addressed turn with the model and tokens, and the prompt when asked', async () => {
+    // given a bot that records prompts
+    const channel = new MemoryChannel();
+    const agent = scriptedAgent('support-agent', async (_message, ctx) => {
+      ctx.recordPrompt?.({ messages: [{ role: 'user', content: 'hi' }], tokens: 3 });
+      return 'hello';
+    });
+    bot = new Bot({
+      channels: [channel],
+      agents: [agent],
+      store,
+      logger: silentLogger,
+      recordPrompts: true,
+    });
+    await bot.start();
+
+    // when a person asks, and someone else chats without addressing the bot
+    await channel.receive('@support-agent hi');
+    await channel.receive('lunch?');
+    await bot.settled();
+
+    // then one run was recorded, with what the agent reported
+    const runs = store.db.prepare('SELECT * FROM agent_runs').all() as Record<string, unknown>[];
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ status: 'answered', model: 'scripted', attempts: 1 });
+    expect(JSON.parse(runs[0]!.prompt as string)).toEqual({
+      messages: [{ role: 'user', content: 'hi' }],
+      tokens: 3,
+    });
+  });
+});

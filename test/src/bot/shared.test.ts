@@ -1,0 +1,185 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
+import type { ConversationStore } from 'colloquy';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { MemoryChannel } from 'colloquy/testing';
+import type { AgentRun } from '../../../src/runs.js';
+import { scriptedAgent } from './bot.fixtures.js';
+import {
+  dropTestDatabases,
+  emptyDatabase,
+  openPostgresStore,
+  postgresReachable,
+  testDatabase,
+} from '../../db/postgres/postgres.fixtures.js';
+
+type Open = () => Promise<[ConversationStore, ConversationStore]>;
+
+/**
+ * Two bot instances on one store, as behind a load balancer: turns of one conversation land on
+ * either, each is answered once, in order, and a dead instance's work is taken up.
+ */
+function describeSharedBots(name: string, openTwo: Open, cleanup: () => Promise<void>) {
+  describe(`two bot instances sharing ${name}`, () => {
+    const bots: Bot[] = [];
+    const stores: ConversationStore[] = [];
+    afterEach(async () => {
+      for (const bot of bots.splice(0)) await bot.stop();
+      for (const store of stores.splice(0)) await store.close?.();
+      await cleanup();
+    });
+
+    /** An instance: its own channel (the same conversation), agent and store connection. */
+    async function instance(store: ConversationStore, answered: string[]) {
+      const channel = new MemoryChannel();
+      const agent = scriptedAgent('support-agent', async (message) => {
+        // The first question takes longest: without one run at a time, later ones overtake it.
+        const slow = message.content.endsWith(' 0') ? 80 : 5;
+        await new Promise((resolve) => setTimeout(resolve, slow));
+        answered.push(message.content);
+        return `re: ${message.content}`;
+      });
+      const bot = new Bot({
+        channels: [channel],
+        agents: [agent],
+        store,
+        logger: silentLogger,
+        shared: { leaseTtlMs: 2000, claimEveryMs: 100 },
+      });
+      bots.push(bot);
+      await bot.start();
+      return { bot, channel };
+    }
+
+    async function pair() {
+      const [one, two] = await openTwo();
+      stores.push(one, two);
+      const answered: string[] = [];
+      return {
+        answered,
+        a: await instance(one, answered),
+        b: await instance(two, answered),
+        one,
+      };
+    }
+
+    it('answers turns spread over both instances once each, in the order they came', async () => {
+      const { answered, a, b } = await pair();
+      const asked = Array.from({ length: 8 }, (_, i) => `@support-agent question ${i}`);
+      // Each turn goes to one instance or the other once the one before it was committed
+      // (acknowledged), before the one before it was answered.
+      const answers: Promise<void>[] = [];
+      for (const [i, content] of asked.entries()) {
+        const at = i % 2 === 0 ? a : b;
+        answers.push((await at.channel.deliver(content, { messageId: `q${i}` })).handled);
+      }
+      await Promise.all(answers);
+      await a.bot.idle();
+      await b.bot.idle();
+      expect(answered).toEqual(asked);
+      const sent = [...a.channel.sent, ...b.channel.sent].map((m) => m.content).sort();
+      expect(sent).toEqual(asked.map((q) => `re: ${q}`).sort());
+    });
+
+    it('stores and answers once a turn delivered to both instances at once', async () => {
+      const { answered, a, b, one } = await pair();
+      await Promise.all([
+        a.channel.receive('@support-agent retried', { messageId: 'r1' }),
+        b.channel.receive('@support-agent retried', { messageId: 'r1' }),
+      ]);
+      await a.bot.idle();
+      await b.bot.idle();
+      expect(answered).toEqual(['@support-agent retried']);
+      expect([...a.channel.sent, ...b.channel.sent]).toHaveLength(1);
+      expect(await one.get('memory:room')).toHaveLength(2);
+    });
+
+    it("takes up a dead instance's unfinished run once its lease expires", async () => {
+      const [one, two] = await openTwo();
+      stores.push(one, two);
+      // given a turn committed with its run pending by an instance that died holding the lease
+      const turn = new MemoryChannel().turn('@support-agent anyone?', { messageId: 'd1' });
+      const run: AgentRun = {
+        id: `${turn.id}:support-agent`,
+        messageId: turn.id,
+        conversationId: turn.conversationId,
+        agentId: 'support-agent',
+        status: 'running',
+        createdAt: turn.timestamp,
+        attempts: 1,
+      };
+      await one.commit!([
+        { kind: 'append', message: turn },
+        { kind: 'run', run, create: true },
+      ]);
+      const dead = await one.acquireLease!('conversation:memory:room', 'dead-instance', 3000);
+      expect(dead).toBeDefined();
+      // when another instance runs
+      const answered: string[] = [];
+      const b = await instance(two, answered);
+      // then it leaves the run alone while the lease holds…
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(answered).toEqual([]);
+      // …and answers the turn, once, after the dead one's lease ran out
+      await waitFor(
+        async () => (await two.getRuns!({ messageId: turn.id }))[0]?.status === 'answered',
+      );
+      await b.bot.idle();
+      expect(answered).toEqual(['@support-agent anyone?']);
+      expect(b.channel.sent.map((m) => m.content)).toEqual(['re: @support-agent anyone?']);
+    });
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('BotOptions.shared on a store that cannot be shared', () => {
+  it('refuses to start, naming what the store lacks', async () => {
+    // A store with leases but no agent runs: nothing it could hand over to another instance.
+    const store = Object.assign(Object.create(new InMemoryConversationStore()), {
+      getRuns: undefined,
+    }) as ConversationStore;
+    const bot = new Bot({
+      channels: [new MemoryChannel()],
+      agents: [scriptedAgent('support-agent', () => 'hi')],
+      store,
+      logger: silentLogger,
+      shared: true,
+    });
+    await expect(bot.start()).rejects.toThrow(/needs a store with leases and agent runs/);
+  });
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'colloquy-shared-bots-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+describeSharedBots(
+  'one SQLite file',
+  async () => {
+    const path = join(dir, `shared-${++files}.db`);
+    return [SqliteConversationStore.open(path), SqliteConversationStore.open(path)];
+  },
+  async () => {},
+);
+
+describe.skipIf(!postgresReachable)('on Postgres', () => {
+  let url = '';
+  beforeAll(async () => {
+    url = await testDatabase();
+  });
+  afterAll(dropTestDatabases);
+  describeSharedBots(
+    'one Postgres database',
+    async () => [await openPostgresStore(url), await openPostgresStore(url)],
+    () => emptyDatabase(url),
+  );
+});
