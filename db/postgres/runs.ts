@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { type Lease, CONVERSATION_LEASE_PREFIX, newLeaseToken } from '../../src/leases.js';
 import type { AgentRun, ReplyConfirmation, RunQuery } from '../../src/runs.js';
 import { normalizeTimestamp } from '../../src/timestamp.js';
-import { type RunRow, toRun } from '../sqlite/runs.js';
+import { type RunRow, toRun } from '../runs.js';
 
 /** A pool, or one connection inside a transaction. */
 export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;

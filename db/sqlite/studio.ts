@@ -15,7 +15,7 @@ import type {
   Turn,
   TurnPage,
 } from '../studio/source.js';
-import type { RunSqlRow } from './runs.js';
+import { type RunSqlRow, toRun } from '../runs.js';
 import { matchExpression, queryWords } from '../search.js';
 import { SqliteConversationStore } from './store.js';
 
@@ -630,31 +630,18 @@ function participantRow(row: ParticipantSqlRow): ParticipantRow {
 }
 
 function runRow(row: RunSqlRow): RunRow {
-  const began = row.started_at ?? row.created_at;
+  const { prompt: _, ...run } = toRun({
+    ...row,
+    reply_conversation_id: null,
+    reply_delivery: null,
+    reply_platform_id: null,
+    reply_metadata: null,
+  });
   const latency =
-    row.finished_at === null ? undefined : Date.parse(row.finished_at) - Date.parse(began);
-  const optional = {
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    model: row.model,
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    replyId: row.reply_id,
-    error: row.error,
-    attempts: row.attempts,
-    latencyMs: latency !== undefined && Number.isFinite(latency) ? latency : null,
-  };
-  return {
-    id: row.id,
-    messageId: row.message_id,
-    conversationId: row.conversation_id,
-    agentId: row.agent_id,
-    status: row.status,
-    createdAt: row.created_at,
-    ...(Object.fromEntries(
-      Object.entries(optional).filter(([, value]) => value !== null && value !== undefined),
-    ) as Partial<RunRow>),
-  };
+    row.finished_at === null
+      ? Number.NaN
+      : Date.parse(row.finished_at) - Date.parse(row.started_at ?? row.created_at);
+  return Number.isFinite(latency) ? { ...run, latencyMs: latency } : run;
 }
 
 function speakerKind(row: TurnSqlRow, agents: ReadonlySet<string>): SpeakerKind {
