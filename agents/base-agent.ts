@@ -4,7 +4,7 @@ import type { Agent, AgentResult, AgentRunContext } from '../src/agent.js';
 import { DELEGATE_TOOL_NAME, delegateTool } from './delegation.js';
 import { assemblePrompt, DEFAULT_ASSEMBLER_OPTIONS, RECALL_TOOL_NAME } from '../src/assemble.js';
 import type { AssemblerOptions, Summarizer } from '../src/assemble.js';
-import { messageOf } from '../src/error-message.js';
+import { messageOf } from '../src/errors.js';
 import { AgentError, ColloquyError } from '../src/errors.js';
 import { consoleLogger, redactError } from '../src/logger.js';
 import type { Logger } from '../src/logger.js';

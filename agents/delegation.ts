@@ -1,7 +1,7 @@
 import { jsonSchema, tool } from 'ai';
 import type { Tool } from 'ai';
 import type { Agent, AgentRunContext } from '../src/agent.js';
-import { messageOf } from '../src/error-message.js';
+import { messageOf } from '../src/errors.js';
 import { isoTimestamp, samePlace } from '../src/types.js';
 import type { NewMessage, Participant } from '../src/types.js';
 import { validateObject } from './tools/validate.js';

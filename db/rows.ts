@@ -258,8 +258,8 @@ export function toInsert(
  * ```
  */
 export function toMessage(row: SelectedMessageRow): StoredMessage {
-  // The parsed JSON object becomes the metadata itself: spreading it into a new object
-  // literal costs ~3 µs a row in V8 (most of a 100-turn get), setting keys on it ~0.3 µs.
+  // The parsed JSON object becomes the metadata itself, its keys set in place: spreading it
+  // into a new object would cost most of a get's time.
   const parsed: unknown = JSON.parse(row.metadata);
   const metadata = (
     parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : {}

@@ -3,7 +3,7 @@ import { Capture } from './capture.js';
 import type { CaptureOptions } from './capture.js';
 import type { Interceptor } from './chain.js';
 import type { Channel, ChannelHandlers, ChannelState, Delivery } from './channel.js';
-import type { TurnContext } from './context.js';
+import type { TurnContext } from './chain.js';
 import { ColloquyError, StoreError } from './errors.js';
 import { consoleLogger, logLevelProblem } from './logger.js';
 import type { Logger } from './logger.js';

@@ -1,6 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import { StoreError } from './errors.js';
-import { messageOf } from './error-message.js';
+import { messageOf } from './errors.js';
 import { consoleLogger, type Logger } from './logger.js';
 import type { CapturedChange } from './bot/tap.js';
 import type { CommitResult, ConversationStore, OperationResults, StoreOperation } from './store.js';

@@ -44,7 +44,6 @@ export type * from './store.js';
 export type { ClaimedRuns, Lease } from './leases.js';
 export type * from './chain.js';
 export type * from './channel.js';
-export type * from './context.js';
 export type {
   ChannelType,
   ConversationScope,

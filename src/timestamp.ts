@@ -3,9 +3,9 @@ import { StoreError } from './errors.js';
 /** A date-time without a zone (taken as UTC). */
 const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
 /**
- * Already as colloquy stores it, and certainly a real date: days 29-31 (which `Date` would
- * roll over into the next month) take the long way. Checking costs 40 ns against 1.2 µs for
- * parsing and printing the date again, and every captured turn comes this way.
+ * Already as colloquy stores it, and certainly a real date: such a timestamp is kept as it is
+ * instead of being parsed and printed again (every captured turn comes this way). Days 29-31,
+ * which `Date` would roll over into the next month, take the long way.
  */
 const CANONICAL =
   /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;

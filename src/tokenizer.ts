@@ -20,9 +20,8 @@ export interface Tokenizer {
 // never refused as a special token.
 const PLAIN = { disallowedSpecial: new Set<string>() };
 
-// BPE cost grows fast with the length of a run without spaces (20,000 × "a" takes a third
-// of a second in one piece), so text is encoded in pieces cut before a space where there is
-// one, and every HARD_CUT characters where there is none. The o200k pre-tokenizer splits
+// BPE cost grows fast with the length of a run without spaces, so text is encoded in pieces
+// cut before a space where there is one, and every HARD_CUT characters where there is none. The o200k pre-tokenizer splits
 // before spaces anyway, so cutting there does not change the count.
 const PIECE = 512;
 const HARD_CUT = 128;

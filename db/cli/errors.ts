@@ -1,4 +1,4 @@
-import { messageOf, oneLine } from '../../src/error-message.js';
+import { messageOf, oneLine } from '../../src/errors.js';
 
 /**
  * CLI failures: one line on stderr prefixed `colloquy: `, exit 2 for usage and 1 for

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import { DEFAULT_DB_PATH } from '../default-store.js';
-import { oneLine } from '../../src/error-message.js';
+import { oneLine } from '../../src/errors.js';
 import { registerConversations } from './commands/conversations.js';
 import { registerCopy } from './commands/copy.js';
 import { registerExport } from './commands/export.js';

@@ -46,7 +46,7 @@ import {
 import { RunStatements } from './runs.js';
 import { LeaseStatements } from './leases.js';
 import { type ClaimedRuns, type Lease, checkLeaseName, checkLeaseTtl } from '../../src/leases.js';
-import { Writer } from './writer.js';
+import { Writer } from './commit-thread.js';
 import { type ConversationRow, listingQuery, pageOf, toSummary } from '../listing.js';
 import type { AgentRun, RunQuery } from '../../src/runs.js';
 
@@ -490,8 +490,8 @@ export class SqliteConversationStore implements ConversationStore {
 
   /**
    * Runs one store call, turning SQLite failures into a StoreError with context and cause;
-   * never throws, it rejects. Not an async function: most calls are synchronous reads, and
-   * each async layer costs the event loop a few microseconds.
+   * never throws, it rejects. Not an async function: most calls are synchronous reads, which
+   * need no extra async layer.
    */
   private guard<T>(
     action: string,
@@ -521,8 +521,8 @@ export class SqliteConversationStore implements ConversationStore {
 }
 
 /**
- * The tokenizer, loaded at the first search: the writer thread never searches, and gpt-tokenizer's
- * tables would add about 60 MiB to it.
+ * The tokenizer, loaded at the first search: the commit thread never searches, and would
+ * otherwise hold gpt-tokenizer's tables too.
  */
 const tokenizer = () => import('../../src/tokenizer.js');
 

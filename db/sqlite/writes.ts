@@ -60,7 +60,7 @@ export class StoreWrites {
     sql: Statements = prepareStatements(db),
   ) {
     this.sql = sql;
-    // Wrapped once: making a better-sqlite3 transaction costs ~10 µs a call.
+    // Wrapped once, not per call: making a better-sqlite3 transaction is not free.
     this.#insert = this.immediate(this.insertTurn);
     this.deleteMessages = this.immediate(this.deleteMessages);
     this.deleteConversation = this.immediate(this.deleteConversation);

@@ -3,7 +3,7 @@ import type { Agent, AgentResult } from '../agent.js';
 import { compose } from '../chain.js';
 import type { Interceptor } from '../chain.js';
 import type { BotIdentity, Channel } from '../channel.js';
-import type { TurnContext } from '../context.js';
+import type { TurnContext } from '../chain.js';
 import { AgentError, ColloquyError, StoreError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ConversationStore } from '../store.js';
@@ -14,7 +14,7 @@ import { isoTimestamp } from '../types.js';
 import { deliveryAfterFailure, replyTurn, sendThroughOutbox } from './outbox.js';
 import type { Write } from './outbox.js';
 import { trailingAgentRun, withAgentMentions } from './turn.js';
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../errors.js';
 
 /** Most rows the loop guard reads back through, however many tool rows there are. */
 const LOOP_GUARD_MAX_ROWS = 5000;

@@ -1,4 +1,4 @@
-import { messageOf } from '../error-message.js';
+import { messageOf } from '../errors.js';
 import { ColloquyError } from '../errors.js';
 import type { Tokenizer } from '../tokenizer.js';
 import type { HistoryEntry } from './entries.js';

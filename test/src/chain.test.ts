@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compose, type Interceptor } from '../../src/chain.js';
 import type { Channel } from '../../src/channel.js';
-import type { TurnContext } from '../../src/context.js';
+import type { TurnContext } from '../../src/chain.js';
 import { InMemoryConversationStore } from '../../src/memory-store.js';
 import type { NewMessage } from '../../src/types.js';
 

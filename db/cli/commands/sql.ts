@@ -6,7 +6,7 @@ import { CliError, UsageError } from '../errors.js';
 import { dbPathOf, print } from '../context.js';
 import type { ResultSet } from '../format.js';
 import { formatCsv, formatJson, formatTable } from '../format.js';
-import { splitStatements } from '../statements.js';
+import { splitStatements } from '../split-sql.js';
 
 interface SqlOptions {
   json?: boolean;

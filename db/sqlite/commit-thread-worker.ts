@@ -1,10 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteConversationStore } from './store.js';
-import type { WriterRequest, WriterThreadData } from './writer.js';
-import { toWire } from './writer.js';
+import type { WriterRequest, WriterThreadData } from './commit-thread.js';
+import { toWire } from './commit-thread.js';
 
 /**
- * The SQLite store's writer thread (see `Writer` in `db/writer.ts`): its own connection to the
+ * The SQLite store's writer thread (see `Writer` in `db/sqlite/commit-thread.ts`): its own connection to the
  * file the store has opened and migrated, committing each batch it is handed, in order.
  */
 const { path, busyTimeoutMs } = workerData as WriterThreadData;

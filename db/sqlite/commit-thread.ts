@@ -119,14 +119,14 @@ export class Writer {
 }
 
 /**
- * Starts the thread from the build (`dist/db/writer-thread.js`) or, from the TypeScript
- * sources (vitest, tsx), from `writer-thread.ts`: Node 20 applies no module hooks inside
+ * Starts the thread from the build (`dist/db/sqlite/commit-thread-worker.js`) or, from the TypeScript
+ * sources (vitest, tsx), from `commit-thread-worker.ts`: Node 20 applies no module hooks inside
  * workers, so that thread registers tsx's CommonJS hook itself first.
  */
 function startWriterThread(workerData: WriterThreadData): Worker {
-  const built = new URL('./writer-thread.js', import.meta.url);
+  const built = new URL('./commit-thread-worker.js', import.meta.url);
   if (existsSync(fileURLToPath(built))) return new Worker(built, { workerData });
-  const source = fileURLToPath(new URL('./writer-thread.ts', import.meta.url));
+  const source = fileURLToPath(new URL('./commit-thread-worker.ts', import.meta.url));
   const tsx = createRequire(import.meta.url).resolve('tsx/cjs/api');
   const boot = `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(source)});`;
   return new Worker(boot, { workerData, eval: true });
