@@ -1,12 +1,11 @@
 import type { GetOptions } from '../src/store.js';
-import { MESSAGE_COLUMNS } from './rows.js';
 
 /**
  * A statement text and its named parameters (better-sqlite3 `@name` binding).
  *
  * @example
  * ```ts
- * const { sql, params }: BuiltQuery = buildGetQuery('telegram:42', { limit: 20 });
+ * const { sql, params }: BuiltQuery = buildGetQuery('telegram:42', { limit: 20 }, SQLITE_DIALECT);
  * ```
  */
 export interface BuiltQuery {
@@ -23,8 +22,6 @@ export interface GetDialect {
   notSummary: string;
 }
 
-const SQLITE: GetDialect = { columns: MESSAGE_COLUMNS, notSummary: 'm.is_summary = 0' };
-
 /**
  * The SQL of `store.get`. Without `concerning` it walks `messages_conversation_time_idx`
  * backwards. With `concerning` it merges index ranges read newest first, stopping after
@@ -39,14 +36,14 @@ const SQLITE: GetDialect = { columns: MESSAGE_COLUMNS, notSummary: 'm.is_summary
  *
  * @example
  * ```ts
- * const { sql, params } = buildGetQuery('telegram:42', { concerning: { aliases: ['bot'] } });
+ * const { sql, params } = buildGetQuery('telegram:42', { concerning: { aliases: ['bot'] } }, SQLITE_DIALECT);
  * db.prepare(sql).all(params);
  * ```
  */
 export function buildGetQuery(
   conversationId: string,
   options: GetOptions = {},
-  dialect: GetDialect = SQLITE,
+  dialect: GetDialect,
 ): BuiltQuery {
   const params: Record<string, string | number> = {
     conversation: conversationId,

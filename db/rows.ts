@@ -13,27 +13,8 @@ import type {
  */
 
 /**
- * The columns every read selects, `m` = messages, `p` = participants; the mentions come
- * back as a JSON array in insertion order (collected only for turns that have any: the
- * ordered subquery costs more than the lookup that skips it).
- *
- * @example
- * ```ts
- * db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages m JOIN participants p ON p.id = m.participant_id`);
- * ```
- */
-export const MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant_id, p.kind, p.display_name,
-  m.content, m.timestamp, m.scope, m.channel_type, m.channel_id, m.thread_id,
-  m.platform_message_id, m.reply_to_message_id, m.reply_to_participant_id, m.is_summary,
-  m.summary_for_agent_id, m.edited_at, m.deleted_at, m.metadata,
-  CASE WHEN EXISTS (SELECT 1 FROM message_mentions WHERE message_seq = m.seq)
-    THEN (SELECT json_group_array(participant_id) FROM
-      (SELECT participant_id FROM message_mentions WHERE message_seq = m.seq ORDER BY rowid))
-    ELSE '[]' END AS mentions, m.trace_id, m.sources, m.reasoning, m.delegation_id,
-  m.delegated_by, m.delegated_to, m.delivery`;
-
-/**
- * A row as `MESSAGE_COLUMNS` selects it.
+ * A row as a store's message columns select it (`MESSAGE_COLUMNS` in SQLite,
+ * `PG_MESSAGE_COLUMNS` in Postgres).
  *
  * @example
  * ```ts

@@ -11,5 +11,6 @@ export { SqliteConversationStore, type SqliteStoreOptions } from './store.js';
 export { migrationsFolder } from './connection.js';
 export { migrateDatabase, type MigrationReport } from './migrate-file.js';
 export { SqliteStudioSource } from './studio.js';
-export { MESSAGE_COLUMNS, fromValues, toMessage, type SelectedMessageRow } from '../rows.js';
+export { fromValues, toMessage, type SelectedMessageRow } from '../rows.js';
+export { MESSAGE_COLUMNS } from './statements.js';
 export * as schema from './schema.js';

@@ -35,7 +35,7 @@ import {
   queryWords,
   rankCandidates,
 } from '../search.js';
-import { type Statements, prepareStatements } from './statements.js';
+import { SQLITE_DIALECT, type Statements, prepareStatements } from './statements.js';
 import {
   type AppendInput,
   type AppendOutcome,
@@ -266,7 +266,7 @@ export class SqliteConversationStore implements ConversationStore {
       if (options.before !== undefined) {
         normalized.before = normalizeTimestamp(options.before, 'before');
       }
-      const { sql, params } = buildGetQuery(conversationId, normalized);
+      const { sql, params } = buildGetQuery(conversationId, normalized, SQLITE_DIALECT);
       const rows = this.statement(sql).raw().all(params) as unknown[][];
       return rows.reverse().map(read);
     });

@@ -556,7 +556,7 @@ describe('SqliteConversationStore: what SQL users see', () => {
 
   it('reads message rows in the column order the raw-mode mapping expects', () => {
     const store = storeAt();
-    const { sql, params } = queries.buildGetQuery(C1, {});
+    const { sql, params } = queries.buildGetQuery(C1, {}, SQLITE_DIALECT);
     const names = store.db
       .prepare(sql)
       .columns()
@@ -568,7 +568,11 @@ describe('SqliteConversationStore: what SQL users see', () => {
   it('answers the addressed-only query from indexes, never by scanning the conversation', () => {
     const store = storeAt();
     const { buildGetQuery } = queries;
-    const { sql, params } = buildGetQuery(C1, { concerning: { aliases: ['bot', 'slack:UBOT'] } });
+    const { sql, params } = buildGetQuery(
+      C1,
+      { concerning: { aliases: ['bot', 'slack:UBOT'] } },
+      SQLITE_DIALECT,
+    );
     const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[];
     const scans = plan.map((p) => p.detail).filter((d) => /^SCAN (m|mm|messages)\b/.test(d));
     expect(scans).toEqual([]);
@@ -607,4 +611,5 @@ async function migrationsUpTo(parent: string, count: number): Promise<string> {
 }
 
 const queries = await import('../../../db/queries.js');
+const { SQLITE_DIALECT } = await import('../../../db/sqlite/statements.js');
 const rows = await import('../../../db/rows.js');
