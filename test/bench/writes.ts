@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +8,8 @@ import { SqliteConversationStore } from '../../db/sqlite/index.js';
 import { configureConnection } from '../../db/sqlite/pragmas.js';
 import { Capture } from '../../src/capture.js';
 import { silentLogger } from '../../src/logger.js';
+import type { AgentRun } from '../../src/runs.js';
+import type { StoreOperation } from '../../src/store.js';
 import type { NewMessage } from '../../src/types.js';
 import { Corpus } from './corpus.js';
 import { handWrittenNewest } from './raw.js';
@@ -96,23 +99,19 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
     );
     outcomes.push({ label: '100 concurrent appends ≥ 4× sequential', pass: group >= 4 });
 
-    // 3. WAL pages per single-turn commit.
+    // 3. WAL pages per single-turn commit, and the tables and indexes they belong to.
+    let ourPages = '';
     const oursPerCommit = await walPages(
       store.db,
-      () => undefined,
       corpus.take(200),
       async (t) => {
         await store.append(t);
       },
+      (pages) => (ourPages = pages),
     );
-    const leanPerCommit = await walPages(
-      lean.db,
-      () => undefined,
-      corpus.take(200),
-      (t) => {
-        lean.insert(t);
-      },
-    );
+    const leanPerCommit = await walPages(lean.db, corpus.take(200), (t) => {
+      lean.insert(t);
+    });
     console.log(
       line(
         'WAL pages per single-turn commit',
@@ -121,6 +120,7 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
         `target ≤ 11 ${verdict(oursPerCommit <= 11)}`,
       ),
     );
+    console.log(note(`where they go: ${ourPages}`));
     outcomes.push({ label: 'WAL pages per single-turn commit ≤ 11', pass: oursPerCommit <= 11 });
 
     // 4. get newest 100 against the same query hand-written on our schema.
@@ -167,6 +167,13 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
       ),
     );
     outcomes.push({ label: 'bytes per stored turn ≤ 450', pass: perTurn <= 450 });
+
+    // 6. What an answered turn's writes cost, op by op, as the bot commits them.
+    console.log(
+      note(
+        `an answered turn's commits, each awaited alone: ${await answeredTurnCost(store, corpus.take(500))}`,
+      ),
+    );
   } finally {
     await store.close();
     lean.db.close();
@@ -195,23 +202,122 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
   return outcomes;
 }
 
+/**
+ * WAL frames per awaited single-turn commit over `turns`; `breakdown` gets the frames per
+ * commit by table or index (each frame's page looked up in `dbstat`), the largest first.
+ */
 async function walPages(
   db: Database.Database,
-  _unused: () => void,
   turns: readonly NewMessage[],
   write: (turn: NewMessage) => Promise<void> | void,
+  breakdown?: (text: string) => void,
 ): Promise<number> {
   db.pragma('wal_checkpoint(TRUNCATE)');
   const previous = db.pragma('wal_autocheckpoint', { simple: true }) as number;
   db.pragma('wal_autocheckpoint = 0');
   try {
     for (const turn of turns) await write(turn);
+    if (breakdown !== undefined) breakdown(framesByName(db, turns.length));
     const [result] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
     db.pragma('wal_checkpoint(TRUNCATE)');
     return (result?.log ?? 0) / turns.length;
   } finally {
     db.pragma(`wal_autocheckpoint = ${previous}`);
   }
+}
+
+/** The WAL's frames per commit by the table or index their page belongs to. */
+function framesByName(db: Database.Database, commits: number): string {
+  const names = new Map<number, string>();
+  for (const { name, pageno } of db.prepare('SELECT name, pageno FROM dbstat').all() as {
+    name: string;
+    pageno: number;
+  }[]) {
+    names.set(pageno, name);
+  }
+  const wal = readFileSync(`${db.name}-wal`);
+  const pageSize = wal.readUInt32BE(8);
+  const counts = new Map<string, number>();
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    const page = wal.readUInt32BE(at);
+    const name = page === 1 ? 'page 1' : (names.get(page) ?? 'freed pages');
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, n]) => `${name} ${(n / commits).toFixed(2)}`)
+    .join(', ');
+}
+
+/**
+ * The bot's commits for one answered turn, timed one by one: the turn with its pending run,
+ * the run started, the reply recorded with its run, the confirmation with the run answered.
+ */
+async function answeredTurnCost(
+  store: SqliteConversationStore,
+  turns: readonly NewMessage[],
+): Promise<string> {
+  const steps = ['turn + run pending', 'run running', 'reply + run', 'confirm + run answered'];
+  const spent = steps.map(() => 0);
+  for (const turn of turns) {
+    const now = new Date().toISOString();
+    const pending: AgentRun = {
+      id: `${turn.id}:agent`,
+      messageId: turn.id,
+      conversationId: turn.conversationId,
+      agentId: 'agent',
+      status: 'pending',
+      createdAt: now,
+      attempts: 0,
+    };
+    const running: AgentRun = { ...pending, status: 'running', startedAt: now, attempts: 1 };
+    const replyId = `${pending.id}:reply`;
+    const reply: NewMessage = {
+      ...turn,
+      id: replyId,
+      participant: { kind: 'agent', id: 'agent' },
+      content: `on it: ${turn.content.slice(0, 80)}`,
+      metadata: {
+        channelType: turn.metadata.channelType,
+        channelId: turn.metadata.channelId,
+        replyToParticipantId: turn.participant.id,
+      },
+    };
+    const batches: StoreOperation[][] = [
+      [
+        { kind: 'append', message: turn },
+        { kind: 'run', run: pending, create: true },
+      ],
+      [{ kind: 'run', run: running }],
+      [
+        { kind: 'run', run: { ...running, replyId } },
+        { kind: 'reply', message: reply },
+      ],
+      [
+        {
+          kind: 'confirm',
+          confirmation: {
+            id: replyId,
+            conversationId: turn.conversationId,
+            messageIds: [`sent-${turn.id}`],
+            delivery: 'sent',
+          },
+        },
+        { kind: 'run', run: { ...running, replyId, status: 'answered', finishedAt: now } },
+      ],
+    ];
+    for (const [i, ops] of batches.entries()) {
+      const start = performance.now();
+      const results = await store.commit(ops);
+      spent[i]! += performance.now() - start;
+      if (results.some((result) => !result.ok)) throw new Error(`${steps[i]} failed`);
+    }
+  }
+  const total = spent.reduce((a, b) => a + b, 0);
+  const each = steps.map(
+    (step, i) => `${step} ${((spent[i]! / turns.length) * 1000).toFixed(0)} µs`,
+  );
+  return `${each.join(', ')}; ${((total / turns.length) * 1000).toFixed(0)} µs a turn`;
 }
 
 /** The baseline: what a person would write by hand for the same features. */
