@@ -11,7 +11,7 @@ import { TELEGRAM_MESSAGE_LIMIT, TelegramChannel } from 'colloquy/telegram';
 import { FakeDiscord, FakeSlack, FakeTelegram } from 'colloquy/testing';
 import type { FakeDiscordUser } from 'colloquy/testing';
 import { describeChannelContract } from '../contracts/channel-contract.js';
-import type { ChannelHarness, Place, Posted } from '../contracts/channel-contract.js';
+import type { ChannelHarness, FailingStart, Place, Posted } from '../contracts/channel-contract.js';
 
 // ── Telegram: grammy long-polling FakeTelegram. Group and thread live in one forum supergroup.
 
@@ -33,6 +33,7 @@ async function telegramHarness(): Promise<ChannelHarness> {
   let echoed = 0;
   return {
     channel,
+    secret: telegram.token.split(':')[1]!,
     person: { id: 'telegram:1001', displayName: 'Ada Lovelace' },
     conversationIds: {
       group: `telegram:${forum.id}`,
@@ -104,10 +105,35 @@ async function telegramHarness(): Promise<ChannelHarness> {
   };
 }
 
+/** A Telegram channel pointed at a fake that is gone, or that does not know its token. */
+const telegramFailingStart = {
+  async unreachable(): Promise<FailingStart> {
+    const gone = await FakeTelegram.start();
+    const { token, apiRoot } = gone;
+    await gone.close();
+    const channel = new TelegramChannel({ token, client: { apiRoot } });
+    return { channel, secret: token.split(':')[1]!, close: () => channel.stop() };
+  },
+  async refused(): Promise<FailingStart> {
+    const telegram = await FakeTelegram.start();
+    const token = '987654:AAFakeButLongEnoughToLookLikeARealTok';
+    const channel = new TelegramChannel({ token, client: { apiRoot: telegram.apiRoot } });
+    return {
+      channel,
+      secret: token.split(':')[1]!,
+      close: async () => {
+        await channel.stop();
+        await telegram.close();
+      },
+    };
+  },
+};
+
 describeChannelContract('Telegram', {
   type: 'telegram',
   unsupported: { deletes: 'Telegram never tells a bot that a message was deleted' },
   open: telegramHarness,
+  failingStart: telegramFailingStart,
 });
 
 // ── Slack: Bolt over signed HTTP events against FakeSlack (which echoes the bot's posts).
@@ -139,6 +165,7 @@ async function slackHarness(mount: 'own server' | 'requestListener'): Promise<Ch
   const threadOf = (place: Place) => (place === 'thread' ? THREAD_TS : undefined);
   return {
     channel,
+    secret: slack.token,
     person: { id: 'slack:U0ALICE', displayName: 'Alice' },
     conversationIds: {
       group: `slack:${slack.teamId}:${GENERAL}`,
@@ -221,14 +248,52 @@ async function slackHarness(mount: 'own server' | 'requestListener'): Promise<Ch
   };
 }
 
+/** A Slack channel pointed at a fake that is gone, or that refuses its token. */
+const slackFailingStart = {
+  async unreachable(): Promise<FailingStart> {
+    const gone = await FakeSlack.start();
+    const { token, signingSecret, slackApiUrl } = gone;
+    await gone.close();
+    return slackStartingOn({ token, signingSecret, slackApiUrl }, async () => {});
+  },
+  async refused(): Promise<FailingStart> {
+    const slack = await FakeSlack.start();
+    slack.failNext('auth.test', { error: 'invalid_auth' });
+    return slackStartingOn(slack, () => slack.close());
+  },
+};
+
+function slackStartingOn(
+  slack: Pick<FakeSlack, 'token' | 'signingSecret' | 'slackApiUrl'>,
+  closeFake: () => Promise<void>,
+): FailingStart {
+  const channel = new SlackChannel({
+    token: slack.token,
+    signingSecret: slack.signingSecret,
+    listen: false,
+    logLevel: LogLevel.ERROR,
+    clientOptions: { slackApiUrl: slack.slackApiUrl, retryConfig: { retries: 0 } },
+  });
+  return {
+    channel,
+    secret: slack.token,
+    close: async () => {
+      await channel.stop();
+      await closeFake();
+    },
+  };
+}
+
 describeChannelContract('Slack (HTTP events, its own server)', {
   type: 'slack',
   open: () => slackHarness('own server'),
+  failingStart: slackFailingStart,
 });
 
 describeChannelContract('Slack (HTTP events, mounted with requestListener)', {
   type: 'slack',
   open: () => slackHarness('requestListener'),
+  failingStart: slackFailingStart,
 });
 
 // ── Discord: discord.js over FakeDiscord's REST and gateway (which echoes the bot's posts).
@@ -270,6 +335,7 @@ async function discordHarness(client: 'its own' | 'yours'): Promise<ChannelHarne
     id === TEXT_CHANNEL ? 'group' : id === THREAD ? 'thread' : id === DM ? 'dm' : 'elsewhere';
   return {
     channel,
+    secret: discord.token,
     person: { id: `discord:${alice.id}`, displayName: 'Alice' },
     conversationIds: {
       group: `discord:${GUILD}:${TEXT_CHANNEL}`,
@@ -333,14 +399,47 @@ async function discordHarness(client: 'its own' | 'yours'): Promise<ChannelHarne
   };
 }
 
+/** A Discord channel pointed at a fake that is gone, or that does not know its token. */
+const discordFailingStart = {
+  async unreachable(): Promise<FailingStart> {
+    const gone = await FakeDiscord.start();
+    const { restApi, token } = gone;
+    await gone.close();
+    return discordStartingOn(restApi, token, async () => {});
+  },
+  async refused(): Promise<FailingStart> {
+    const discord = await FakeDiscord.start();
+    const token = `${discord.token}-not-this-one`;
+    return discordStartingOn(discord.restApi, token, () => discord.close());
+  },
+};
+
+function discordStartingOn(
+  api: string,
+  token: string,
+  closeFake: () => Promise<void>,
+): FailingStart {
+  const channel = new DiscordChannel({ token, clientOptions: { rest: { api, retries: 0 } } });
+  return {
+    channel,
+    secret: token,
+    close: async () => {
+      await channel.stop();
+      await closeFake();
+    },
+  };
+}
+
 describeChannelContract('Discord (its own client)', {
   type: 'discord',
   open: () => discordHarness('its own'),
+  failingStart: discordFailingStart,
 });
 
 describeChannelContract('Discord (a client of your own)', {
   type: 'discord',
   open: () => discordHarness('yours'),
+  failingStart: discordFailingStart,
 });
 
 // ── Console: a DM on a pipe; one reply is one write.
@@ -386,6 +485,7 @@ describeChannelContract('console', {
     echo: 'replies go to the output, never back to the input',
     split: 'a terminal has no length limit',
     failures: 'writing to a stream has no server errors or rate limits',
+    credentials: 'the console has no token and no API to reach',
   },
   open: consoleHarness,
 });

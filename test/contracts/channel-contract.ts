@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MalformedEventError, PlatformError, RateLimitError } from 'colloquy';
+import { MalformedEventError, NetworkError, PlatformError, RateLimitError } from 'colloquy';
 import type {
   Channel,
   ChannelHandlers,
@@ -11,6 +11,7 @@ import type {
   NewMessage,
 } from 'colloquy';
 import { outboundFor } from '../../src/bot/turn.js';
+import { expectNoSecret, expectRedactedCauses } from './secrets.js';
 
 /** Where a person writes: a group channel, a DM with the bot, a thread (topic) of that group. */
 export type Place = 'group' | 'dm' | 'thread';
@@ -26,7 +27,8 @@ export type Capability =
   | 'malformed'
   | 'echo'
   | 'split'
-  | 'failures';
+  | 'failures'
+  | 'credentials';
 
 /** What a person wrote, as the platform knows it. */
 export interface Written {
@@ -53,9 +55,18 @@ export interface Posted {
   platformId?: string;
 }
 
+/** A channel that cannot start, the token part no error of it may show, and its cleanup. */
+export interface FailingStart {
+  channel: Channel;
+  secret: string;
+  close(): Promise<void>;
+}
+
 /** One fake platform with one channel built against it, plus the means to drive it. */
 export interface ChannelHarness {
   readonly channel: Channel;
+  /** The part of the channel's token that no error may show (with `failures`). */
+  readonly secret?: string;
   /** The person `write` writes as, as colloquy must record them. */
   readonly person: { id: string; displayName: string };
   /** The documented conversation id of each place the harness offers (docs/sql.md). */
@@ -96,7 +107,21 @@ export interface ChannelHarnessFactory {
   /** Clauses this platform cannot take part in, with why. */
   unsupported?: Partial<Record<Capability, string>>;
   open(): Promise<ChannelHarness>;
+  /** Channels whose start fails: the platform's API unreachable, the token refused. */
+  failingStart?: {
+    unreachable(): Promise<FailingStart>;
+    refused(): Promise<FailingStart>;
+  };
 }
+
+/** Handlers that take every event and do nothing with it. */
+export const idleHandlers: ChannelHandlers = {
+  message: async () => ({ handled: Promise.resolve() }),
+  edit: async () => ({ handled: Promise.resolve() }),
+  delete: async () => ({ handled: Promise.resolve() }),
+  capacity: async () => {},
+  error: () => {},
+};
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -121,7 +146,10 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  *   delivering; `stop` resolves, is idempotent, and no handler is called after it;
  * - a failed `send` means the same on every platform: a server error is a transient
  *   `PlatformError` with code `http_500`, a rate limit a `RateLimitError` (`rate_limited`,
- *   transient, with the wait the platform asked for), both naming the conversation.
+ *   transient, with the wait the platform asked for), both naming the conversation;
+ * - no error shows the token: not a failed send's, nor a start's that failed because the API
+ *   could not be reached (a `NetworkError`) or the token was refused (a `PlatformError`), in
+ *   any way it is printed or serialized, and their causes are plain errors without requests.
  *
  * Each test opens a fresh fake and channel, starts the channel with recording handlers and
  * closes both afterwards. A platform that cannot do something (Telegram never tells a bot about
@@ -151,6 +179,44 @@ export function describeChannelContract(name: string, factory: ChannelHarnessFac
     else it.skip(`${title} [${missing}: ${unsupported[missing]}]`, () => {});
   };
   const home: Place = can('group') ? 'group' : 'dm';
+
+  describe(`Channel contract: ${name}, a start that fails`, () => {
+    const attempt = async (open: () => Promise<FailingStart>) => {
+      const failing = await open();
+      try {
+        return {
+          error: await failing.channel.start(idleHandlers).catch((e: unknown) => e),
+          failing,
+        };
+      } finally {
+        await failing.close();
+      }
+    };
+
+    clause(
+      'when the API cannot be reached: a NetworkError without the token',
+      ['credentials'],
+      async () => {
+        const { error, failing } = await attempt(() => factory.failingStart!.unreachable());
+
+        expect(error).toBeInstanceOf(NetworkError);
+        expectNoSecret(error, failing.secret);
+        expectRedactedCauses(error);
+      },
+    );
+
+    clause(
+      'when the token is refused: a PlatformError without the token',
+      ['credentials'],
+      async () => {
+        const { error, failing } = await attempt(() => factory.failingStart!.refused());
+
+        expect(error).toBeInstanceOf(PlatformError);
+        expectNoSecret(error, failing.secret);
+        expectRedactedCauses(error);
+      },
+    );
+  });
 
   describe(`Channel contract: ${name}`, () => {
     let h: ChannelHarness;
@@ -388,6 +454,9 @@ export function describeChannelContract(name: string, factory: ChannelHarnessFac
           transient: true,
           conversationId: message.conversationId,
         });
+        expect(h.secret, 'the harness names its token').toBeDefined();
+        expectNoSecret(error, h.secret!);
+        expectRedactedCauses(error);
       },
     );
 

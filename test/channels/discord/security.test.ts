@@ -1,10 +1,10 @@
 import { DiscordAPIError } from 'discord.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NetworkError, PlatformError } from 'colloquy';
-import type { ChannelHandlers } from 'colloquy';
+
 import { DiscordChannel, toColloquyError } from 'colloquy/discord';
 import { FakeDiscord } from 'colloquy/testing';
-import { expectNoSecret, expectRedactedCauses } from '../security.fixtures.js';
+import { idleHandlers as handlers } from '../../contracts/channel-contract.js';
+import { expectNoSecret, expectRedactedCauses } from '../../contracts/secrets.js';
 
 const TOKEN = 'MTA5ODc2NTQzMjEwOTg3NjU0Mw.GxYzAb.abcdefghijklmnopqrstuvwxyz0123456789AB';
 const SECRET = 'abcdefghijklmnopqrstuvwxyz0123456789AB';
@@ -15,13 +15,6 @@ const outbound = {
   scope: 'channel',
   channelId: GENERAL,
 } as const;
-const handlers: ChannelHandlers = {
-  message: async () => ({ handled: Promise.resolve() }),
-  edit: async () => ({ handled: Promise.resolve() }),
-  delete: async () => ({ handled: Promise.resolve() }),
-  capacity: async () => {},
-  error: () => {},
-};
 
 let discord: FakeDiscord;
 let channel: DiscordChannel | undefined;
@@ -43,44 +36,6 @@ function channelFor(api: string, token = TOKEN) {
 }
 
 describe('Discord errors never carry the bot token', () => {
-  it('when the REST API cannot be reached at login', async () => {
-    const gone = await FakeDiscord.start({ token: TOKEN });
-    const api = gone.restApi;
-    await gone.close();
-
-    const error = await channelFor(api)
-      .start(handlers)
-      .catch((err: unknown) => err);
-
-    expect(error).toBeInstanceOf(NetworkError);
-    expectNoSecret(error, SECRET);
-    expectRedactedCauses(error);
-  });
-
-  it('when Discord refuses the token at login', async () => {
-    const refused = TOKEN.replace(/AB$/, 'XY');
-
-    const error = await channelFor(discord.restApi, refused)
-      .start(handlers)
-      .catch((err: unknown) => err);
-
-    expect(error).toMatchObject({ name: 'PlatformError', code: 'TokenInvalid' });
-    expectNoSecret(error, refused.slice(-20));
-    expectRedactedCauses(error);
-  });
-
-  it('when posting a message answers HTTP 500', async () => {
-    await channelFor(discord.restApi).start(handlers);
-    discord.failNext({ status: 500 });
-
-    const error = await channel!.send({ ...outbound, content: 'hi' }).catch((err: unknown) => err);
-
-    expect(error).toBeInstanceOf(PlatformError);
-    expect(error).toMatchObject({ code: 'http_500' });
-    expectNoSecret(error, SECRET);
-    expectRedactedCauses(error);
-  });
-
   it('when Discord refuses a message (Missing Permissions)', async () => {
     await channelFor(discord.restApi).start(handlers);
     discord.failNext({ status: 403, code: 50013, message: 'Missing Permissions' });

@@ -1,11 +1,11 @@
 import { LogLevel } from '@slack/bolt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NetworkError, PlatformError } from 'colloquy';
-import type { ChannelHandlers } from 'colloquy';
+import { NetworkError } from 'colloquy';
 import { SlackChannel, formatSlackText, toColloquyError } from 'colloquy/slack';
 import type { SlackChannelOptions } from 'colloquy/slack';
 import { FakeSlack } from 'colloquy/testing';
-import { expectNoSecret, expectRedactedCauses } from '../security.fixtures.js';
+import { idleHandlers as handlers } from '../../contracts/channel-contract.js';
+import { expectNoSecret, expectRedactedCauses } from '../../contracts/secrets.js';
 
 const TOKEN = 'xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx';
 const SECRET = 'AbCdEfGhIjKlMnOpQrStUvWx';
@@ -14,13 +14,6 @@ const outbound = {
   scope: 'channel',
   channelId: 'C0GENERAL',
 } as const;
-const handlers: ChannelHandlers = {
-  message: async () => ({ handled: Promise.resolve() }),
-  edit: async () => ({ handled: Promise.resolve() }),
-  delete: async () => ({ handled: Promise.resolve() }),
-  capacity: async () => {},
-  error: () => {},
-};
 
 let slack: FakeSlack;
 let channel: SlackChannel | undefined;
@@ -48,45 +41,6 @@ function channelFor(slackApiUrl: string, options: Partial<SlackChannelOptions> =
 }
 
 describe('Slack errors never carry the bot token', () => {
-  it('when the Web API cannot be reached at start', async () => {
-    const gone = await FakeSlack.start({ token: TOKEN });
-    const url = gone.slackApiUrl;
-    await gone.close();
-
-    const error = await channelFor(url)
-      .start(handlers)
-      .catch((err: unknown) => err);
-
-    expect(error).toBeInstanceOf(NetworkError);
-    expectNoSecret(error, SECRET);
-    expectRedactedCauses(error);
-  });
-
-  it('when Slack refuses the token at start', async () => {
-    slack.failNext('auth.test', { error: 'invalid_auth' });
-
-    const error = await channelFor(slack.slackApiUrl)
-      .start(handlers)
-      .catch((err: unknown) => err);
-
-    expect(error).toBeInstanceOf(PlatformError);
-    expect(error).toMatchObject({ code: 'invalid_auth' });
-    expectNoSecret(error, SECRET);
-    expectRedactedCauses(error);
-  });
-
-  it('when chat.postMessage answers HTTP 500', async () => {
-    await channelFor(slack.slackApiUrl).start(handlers);
-    slack.failNext('chat.postMessage', { status: 500 });
-
-    const error = await channel!.send({ ...outbound, content: 'hi' }).catch((err: unknown) => err);
-
-    expect(error).toBeInstanceOf(PlatformError);
-    expect(error).toMatchObject({ code: 'http_500', transient: true });
-    expectNoSecret(error, SECRET);
-    expectRedactedCauses(error);
-  });
-
   it('when the Web API error holds the request and its Authorization header', () => {
     // given a request error shaped like @slack/web-api's (v7: the axios error as `original`)
     const axiosError = Object.assign(
