@@ -141,7 +141,7 @@ export class TurnRunner {
    */
   #replier(message: NewMessage, channel: Channel): SendReply {
     const sends = new Map<string, number>();
-    return (content, from, answering) => {
+    return async (content, from, answering) => {
       const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
       const { metadata: extra, ...provenance } = answering?.about ?? {};
       const run = answering?.run;
