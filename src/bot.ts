@@ -733,7 +733,8 @@ export class Bot {
     await committed;
     if (this.#options.rerunOnEdit !== true) return;
     const recent = this.#recent.get(refKey(edit));
-    if (recent === undefined) return;
+    // A redelivered edit changes nothing: it is not answered again.
+    if (recent === undefined || recent.message.content === edit.content) return;
     const { metadata } = recent.message;
     const edited: NewMessage = {
       ...recent.message,

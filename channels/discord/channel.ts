@@ -25,7 +25,6 @@ import {
 } from '../../src/errors.js';
 import { addSecret, redactError } from '../../src/logger.js';
 import { sendParts } from '../shared/platform.js';
-import { RecentKeys } from '../shared/recent.js';
 import {
   DEFAULT_ALLOWED_MENTIONS,
   formatOutbound,
@@ -68,8 +67,6 @@ export interface DiscordChannelOptions {
   client?: Client;
   /** Who replies may ping (default: users only, never @everyone or roles). */
   allowedMentions?: DiscordAllowedMentions;
-  /** How many recent message ids to remember to drop replayed events (default 2000). */
-  dedupeSize?: number;
 }
 
 /**
@@ -97,7 +94,6 @@ export class DiscordChannel implements Channel {
   private leading: { stop: AbortController; done: Promise<void> } | undefined;
   private handlers: ChannelHandlers | undefined;
   private readonly ownsClient: boolean;
-  private readonly seen: RecentKeys<string>;
   /** Events parsed and handed over one after another, in the order the gateway sent them. */
   private queue: Promise<void> = Promise.resolve();
   private warnedAboutContent = false;
@@ -110,7 +106,6 @@ export class DiscordChannel implements Channel {
     this.ownsClient = options.client === undefined;
     addSecret(options.token);
     this.#client = options.client ?? this.newClient();
-    this.seen = new RecentKeys<string>(options.dedupeSize ?? 2000);
   }
 
   /** Known from READY (or, on a RESUMEd session, from the store), before `start` resolves. */
@@ -345,7 +340,6 @@ export class DiscordChannel implements Channel {
       if (event === 'MESSAGE_CREATE') {
         const turn = parseMessageCreate(data, context);
         if ('ignored' in turn) return;
-        if (!this.seen.add(turn.id)) return; // replayed after a RESUME, or delivered twice
         if (!this.warnedAboutContent && lacksContent(data)) {
           this.warnedAboutContent = true;
           handlers.error(
@@ -361,17 +355,14 @@ export class DiscordChannel implements Channel {
         this.committed(handlers.message(turn), turn.conversationId, turn.id);
       } else if (event === 'MESSAGE_UPDATE') {
         const edit = parseMessageUpdate(data, context);
-        if (!edit || !this.seen.add(`edit:${edit.messageId}:${edit.editedAt}`)) return;
+        if (!edit) return;
         this.committed(handlers.edit(edit));
       } else {
         const deletions =
           event === 'MESSAGE_DELETE_BULK'
             ? parseMessageDeleteBulk(data, context)
             : [parseMessageDelete(data, context)];
-        for (const deletion of deletions) {
-          if (this.seen.add(`delete:${deletion.messageId}`))
-            this.committed(handlers.delete(deletion));
-        }
+        for (const deletion of deletions) this.committed(handlers.delete(deletion));
       }
     } catch (error) {
       if (this.broken.has(packet)) return; // discord.js threw on it too: reported once, then

@@ -33,7 +33,6 @@ import type { NewMessage } from '../../src/types.js';
 import { TurnOrder } from '../../src/turn-order.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
 import { sendParts } from '../shared/platform.js';
-import { RecentKeys } from '../shared/recent.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
 import { refuseSkewedRequests } from './request-bounds.js';
 import { addSecret } from '../../src/logger.js';
@@ -85,8 +84,6 @@ export interface SlackChannelOptions {
    * (or a prompt injected into it) cannot page everyone.
    */
   allowBroadcastMentions?: boolean;
-  /** How many event ids and message ts values to remember for de-duplication (default 5000). */
-  dedupeSize?: number;
   /**
    * Answer a top-level message in a channel in a thread of that message, as Slack apps do so a
    * channel is not flooded (default true). False: answer at top level. Replies to a thread
@@ -127,9 +124,11 @@ export class SlackChannel implements Channel {
   private self: SlackSelf | undefined;
   private teamId: string | undefined;
   private server: Server | undefined;
-  /** Events (by event id, and a turn by channel + ts) committed recently: a retry is acknowledged. */
-  private readonly seen: RecentKeys<string>;
-  /** Events being committed, by the same keys: a retry meanwhile waits for the same commit. */
+  /**
+   * Events being committed, by event id and a turn by channel + ts: a retry (or the
+   * `app_mention` of a `message`) meanwhile waits for the same commit. One that comes later is
+   * handed over again: the store keeps the turn once and the bot answers it once.
+   */
   private readonly handing = new Map<string, Promise<void>>();
   private readonly names = new Map<string, Promise<string | undefined>>();
   private readonly channelNames = new Map<string, Promise<string | undefined>>();
@@ -140,7 +139,6 @@ export class SlackChannel implements Channel {
     this.options = options;
     for (const secret of [options.token, options.signingSecret, options.appToken])
       addSecret(secret);
-    this.seen = new RecentKeys<string>(2 * (options.dedupeSize ?? 5000));
     if (options.app !== undefined) {
       this.app = options.app;
       this.ownsApp = false;
@@ -362,7 +360,7 @@ export class SlackChannel implements Channel {
   }
 
   /**
-   * One Events API delivery: de-duplicate, parse, look up names, hand to the runtime. Resolves
+   * One Events API delivery: parse, look up names, hand to the runtime. Resolves
    * once the runtime has committed it (what Bolt's answer waits for); rejects when it was not
    * committed, so Slack is not acknowledged and sends it again. A retry that arrives while the
    * first delivery is being committed waits for that commit.
@@ -382,20 +380,16 @@ export class SlackChannel implements Channel {
         const { channelId, messageId } = first.message.metadata;
         keys.push(`message:${channelId}:${messageId}`);
       }
-      if (keys.some((key) => this.seen.has(key))) return Promise.resolve();
       const joined = keys.map((key) => this.handing.get(key)).find((p) => p !== undefined);
       if (joined !== undefined) return joined;
       const complete =
         first.kind === 'delete'
           ? Promise.resolve(first)
           : this.withNames(body, envelope.event ?? {}, context, retryNum);
-      const handing = this.inArrivalOrder(first, complete).then(
-        () => keys.forEach((key) => this.seen.add(key)),
-        (error: unknown) => {
-          this.report(error);
-          throw error;
-        },
-      );
+      const handing = this.inArrivalOrder(first, complete).catch((error: unknown) => {
+        this.report(error);
+        throw error;
+      });
       const forget = () => keys.forEach((key) => this.handing.delete(key));
       handing.then(forget, forget);
       for (const key of keys) this.handing.set(key, handing);
@@ -495,7 +489,7 @@ export class SlackChannel implements Channel {
       },
     );
     this.names.set(userId, lookup);
-    trim(this.names, this.options.dedupeSize ?? 5000);
+    trim(this.names, NAMES_KEPT);
     return lookup;
   }
 
@@ -508,7 +502,7 @@ export class SlackChannel implements Channel {
       () => undefined,
     );
     this.channelNames.set(channelId, lookup);
-    trim(this.channelNames, this.options.dedupeSize ?? 5000);
+    trim(this.channelNames, NAMES_KEPT);
     return lookup;
   }
 }
@@ -535,6 +529,9 @@ interface SocketModeEvent {
   retry_num?: number;
   retry_reason?: string;
 }
+
+/** How many user and channel names the channel keeps looked up. */
+const NAMES_KEPT = 5000;
 
 function trim(map: Map<unknown, unknown>, size: number): void {
   while (map.size > size) {

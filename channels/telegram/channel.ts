@@ -16,7 +16,6 @@ import type {
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
 import { sendParts } from '../shared/platform.js';
-import { RecentKeys } from '../shared/recent.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
 import { pollUpdates } from './polling.js';
 import { leaseNames } from '../../src/leases.js';
@@ -74,8 +73,6 @@ export interface TelegramChannelOptions {
    * being handled (default 300): they wait with Telegram, not in memory.
    */
   maxUnprocessed?: number;
-  /** How many recent `update_id`s to remember to drop redelivered updates (default 1000). */
-  recentUpdates?: number;
 }
 
 /**
@@ -110,8 +107,6 @@ export class TelegramChannel implements Channel {
   private self: TelegramSelf | undefined;
   private polling: { done: Promise<void>; stop: AbortController } | undefined;
   private server: Server | undefined;
-  /** Update ids committed recently: a redelivery is acknowledged without handing it over. */
-  private readonly recent: RecentKeys<number>;
   /** Updates being handed over, by id: a redelivery meanwhile waits for the same commit. */
   private readonly handing = new Map<number, Promise<void>>();
 
@@ -121,7 +116,6 @@ export class TelegramChannel implements Channel {
     if (!options.token && options.bot === undefined) {
       throw new TypeError('TelegramChannel: a bot token is required (from @BotFather)');
     }
-    this.recent = new RecentKeys(options.recentUpdates ?? 1000);
     const mode = options.mode ?? (options.webhook !== undefined ? 'webhook' : 'polling');
     if (mode === 'webhook' && options.webhook?.secretToken === undefined) {
       throw new TypeError('TelegramChannel: webhook mode needs webhook.secretToken');
@@ -314,20 +308,18 @@ export class TelegramChannel implements Channel {
 
   /**
    * Runs for every update grammy receives. Resolves once the update is committed (or needs no
-   * commit: a malformed or ignored update, a redelivery of one committed); rejects when the
-   * store failed, so the update is not acknowledged. The turn itself goes on inside the bot.
+   * commit: a malformed or ignored update); rejects when the store failed, so the update is not
+   * acknowledged. A redelivery is handed over again: the store keeps the turn once and the bot
+   * answers it once. The turn itself goes on inside the bot.
    */
   private onUpdate(update: Update): Promise<void> {
     const handlers = this.handlers;
     if (handlers === undefined) return Promise.reject(new ColloquyError('the channel is stopped'));
     const id = update.update_id;
     if (typeof id !== 'number') return this.handOver(update, handlers);
-    if (this.recent.has(id)) return Promise.resolve();
     let handing = this.handing.get(id);
     if (handing === undefined) {
-      handing = this.handOver(update, handlers)
-        .then(() => void this.recent.add(id))
-        .finally(() => this.handing.delete(id));
+      handing = this.handOver(update, handlers).finally(() => this.handing.delete(id));
       this.handing.set(id, handing);
     }
     return handing;

@@ -138,7 +138,7 @@ describe('DiscordChannel against FakeDiscord', () => {
     expect(seen.messages).toHaveLength(1); // the echo of our reply was not reported
   });
 
-  it('reports a message replayed after a RESUME once', async () => {
+  it('hands a message replayed after a RESUME over again, with the same turn id', async () => {
     let deliveries = 0;
     channel.client.on('raw', (packet: { t?: string; d?: { content?: string } }) => {
       if (packet.t === 'MESSAGE_CREATE' && packet.d?.content === 'once') deliveries++;
@@ -148,10 +148,11 @@ describe('DiscordChannel against FakeDiscord', () => {
     await discord.forceReconnect({ replayLast: 1 });
     discord.replayLastEvents(1);
     discord.userMessage({ channelId: GENERAL, author: alice, content: 'after' });
-    const { messages } = await events.until((s) => s.messages.length === 2);
+    const { messages } = await events.until((s) => s.messages.length === 4);
     expect(discord.resumes).toBe(1);
     expect(deliveries).toBe(3); // sent, replayed on RESUME, sent again
-    expect(messages.map((m) => m.content)).toEqual(['once', 'after']);
+    expect(messages.map((m) => m.content)).toEqual(['once', 'once', 'once', 'after']);
+    expect(new Set(messages.slice(0, 3).map((m) => m.id)).size).toBe(1);
   });
 
   it("asks the REST API for a thread's parent when the thread is not cached", async () => {

@@ -122,7 +122,7 @@ describe('TelegramChannel with long polling', () => {
     expect(handlers.messages[0]?.metadata.mentions).toEqual(['telegram:123456789']);
   });
 
-  it('drops a redelivered update_id, ignores its own echo and keeps going after a malformed update', async () => {
+  it('hands a redelivered update over with the same turn id, ignores its own echo and keeps going after a malformed update', async () => {
     channel = pollingChannel();
     await channel.start(handlers);
     const { update } = telegram.sendUserMessage({ chat: group, from: ada, text: 'first' });
@@ -142,8 +142,9 @@ describe('TelegramChannel with long polling', () => {
     telegram.pushUpdate({ message: { message_id: 99, date: 1, text: 'no chat' } });
     telegram.sendUserMessage({ chat: group, from: ada, text: 'second' });
 
-    await handlers.until((h) => h.messages.length === 2);
-    expect(handlers.messages.map((m) => m.content)).toEqual(['first', 'second']);
+    await handlers.until((h) => h.messages.length === 3);
+    expect(handlers.messages.map((m) => m.content)).toEqual(['first', 'first', 'second']);
+    expect(handlers.messages[1]?.id).toBe(handlers.messages[0]?.id);
     expect(handlers.errors).toHaveLength(1);
     expect(handlers.errors[0]).toBeInstanceOf(MalformedEventError);
     expect(handlers.errors[0]?.message).toContain('message without chat.id');
@@ -376,7 +377,7 @@ describe('TelegramChannel with a webhook', () => {
     expect(handlers.errors[0]).toBeInstanceOf(MalformedEventError);
   });
 
-  it('drops a webhook redelivery of the same update_id', async () => {
+  it('hands a webhook redelivery of the same update_id over with the same turn id', async () => {
     channel = new TelegramChannel({
       token: telegram.token,
       mode: 'webhook',
@@ -393,6 +394,7 @@ describe('TelegramChannel with a webhook', () => {
     await telegram.postWebhook(url, update, 's');
     await telegram.postWebhook(url, update, 's');
 
-    expect(handlers.messages).toHaveLength(1);
+    expect(handlers.messages).toHaveLength(2);
+    expect(handlers.messages[1]?.id).toBe(handlers.messages[0]?.id);
   });
 });
