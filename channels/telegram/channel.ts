@@ -107,8 +107,6 @@ export class TelegramChannel implements Channel {
   private self: TelegramSelf | undefined;
   private polling: { done: Promise<void>; stop: AbortController } | undefined;
   private server: Server | undefined;
-  /** Updates being handed over, by id: a redelivery meanwhile waits for the same commit. */
-  private readonly handing = new Map<number, Promise<void>>();
 
   constructor(options: TelegramChannelOptions) {
     addSecret(options.token);
@@ -225,8 +223,8 @@ export class TelegramChannel implements Channel {
     if (server !== undefined) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
-    // Requests still open are waiting for their commit; once answered, nothing more is handed over.
-    await Promise.allSettled([...this.handing.values()]);
+    // Polling stops after its last batch is committed, and the server closes once the requests
+    // still open (each waiting for its commit) are answered: nothing more is handed over.
     this.handlers = undefined;
   }
 
@@ -315,14 +313,7 @@ export class TelegramChannel implements Channel {
   private onUpdate(update: Update): Promise<void> {
     const handlers = this.handlers;
     if (handlers === undefined) return Promise.reject(new ColloquyError('the channel is stopped'));
-    const id = update.update_id;
-    if (typeof id !== 'number') return this.handOver(update, handlers);
-    let handing = this.handing.get(id);
-    if (handing === undefined) {
-      handing = this.handOver(update, handlers).finally(() => this.handing.delete(id));
-      this.handing.set(id, handing);
-    }
-    return handing;
+    return this.handOver(update, handlers);
   }
 
   private async handOver(update: Update, handlers: ChannelHandlers): Promise<void> {
