@@ -42,7 +42,7 @@ export interface GetDialect {
  */
 export function buildGetQuery(
   conversationId: string,
-  options: GetOptions = {},
+  options: GetOptions,
   dialect: GetDialect,
 ): BuiltQuery {
   const params: Record<string, string | number> = {

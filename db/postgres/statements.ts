@@ -1,3 +1,5 @@
+import type { GetDialect } from '../queries.js';
+
 /**
  * The columns every read selects, in `MESSAGE_COLUMN_NAMES` order (db/rows.ts), so the row
  * mapping is the SQLite store's: `m` = messages, `p` = participants.
@@ -10,6 +12,12 @@ export const PG_MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant
     FROM message_mentions mm WHERE mm.message_seq = m.seq), '[]') AS mentions,
   m.trace_id, m.sources, m.reasoning, m.delegation_id, m.delegated_by, m.delegated_to,
   m.delivery`;
+
+/** How `buildGetQuery` speaks Postgres. */
+export const POSTGRES_DIALECT: GetDialect = {
+  columns: PG_MESSAGE_COLUMNS,
+  notSummary: 'NOT m.is_summary',
+};
 
 const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participant_id`;
 

@@ -34,11 +34,9 @@ import {
 import { describePgError, isTransientPg, jsonWithoutNul, withoutNul } from './errors.js';
 import * as runs from './runs.js';
 import { appendMany, createRuns } from './batch.js';
-import { PG, PG_MESSAGE_COLUMNS, positional, searchWordSql } from './statements.js';
+import { PG, POSTGRES_DIALECT, positional, searchWordSql } from './statements.js';
 
 export type { PostgresStoreOptions } from './connection.js';
-
-const DIALECT = { columns: PG_MESSAGE_COLUMNS, notSummary: 'NOT m.is_summary' };
 
 /**
  * The Postgres `ConversationStore`, for a bot that outgrows one machine: several instances
@@ -328,7 +326,7 @@ export class PostgresConversationStore implements ConversationStore {
       if (options.before !== undefined) {
         normalized.before = normalizeTimestamp(options.before, 'before');
       }
-      const { sql, params } = buildGetQuery(conversationId, normalized, DIALECT);
+      const { sql, params } = buildGetQuery(conversationId, normalized, POSTGRES_DIALECT);
       const { text, values } = positional(sql, params);
       return (await this.#read(this.pool, text, values)).reverse();
     });
