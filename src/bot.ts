@@ -135,6 +135,11 @@ export class Bot {
   readonly #handling = new Map<string, Promise<void>>();
   readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
   readonly #order = new TurnOrder((error) => this.report(error));
+  /**
+   * The order events are committed in: a turn a channel is still completing holds back the
+   * later turns of its conversation (and changes of it), and nothing else.
+   */
+  readonly #intake = new TurnOrder((error) => this.report(error));
   readonly #abort = new AbortController();
   /** Aborted when `stop` begins: a turn waiting for its conversation's lease gives up. */
   readonly #stopping = new AbortController();
@@ -587,18 +592,30 @@ export class Bot {
 
   #handlers(channel: Channel): ChannelHandlers {
     return {
-      message: (message) => this.#inbound(message, channel),
-      edit: (edit) => {
-        const conversationId = this.#recent.get(refKey(edit))?.message.conversationId;
-        return this.#change(this.#commit({ kind: 'edit', edit }), (committed) =>
-          // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
-          this.#order.change(edit, () => this.#onEdit(edit, committed), conversationId),
-        );
-      },
+      message: (message, complete) =>
+        this.#inOrder(
+          { waiting: this.#intake.has(message.conversationId), complete },
+          (work) => this.#intake.message(message, work),
+          (turn) => this.#inbound(turn, channel),
+          message,
+        ),
+      edit: (edit, complete) =>
+        this.#inOrder(
+          { waiting: this.#intake.hasRef(edit), complete },
+          (work) => this.#intake.change(edit, work),
+          (whole) => this.#edited(whole),
+          edit,
+        ),
       delete: (deletion: MessageDeletion) =>
-        this.#change(
-          this.#commit({ kind: 'delete', deletion }),
-          async (committed) => void (await committed),
+        this.#inOrder(
+          { waiting: this.#intake.hasRef(deletion) },
+          (work) => this.#intake.change(deletion, work),
+          (event) =>
+            this.#change(
+              this.#commit({ kind: 'delete', deletion: event }),
+              async (committed) => void (await committed),
+            ),
+          deletion,
         ),
       capacity: (limit) => this.#capacity(limit),
       error: (error) => this.report(error),
@@ -618,7 +635,6 @@ export class Bot {
    * again.
    */
   #inbound(message: NewMessage, channel: Channel): Promise<Delivery> {
-    if (!this.#accepting) return Promise.reject(notAccepting());
     const turn = withAgentMentions(message, this.agentsOn(channel));
     const planned = this.#runner!.planned(turn, channel);
     // The turn and its pending runs are handed over together: one commit, most of the time.
@@ -658,6 +674,43 @@ export class Bot {
     return acknowledged(committed, turn.id, turn.conversationId, handled);
   }
 
+  /**
+   * Hands `event` (or `complete`, once the channel has it) over in intake order: at once when
+   * it is whole and nothing of its conversation (or message) is `waiting`, else through
+   * `queue`, which runs it after what waits. An event that arrived before stop began is
+   * handed over even if stop begins meanwhile (stop waits for it). Rejects when the channel
+   * could not complete it.
+   */
+  #inOrder<T>(
+    place: { waiting: boolean; complete?: Promise<T> | undefined },
+    queue: (work: () => Promise<void>) => Promise<void>,
+    handOver: (event: T) => Promise<Delivery>,
+    event: T,
+  ): Promise<Delivery> {
+    if (!this.#accepting) return Promise.reject(notAccepting());
+    const { waiting, complete } = place;
+    if (!waiting && complete === undefined) return handOver(event);
+    return new Promise((resolve, reject) => {
+      void this.#track(() =>
+        queue(async () => {
+          try {
+            resolve(handOver(complete === undefined ? event : await complete));
+          } catch (error) {
+            reject(error);
+          }
+        }),
+      );
+    });
+  }
+
+  #edited(edit: MessageEdit): Promise<Delivery> {
+    const conversationId = this.#recent.get(refKey(edit))?.message.conversationId;
+    return this.#change(this.#commit({ kind: 'edit', edit }), (committed) =>
+      // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
+      this.#order.change(edit, () => this.#onEdit(edit, committed), conversationId),
+    );
+  }
+
   /** Hands `op` to capture; what became of it, never a rejection. */
   #commit(op: StoreOperation): Promise<CaptureOutcome> {
     return this.#capture!.write(op).then(
@@ -673,7 +726,6 @@ export class Bot {
     committed: Promise<CaptureOutcome>,
     then: (committed: Promise<CaptureOutcome>) => Promise<void>,
   ): Promise<Delivery> {
-    if (!this.#accepting) return Promise.reject(notAccepting());
     const handled = this.#track(() => then(committed));
     return acknowledged(committed, undefined, undefined, handled);
   }

@@ -38,10 +38,15 @@ export interface Delivery {
  * ```
  */
 export interface ChannelHandlers {
-  /** A new turn (people, other bots, never our own echoes). */
-  message(message: NewMessage): Promise<Delivery>;
-  /** A platform message was edited. */
-  edit(edit: MessageEdit): Promise<Delivery>;
+  /**
+   * A new turn (people, other bots, never our own echoes). A channel that must look something
+   * up before the turn is whole (Slack's display names) hands it over as it arrived and gives
+   * the whole turn as `complete`: the bot keeps the turn's place in its conversation, so no
+   * later turn, edit or deletion of it is committed before it.
+   */
+  message(message: NewMessage, complete?: Promise<NewMessage>): Promise<Delivery>;
+  /** A platform message was edited; `complete` as for `message`. */
+  edit(edit: MessageEdit, complete?: Promise<MessageEdit>): Promise<Delivery>;
   /** A platform message was deleted. */
   delete(deletion: MessageDeletion): Promise<Delivery>;
   /**

@@ -45,6 +45,16 @@ export class TurnOrder {
     return this.#tails.size;
   }
 
+  /** Whether work is queued or running under `key` (a conversation id). */
+  has(key: string): boolean {
+    return this.#tails.has(key);
+  }
+
+  /** Whether work about the platform message `ref` is queued or running. */
+  hasRef(ref: PlatformMessageRef): boolean {
+    return this.#pending.has(refKey(ref));
+  }
+
   /** Resolves once no work is queued or running under `key` (a conversation id). */
   async drained(key: string): Promise<void> {
     for (let tail = this.#tails.get(key); tail !== undefined; tail = this.#tails.get(key)) {

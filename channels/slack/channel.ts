@@ -30,7 +30,6 @@ import type {
   SentMessage,
 } from '../../src/channel.js';
 import type { NewMessage } from '../../src/types.js';
-import { TurnOrder } from '../../src/turn-order.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
 import { sendParts } from '../shared/platform.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
@@ -124,16 +123,8 @@ export class SlackChannel implements Channel {
   private self: SlackSelf | undefined;
   private teamId: string | undefined;
   private server: Server | undefined;
-  /**
-   * Events being committed, by event id and a turn by channel + ts: a retry (or the
-   * `app_mention` of a `message`) meanwhile waits for the same commit. One that comes later is
-   * handed over again: the store keeps the turn once and the bot answers it once.
-   */
-  private readonly handing = new Map<string, Promise<void>>();
   private readonly names = new Map<string, Promise<string | undefined>>();
   private readonly channelNames = new Map<string, Promise<string | undefined>>();
-  /** Events waiting for their names, queued per conversation in the order they arrived. */
-  private readonly arrivals = new TurnOrder((error) => this.report(error));
 
   constructor(options: SlackChannelOptions) {
     this.options = options;
@@ -360,71 +351,47 @@ export class SlackChannel implements Channel {
   }
 
   /**
-   * One Events API delivery: parse, look up names, hand to the runtime. Resolves
-   * once the runtime has committed it (what Bolt's answer waits for); rejects when it was not
-   * committed, so Slack is not acknowledged and sends it again. A retry that arrives while the
-   * first delivery is being committed waits for that commit.
+   * One Events API delivery: parse, hand to the runtime with its names to follow (the runtime
+   * keeps its place in its conversation meanwhile). Resolves once the runtime has committed it
+   * (what Bolt's answer waits for); rejects when it was not committed, so Slack is not
+   * acknowledged and sends it again.
    */
   private dispatch(body: unknown, retryNum: number | undefined): Promise<void> {
     const self = this.self;
-    if (this.handlers === undefined || self === undefined) return Promise.resolve();
-    const envelope = (body ?? {}) as { event_id?: unknown; event?: Record<string, unknown> };
+    const handlers = this.handlers;
+    if (handlers === undefined || self === undefined) return Promise.resolve();
+    const event = (body as { event?: Record<string, unknown> } | undefined)?.event ?? {};
+    let handed: Promise<unknown>;
     try {
       const context = { self, ...(this.teamId !== undefined && { teamId: this.teamId }) };
       const first = parseSlackEvent(body, context);
       if (first.kind === 'ignored') return Promise.resolve();
-      const keys: string[] = [];
-      if (typeof envelope.event_id === 'string') keys.push(`event:${envelope.event_id}`);
-      if (first.kind === 'message') {
-        // `message` and `app_mention` arrive for one mention, with different event ids.
-        const { channelId, messageId } = first.message.metadata;
-        keys.push(`message:${channelId}:${messageId}`);
+      if (first.kind === 'delete') {
+        handed = handlers.delete(first.deletion);
+      } else {
+        const named = this.withNames(body, event, context, retryNum);
+        handed =
+          first.kind === 'message'
+            ? handlers.message(
+                first.message,
+                named.then((p) => (p.kind === 'message' ? p.message : first.message)),
+              )
+            : handlers.edit(
+                first.edit,
+                named.then((p) => (p.kind === 'edit' ? p.edit : first.edit)),
+              );
       }
-      const joined = keys.map((key) => this.handing.get(key)).find((p) => p !== undefined);
-      if (joined !== undefined) return joined;
-      const complete =
-        first.kind === 'delete'
-          ? Promise.resolve(first)
-          : this.withNames(body, envelope.event ?? {}, context, retryNum);
-      const handing = this.inArrivalOrder(first, complete).catch((error: unknown) => {
-        this.report(error);
-        throw error;
-      });
-      const forget = () => keys.forEach((key) => this.handing.delete(key));
-      handing.then(forget, forget);
-      for (const key of keys) this.handing.set(key, handing);
-      return handing;
     } catch (error) {
       this.report(error);
       return Promise.resolve();
     }
-  }
-
-  /**
-   * Hands `complete` (the event with its names looked up) to the runtime in the order Bolt
-   * delivered the events: after the turns that arrived before it in its conversation, and an
-   * edit or deletion after the turn or change of its message still waiting, so a slow
-   * `users.info` cannot let a later turn, or the deletion of this one, overtake it. Lookups run
-   * at once; only the hand-over waits, and other conversations do not. Resolves once the runtime
-   * has committed the event; rejects when it could not.
-   */
-  private inArrivalOrder(
-    first: Exclude<ParsedSlackEvent, { kind: 'ignored' }>,
-    complete: Promise<ParsedSlackEvent>,
-  ): Promise<void> {
-    complete.catch(() => undefined); // reported when its turn comes, however late
-    let committed: Promise<unknown> = Promise.resolve();
-    const handOver = async () => {
-      const parsed = await complete;
-      const handlers = this.handlers; // none once stopped: nothing is handed over after stop
-      if (handlers === undefined) return;
-      committed = handTo(handlers, parsed);
-    };
-    const queued =
-      first.kind === 'message'
-        ? this.arrivals.message(first.message, handOver)
-        : this.arrivals.change(first.kind === 'edit' ? first.edit : first.deletion, handOver);
-    return queued.then(async () => void (await committed));
+    return handed.then(
+      () => undefined,
+      (error: unknown) => {
+        this.report(error);
+        throw error;
+      },
+    );
   }
 
   /** The event parsed again with the display names of its people (and a turn's channel name). */
@@ -508,19 +475,6 @@ export class SlackChannel implements Channel {
 }
 
 /** Calls the handler a parsed event is for; resolves once it is committed. */
-function handTo(handlers: ChannelHandlers, parsed: ParsedSlackEvent): Promise<unknown> {
-  switch (parsed.kind) {
-    case 'message':
-      return handlers.message(parsed.message);
-    case 'edit':
-      return handlers.edit(parsed.edit);
-    case 'delete':
-      return handlers.delete(parsed.deletion);
-    case 'ignored':
-      return Promise.resolve();
-  }
-}
-
 /** What Bolt's Socket Mode client emits as `slack_event`. */
 interface SocketModeEvent {
   type: string;

@@ -516,12 +516,15 @@ export class Recorder implements ChannelHandlers {
   calls = 0;
   private readonly waiters = new Set<() => void>();
 
-  async message(message: NewMessage): Promise<Delivery> {
-    this.record(() => this.messages.push(message));
+  /** Records the turn once the channel has it whole (`complete`, when it gives one). */
+  async message(message: NewMessage, complete?: Promise<NewMessage>): Promise<Delivery> {
+    const whole = await (complete ?? message);
+    this.record(() => this.messages.push(whole));
     return { handled: Promise.resolve() };
   }
-  async edit(edit: MessageEdit): Promise<Delivery> {
-    this.record(() => this.edits.push(edit));
+  async edit(edit: MessageEdit, complete?: Promise<MessageEdit>): Promise<Delivery> {
+    const whole = await (complete ?? edit);
+    this.record(() => this.edits.push(whole));
     return { handled: Promise.resolve() };
   }
   async delete(deletion: MessageDeletion): Promise<Delivery> {

@@ -278,6 +278,57 @@ describe('a Bot on Slack (Bolt against FakeSlack, SQLite store)', () => {
     expect(errors).toEqual([]);
   });
 
+  it('commits the turns of a thread in the order they arrived while the first author is looked up', async () => {
+    // given a bot that knows Bob and #general already, and a slow users.info for Alice
+    await startBot();
+    await handled(slack.message({ channel: GENERAL, user: 'U0BOB', text: 'morning' }));
+    const THREAD = '1773226800.000100';
+    const inThread = { channel: GENERAL, thread_ts: THREAD, parent_user_id: 'U0BOB' };
+    const lookup = slack.holdNext('users.info');
+
+    // when Alice writes in a thread, and Bob answers while her name is still being looked up
+    // (given time to overtake her turn, were it not held back)
+    const asked = slack.message({ ...inThread, user: 'U0ALICE', text: 'deploy now?' });
+    await lookup.arrived;
+    const answered = slack.message({ ...inThread, user: 'U0BOB', text: 'go ahead' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    lookup.release();
+    await handled(Promise.all([asked, answered]));
+
+    // then the thread holds her turn, under her name, before his
+    const thread = await turns(`${inGeneral}:${THREAD}`);
+    expect(thread.map((turn) => [turn.participant.displayName, turn.content])).toEqual([
+      ['Alice', 'deploy now?'],
+      ['Bob', 'go ahead'],
+    ]);
+    expect(errors).toEqual([]);
+  });
+
+  it('answers a turn of another conversation while one author is looked up', async () => {
+    // given a bot, and a slow users.info for Alice, who asks in a thread
+    await startBot();
+    const lookup = slack.holdNext('users.info');
+    const asked = slack.mention({
+      channel: GENERAL,
+      thread_ts: '1773226800.000100',
+      user: 'U0ALICE',
+      text: 'deploy now?',
+    });
+    await lookup.arrived;
+
+    // when Bob asks in the channel itself meanwhile
+    await slack.mention({ channel: GENERAL, user: 'U0BOB', text: 'quick one' });
+
+    // then he is answered before her lookup ends (the bot is not idle before it does), and
+    // she after it
+    await slack.waitForPosted(1);
+    expect(slack.posted.map((post) => post.thread_ts)).toEqual([undefined]);
+    lookup.release();
+    await handled(asked);
+    expect(slack.posted).toHaveLength(2);
+    expect(errors).toEqual([]);
+  });
+
   it('ignores the echo of its own reply', async () => {
     slack.echoBotMessages = true;
     await startBot();

@@ -41,6 +41,20 @@ class ThreadedChannel extends MemoryChannel {
     ).handled;
     return message;
   }
+
+  /**
+   * Hands a turn over as a channel does that must look something up first: `complete` gives
+   * it whole (its author renamed `content` upper-cased) once `lookedUp` resolves.
+   */
+  handOverIncomplete(content: string, lookedUp: Promise<void>) {
+    const turn = this.turn(content);
+    const complete = lookedUp.then(() => ({
+      ...turn,
+      participant: { ...turn.participant, displayName: content.toUpperCase() },
+    }));
+    const handled = this.#handlers!.message(turn, complete).then((delivery) => delivery.handled);
+    return { turn, handled };
+  }
 }
 
 /**
@@ -131,6 +145,42 @@ describe('Bot turn order', () => {
       'a quick question',
       're: a slow question',
       're: a quick question',
+    ]);
+    await bot.stop();
+  });
+
+  it('keeps the place of a turn a channel is still completing', async () => {
+    // given a turn handed over before its author's name is known
+    const { bot, channel, store, replies, contents } = setup();
+    await bot.start();
+    const lookup = deferred();
+    const first = channel.handOverIncomplete('who am i', lookup.promise);
+
+    // when a later turn of its conversation, an edit of it and a turn in a thread (another
+    // conversation) arrive meanwhile, each with every chance to go first
+    const later = channel.receive('a later question');
+    const edited = channel.edit(first.turn.metadata.messageId!, 'who am I');
+    const elsewhere = channel.receiveInThread('t1', 'in a thread');
+    await elsewhere;
+    await settle();
+
+    // then only the other conversation's turn is committed and answered before the name is known
+    expect(await contents()).toEqual([]);
+    expect(replies()).toEqual(['re: in a thread']);
+
+    // and once it is, the turn goes first, whole, then the edit, then the later turn
+    lookup.resolve();
+    await Promise.all([first.handled, later, edited]);
+    const turns = await store.get(channel.conversationId);
+    expect(turns[0]).toMatchObject({
+      content: 'who am I',
+      participant: { displayName: 'WHO AM I' },
+    });
+    expect(await contents()).toEqual([
+      'who am I',
+      'a later question',
+      're: who am i',
+      're: a later question',
     ]);
     await bot.stop();
   });
