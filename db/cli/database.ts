@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { PostgresConversationStore } from '../postgres/index.js';
 import type { ConversationStore } from '../../src/store.js';
+import type { StudioSource } from '../studio/source.js';
 import { isPostgresUrl } from '../default-store.js';
 import { CliError } from './errors.js';
 
@@ -128,7 +129,7 @@ export async function openDb(path: string, options: { write?: boolean } = {}): P
 }
 
 async function openPostgres(url: string, options: { write?: boolean }) {
-  const { PostgresConversationStore, positional } = await import('../postgres/index.js');
+  const { PostgresConversationStore, positional, redactUrl } = await import('../postgres/index.js');
   try {
     const store = await PostgresConversationStore.open({
       connectionString: url,
@@ -137,6 +138,32 @@ async function openPostgres(url: string, options: { write?: boolean }) {
     });
     return { store, positional };
   } catch (error) {
-    throw describeOpenFailure(url, error);
+    throw describeOpenFailure(redactUrl(url), error);
+  }
+}
+
+/**
+ * What `colloquy studio` reads, on a SQLite file or a Postgres database, and where (the URL
+ * with its password masked): read-only, `write` only enabling forget.
+ */
+export async function openStudioSource(
+  path: string,
+  options: { write?: boolean } = {},
+): Promise<{ source: StudioSource; where: string }> {
+  if (isPostgresUrl(path)) {
+    const { PostgresStudioSource, redactUrl } = await import('../postgres/index.js');
+    const where = redactUrl(path);
+    try {
+      return { source: await PostgresStudioSource.open(path, options), where };
+    } catch (error) {
+      throw describeOpenFailure(where, error);
+    }
+  }
+  assertDatabaseExists(path);
+  const { SqliteStudioSource } = await import('../sqlite/index.js');
+  try {
+    return { source: SqliteStudioSource.open(path, options), where: path };
+  } catch (error) {
+    throw describeOpenFailure(path, error);
   }
 }

@@ -17,4 +17,5 @@ export {
 } from './connection.js';
 export { PG_MESSAGE_COLUMNS, positional } from './statements.js';
 export { copyFromSqlite, type CopyReport } from './copy.js';
+export { PostgresStudioSource } from './studio.js';
 export * as schema from './schema.js';

@@ -7,8 +7,8 @@ const WATCHED = 100;
  * Tells subscribers when the store changed, for the live transcript. One timer for the whole
  * server, running only while someone listens: each tick asks the source's `changeMark` (for
  * SQLite, `PRAGMA data_version`, which moves when another connection commits: no table is
- * read) and only when it moved do subscribers read the turns after the last `seq` they sent,
- * a range of the rowid index. A bot capturing into the same WAL file costs the studio one
+ * read; else its live cursor) and only when it moved do subscribers read the turns after the
+ * cursor they reached, a range of an index. A bot capturing into the same WAL file costs the studio one
  * pragma per tick while nothing happens.
  *
  * @example
@@ -20,7 +20,7 @@ const WATCHED = 100;
 export class LiveFeed {
   private readonly listeners = new Set<() => void>();
   private timer: NodeJS.Timeout | undefined;
-  private mark: number | undefined;
+  private mark: number | string | undefined;
 
   constructor(
     private readonly source: StudioSource,
@@ -47,9 +47,9 @@ export class LiveFeed {
   }
 
   private async tick(): Promise<void> {
-    let mark: number;
+    let mark: number | string;
     try {
-      mark = this.source.changeMark ? this.source.changeMark() : await this.source.latestSeq();
+      mark = this.source.changeMark ? this.source.changeMark() : await this.source.liveCursor();
     } catch {
       return; // the file is busy or gone for a moment: the next tick asks again
     }
@@ -66,17 +66,17 @@ export interface TurnEvent {
 }
 
 /**
- * What a live transcript has not seen yet: turns stored after `after` (a range of the rowid
- * index), and, for one conversation, edits and deletions of its newest turns (the newest
- * screen, read again and compared with what was sent). Tool steps are left to a reload: they
- * are folded under the reply they belong to.
+ * What a live transcript has not seen yet: turns committed after its cursor, and, for one
+ * conversation, edits and deletions of its newest turns (the newest screen, read again and
+ * compared with what was sent). Tool steps are left to a reload: they are folded under the
+ * reply they belong to.
  */
 export class TurnWatch {
   private readonly seen = new Map<number, string>();
 
   constructor(
     private readonly source: StudioSource,
-    private after: number,
+    private after: string,
     private readonly conversationId: string | undefined,
   ) {}
 
@@ -84,7 +84,7 @@ export class TurnWatch {
   async start(): Promise<void> {
     if (this.conversationId === undefined) return;
     const { turns } = await this.source.turns(this.conversationId, { limit: WATCHED });
-    for (const turn of turns) if (turn.seq <= this.after) this.seen.set(turn.seq, signature(turn));
+    for (const turn of turns) this.seen.set(turn.seq, signature(turn));
   }
 
   async changes(): Promise<TurnEvent[]> {
@@ -99,10 +99,10 @@ export class TurnWatch {
       }
     }
     for (;;) {
-      const turns = await this.source.turnsAfter(this.after, 200, this.conversationId);
+      const { turns, cursor } = await this.source.turnsAfter(this.after, 200, this.conversationId);
+      this.after = cursor;
       for (const turn of turns) {
         events.push({ kind: 'turn', turn });
-        this.after = turn.seq;
         if (this.conversationId !== undefined) this.seen.set(turn.seq, signature(turn));
       }
       if (turns.length < 200) return events;

@@ -74,15 +74,15 @@ export async function transcriptPage(
   const conversation = await source.conversation(id);
   if (conversation === undefined) return undefined;
   const at = params.at === undefined ? undefined : Number(params.at);
+  const newest = params.before === undefined && params.at === undefined;
+  // Taken before the page is read, so no turn committed meanwhile is missed by the live feed.
+  const last = newest ? await source.liveCursor() : '';
   const page = await source.turns(id, {
     limit: TRANSCRIPT_PAGE,
     ...(params.before ? { before: params.before } : {}),
     ...(at !== undefined && Number.isInteger(at) ? { around: at } : {}),
   });
   const threads = new Map(conversation.threads.map((t) => [t.rootMessageId, t]));
-  const newest = params.before === undefined && params.at === undefined;
-  const last =
-    page.turns.length > 0 ? Math.max(...page.turns.map((t) => t.seq)) : await source.latestSeq();
   const name = conversationName(conversation);
   const head = h`<h1>${name}</h1>
 <p class="dim">${conversation.platform} · ${conversation.scope} · ${count(conversation.messageCount, 'turn')} · ${conversation.id}

@@ -171,7 +171,7 @@ export function createStudioApp(options: StudioOptions) {
   // Live turns of one conversation: each event is one turn rendered (and escaped) here.
   app.get('/events', (c) => {
     const conversationId = c.req.query('c');
-    const after = Number(c.req.query('after') ?? 0) || 0;
+    const after = c.req.query('after') ?? '';
     return streamSSE(c, async (stream) => {
       const watch = new TurnWatch(source, after, conversationId);
       await watch.start();

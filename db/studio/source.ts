@@ -3,7 +3,7 @@ import type { AgentRun } from '../../src/runs.js';
 
 /**
  * What `colloquy studio` reads, as view rows. One implementation per store dialect
- * (`SqliteStudioSource` in `colloquy/sqlite`; Postgres slots in beside it); the pages and the
+ * (`SqliteStudioSource` in `colloquy/sqlite`, `PostgresStudioSource` in `colloquy/postgres`); the pages and the
  * server only know this interface. Every call is async so a networked store fits.
  *
  * @example
@@ -25,13 +25,24 @@ export interface StudioSource {
    * `before` cursor, or around the turn `around`).
    */
   turns(conversationId: string, page: TurnPage): Promise<{ turns: Turn[]; earlier?: string }>;
-  /** Turns stored after `afterSeq` (in one conversation, or any), oldest first, at most `limit`. */
-  turnsAfter(afterSeq: number, limit: number, conversationId?: string): Promise<Turn[]>;
-  /** The highest `seq` stored (0 when none). */
-  latestSeq(): Promise<number>;
+  /**
+   * Where a live page starts: every turn committed so far is before it. Opaque (SQLite: the
+   * highest `seq`; Postgres: a transaction horizon, since a turn can commit after one with a
+   * higher `seq`). Turns committed meanwhile may be sent again: the page shows each once.
+   */
+  liveCursor(): Promise<string>;
+  /**
+   * Turns committed after `cursor` (in one conversation, or any), oldest first, at most
+   * `limit`, and the cursor after them. A cursor the source did not make means "now".
+   */
+  turnsAfter(
+    cursor: string,
+    limit: number,
+    conversationId?: string,
+  ): Promise<{ turns: Turn[]; cursor: string }>;
   /**
    * A number that changes whenever someone else commits to the store: the live feed asks it
-   * first and reads turns only when it moved. Optional: without it the feed reads `latestSeq`.
+   * first and reads turns only when it moved. Optional: without it the feed reads `liveCursor`.
    */
   changeMark?(): number;
   /**

@@ -3,7 +3,7 @@ import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { startStudio } from '../../studio/server.js';
 import { dbPathOf, note, print } from '../context.js';
-import { assertDatabaseExists } from '../database.js';
+import { openStudioSource } from '../database.js';
 import { CliError } from '../errors.js';
 
 interface StudioOptions {
@@ -39,18 +39,12 @@ first visit). Stop with Ctrl-C.
 
 Examples:
   $ colloquy studio
-  $ colloquy studio --db /var/lib/bot.db --port 8080 --open`,
+  $ colloquy studio --db /var/lib/bot.db --port 8080 --open
+  $ colloquy studio --db postgres://postgres@127.0.0.1:5432/bot`,
     )
     .action(async (options: StudioOptions, command: Command) => {
       const path = dbPathOf(command);
-      if (/^postgres(ql)?:\/\//i.test(path)) {
-        throw new CliError(
-          'colloquy studio reads SQLite files for now; a Postgres URL is not supported yet',
-        );
-      }
-      assertDatabaseExists(path);
-      const { SqliteStudioSource } = await import('../../sqlite/index.js');
-      const source = SqliteStudioSource.open(path, { write: options.write === true });
+      const { source, where } = await openStudioSource(path, { write: options.write === true });
       let studio;
       try {
         studio = await startStudio({ source, host: options.host, port: options.port });
@@ -66,7 +60,7 @@ Examples:
       }
       print(`colloquy studio: ${studio.url}`);
       note(
-        `reading ${path}${options.write ? ' (forget enabled: --write)' : ' read-only'}; Ctrl-C stops`,
+        `reading ${where}${options.write ? ' (forget enabled: --write)' : ' read-only'}; Ctrl-C stops`,
       );
       if (options.host !== '127.0.0.1' && options.host !== 'localhost') {
         note(

@@ -297,7 +297,7 @@ describe('studio live turns', () => {
       path: s.path,
     });
     try {
-      const after = await s.source.latestSeq();
+      const after = await s.source.liveCursor();
       const response = await fetch(
         `http://127.0.0.1:${studio.port}/events?c=${enc(general)}&after=${after}`,
         { headers: { cookie: 'colloquy_studio=live' } },
