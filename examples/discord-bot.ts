@@ -8,6 +8,8 @@
  * - DISCORD_BOT_TOKEN  the token from Developer Portal → your application → Bot (required)
  * - DISCORD_API_URL    another REST API root (a FakeDiscord's `restApi`); the gateway URL
  *                      comes from its `GET /gateway/bot`
+ * - DISCORD_SHARDS     how many gateway shards the bot runs (default 1; Discord requires one
+ *                      per 2,500 servers); instances sharing a Postgres database split them
  * - COLLOQUY_DB        SQLite file (default ./colloquy.db)
  * - COLLOQUY_MODEL     e.g. openai:gpt-4o-mini; the offline model when unset
  *
@@ -28,6 +30,11 @@ if (!token) {
 }
 
 const api = urlFromEnv('DISCORD_API_URL');
+const shards = process.env.DISCORD_SHARDS ?? '1';
+const shardCount = Number(shards);
+if (!Number.isInteger(shardCount) || shardCount < 1) {
+  exitWith(`DISCORD_SHARDS must be a whole number of shards, 1 or more, not "${shards}".`);
+}
 const model = modelOrExit();
 
 class SupportAgent extends BaseAgent {
@@ -40,6 +47,7 @@ class SupportAgent extends BaseAgent {
 
 const discord = new DiscordChannel({
   token,
+  shardCount,
   ...(api && { clientOptions: { rest: { api: api.replace(/\/+$/, '') } } }),
 });
 
@@ -49,6 +57,6 @@ await launch(bot);
 const me = discord.botIdentity;
 console.log(
   me === undefined
-    ? 'Standing by: another instance on this database holds the Discord gateway. Press Ctrl+C to stop.'
+    ? 'Standing by for the Discord gateway (instances on this database share its shards). Press Ctrl+C to stop.'
     : `${me.username} is connected to Discord. Press Ctrl+C to stop.`,
 );

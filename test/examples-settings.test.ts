@@ -48,6 +48,15 @@ describe('examples refuse bad settings in one line', () => {
     expect(badPort.output).toBe('PORT must be a port number (0 picks a free one), not "70000".\n');
   });
 
+  it('discord-bot: a shard count that is not a whole number', async () => {
+    const { code, output } = await example('discord-bot.ts', {
+      DISCORD_BOT_TOKEN: 'token',
+      DISCORD_SHARDS: 'two',
+    });
+    expect(code).toBe(1);
+    expect(output).toBe('DISCORD_SHARDS must be a whole number of shards, 1 or more, not "two".\n');
+  });
+
   it.each([
     ['telegram-bot.ts', { TELEGRAM_BOT_TOKEN: '123456:ABC', TELEGRAM_API_ROOT: 'localhost:8081' }],
     [

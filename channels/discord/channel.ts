@@ -67,6 +67,12 @@ export interface DiscordChannelOptions {
   client?: Client;
   /** Who replies may ping (default: users only, never @everyone or roles). */
   allowedMentions?: DiscordAllowedMentions;
+  /**
+   * How many gateway shards the bot runs (default `clientOptions.shardCount`, else 1; Discord
+   * requires one per 2,500 guilds). Alone, the channel runs them all; with other instances on
+   * the store, each shard is held by one instance at a time, under a lease.
+   */
+  shardCount?: number;
 }
 
 /**
@@ -85,13 +91,18 @@ export interface DiscordChannelOptions {
  */
 export class DiscordChannel implements Channel {
   readonly type = 'discord';
-  /** The discord.js client (yours, or the one the channel made; a new one each gateway term). */
+  /**
+   * The discord.js client (yours, or the one the channel made). Sharing the store with other
+   * instances, it only posts over REST: each shard this instance holds has a client of its own.
+   */
   get client(): Client {
     return this.#client;
   }
-  #client: Client;
-  /** Sharing the store with other instances: this one's turns at holding the gateway. */
-  private leading: { stop: AbortController; done: Promise<void> } | undefined;
+  readonly #client: Client;
+  /** Sharing the store with other instances: this one's turns at holding the shards. */
+  private leading: { stop: AbortController; done: Promise<unknown> } | undefined;
+  /** The gateway client of each shard this instance holds by lease. */
+  private readonly gateways = new Map<number, Client>();
   private handlers: ChannelHandlers | undefined;
   private readonly ownsClient: boolean;
   /** Events parsed and handed over one after another, in the order the gateway sent them. */
@@ -108,9 +119,14 @@ export class DiscordChannel implements Channel {
     this.#client = options.client ?? this.newClient();
   }
 
+  /** How many gateway shards the bot runs. */
+  get shardCount(): number {
+    return this.options.shardCount ?? this.options.clientOptions?.shardCount ?? 1;
+  }
+
   /** Known from READY (or, on a RESUMEd session, from the store), before `start` resolves. */
   get botIdentity(): BotIdentity | undefined {
-    const user = this.client.user ?? this.sessions.user(0);
+    const user = this.client.user ?? this.sessions.anyUser();
     if (!user) return undefined;
     return {
       id: `discord:${user.id}`,
@@ -119,22 +135,28 @@ export class DiscordChannel implements Channel {
     };
   }
 
-  private newClient(): Client {
-    const { options } = this;
+  /** A client of the channel's making, on `shards` (default: every shard). */
+  private newClient(shards?: number[]): Client {
+    const { options, shardCount } = this;
     const ws = options.clientOptions?.ws;
     return new Client({
       partials: [Partials.Channel, Partials.Message],
       ...options.clientOptions,
+      ...((shardCount > 1 || shards !== undefined) && {
+        shardCount,
+        shards: shards ?? Array.from({ length: shardCount }, (_, shard) => shard),
+      }),
       ws: { ...ws, buildStrategy: this.withSessions(ws?.buildStrategy) },
       intents: options.intents ?? options.clientOptions?.intents ?? [...DEFAULT_DISCORD_INTENTS],
     });
   }
 
   /**
-   * Connects to the gateway. With other instances on the store (`handlers.lead`), only the one
-   * holding the bot's gateway lease connects; the others stand by and take over within the
-   * lease's ttl when it dies, RESUMEing the session it kept in the store (Discord then replays
-   * what arrived meanwhile). Replies are posted by whichever instance answers, over REST.
+   * Connects to the gateway. With other instances on the store (`handlers.lead`), each shard
+   * is held by one instance at a time under its lease: the others stand by and take over
+   * within the lease's ttl when it dies, RESUMEing the session it kept in the store (Discord
+   * then replays what arrived meanwhile). Replies are posted by whichever instance answers,
+   * over REST.
    */
   async start(handlers: ChannelHandlers): Promise<void> {
     this.handlers = handlers;
@@ -142,63 +164,72 @@ export class DiscordChannel implements Channel {
     if (handlers.lead !== undefined && this.ownsClient && token !== undefined) {
       this.client.rest.setToken(token);
       const stop = new AbortController();
-      const fresh = async () => {
-        this.detach();
-        await this.client.destroy();
-        this.#client = this.newClient();
-        this.client.rest.setToken(token);
-      };
-      const term = async (signal: AbortSignal) => {
-        try {
-          await this.connect();
-        } catch (error) {
-          await fresh();
-          throw error;
-        }
-        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        // Lost or stopping: let go of the gateway; the next term starts on a fresh client.
-        await fresh();
-      };
-      const name = leaseNames.discordShard(botIdOf(token), 0);
-      this.leading = { stop, done: handlers.lead(name, term, stop.signal) };
+      const bot = botIdOf(token);
+      const terms = Array.from({ length: this.shardCount }, (_, shard) =>
+        handlers.lead!(
+          leaseNames.discordShard(bot, shard),
+          (signal) => this.holdShard(shard, token, signal),
+          stop.signal,
+        ),
+      );
+      this.leading = { stop, done: Promise.all(terms) };
       return;
     }
-    await this.connect();
+    await this.connect(this.client);
   }
 
-  private async connect(): Promise<void> {
-    this.client.on(Events.Raw, this.onRaw);
-    this.client.on(Events.Error, this.onClientError);
-    this.client.on(Events.ShardError, this.onClientError);
-    this.client.on(Events.ShardDisconnect, this.onGatewayClosed);
-    this.client.on(Events.ShardResume, this.onResumed);
-    if (!this.client.isReady()) {
-      const token = this.options.token ?? this.client.token ?? undefined;
+  /**
+   * One lease term on `shard`: a client of its own on the gateway until the lease is lost or
+   * the channel stops. The next term, here or on another instance, RESUMEs from the store.
+   */
+  private async holdShard(shard: number, token: string, signal: AbortSignal): Promise<void> {
+    const client = this.newClient([shard]);
+    client.rest.setToken(token);
+    this.gateways.set(shard, client);
+    try {
+      await this.connect(client);
+      if (!signal.aborted) {
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      }
+    } finally {
+      this.gateways.delete(shard);
+      this.detach(client);
+      this.sessions.drop(shard);
+      await client.destroy();
+    }
+  }
+
+  private async connect(client: Client): Promise<void> {
+    client.on(Events.Raw, this.onRaw);
+    client.on(Events.Error, this.onClientError);
+    client.on(Events.ShardError, this.onClientError);
+    client.on(Events.ShardDisconnect, this.onGatewayClosed);
+    client.on(Events.ShardResume, this.onResumed);
+    if (!client.isReady()) {
+      const token = this.options.token ?? client.token ?? undefined;
       // A client of yours that the channel logs in gets the same guard, unless it has a strategy.
-      this.client.options.ws ??= {};
+      client.options.ws ??= {};
       if (!this.ownsClient) {
-        this.client.options.ws.buildStrategy = this.withSessions(
-          this.client.options.ws.buildStrategy,
-        );
+        client.options.ws.buildStrategy = this.withSessions(client.options.ws.buildStrategy);
       }
       if (token === undefined) {
-        this.detach();
+        this.detach(client);
         throw new PlatformError('discord', 'DiscordChannel needs a token (or a logged-in client)');
       }
       // A kept session is RESUMEd: Discord replays what was missed, and sends no READY.
       const ready = new Promise<void>((resolve) => {
-        this.client.once(Events.ClientReady, () => resolve());
-        this.client.once(Events.ShardResume, () => resolve());
+        client.once(Events.ClientReady, () => resolve());
+        client.once(Events.ShardResume, () => resolve());
       });
       try {
-        await Promise.all([ready, this.client.login(token)]);
+        await Promise.all([ready, client.login(token)]);
       } catch (error) {
-        this.detach();
+        this.detach(client);
         throw toColloquyError(error, 'login');
       }
     }
     if (!this.botIdentity) throw new PlatformError('discord', 'Discord READY carried no user');
-    if (!this.client.user) resumedWithoutReady(this.client);
+    if (!client.user) resumedWithoutReady(client);
   }
 
   /** `buildStrategy` keeping the gateway sessions in the store, around `inner` (or the guard). */
@@ -217,7 +248,8 @@ export class DiscordChannel implements Channel {
     this.leading = undefined;
     leading?.stop.abort();
     await leading?.done;
-    this.detach();
+    this.detach(this.client);
+    this.sessions.release();
     await this.queue;
     if (this.ownsClient) await this.client.destroy();
   }
@@ -255,13 +287,12 @@ export class DiscordChannel implements Channel {
     return first === undefined ? sent : { ...sent, id: `discord:${channelId}:${first}` };
   }
 
-  private detach(): void {
-    this.client.off(Events.Raw, this.onRaw);
-    this.client.off(Events.Error, this.onClientError);
-    this.client.off(Events.ShardError, this.onClientError);
-    this.client.off(Events.ShardDisconnect, this.onGatewayClosed);
-    this.client.off(Events.ShardResume, this.onResumed);
-    this.sessions.release();
+  private detach(client: Client): void {
+    client.off(Events.Raw, this.onRaw);
+    client.off(Events.Error, this.onClientError);
+    client.off(Events.ShardError, this.onClientError);
+    client.off(Events.ShardDisconnect, this.onGatewayClosed);
+    client.off(Events.ShardResume, this.onResumed);
   }
 
   /** A RESUME of a session kept without its bot user (no READY will name it): go on without. */
@@ -398,15 +429,17 @@ export class DiscordChannel implements Channel {
     };
     if (typeof d.channel_id !== 'string') return { botUserId };
     if (typeof d.guild_id !== 'string') return { botUserId, channel: { type: 1 } };
-    const channel = await this.channelInfo(d.channel_id);
+    const channel = await this.channelInfo(d.channel_id, shardId);
     return channel ? { botUserId, channel } : { botUserId };
   }
 
-  private async channelInfo(id: string): Promise<DiscordChannelInfo | undefined> {
-    let channel = this.client.channels.cache.get(id) ?? null;
+  private async channelInfo(id: string, shardId: number): Promise<DiscordChannelInfo | undefined> {
+    // The shard's own client has its guilds' channels cached.
+    const client = this.gateways.get(shardId) ?? this.client;
+    let channel = client.channels.cache.get(id) ?? null;
     if (!channel) {
       // Not cached (a thread the bot was just added to, say): ask the REST API once.
-      channel = await this.client.channels.fetch(id).catch(() => null);
+      channel = await client.channels.fetch(id).catch(() => null);
     }
     if (!channel) return undefined;
     const name = 'name' in channel && typeof channel.name === 'string' ? channel.name : undefined;

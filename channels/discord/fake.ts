@@ -51,6 +51,11 @@ export interface FakeDiscordOptions {
    * discord.js is still starting (it queues them until every guild is available).
    */
   beforeGuilds?: Array<{ t: string; d: unknown }>;
+  /**
+   * How many shards the bot must run (default 1): `GET /gateway/bot` recommends it, IDENTIFY
+   * must name one of them, and each guild's events go to its shard, as on Discord.
+   */
+  shards?: number;
 }
 
 export interface FakeDiscordUserMessage {
@@ -90,6 +95,8 @@ const DEFAULT_BOT = { id: '1100000000000000001', username: 'colloquy-bot', globa
 export class FakeDiscord {
   readonly token: string;
   readonly botUser: FakeDiscordUser;
+  /** How many shards the bot must run. */
+  readonly shards: number;
   /** Messages the bot posted through REST, in order. */
   readonly posted: FakeDiscordMessage[] = [];
   /** Every REST call, in order. */
@@ -106,25 +113,27 @@ export class FakeDiscord {
 
   private constructor(options: FakeDiscordOptions) {
     this.token = options.token ?? 'fake-discord-token';
+    this.shards = options.shards ?? 1;
     this.botUser = { ...DEFAULT_BOT, ...options.bot, bot: true };
     this.echo = options.echo ?? true;
     this.gateway = new FakeGateway(
       {
         token: this.token,
         heartbeatInterval: options.heartbeatInterval ?? 41_250,
-        ready: (sessionId, resumeUrl) => ({
+        shards: this.shards,
+        ready: (sessionId, resumeUrl, shard) => ({
           v: 10,
           user: this.botUser,
-          guilds: [...this.guilds.keys()].map((id) => ({ id, unavailable: true })),
+          guilds: this.guildsOn(shard).map((guild) => ({ id: guild.id, unavailable: true })),
           session_id: sessionId,
           resume_gateway_url: resumeUrl,
-          shard: [0, 1],
+          shard: [shard, this.shards],
           application: { id: this.botUser.id, flags: 0 },
           private_channels: [],
         }),
-        afterReady: () => [
-          ...(options.beforeGuilds ?? []),
-          ...[...this.guilds.values()].map((guild) => ({
+        afterReady: (shard) => [
+          ...(shard === 0 ? (options.beforeGuilds ?? []) : []),
+          ...this.guildsOn(shard).map((guild) => ({
             t: 'GUILD_CREATE',
             d: guildCreatePayload(guild, this.botUser),
           })),
@@ -159,6 +168,18 @@ export class FakeDiscord {
   /** What `GET /gateway/bot` answers: the fake's own WebSocket endpoint. */
   get gatewayUrl(): string {
     return `ws://127.0.0.1:${this.port}/gateway`;
+  }
+
+  /** The guilds whose events go to `shard`. */
+  private guildsOn(shard: number): FakeDiscordGuild[] {
+    return [...this.guilds.values()].filter(
+      (guild) => this.gateway.shardOf('GUILD_CREATE', guild) === shard,
+    );
+  }
+
+  /** The shard a guild's events go to (`(guild_id >> 22) % shards`). */
+  shardOf(guildId: string): number {
+    return this.gateway.shardOf('MESSAGE_CREATE', { guild_id: guildId });
   }
 
   /** Every IDENTIFY received (token, intents, shard). */
@@ -344,6 +365,7 @@ export class FakeDiscord {
       token: this.token,
       botUser: this.botUser,
       gatewayUrl: this.gatewayUrl,
+      shards: this.shards,
       channel: (id) => this.channels.get(id),
       message: (id) => this.messages.get(id),
       nextFailure: () => this.failures.shift(),

@@ -113,6 +113,22 @@ export class GatewaySessions {
     this.release(shardId);
   }
 
+  /** The bot user of any shard's session (they all name the same bot). */
+  anyUser(): SessionUser | undefined {
+    return this.#users.values().next().value;
+  }
+
+  /**
+   * Forgets what this process knew of `shardId`'s session (its client is gone, the lease let
+   * go): the next client on it starts from what the store keeps, as a new process would.
+   */
+  drop(shardId: number): void {
+    this.#live.delete(shardId);
+    this.#kept.delete(shardId);
+    this.resumed.delete(shardId);
+    this.release(shardId);
+  }
+
   /** The bot user of `shardId`'s session, from READY or as kept with a RESUMEd session. */
   user(shardId: number): SessionUser | undefined {
     return this.#users.get(shardId);

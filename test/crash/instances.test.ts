@@ -285,11 +285,11 @@ describe.skipIf(!postgresReachable)('several bot instances on one Postgres', () 
   );
 
   it(
-    'Discord: the instance on the gateway is killed, the standby RESUMEs its session, nothing delivered is lost',
+    'Discord: the instance on both shards is killed, the standby RESUMEs each session, nothing delivered is lost',
     async () => {
       const url = await testDatabase();
       const dir = scratch('instances-discord');
-      const discord = await FakeDiscord.start();
+      const discord = await FakeDiscord.start({ shards: 2 });
       discordScene(discord);
       const setup = {
         example: 'discord-bot',
@@ -297,6 +297,7 @@ describe.skipIf(!postgresReachable)('several bot instances on one Postgres', () 
           ...baseEnv(url),
           DISCORD_BOT_TOKEN: discord.token,
           DISCORD_API_URL: discord.restApi,
+          DISCORD_SHARDS: '2',
         },
         readyLine: /is connected to Discord|Standing by/,
         logFile: join(dir, 'runs.log'),
@@ -305,6 +306,10 @@ describe.skipIf(!postgresReachable)('several bot instances on one Postgres', () 
       const runs = [startBot(setup)];
       try {
         expect(await runs[0]!.ready).toBe(true);
+        // The first holds both shards before the second starts.
+        for (let waited = 0; discord.identifies.length < 2 && waited < 30_000; waited += 20) {
+          await sleep(20);
+        }
         runs.push(startBot(setup));
         expect(await runs[1]!.ready).toBe(true);
         const rate = 10;
@@ -330,9 +335,12 @@ describe.skipIf(!postgresReachable)('several bot instances on one Postgres', () 
           `${discord.identifies.length} sessions identified, ${discord.resumes} RESUMEs; runs' output: ${dir}`,
         );
         expectNothingLost(counts);
-        // The standby went on with the session the dead instance kept in the database.
-        expect(discord.identifies).toHaveLength(1);
-        expect(discord.resumes).toBeGreaterThanOrEqual(1);
+        // The standby went on with each session the dead instance kept in the database.
+        expect(discord.identifies.map((identify) => identify.shard).sort()).toEqual([
+          [0, 2],
+          [1, 2],
+        ]);
+        expect(discord.resumes).toBeGreaterThanOrEqual(2);
       } finally {
         for (const run of runs) run.child.kill('SIGKILL');
         await discord.close();

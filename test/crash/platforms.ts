@@ -102,12 +102,20 @@ const DISCORD_PEOPLE: FakeDiscordUser[] = ['alice', 'bob'].map((username, i) => 
 }));
 const DISCORD_DMS = DISCORD_PEOPLE.map((_, i) => `120257000000000000${i}`);
 
-/** Discord's scene: a guild with three channels, and two people each with a DM to the bot. */
+/**
+ * Discord's scene: a guild with two channels and one with a third (on shard 1 when the bot
+ * runs two), and two people each with a DM to the bot.
+ */
 export function discordScene(discord: FakeDiscord): void {
   discord.addGuild({
     id: '81384788765712384',
     name: 'Shop',
-    channels: DISCORD_CHANNELS.map((id, i) => ({ id, name: `room-${i}` })),
+    channels: DISCORD_CHANNELS.slice(0, 2).map((id, i) => ({ id, name: `room-${i}` })),
+  });
+  discord.addGuild({
+    id: '81384788769906688',
+    name: 'Help desk',
+    channels: [{ id: DISCORD_CHANNELS[2]!, name: 'room-2' }],
   });
   DISCORD_PEOPLE.forEach((recipient, i) =>
     discord.addDmChannel({ id: DISCORD_DMS[i]!, recipient }),

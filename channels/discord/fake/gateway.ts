@@ -35,16 +35,28 @@ const RESUME_BUFFER = 10_000;
 export interface GatewayHooks {
   token: string;
   heartbeatInterval: number;
-  /** READY's `d`, built when a client identifies. */
-  ready(sessionId: string, resumeUrl: string): object;
-  /** Dispatches to send right after READY (GUILD_CREATE per guild). */
-  afterReady(): Array<{ t: string; d: unknown }>;
+  /** How many shards the bot must run (what `GET /gateway/bot` recommends). */
+  shards: number;
+  /** READY's `d` for `shard`, built when a client identifies. */
+  ready(sessionId: string, resumeUrl: string, shard: number): object;
+  /** Dispatches to send right after READY on `shard` (GUILD_CREATE per guild of it). */
+  afterReady(shard: number): Array<{ t: string; d: unknown }>;
+}
+
+/** One shard's session: its connection, sequence and what RESUME replays. */
+interface ShardSession {
+  socket: WebSocket | undefined;
+  sessionId: string;
+  seq: number;
+  log: FakeDiscordDispatch[];
+  replayOnResume: number;
 }
 
 /**
- * The gateway half of FakeDiscord: JSON over a WebSocket, one session at a time, with
+ * The gateway half of FakeDiscord: JSON over a WebSocket, one session per shard, with
  * HELLO → IDENTIFY → READY, heartbeat ACKs, RESUME with replay of missed events, and
- * dispatches carrying increasing sequence numbers.
+ * dispatches carrying increasing sequence numbers. A guild's events go to the shard Discord
+ * would send them to (`(guild_id >> 22) % shards`), direct messages to shard 0.
  */
 export class FakeGateway {
   readonly identifies: FakeDiscordIdentify[] = [];
@@ -56,11 +68,7 @@ export class FakeGateway {
    */
   readonly delivered: FakeDiscordDispatch[] = [];
   private readonly wss = new WebSocketServer({ noServer: true });
-  private socket: WebSocket | undefined;
-  private sessionId: string | undefined;
-  private seq = 0;
-  private log: FakeDiscordDispatch[] = [];
-  private replayOnResume = 0;
+  private readonly sessions = new Map<number, ShardSession>();
   private readonly resumedWaiters: Array<() => void> = [];
 
   constructor(
@@ -75,34 +83,47 @@ export class FakeGateway {
     this.wss.handleUpgrade(request, socket, head, (ws) => this.wss.emit('connection', ws, request));
   }
 
-  /** True once a client has identified and a session is running. */
+  /** True once a client has identified and a session is running (on every shard). */
   get connected(): boolean {
-    return this.socket !== undefined && this.sessionId !== undefined;
+    for (let shard = 0; shard < this.hooks.shards; shard++) {
+      if (this.sessions.get(shard)?.socket === undefined) return false;
+    }
+    return true;
   }
 
-  /** Sends a dispatch with the next sequence number (kept for RESUME). Returns its `s`. */
-  dispatch(t: string, d: unknown): number {
-    if (this.sessionId === undefined) return 0; // nobody has identified: Discord sends nothing
-    const event = { s: ++this.seq, t, d };
-    this.log.push(event);
-    if (this.log.length > RESUME_BUFFER) this.log.shift();
-    this.sendDispatch(event);
-    return event.s;
-  }
-
-  /** Sends the last `count` dispatches again, with their original sequence numbers. */
-  replayLast(count: number): void {
-    for (const event of this.log.slice(-count)) this.sendDispatch(event);
+  /** The shard a dispatch goes to: its guild's (`id` of GUILD_CREATE), else shard 0. */
+  shardOf(t: string, d: unknown): number {
+    const data = (typeof d === 'object' && d !== null ? d : {}) as Record<string, unknown>;
+    const guild = t === 'GUILD_CREATE' ? data.id : data.guild_id;
+    if (typeof guild !== 'string' || !/^\d+$/.test(guild)) return 0;
+    return Number((BigInt(guild) >> 22n) % BigInt(this.hooks.shards));
   }
 
   /**
-   * Asks the client to reconnect (op 7). It comes back with RESUME; the fake replays what it
-   * missed plus, with `replayLast`, that many events it had already received.
+   * Sends a dispatch on its shard with that session's next sequence number (kept for
+   * RESUME). Returns its `s`; 0 when nobody has identified on the shard (Discord sends nothing).
    */
-  reconnect(replayLast = 0): Promise<void> {
-    this.replayOnResume = replayLast;
+  dispatch(t: string, d: unknown): number {
+    const session = this.sessions.get(this.shardOf(t, d));
+    return session === undefined ? 0 : this.dispatchOn(session, t, d);
+  }
+
+  /** Sends the last `count` dispatches of `shard` again, with their original sequence numbers. */
+  replayLast(count: number, shard = 0): void {
+    const session = this.sessions.get(shard);
+    for (const event of session?.log.slice(-count) ?? []) this.sendDispatch(session!, event);
+  }
+
+  /**
+   * Asks the client of `shard` to reconnect (op 7). It comes back with RESUME; the fake replays
+   * what it missed plus, with `replayLast`, that many events it had already received.
+   */
+  reconnect(replayLast = 0, shard = 0): Promise<void> {
+    const session = this.sessions.get(shard);
+    if (session === undefined) return Promise.resolve();
+    session.replayOnResume = replayLast;
     const resumed = new Promise<void>((resolve) => this.resumedWaiters.push(resolve));
-    this.send({ op: OP.RECONNECT, d: null });
+    this.send(session, { op: OP.RECONNECT, d: null });
     return resumed;
   }
 
@@ -111,21 +132,31 @@ export class FakeGateway {
     this.wss.close();
   }
 
-  private send(payload: object): boolean {
-    if (this.socket?.readyState !== 1) return false;
-    this.socket.send(JSON.stringify(payload));
+  private dispatchOn(session: ShardSession, t: string, d: unknown): number {
+    const event = { s: ++session.seq, t, d };
+    session.log.push(event);
+    if (session.log.length > RESUME_BUFFER) session.log.shift();
+    this.sendDispatch(session, event);
+    return event.s;
+  }
+
+  private send(session: ShardSession, payload: object): boolean {
+    if (session.socket?.readyState !== 1) return false;
+    session.socket.send(JSON.stringify(payload));
     return true;
   }
 
-  private sendDispatch(event: FakeDiscordDispatch): void {
-    if (this.send({ op: OP.DISPATCH, ...event })) this.delivered.push(event);
+  private sendDispatch(session: ShardSession, event: FakeDiscordDispatch): void {
+    if (this.send(session, { op: OP.DISPATCH, ...event })) this.delivered.push(event);
   }
 
   /** A connection gets dispatches once it has identified or resumed, as on Discord. */
   private onConnection(socket: WebSocket): void {
     socket.on('message', (data) => this.onPayload(socket, String(data)));
     socket.on('close', () => {
-      if (this.socket === socket) this.socket = undefined;
+      for (const session of this.sessions.values()) {
+        if (session.socket === socket) session.socket = undefined;
+      }
     });
     socket.send(
       JSON.stringify({ op: OP.HELLO, d: { heartbeat_interval: this.hooks.heartbeatInterval } }),
@@ -159,33 +190,47 @@ export class FakeGateway {
       socket.close(4004, 'Authentication failed.');
       return;
     }
+    const [shard, count] = Array.isArray(d.shard) ? (d.shard as [number, number]) : [0, 1];
+    if (count !== this.hooks.shards) {
+      socket.close(this.hooks.shards > 1 ? 4011 : 4010, 'Sharding required.');
+      return;
+    }
+    if (!Number.isInteger(shard) || shard < 0 || shard >= count) {
+      socket.close(4010, 'Invalid shard.');
+      return;
+    }
     this.identifies.push({
       token: String(d.token),
       intents: Number(d.intents),
       ...(Array.isArray(d.shard) && { shard: d.shard as [number, number] }),
     });
-    this.socket = socket;
-    this.sessionId = randomUUID().replaceAll('-', '');
-    this.seq = 0;
-    this.log = [];
-    this.dispatch('READY', this.hooks.ready(this.sessionId, this.url()));
-    for (const event of this.hooks.afterReady()) this.dispatch(event.t, event.d);
+    const session: ShardSession = {
+      socket,
+      sessionId: randomUUID().replaceAll('-', ''),
+      seq: 0,
+      log: [],
+      replayOnResume: 0,
+    };
+    this.sessions.set(shard, session);
+    this.dispatchOn(session, 'READY', this.hooks.ready(session.sessionId, this.url(), shard));
+    for (const event of this.hooks.afterReady(shard)) this.dispatchOn(session, event.t, event.d);
   }
 
   private onResume(socket: WebSocket, d: Record<string, unknown>): void {
-    if (d.token !== this.hooks.token || d.session_id !== this.sessionId) {
+    const session = [...this.sessions.values()].find((s) => s.sessionId === d.session_id);
+    if (d.token !== this.hooks.token || session === undefined) {
       socket.send(JSON.stringify({ op: OP.INVALID_SESSION, d: false }));
       return;
     }
     this.resumes++;
-    this.socket = socket;
+    session.socket = socket;
     const after = Number(d.seq);
-    const missed = this.log.filter((event) => event.s > after);
-    const count = this.replayOnResume;
-    const again = count > 0 ? this.log.filter((event) => event.s <= after).slice(-count) : [];
-    this.replayOnResume = 0;
-    for (const event of [...again, ...missed]) this.sendDispatch(event);
-    this.send({ op: OP.DISPATCH, s: this.seq, t: 'RESUMED', d: {} });
+    const missed = session.log.filter((event) => event.s > after);
+    const count = session.replayOnResume;
+    const again = count > 0 ? session.log.filter((event) => event.s <= after).slice(-count) : [];
+    session.replayOnResume = 0;
+    for (const event of [...again, ...missed]) this.sendDispatch(session, event);
+    this.send(session, { op: OP.DISPATCH, s: session.seq, t: 'RESUMED', d: {} });
     for (const resolve of this.resumedWaiters.splice(0)) resolve();
   }
 }

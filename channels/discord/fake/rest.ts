@@ -25,6 +25,8 @@ export interface RestHost {
   token: string;
   botUser: FakeDiscordUser;
   gatewayUrl: string;
+  /** The shard count `GET /gateway/bot` recommends. */
+  shards: number;
   channel(id: string): FakeDiscordChannel | undefined;
   message(id: string): FakeDiscordMessage | undefined;
   nextFailure(): FakeDiscordFailure | undefined;
@@ -73,7 +75,7 @@ export async function handleRest(
   if (method === 'GET' && route === '/gateway/bot') {
     return answer(200, {
       url: host.gatewayUrl,
-      shards: 1,
+      shards: host.shards,
       session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
     });
   }

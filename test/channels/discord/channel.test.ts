@@ -288,3 +288,50 @@ describe('DiscordChannel failures', () => {
     await discord.close();
   });
 });
+
+describe('DiscordChannel on a bot of several shards', () => {
+  it('runs every shard alone, each guild’s messages and the DMs arriving on theirs', async () => {
+    // given a bot of two shards with a guild on each, and a DM
+    const discord = await FakeDiscord.start({ shards: 2 });
+    const otherGuild = '81384788769906688';
+    discord.addGuild({ id: GUILD, name: 'Zero', channels: [{ id: GENERAL, name: 'general' }] });
+    discord.addGuild({
+      id: otherGuild,
+      name: 'One',
+      channels: [{ id: '290926798999357251', name: 'help' }],
+    });
+    discord.addDmChannel({ id: DM, recipient: alice });
+    expect([discord.shardOf(GUILD), discord.shardOf(otherGuild)]).toEqual([0, 1]);
+    const channel = new DiscordChannel({
+      token: discord.token,
+      clientOptions: { rest: { api: discord.restApi } },
+      shardCount: 2,
+    });
+    const events = recorder();
+    try {
+      await channel.start(events.handlers);
+
+      // when someone writes in each guild and in the DM
+      discord.userMessage({ channelId: GENERAL, author: alice, content: 'on zero' });
+      discord.userMessage({ channelId: '290926798999357251', author: alice, content: 'on one' });
+      discord.userMessage({ channelId: DM, author: alice, content: 'in the DM' });
+
+      // then the channel identified once per shard and handed over all three
+      const seen = await events.until((s) => s.messages.length === 3);
+      expect(discord.identifies.map((identify) => identify.shard).sort()).toEqual([
+        [0, 2],
+        [1, 2],
+      ]);
+      expect(seen.messages.map((m) => m.content).sort()).toEqual([
+        'in the DM',
+        'on one',
+        'on zero',
+      ]);
+      expect(seen.messages.find((m) => m.content === 'on one')?.metadata.channelName).toBe('help');
+      expect(seen.errors).toEqual([]);
+    } finally {
+      await channel.stop();
+      await discord.close();
+    }
+  });
+});

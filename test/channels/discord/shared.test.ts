@@ -10,6 +10,9 @@ import { scriptedAgent } from '../../src/bot/bot.fixtures.js';
 
 const GUILD = '81384788765712384';
 const GENERAL = '290926798999357250';
+/** A guild whose events go to shard 1 of 2 (`(id >> 22) % 2`), and its channel. */
+const OTHER_GUILD = '81384788769906688';
+const OTHER = '290926798999357251';
 const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice', global_name: 'Alice' };
 
 describe('Discord from two instances sharing one store', () => {
@@ -34,7 +37,7 @@ describe('Discord from two instances sharing one store', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function instance(): Promise<Bot> {
+  async function instance(shardCount = 1): Promise<Bot> {
     const store = SqliteConversationStore.open(join(dir, 'colloquy.db'));
     stores.push(store);
     const bot = new Bot({
@@ -42,6 +45,7 @@ describe('Discord from two instances sharing one store', () => {
         new DiscordChannel({
           token: discord.token,
           clientOptions: { rest: { api: discord.restApi } },
+          shardCount,
         }),
       ],
       agents: [
@@ -64,9 +68,9 @@ describe('Discord from two instances sharing one store', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
-  const ask = (content: string) =>
+  const ask = (content: string, channelId = GENERAL) =>
     discord.userMessage({
-      channelId: GENERAL,
+      channelId,
       author: alice,
       content: `<@${discord.botUser.id}> ${content}`,
       mentions: [discord.botUser],
@@ -96,5 +100,64 @@ describe('Discord from two instances sharing one store', () => {
       .pluck()
       .get();
     expect(stored).toBe(2);
+  });
+
+  it('holds each of two shards by lease; the standby takes both over when it stops', async () => {
+    // given a bot of two shards, with a guild on each, run by two instances
+    await discord.close();
+    discord = await FakeDiscord.start({ shards: 2 });
+    discord.addGuild({
+      id: GUILD,
+      name: 'Shard zero',
+      channels: [{ id: GENERAL, name: 'general' }],
+    });
+    discord.addGuild({
+      id: OTHER_GUILD,
+      name: 'Shard one',
+      channels: [{ id: OTHER, name: 'help' }],
+    });
+    expect([discord.shardOf(GUILD), discord.shardOf(OTHER_GUILD)]).toEqual([0, 1]);
+    const first = await instance(2);
+    await until(() => connections() === 2);
+    await instance(2);
+
+    // when someone asks in each guild
+    ask('on shard zero');
+    ask('on shard one', OTHER);
+    await discord.waitForPosted(2);
+
+    // then the first instance identified once per shard, and the second stood by
+    expect(discord.identifies.map((identify) => identify.shard).sort()).toEqual([
+      [0, 2],
+      [1, 2],
+    ]);
+    expect(connections()).toBe(2);
+
+    // when the first instance stops (closing its sessions), the second takes both shards
+    await first.stop();
+    await until(() => discord.identifies.length === 4);
+    ask('zero again');
+    ask('one again', OTHER);
+    const posted = await discord.waitForPosted(4);
+    expect(posted.map((message) => message.content).sort()).toEqual([
+      're: on shard one',
+      're: on shard zero',
+      're: one again',
+      're: zero again',
+    ]);
+    expect(
+      discord.identifies
+        .slice(2)
+        .map((identify) => identify.shard)
+        .sort(),
+    ).toEqual([
+      [0, 2],
+      [1, 2],
+    ]);
+    const stored = stores[1]!.db
+      .prepare(`SELECT count(*) FROM messages WHERE participant_id = 'discord:${alice.id}'`)
+      .pluck()
+      .get();
+    expect(stored).toBe(4);
   });
 });
