@@ -194,9 +194,25 @@ export class DiscordChannel implements Channel {
     } finally {
       this.gateways.delete(shard);
       this.detach(client);
+      await this.close(client, [shard]);
       this.sessions.drop(shard);
-      await client.destroy();
     }
+  }
+
+  /**
+   * Closes `client`'s gateway connections so that their sessions can be RESUMEd: with a code
+   * other than 1000 (Discord ends a session closed with 1000 or 1001), and with the sessions
+   * the store keeps left as they are. The next process, or the instance that takes a shard
+   * over, RESUMEs and Discord replays what it sent meanwhile. Then destroys the client.
+   */
+  private async close(client: Client, shards: Iterable<number>): Promise<void> {
+    this.sessions.closing(shards);
+    const manager = (client.ws as unknown as { _ws?: { destroy(options: object): Promise<void> } })
+      ._ws;
+    await manager
+      ?.destroy({ code: RESUMABLE_CLOSE, reason: 'colloquy hands the session over' })
+      .catch(() => undefined);
+    await client.destroy();
   }
 
   private async connect(client: Client): Promise<void> {
@@ -251,7 +267,11 @@ export class DiscordChannel implements Channel {
     this.detach(this.client);
     this.sessions.release();
     await this.queue;
-    if (this.ownsClient) await this.client.destroy();
+    if (this.ownsClient) {
+      const shards = Array.from({ length: this.shardCount }, (_, shard) => shard);
+      await this.close(this.client, shards);
+      for (const shard of shards) this.sessions.drop(shard);
+    }
   }
 
   /**
@@ -453,6 +473,9 @@ export class DiscordChannel implements Channel {
     };
   }
 }
+
+/** The close code of a session handed over (discord.js's own "resuming" code). */
+const RESUMABLE_CLOSE = 4200;
 
 /**
  * After a RESUME in a new process discord.js never sees READY, so it would queue every event

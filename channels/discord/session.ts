@@ -44,6 +44,8 @@ export class GatewaySessions {
   readonly resumed = new Set<number>();
   /** Those waiting for a shard's bot user (`userKnown`). */
   readonly #waiting = new Map<number, (() => void)[]>();
+  /** Shards being closed on purpose: what the library says of them now is not kept. */
+  readonly #closing = new Set<number>();
 
   constructor(private readonly state: () => ChannelState | undefined) {}
 
@@ -67,6 +69,7 @@ export class GatewaySessions {
     options.updateSessionInfo = async (shardId, info) => {
       this.#live.set(shardId, info);
       await update(shardId, info);
+      if (this.#closing.has(shardId)) return;
       if (info === null) {
         this.resumed.delete(shardId);
         this.#kept.delete(shardId);
@@ -119,12 +122,22 @@ export class GatewaySessions {
   }
 
   /**
+   * The channel is closing `shardIds` on purpose (stopping, or its lease let go): the session
+   * the store keeps stays as it is, for the next client (here or on another instance) to
+   * RESUME, although the library drops its own.
+   */
+  closing(shardIds: Iterable<number>): void {
+    for (const shardId of shardIds) this.#closing.add(shardId);
+  }
+
+  /**
    * Forgets what this process knew of `shardId`'s session (its client is gone, the lease let
    * go): the next client on it starts from what the store keeps, as a new process would.
    */
   drop(shardId: number): void {
     this.#live.delete(shardId);
     this.#kept.delete(shardId);
+    this.#closing.delete(shardId);
     this.resumed.delete(shardId);
     this.release(shardId);
   }

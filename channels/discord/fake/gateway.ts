@@ -56,7 +56,8 @@ interface ShardSession {
  * The gateway half of FakeDiscord: JSON over a WebSocket, one session per shard, with
  * HELLO → IDENTIFY → READY, heartbeat ACKs, RESUME with replay of missed events, and
  * dispatches carrying increasing sequence numbers. A guild's events go to the shard Discord
- * would send them to (`(guild_id >> 22) % shards`), direct messages to shard 0.
+ * would send them to (`(guild_id >> 22) % shards`), direct messages to shard 0. A client that
+ * closes with 1000 or 1001 ends its session, as on Discord; any other close keeps it for RESUME.
  */
 export class FakeGateway {
   readonly identifies: FakeDiscordIdentify[] = [];
@@ -153,9 +154,12 @@ export class FakeGateway {
   /** A connection gets dispatches once it has identified or resumed, as on Discord. */
   private onConnection(socket: WebSocket): void {
     socket.on('message', (data) => this.onPayload(socket, String(data)));
-    socket.on('close', () => {
-      for (const session of this.sessions.values()) {
-        if (session.socket === socket) session.socket = undefined;
+    socket.on('close', (code) => {
+      for (const [shard, session] of this.sessions) {
+        if (session.socket !== socket) continue;
+        session.socket = undefined;
+        // Closed with 1000 or 1001, a session is over: it cannot be RESUMEd.
+        if (code === 1000 || code === 1001) this.sessions.delete(shard);
       }
     });
     socket.send(

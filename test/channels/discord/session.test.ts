@@ -136,6 +136,36 @@ describe('DiscordChannel keeps its gateway session in the store', () => {
     await until(() => keptSequence(afterCrash) === sequences[1]);
   });
 
+  it('RESUMEs after a stop too: a stopping channel hands its session over instead of ending it', async () => {
+    // given a channel that handed over one message, then stopped (no crash)
+    discord = await FakeDiscord.start();
+    discord.addGuild({
+      id: GUILD,
+      name: 'Test Guild',
+      channels: [{ id: GENERAL, name: 'general' }],
+    });
+    const state = mapState();
+    const first = open();
+    const firstRun = recording(state);
+    await first.start(firstRun.handlers);
+    discord.userMessage({ channelId: GENERAL, author: alice, content: 'before the restart' });
+    await firstRun.until(1);
+    await first.stop();
+    running.splice(0);
+    expect(keptSequence(state)).toBeGreaterThan(0);
+
+    // when a message arrives while it is down, and a new process starts on the same store
+    discord.userMessage({ channelId: GENERAL, author: alice, content: 'while down' });
+    const second = open();
+    const secondRun = recording(state);
+    await second.start(secondRun.handlers);
+    await secondRun.until(1);
+
+    // then it RESUMEd the session, and Discord replayed what it missed
+    expect([discord.identifies.length, discord.resumes]).toEqual([1, 1]);
+    expect(secondRun.messages.map((m) => m.turn.content)).toEqual(['while down']);
+  });
+
   it('knows its identity from READY for events that arrive before start resolves', async () => {
     // A DM dispatched between READY and the guilds: discord.js is not ready yet.
     const early = {
