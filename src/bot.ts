@@ -1,7 +1,7 @@
 import type { Agent } from './agent.js';
 import { Capture } from './capture.js';
 import type { CaptureOptions } from './capture.js';
-import type { Interceptor } from './chain.js';
+import type { Interceptor, SendHook } from './chain.js';
 import type { Channel, ChannelHandlers, ChannelState, Delivery } from './channel.js';
 import type { TurnContext } from './chain.js';
 import { ColloquyError, StoreError } from './errors.js';
@@ -59,6 +59,8 @@ export interface BotOptions {
   store?: ConversationStore;
   /** Run after capture and before the agents, in order. */
   interceptors?: readonly Interceptor<TurnContext>[];
+  /** Wrap every reply before it is recorded and posted, in order (see `SendHook`). */
+  sendHooks?: readonly SendHook[];
   logger?: Logger;
   /**
    * Capture's buffer and retry settings; its failures also go to `catch`. Its
@@ -334,6 +336,7 @@ export class Bot {
       store: this.#store,
       storeFor: (agent) => this.#storeFor(agent),
       interceptors: this.#options.interceptors ?? [],
+      sendHooks: this.#options.sendHooks ?? [],
       agentsOn: (channel) => this.agentsOn(channel),
       aliasesOf: (agent) => this.aliasesOf(agent),
       identities: () => this.#options.channels.flatMap((c) => c.botIdentity ?? []),

@@ -54,3 +54,24 @@ export interface TurnContext {
   /** Our identities on every started channel, for alias resolution. */
   readonly identities: readonly BotIdentity[];
 }
+
+/**
+ * Wraps every reply on its way to the platform, as grammY's API transformers wrap its calls.
+ * A hook gets the reply turn before it is recorded, and `send`, which records it, posts it and
+ * resolves with it as sent (the platform's ids in its metadata). It may change the turn (its
+ * content or metadata, not its id or conversation) before passing it on, look at what was
+ * sent, or refuse to send by throwing: then nothing is recorded or posted, and the agent's
+ * run fails with that error. Hooks run in order, the first outermost.
+ *
+ * @example
+ * ```ts
+ * const noEmails: SendHook = (reply, send) =>
+ *   send({ ...reply, content: reply.content.replace(/\S+@\S+/g, '[email]') });
+ * new Bot({ channels, agents, sendHooks: [noEmails] });
+ * ```
+ */
+export type SendHook = (
+  reply: NewMessage,
+  send: (reply: NewMessage) => Promise<NewMessage>,
+  about: { readonly inbound: NewMessage; readonly channel: Channel },
+) => Promise<NewMessage>;

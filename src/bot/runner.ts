@@ -1,7 +1,7 @@
 import { concerns, threadConcerns } from '../agent.js';
 import type { Agent, AgentResult } from '../agent.js';
 import { compose } from '../chain.js';
-import type { Interceptor } from '../chain.js';
+import type { Interceptor, SendHook } from '../chain.js';
 import type { BotIdentity, Channel } from '../channel.js';
 import type { TurnContext } from '../chain.js';
 import { AgentError, ColloquyError, StoreError } from '../errors.js';
@@ -29,6 +29,7 @@ export interface RunnerDeps {
   /** Keep each run's assembled prompt (JSON, at most this many bytes); off when undefined. */
   promptBytes?: number;
   interceptors: readonly Interceptor<TurnContext>[];
+  sendHooks: readonly SendHook[];
   agentsOn(channel: Channel): readonly Agent[];
   aliasesOf(agent: Agent): readonly string[];
   identities(): readonly BotIdentity[];
@@ -162,18 +163,27 @@ export class TurnRunner {
         }),
         others,
       );
-      if (run !== undefined) {
-        run.replyId = id;
-        void this.#save(run);
-      }
-      return sendThroughOutbox(this.deps.write, {
-        channel,
-        inbound: message,
-        turn,
-        ...(place !== undefined && { place }),
-        // The run is answered in the confirmation's commit.
-        ...(run !== undefined && { onSent: () => this.#finish(run, 'answered') }),
-      });
+      const post = (reply: NewMessage) => {
+        if (reply.id !== id || reply.conversationId !== turn.conversationId) {
+          throw new ColloquyError("a send hook changed a reply's id or conversation", {
+            conversationId: message.conversationId,
+            messageId: message.id,
+          });
+        }
+        if (run !== undefined) {
+          run.replyId = id;
+          void this.#save(run);
+        }
+        return sendThroughOutbox(this.deps.write, {
+          channel,
+          inbound: message,
+          turn: reply,
+          ...(place !== undefined && { place }),
+          // The run is answered in the confirmation's commit.
+          ...(run !== undefined && { onSent: () => this.#finish(run, 'answered') }),
+        });
+      };
+      return throughHooks(this.deps.sendHooks, post, { inbound: message, channel })(turn);
     };
   }
 
@@ -457,4 +467,16 @@ function cappedJson(value: unknown, maxBytes: number): string {
   const json = JSON.stringify(value) ?? 'null';
   const bytes = Buffer.byteLength(json);
   return bytes <= maxBytes ? json : JSON.stringify({ truncated: true, bytes });
+}
+
+/** `send` wrapped in `hooks`, the first outermost. */
+function throughHooks(
+  hooks: readonly SendHook[],
+  send: (reply: NewMessage) => Promise<NewMessage>,
+  about: Parameters<SendHook>[2],
+): (reply: NewMessage) => Promise<NewMessage> {
+  return hooks.reduceRight<(reply: NewMessage) => Promise<NewMessage>>(
+    (next, hook) => async (reply) => hook(reply, next, about),
+    async (reply) => send(reply),
+  );
 }
