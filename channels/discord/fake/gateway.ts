@@ -84,14 +84,6 @@ export class FakeGateway {
     this.wss.handleUpgrade(request, socket, head, (ws) => this.wss.emit('connection', ws, request));
   }
 
-  /** True once a client has identified and a session is running (on every shard). */
-  get connected(): boolean {
-    for (let shard = 0; shard < this.hooks.shards; shard++) {
-      if (this.sessions.get(shard)?.socket === undefined) return false;
-    }
-    return true;
-  }
-
   /** The shard a dispatch goes to: its guild's (`id` of GUILD_CREATE), else shard 0. */
   shardOf(t: string, d: unknown): number {
     const data = (typeof d === 'object' && d !== null ? d : {}) as Record<string, unknown>;
