@@ -65,9 +65,16 @@ export async function openSql(
 
 function describeOpenFailure(path: string, error: unknown): Error {
   const message = error instanceof Error ? error.message : String(error);
-  if (/older colloquy schema|no current colloquy schema/.test(message)) {
+  if (/older colloquy schema/.test(message)) {
     return new CliError(
       `${path} uses an older colloquy schema; run "colloquy migrate" (or start the bot) to upgrade it`,
+      { cause: error },
+    );
+  }
+  // Postgres cannot tell an older schema from none: both lack the current migrations.
+  if (/no current colloquy schema/.test(message)) {
+    return new CliError(
+      `${path} has no current colloquy schema (an older one, or none yet); run "colloquy migrate" (or start the bot) to bring it up to date`,
       { cause: error },
     );
   }

@@ -17,9 +17,11 @@ import {
 import {
   dropTestDatabases,
   openPostgresStore,
+  postgres,
   postgresReachable,
   testDatabase,
 } from '../postgres/postgres.fixtures.js';
+import { databaseUrl } from '../../postgres.setup.js';
 
 // Every command on a postgres:// URL answers as it does on a SQLite file holding the same
 // history; `tail --follow` is pushed by LISTEN/NOTIFY and misses no late-committing turn.
@@ -100,6 +102,33 @@ describe.skipIf(!postgresReachable)('the colloquy CLI on Postgres', () => {
       '--db',
       url,
     ]);
+  });
+
+  it('refuses a database colloquy has not migrated, pointing at migrate, without its password', async () => {
+    // given a database with no colloquy tables, reached with a password in the URL
+    const server = 'template' in postgres ? postgres.server : '';
+    const name = `colloquy_empty_${process.pid}`;
+    const admin = new pg.Client({ connectionString: server || undefined });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    try {
+      const empty = databaseUrl(server, name).replace(
+        'postgres://postgres@',
+        'postgres://postgres:pw@',
+      );
+      // when a command reads it
+      const { code, stderr } = await colloquy(['conversations', '--db', empty]);
+      // then it says what to run, in one line, the password masked
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        /^colloquy: \S+ has no current colloquy schema \(an older one, or none yet\); run "colloquy migrate" \(or start the bot\) to bring it up to date\n$/,
+      );
+      expect(stderr).not.toContain(':pw@');
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
   });
 
   it('migrates: an up-to-date database says so', async () => {
