@@ -57,6 +57,6 @@ await launch(bot);
 const me = discord.botIdentity;
 console.log(
   me === undefined
-    ? 'Standing by for the Discord gateway (instances on this database share its shards). Press Ctrl+C to stop.'
+    ? 'Started: the instances on this database share the Discord gateway, this one takes the shards nobody holds. Press Ctrl+C to stop.'
     : `${me.username} is connected to Discord. Press Ctrl+C to stop.`,
 );

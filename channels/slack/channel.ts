@@ -474,7 +474,6 @@ export class SlackChannel implements Channel {
   }
 }
 
-/** Calls the handler a parsed event is for; resolves once it is committed. */
 /** What Bolt's Socket Mode client emits as `slack_event`. */
 interface SocketModeEvent {
   type: string;

@@ -198,7 +198,7 @@ export class PostgresStudioSource implements StudioSource {
       ? cursor.split(':')
       : (await this.liveCursor()).split(':');
     const rows = await this.all<TurnSqlRow & { txid: string }>(
-      `${TURN_SELECT.replace('select ', 'select m.txid::text as txid, ')}
+      `${turnSelect(undefined, ['m.txid::text as txid'])}
        where (m.txid, m.seq) > (@txid::xid8, @seq::bigint)
          and m.txid < pg_snapshot_xmin(pg_current_snapshot())
          and (@c::text is null or m.conversation_id = @c)

@@ -5,10 +5,14 @@
 
 /**
  * A turn as the pages show it: its speaker, and the turn it replies to. `column` names a
- * `messages` column a SQLite file written by an older colloquy may lack (`null as …` then).
+ * `messages` column a SQLite file written by an older colloquy may lack (`null as …` then);
+ * `extra` columns are selected too.
  */
-export function turnSelect(column: (name: string) => string = (name) => `m.${name}`): string {
-  return `select m.seq, m.id, m.conversation_id, m.participant_id, p.kind, p.display_name,
+export function turnSelect(
+  column: (name: string) => string = (name) => `m.${name}`,
+  extra: readonly string[] = [],
+): string {
+  return `select ${extra.map((e) => `${e}, `).join('')}m.seq, m.id, m.conversation_id, m.participant_id, p.kind, p.display_name,
       m.content, m.timestamp, m.platform_message_id, m.edited_at, m.deleted_at,
       m.summary_for_agent_id, m.is_summary, m.metadata,
       ${column('delivery')}, ${column('reasoning')},

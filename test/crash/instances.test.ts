@@ -299,7 +299,7 @@ describe.skipIf(!postgresReachable)('several bot instances on one Postgres', () 
           DISCORD_API_URL: discord.restApi,
           DISCORD_SHARDS: '2',
         },
-        readyLine: /is connected to Discord|Standing by/,
+        readyLine: /is connected to Discord|share the Discord gateway/,
         logFile: join(dir, 'runs.log'),
       };
       // One after the other, so the first holds the gateway.
