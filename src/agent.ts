@@ -98,7 +98,8 @@ function opensThread(turn: NewMessage): boolean {
 /**
  * True when `conversationId` is a thread one of `aliases` opened by answering its first
  * message in it: every turn of such a thread concerns the agent, as a reply to its message
- * does, so a follow-up there needs no mention. Reads the agent's newest 100 turns there.
+ * does, so a follow-up there needs no mention. Reads the newest turn (a conversation that is
+ * not a thread ends there) and then the agent's newest 100 turns in the thread.
  *
  * @example
  * ```ts
@@ -110,6 +111,9 @@ export async function threadConcerns(
   conversationId: string,
   aliases: readonly string[],
 ): Promise<boolean> {
+  // Without this, a channel conversation's whole history would be read to find no thread turn.
+  const [newest] = await store.get(conversationId, { limit: 1 });
+  if (newest?.scope !== 'thread') return false;
   const own: StoredMessage[] = await store.get(conversationId, {
     participantIds: [...aliases],
     scope: 'thread',
