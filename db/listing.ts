@@ -1,5 +1,6 @@
 import { StoreError } from '../src/errors.js';
 import type { ConversationSummary, ListConversationsOptions, Page } from '../src/store.js';
+import { LIMIT } from './queries.js';
 
 /**
  * A `conversations` row as `SELECT *` reads it, in either dialect (Postgres answers its
@@ -99,7 +100,7 @@ export function listingQuery(
     params.cursorId = id;
   }
   const sql = `SELECT * FROM conversations c ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-    ORDER BY c.last_message_at DESC, c.id DESC LIMIT @limit OFFSET @offset`;
+    ORDER BY c.last_message_at DESC, c.id DESC ${LIMIT} OFFSET CAST(@offset AS INTEGER)`;
   return { sql, params, limit };
 }
 

@@ -23,6 +23,14 @@ export interface GetDialect {
 }
 
 /**
+ * `LIMIT @limit` for statements prepared once and run many times. SQLite's planner reads the
+ * value bound to a bare `LIMIT @limit`, so binding it again re-prepares the statement at every
+ * call; cast, the limit is an expression the statement evaluates, and the statement stays
+ * prepared. Postgres takes either.
+ */
+export const LIMIT = 'LIMIT CAST(@limit AS INTEGER)';
+
+/**
  * The SQL of `store.get`. Without `concerning` it walks `messages_conversation_time_idx`
  * backwards. With `concerning` it merges index ranges read newest first, stopping after
  * `limit` turns, so its cost does not grow with the conversation:
@@ -68,7 +76,7 @@ export function buildGetQuery(
   if (options.includeSummaries !== true) filters.push(dialect.notSummary);
   if (options.includeDeleted !== true) filters.push('m.deleted_at IS NULL');
   const where = filters.map((f) => ` AND ${f}`).join('');
-  const newestFirst = 'ORDER BY m.timestamp DESC, m.seq DESC LIMIT @limit';
+  const newestFirst = `ORDER BY m.timestamp DESC, m.seq DESC ${LIMIT}`;
 
   if (options.concerning === undefined) {
     return {
@@ -100,7 +108,7 @@ export function buildGetQuery(
   });
   return {
     sql: `WITH top(seq, ts) AS MATERIALIZED (${branches.join('\nUNION ')}
-        ORDER BY 2 DESC, 1 DESC LIMIT @limit)
+        ORDER BY 2 DESC, 1 DESC ${LIMIT})
       SELECT ${dialect.columns} FROM top h
       JOIN messages m ON m.seq = h.seq JOIN participants p ON p.id = m.participant_id
       ORDER BY h.ts DESC, h.seq DESC`,

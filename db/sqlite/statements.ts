@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { GetDialect } from '../queries.js';
+import { LIMIT, type GetDialect } from '../queries.js';
 
 /**
  * The columns every SQLite read selects (`MESSAGE_COLUMN_NAMES` order), `m` = messages, `p` = participants; the mentions come
@@ -81,7 +81,7 @@ const SQL = {
   searchWord: `SELECT 4294967295 - (rowid & 4294967295) FROM messages_fts
     WHERE messages_fts MATCH @match
       AND rowid BETWEEN @number << 32 AND (@number << 32) | 4294967295
-    ORDER BY rowid LIMIT @limit`,
+    ORDER BY rowid ${LIMIT}`,
   searchCandidates: `SELECT m.seq, substr(m.content, 1, 20000) AS content
     FROM json_each(@seqs) j CROSS JOIN messages m ON m.seq = j.value
     WHERE m.conversation_id = @conversation AND m.deleted_at IS NULL AND m.is_summary = 0`,
