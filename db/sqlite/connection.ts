@@ -151,7 +151,7 @@ function bringSchemaUpToDate(db: Database.Database, path: string, readonly: bool
       );
     }
     try {
-      migrate(drizzle(db), { migrationsFolder: folder, migrationsTable: MIGRATIONS_TABLE });
+      migrateWithoutForeignKeys(db, folder);
       return;
     } catch (error) {
       if (newestAppliedMigration(db) === known) return;
@@ -159,6 +159,20 @@ function bringSchemaUpToDate(db: Database.Database, path: string, readonly: bool
         throw new StoreError(`could not migrate ${path}: ${describe(error)}`, { cause: error });
       }
     }
+  }
+}
+
+/**
+ * Runs the pending migrations with foreign keys off, as SQLite asks for rebuilding a table:
+ * dropping the old table would otherwise delete the rows that reference it. The migrations
+ * run in one transaction, where the pragma cannot change, so it is set around them.
+ */
+function migrateWithoutForeignKeys(db: Database.Database, folder: string): void {
+  db.pragma('foreign_keys = OFF');
+  try {
+    migrate(drizzle(db), { migrationsFolder: folder, migrationsTable: MIGRATIONS_TABLE });
+  } finally {
+    db.pragma('foreign_keys = ON');
   }
 }
 

@@ -52,18 +52,20 @@ export const participants = sqliteTable('participants', {
   lastSeenAt: text('last_seen_at').notNull(),
 });
 
-/** One row per turn. `seq` is the monotonic insertion order. */
+/**
+ * One row per turn. `seq` is the monotonic insertion order, never reused: the store numbers a
+ * turn past the highest seq ever stored (the `messages_seq_floor` trigger keeps the highest
+ * deleted one), so no sequence table is written per turn.
+ */
 export const messages = sqliteTable(
   'messages',
   {
-    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    seq: integer('seq').primaryKey(),
     id: text('id').notNull(),
-    conversationId: text('conversation_id')
-      .notNull()
-      .references(() => conversations.id, { onDelete: 'cascade' }),
-    participantId: text('participant_id')
-      .notNull()
-      .references(() => participants.id),
+    // No foreign keys: the store writes the conversation and the author before the turn and
+    // deletes a conversation's turns with it, and checking them cost every append two lookups.
+    conversationId: text('conversation_id').notNull(),
+    participantId: text('participant_id').notNull(),
     content: text('content').notNull(),
     timestamp: text('timestamp').notNull(),
     scope: text('scope', { enum: ['channel', 'dm', 'thread'] }).notNull(),

@@ -64,11 +64,15 @@ const SQL = {
         ELSE max(last_message_at, excluded.last_message_at) END,
       channel_name = coalesce(excluded.channel_name, channel_name),
       thread_id = coalesce(thread_id, excluded.thread_id)`,
-  insertMessage: `INSERT INTO messages (id, conversation_id, participant_id, content, timestamp,
-      scope, channel_type, channel_id, thread_id, platform_message_id, reply_to_message_id,
-      reply_to_participant_id, is_summary, summary_for_agent_id, metadata, trace_id, sources,
-      reasoning, delegation_id, delegated_by, delegated_to, delivery)
-    VALUES (@id, @conversationId, @participantId, @content, @timestamp, @scope, @channelType,
+  // Numbered past the highest seq ever stored, deleted ones included (`messages_seq_floor`),
+  // so a tail's cursor never sees a seq twice.
+  insertMessage: `INSERT INTO messages (seq, id, conversation_id, participant_id, content,
+      timestamp, scope, channel_type, channel_id, thread_id, platform_message_id,
+      reply_to_message_id, reply_to_participant_id, is_summary, summary_for_agent_id, metadata,
+      trace_id, sources, reasoning, delegation_id, delegated_by, delegated_to, delivery)
+    VALUES (max(coalesce((SELECT max(seq) FROM messages), 0), coalesce((SELECT CAST(value AS
+        INTEGER) FROM colloquy_state WHERE key = 'messages_seq_floor'), 0)) + 1,
+      @id, @conversationId, @participantId, @content, @timestamp, @scope, @channelType,
       @channelId, @threadId, @platformMessageId, @replyToMessageId, @replyToParticipantId,
       @isSummary, @summaryForAgentId, @metadata, @traceId, @sources, @reasoning, @delegationId,
       @delegatedBy, @delegatedTo, @delivery)

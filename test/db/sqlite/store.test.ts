@@ -168,6 +168,74 @@ describe('SqliteConversationStore: opening a file', () => {
     store.db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`);
   });
 
+  it('migrates a file with an AUTOINCREMENT seq (0011), keeping rows, mentions, revisions and seq', async () => {
+    // given a database at migration 0011 whose newest turn was deleted
+    const path = join(dir, 'v11.db');
+    const old = new Database(path);
+    old.pragma('foreign_keys = ON');
+    migrate(drizzle(old), { migrationsFolder: await migrationsUpTo(dir, 12) });
+    old.exec(`
+      INSERT INTO participants VALUES ('slack:U1', 'user', 'Alice', '2026-01-01', '2026-01-01');
+      INSERT INTO conversations (id, channel_type, channel_id, scope, created_at, last_message_at,
+        message_count) VALUES ('${C1}', 'slack', 'C1', 'channel', '2026-01-01', '2026-01-01', 3);
+      INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
+        channel_type, channel_id, platform_message_id)
+      VALUES ('a', '${C1}', 'slack:U1', 'refund please <@UBOT>', '2026-01-01T00:00:01.000Z',
+        'channel', 'slack', 'C1', '1.0'),
+      ('b', '${C1}', 'slack:U1', 'draft', '2026-01-01T00:00:02.000Z', 'channel', 'slack', 'C1',
+        '2.0'),
+      ('c', '${C1}', 'slack:U1', 'gone soon', '2026-01-01T00:00:03.000Z', 'channel', 'slack',
+        'C1', '3.0');
+      INSERT INTO message_mentions VALUES (1, '${C1}', 'slack:UBOT', '2026-01-01T00:00:01.000Z');
+      INSERT INTO message_revisions (message_seq, content, replaced_at)
+        VALUES (2, 'first draft', '2026-01-01T00:00:05.000Z');
+      DELETE FROM messages WHERE id = 'c';`);
+    old.close();
+
+    // when the store opens it and a turn is appended
+    const store = storeAt(path);
+    await store.append(turn({ id: 'd', content: 'refund again', messageId: '4.0' }));
+
+    // then the rows keep their seq, mentions and revisions; the new turn is numbered past the
+    // deleted one; search and the addressed-only query work; nothing points at nothing
+    const seqs = store.db.prepare('SELECT id, seq FROM messages ORDER BY seq').all();
+    expect(seqs).toEqual([
+      { id: 'a', seq: 1 },
+      { id: 'b', seq: 2 },
+      { id: 'd', seq: 4 },
+    ]);
+    expect(store.db.prepare('SELECT count(*) AS n FROM message_revisions').get()).toEqual({ n: 1 });
+    const concerning = await store.get(C1, { concerning: { aliases: ['slack:UBOT'] } });
+    expect(concerning.map((m) => m.id)).toEqual(['a']);
+    expect((await store.search(C1, 'refund')).map((m) => m.id)).toEqual(['d', 'a']);
+    expect(store.db.pragma('foreign_key_check')).toEqual([]);
+    expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
+    store.db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`);
+    expect(store.db.prepare('SELECT count(*) AS n FROM transcript').get()).toEqual({ n: 3 });
+  });
+
+  it('never numbers a turn with the seq of a deleted one', async () => {
+    // given three turns, the newest deleted through the store and a whole conversation too
+    const store = storeAt(join(dir, 'seq.db'));
+    for (const id of ['a', 'b', 'c']) await store.append(turn({ id, messageId: id }));
+    await store.deleteMessages(C1, ['c']);
+    await store.append(turn({ id: 'd', messageId: 'd' }));
+    await store.append({ ...turn({ id: 'x', messageId: 'x' }), conversationId: 'slack:T1:C9' });
+    await store.deleteConversation('slack:T1:C9');
+
+    // when more turns are appended
+    await store.append(turn({ id: 'e', messageId: 'e' }));
+
+    // then each took a seq no turn had before, and the deleted conversation took its turns
+    const rows = store.db.prepare('SELECT id, seq FROM messages ORDER BY seq').all();
+    expect(rows).toEqual([
+      { id: 'a', seq: 1 },
+      { id: 'b', seq: 2 },
+      { id: 'd', seq: 4 },
+      { id: 'e', seq: 6 },
+    ]);
+  });
+
   it('refuses a file written by a newer colloquy', async () => {
     const path = join(dir, 'newer.db');
     await storeAt(path).close();
