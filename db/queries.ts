@@ -15,11 +15,13 @@ export interface BuiltQuery {
 
 /**
  * What differs between the SQL dialects in `buildGetQuery`: the selected columns (in
- * `MESSAGE_COLUMN_NAMES` order) and how a summary is told apart.
+ * `MESSAGE_COLUMN_NAMES` order), how a summary is told apart and where authors are read.
  */
 export interface GetDialect {
   columns: string;
   notSummary: string;
+  /** The table the authors' kind and name are read from (`p`). */
+  authors: string;
 }
 
 /**
@@ -80,7 +82,7 @@ export function buildGetQuery(
 
   if (options.concerning === undefined) {
     return {
-      sql: `SELECT ${dialect.columns} FROM messages m JOIN participants p ON p.id = m.participant_id
+      sql: `SELECT ${dialect.columns} FROM messages m JOIN ${dialect.authors} p ON p.id = m.participant_id
         WHERE m.conversation_id = @conversation${where} ${newestFirst}`,
       params,
     };
@@ -110,7 +112,7 @@ export function buildGetQuery(
     sql: `WITH top(seq, ts) AS MATERIALIZED (${branches.join('\nUNION ')}
         ORDER BY 2 DESC, 1 DESC ${LIMIT})
       SELECT ${dialect.columns} FROM top h
-      JOIN messages m ON m.seq = h.seq JOIN participants p ON p.id = m.participant_id
+      JOIN messages m ON m.seq = h.seq JOIN ${dialect.authors} p ON p.id = m.participant_id
       ORDER BY h.ts DESC, h.seq DESC`,
     params,
   };

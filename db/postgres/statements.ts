@@ -17,6 +17,7 @@ export const PG_MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant
 export const POSTGRES_DIALECT: GetDialect = {
   columns: PG_MESSAGE_COLUMNS,
   notSummary: 'NOT m.is_summary',
+  authors: 'participants',
 };
 
 const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participant_id`;

@@ -4,6 +4,7 @@ import {
   integer,
   primaryKey,
   sqliteTable,
+  sqliteView,
   text,
   uniqueIndex,
 } from 'drizzle-orm/sqlite-core';
@@ -13,9 +14,21 @@ import {
  * together, then `npm run db:generate` to write the migration.
  */
 
-/** One row per conversation (a DM, a channel, or a thread inside a channel). */
-export const conversations = sqliteTable(
-  'conversations',
+/**
+ * How many turns the `conversations` and `participants` views count on top of the stored
+ * tallies at most: migration 0013's `messages_fold_tallies` trigger folds them in when the
+ * turn past this many is inserted, however it is inserted.
+ */
+export const FOLD_EVERY = 256;
+
+/**
+ * What is kept of each conversation (a DM, a channel, or a thread inside a channel): written
+ * when it first appears or changes, not per turn. Its turn count and first and latest times
+ * are tallies folded in every `FOLD_EVERY` turns; the `conversations` view adds the turns not
+ * folded yet, so it is always exact.
+ */
+export const conversationRows = sqliteTable(
+  'conversation_rows',
   {
     id: text('id').primaryKey(),
     channelType: text('channel_type').notNull(),
@@ -26,31 +39,59 @@ export const conversations = sqliteTable(
     createdAt: text('created_at').notNull(),
     lastMessageAt: text('last_message_at').notNull(),
     messageCount: integer('message_count').notNull().default(0),
-    /** A name people gave it (`createConversation` / `updateConversation`). */
-    title: text('title'),
-    /** What the application keeps about it, as JSON. */
-    metadata: text('metadata'),
     /**
      * A small integer naming the conversation inside this file, set by a trigger when the row
      * is inserted: the high 32 bits of its turns' `messages_fts` rowids.
      */
     number: integer('number'),
+    /** A name people gave it (`createConversation` / `updateConversation`). */
+    title: text('title'),
+    /** What the application keeps about it, as JSON. */
+    metadata: text('metadata'),
   },
   (t) => [
-    // No index on last_message_at: every turn moves it, and the listing sorts a few thousand
-    // rows at most; a turn's commit should not pay for two index entries moving each time.
+    // No index on last_message_at: the listing sorts a few thousand rows at most.
     uniqueIndex('conversations_number_uq').on(t.number),
   ],
 );
 
-/** Everyone who ever wrote a turn: people, our agents, other bots, the system. */
-export const participants = sqliteTable('participants', {
+/** One row per conversation, with its turns counted: `conversation_rows` plus what is not folded. */
+export const conversations = sqliteView('conversations', {
+  id: text('id').notNull(),
+  channelType: text('channel_type').notNull(),
+  channelId: text('channel_id').notNull(),
+  channelName: text('channel_name'),
+  threadId: text('thread_id'),
+  scope: text('scope', { enum: ['channel', 'dm', 'thread'] }).notNull(),
+  createdAt: text('created_at').notNull(),
+  lastMessageAt: text('last_message_at').notNull(),
+  messageCount: integer('message_count').notNull(),
+  number: integer('number'),
+  title: text('title'),
+  metadata: text('metadata'),
+}).existing();
+
+/**
+ * What is kept of everyone who ever wrote a turn (people, our agents, other bots, the
+ * system): written when they first appear or their kind or name changes; the first and
+ * latest times are folded in like the conversations' tallies.
+ */
+export const participantRows = sqliteTable('participant_rows', {
   id: text('id').primaryKey(),
   kind: text('kind', { enum: ['user', 'agent', 'system'] }).notNull(),
   displayName: text('display_name'),
   firstSeenAt: text('first_seen_at').notNull(),
   lastSeenAt: text('last_seen_at').notNull(),
 });
+
+/** Everyone who ever wrote a turn: `participant_rows` plus what is not folded. */
+export const participants = sqliteView('participants', {
+  id: text('id').notNull(),
+  kind: text('kind', { enum: ['user', 'agent', 'system'] }).notNull(),
+  displayName: text('display_name'),
+  firstSeenAt: text('first_seen_at').notNull(),
+  lastSeenAt: text('last_seen_at').notNull(),
+}).existing();
 
 /**
  * One row per turn. `seq` is the monotonic insertion order, never reused: the store numbers a

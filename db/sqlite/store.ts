@@ -308,7 +308,8 @@ export class SqliteConversationStore implements ConversationStore {
 
   getConversation(conversationId: string): Promise<ConversationSummary | undefined> {
     return this.guard('read a conversation', conversationId, () => {
-      const row = this.sql.getConversation.get(conversationId) as ConversationRow | undefined;
+      const row = this.sql.getConversation.get({ id: conversationId }) as
+        ConversationRow | undefined;
       return row === undefined ? undefined : toSummary(row);
     });
   }
@@ -330,7 +331,7 @@ export class SqliteConversationStore implements ConversationStore {
       if (!this.writes.createConversation(row)) {
         throw conversationExists(input.id);
       }
-      return toSummary(this.sql.getConversation.get(input.id) as ConversationRow);
+      return toSummary(this.sql.getConversation.get({ id: input.id }) as ConversationRow);
     });
   }
 
@@ -349,7 +350,7 @@ export class SqliteConversationStore implements ConversationStore {
         metadata: update.metadata == null ? null : JSON.stringify(update.metadata),
       };
       if (!this.writes.updateConversation(change)) return undefined;
-      return toSummary(this.sql.getConversation.get(conversationId) as ConversationRow);
+      return toSummary(this.sql.getConversation.get({ id: conversationId }) as ConversationRow);
     });
   }
 
@@ -449,7 +450,7 @@ export class SqliteConversationStore implements ConversationStore {
    * conversation's rowid range), then BM25 over those candidates.
    */
   private rank(conversationId: string, words: QueryWord[]): number[] {
-    const conversation = this.sql.getConversation.get(conversationId) as
+    const conversation = this.sql.getConversation.get({ id: conversationId }) as
       ConversationRow | undefined;
     if (conversation === undefined) return [];
     const total = conversation.message_count;

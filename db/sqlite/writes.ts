@@ -193,7 +193,7 @@ export class StoreWrites {
     }
     for (const id of touched) {
       s.refreshConversation.run({ id });
-      s.deleteEmptyConversation.run(id);
+      s.deleteEmptyConversation.run({ id });
     }
     if (changes + summaries > 0) s.optimizeSearch.run();
     return changes;

@@ -78,16 +78,18 @@ async function holderPid(url: string, name: string): Promise<number | undefined>
   }
 }
 
-/** Resolves once the process `pid` holds a conversation's lease: its agents are at work. */
+/** Resolves once the process `pid` holds a conversation's lease with a run started in it. */
 async function untilAtWork(url: string, pid: number): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     const deadline = Date.now() + 30_000;
     for (;;) {
+      // A held lease alone is not enough: its run may have finished a moment ago, and a kill
+      // then leaves nothing for the other instance to take up.
       const { rowCount } = await client.query(
-        `SELECT 1 FROM leases WHERE name LIKE 'conversation:%' AND holder LIKE $1
-           AND expires_at > clock_timestamp()`,
+        `SELECT 1 FROM leases l JOIN agent_runs r ON l.name = 'conversation:' || r.conversation_id
+         WHERE l.holder LIKE $1 AND l.expires_at > clock_timestamp() AND r.status = 'running'`,
         [`%:${pid}:%`],
       );
       if ((rowCount ?? 0) > 0) return;
