@@ -22,6 +22,11 @@ export interface GetDialect {
   notSummary: string;
   /** The table the authors' kind and name are read from (`p`). */
   authors: string;
+  /**
+   * Whether `concerning` reads a DM's turns from `messages_dm_time_idx`. Without that index
+   * (SQLite), the store asks for a DM's turns without `concerning`: all of them concern it.
+   */
+  dmIndex: boolean;
 }
 
 /**
@@ -39,7 +44,7 @@ export const LIMIT = 'LIMIT CAST(@limit AS INTEGER)';
  *
  * - per alias: turns it wrote (`messages_conversation_participant_idx`), turns replying to
  *   it (`messages_conversation_reply_to_idx`), turns mentioning it (`message_mentions_time_idx`);
- * - turns in a DM (`messages_dm_time_idx`, a partial index).
+ * - turns in a DM (`messages_dm_time_idx`, a partial index), where the dialect has it.
  *
  * The statement text depends only on which options are set and how many ids they hold, so
  * callers can cache prepared statements by it.
@@ -92,10 +97,11 @@ export function buildGetQuery(
   // merges them (SQLite's merge of co-routines, no temp B-tree) and stops after `limit`
   // rows, so it reads about `limit` turns however many each branch could return. UNION
   // drops a turn found by two branches.
-  const branches: string[] = [
-    `SELECT m.seq, m.timestamp FROM messages m
-      WHERE m.conversation_id = @conversation AND m.scope = 'dm'${where}`,
-  ];
+  const branches: string[] = [];
+  if (dialect.dmIndex) {
+    branches.push(`SELECT m.seq, m.timestamp FROM messages m
+      WHERE m.conversation_id = @conversation AND m.scope = 'dm'${where}`);
+  }
   options.concerning.aliases.forEach((alias, i) => {
     params[`a${i}`] = alias;
     branches.push(
@@ -108,6 +114,8 @@ export function buildGetQuery(
         WHERE mm.conversation_id = @conversation AND mm.participant_id = @a${i}${where}`,
     );
   });
+  // No alias and no DM branch: nothing concerns it.
+  if (branches.length === 0) branches.push('SELECT m.seq, m.timestamp FROM messages m WHERE 0');
   return {
     sql: `WITH top(seq, ts) AS MATERIALIZED (${branches.join('\nUNION ')}
         ORDER BY 2 DESC, 1 DESC ${LIMIT})

@@ -18,6 +18,7 @@ export const POSTGRES_DIALECT: GetDialect = {
   columns: PG_MESSAGE_COLUMNS,
   notSummary: 'NOT m.is_summary',
   authors: 'participants',
+  dmIndex: true,
 };
 
 const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participant_id`;

@@ -173,10 +173,6 @@ export const messages = sqliteTable(
     index('messages_sources_idx')
       .on(t.seq)
       .where(sql`${t.sources} is not null`),
-    /** Every turn of a DM concerns the agent: the addressed-only query reads them from here. */
-    index('messages_dm_time_idx')
-      .on(t.conversationId, t.timestamp, t.seq)
-      .where(sql`${t.scope} = 'dm'`),
   ],
 );
 

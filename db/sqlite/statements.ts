@@ -28,6 +28,9 @@ export const SQLITE_DIALECT: GetDialect = {
   // The authors' stored rows: their kind and name are all a read needs, so the reads skip
   // the tallies the `participants` view adds.
   authors: 'participant_rows',
+  // A DM's addressed-only query is its whole history: the store asks for it so (`get`), and a
+  // turn's commit writes no DM index (migration 0014).
+  dmIndex: false,
 };
 
 const FROM_MESSAGES = `FROM messages m JOIN participant_rows p ON p.id = m.participant_id`;
@@ -115,6 +118,7 @@ const SQL = {
     WHERE id = @id`,
   // The `conversations` view's row for one conversation (the same rules, migration 0013): the
   // view counts every unfolded turn by conversation, this only the conversation's own.
+  conversationScope: `SELECT scope FROM conversation_rows WHERE id = ?`,
   getConversation: `SELECT c.id, c.channel_type, c.channel_id, c.channel_name, c.thread_id,
       c.scope,
       CASE WHEN t.n = 0 THEN c.created_at WHEN c.message_count = 0 THEN t.first_at
@@ -195,6 +199,7 @@ export function prepareStatements(db: Database.Database): Statements {
   const statements = Object.fromEntries(entries) as Statements;
   statements.searchWord.pluck();
   statements.findDuplicateSeq.pluck();
+  statements.conversationScope.pluck();
   for (const read of [statements.getById, statements.getBySeq, statements.getBySeqs]) {
     read.raw();
   }

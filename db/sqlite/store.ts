@@ -266,6 +266,13 @@ export class SqliteConversationStore implements ConversationStore {
       if (options.before !== undefined) {
         normalized.before = normalizeTimestamp(options.before, 'before');
       }
+      if (
+        normalized.concerning !== undefined &&
+        this.sql.conversationScope.get(conversationId) === 'dm'
+      ) {
+        // Every turn of a DM concerns the agent.
+        delete normalized.concerning;
+      }
       const { sql, params } = buildGetQuery(conversationId, normalized, SQLITE_DIALECT);
       const rows = this.statement(sql).raw().all(params) as unknown[][];
       return rows.reverse().map(read);

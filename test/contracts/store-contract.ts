@@ -238,6 +238,12 @@ export function describeStoreContract(
           all.filter((m) => concerns(m, aliases)).map((m) => m.id),
         );
         expect(await store.get(C2, { concerning: { aliases } })).toHaveLength(1);
+        // every turn of a DM concerns the agent, with the other options as they are
+        await store.append(turn({ conversationId: C2, scope: 'dm', participant: agent }));
+        await store.append(turn({ conversationId: C2, scope: 'dm', participant: bob }));
+        const whole = (await store.get(C2, { limit: 2 })).map((m) => m.id);
+        const concerning = await store.get(C2, { concerning: { aliases: ['nobody'] }, limit: 2 });
+        expect(concerning.map((m) => m.id)).toEqual(whole);
       });
 
       it('finds an agent’s last exchanges in a busy channel', async () => {
