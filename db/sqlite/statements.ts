@@ -116,9 +116,9 @@ const SQL = {
       last_message_at = coalesce((SELECT max(timestamp) FROM messages
         WHERE conversation_id = @id AND seq <= ${FOLDED}), last_message_at)
     WHERE id = @id`,
+  conversationScope: `SELECT scope FROM conversation_rows WHERE id = ?`,
   // The `conversations` view's row for one conversation (the same rules, migration 0013): the
   // view counts every unfolded turn by conversation, this only the conversation's own.
-  conversationScope: `SELECT scope FROM conversation_rows WHERE id = ?`,
   getConversation: `SELECT c.id, c.channel_type, c.channel_id, c.channel_name, c.thread_id,
       c.scope,
       CASE WHEN t.n = 0 THEN c.created_at WHEN c.message_count = 0 THEN t.first_at
