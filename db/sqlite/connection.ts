@@ -7,6 +7,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { StoreError } from '../../src/errors.js';
 import { assertColloquyFile } from './colloquy-file.js';
 import { configureConnection } from './pragmas.js';
+import { recountTalliesIfLost } from './tallies.js';
 
 /**
  * How to open a colloquy SQLite database.
@@ -116,6 +117,7 @@ export function openDatabase(options: SqliteStoreOptions): Database.Database {
     configureConnection(db, { busyTimeoutMs, readonly });
     bringSchemaUpToDate(db, path, readonly);
     if (!readonly && path !== ':memory:' && path !== '') assertWritable(db, path);
+    if (!readonly) recountTalliesIfLost(db);
     return db;
   } catch (error) {
     db.close();

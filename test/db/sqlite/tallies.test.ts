@@ -210,6 +210,27 @@ describe('conversation and participant tallies', () => {
     expect(store.db.prepare(`SELECT what FROM written`).pluck().all()).toEqual([]);
   });
 
+  it('recounts the tallies when the store opens a file that lost how far they were folded', async () => {
+    // given turns on both sides of a fold, then colloquy_state cleared by hand
+    const path = join(dir, 'colloquy.db');
+    for (let i = 0; i < FOLD_EVERY + 30; i++) await store.append(turn(i % 3, i % 4, i));
+    store.db.exec(`DELETE FROM colloquy_state`);
+    await store.close();
+
+    // when the store opens the file again
+    store = new SqliteConversationStore({ path });
+
+    // then the views read what the turns say again, and folding goes on from there
+    const now = tallies();
+    expect(now.conversations).toEqual(now.counted);
+    expect(now.participants).toEqual(now.seen);
+    expect(folded()).toBe(FOLD_EVERY + 30);
+    for (let i = 0; i < FOLD_EVERY; i++) await store.append(turn(i % 3, i % 4, 1000 + i));
+    expect(folded()).toBe(2 * FOLD_EVERY + 30);
+    const later = tallies();
+    expect(later.conversations).toEqual(later.counted);
+  });
+
   it('takes writes through the views as the tables did', () => {
     // when plain SQL inserts, renames and deletes through the views
     store.db.exec(`
