@@ -77,6 +77,34 @@ describe('colloquy migrate', () => {
     expect(JSON.parse(after.stdout)).toEqual([{ n: 7 }]);
   });
 
+  it('restores a dropped conversations view with the triggers that write through it', async () => {
+    // Given a database whose conversations view someone dropped (its triggers went with it)
+    const path = dir.file('dropped-conversations.db');
+    await populate(path);
+    const raw = new Database(path);
+    raw.exec('DROP VIEW conversations');
+    raw.close();
+
+    // When it is migrated
+    const { code, stdout } = await colloquy(['migrate', '--db', path]);
+
+    // Then the view reads the conversations again, and a rename through it reaches the row
+    expect(code).toBe(0);
+    expect(stdout).toBe(`restored view conversations\n${path} is now up to date\n`);
+    const db = new Database(path);
+    try {
+      expect(db.prepare('SELECT count(*) FROM conversations').pluck().get()).toBeGreaterThan(0);
+      db.exec(`UPDATE conversations SET title = 'renamed' WHERE id = 'telegram:42'`);
+      const title = db
+        .prepare(`SELECT title FROM conversation_rows WHERE id = 'telegram:42'`)
+        .pluck()
+        .get();
+      expect(title).toBe('renamed');
+    } finally {
+      db.close();
+    }
+  });
+
   it('creates no database where there is none', async () => {
     const path = dir.file('none.db');
     const { code, stderr } = await colloquy(['migrate', '--db', path]);
