@@ -103,8 +103,8 @@ export const messages = sqliteTable(
   {
     seq: integer('seq').primaryKey(),
     id: text('id').notNull(),
-    // No foreign keys: the store writes the conversation and the author before the turn and
-    // deletes a conversation's turns with it, and checking them cost every append two lookups.
+    // No foreign keys: the store writes the conversation and the author before the turn and a
+    // trigger deletes a conversation's turns with it, so an append need not look them up.
     conversationId: text('conversation_id').notNull(),
     participantId: text('participant_id').notNull(),
     content: text('content').notNull(),
