@@ -7,8 +7,8 @@ import { toWire } from './commit-thread.js';
  * The SQLite store's writer thread (see `Writer` in `db/sqlite/commit-thread.ts`): its own connection to the
  * file the store has opened and migrated, committing each batch it is handed, in order.
  */
-const { path, busyTimeoutMs } = workerData as WriterThreadData;
-const store = new SqliteConversationStore({ path, busyTimeoutMs });
+const { path, busyTimeoutMs, durability } = workerData as WriterThreadData;
+const store = new SqliteConversationStore({ path, busyTimeoutMs, durability });
 const port = parentPort!;
 port.on('message', (request: WriterRequest) => {
   if (request.close) {

@@ -4,11 +4,13 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { StoreError } from '../../src/errors.js';
 import type { CommitResult, StoreOperation } from '../../src/store.js';
+import type { SqliteDurability } from './pragmas.js';
 
 /** What the writer thread is started with. */
 export interface WriterThreadData {
   path: string;
   busyTimeoutMs?: number;
+  durability?: SqliteDurability;
 }
 
 /** A batch to commit, or the last message: close. */

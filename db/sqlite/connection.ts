@@ -6,7 +6,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { StoreError } from '../../src/errors.js';
 import { assertColloquyFile } from './colloquy-file.js';
-import { configureConnection } from './pragmas.js';
+import { type SqliteDurability, configureConnection } from './pragmas.js';
 import { recountTalliesIfLost } from './tallies.js';
 
 /**
@@ -29,6 +29,12 @@ export interface SqliteStoreOptions {
    * the event loop goes on while SQLite writes. A bot's default store has it; a file only.
    */
   writerThread?: boolean;
+  /**
+   * `full` (default): every commit is synced to disk before it is answered, so what a
+   * platform was told arrived survives a power loss. `normal`: faster single commits, but a
+   * power loss or an OS crash can take the last commits (a process crash loses nothing).
+   */
+  durability?: SqliteDurability;
 }
 
 const MIGRATIONS_TABLE = '__drizzle_migrations';
@@ -89,7 +95,7 @@ function newestAppliedMigration(db: Database.Database): number {
  * ```
  */
 export function openDatabase(options: SqliteStoreOptions): Database.Database {
-  const { path, busyTimeoutMs = 5000, readonly = false } = options;
+  const { path, busyTimeoutMs = 5000, readonly = false, durability = 'full' } = options;
   let db: Database.Database;
   try {
     if (path !== ':memory:' && path !== '' && !existsSync(dirname(resolve(path)))) {
@@ -114,7 +120,7 @@ export function openDatabase(options: SqliteStoreOptions): Database.Database {
       migrationsTable: MIGRATIONS_TABLE,
       firstMigration: readJournal(folder).entries[0]?.when ?? 0,
     });
-    configureConnection(db, { busyTimeoutMs, readonly });
+    configureConnection(db, { busyTimeoutMs, readonly, durability });
     bringSchemaUpToDate(db, path, readonly);
     if (!readonly && path !== ':memory:' && path !== '') assertWritable(db, path);
     if (!readonly) recountTalliesIfLost(db);

@@ -9,6 +9,7 @@
  */
 export { SqliteConversationStore, type SqliteStoreOptions } from './store.js';
 export { migrationsFolder } from './connection.js';
+export type { SqliteDurability } from './pragmas.js';
 export { migrateDatabase, type MigrationReport } from './migrate-file.js';
 export { SqliteStudioSource } from './studio.js';
 export { fromValues, toMessage, type SelectedMessageRow } from '../rows.js';

@@ -103,7 +103,11 @@ export class SqliteConversationStore implements ConversationStore {
       const { dev, ino } = fstatSync(fd);
       this.file = { fd, dev, ino, header: headerOf(fd) === 'sound' };
       if (options.writerThread === true) {
-        this.writer = new Writer({ path: options.path, busyTimeoutMs: options.busyTimeoutMs });
+        this.writer = new Writer({
+          path: options.path,
+          busyTimeoutMs: options.busyTimeoutMs,
+          durability: options.durability,
+        });
       }
     }
   }

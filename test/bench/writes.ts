@@ -348,7 +348,7 @@ async function answeredTurnCost(
 /** The baseline: what a person would write by hand for the same features. */
 function leanSchema(path: string) {
   const db = new Database(path);
-  configureConnection(db, { busyTimeoutMs: 5000, readonly: false });
+  configureConnection(db, { busyTimeoutMs: 5000, readonly: false, durability: 'full' });
   db.exec(`
     CREATE TABLE messages (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,
       conversation_id TEXT NOT NULL, participant_id TEXT NOT NULL, content TEXT NOT NULL,

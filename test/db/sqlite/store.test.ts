@@ -86,14 +86,23 @@ function openError(fn: () => unknown): StoreError {
 }
 
 describe('SqliteConversationStore: opening a file', () => {
-  it('sets WAL, synchronous=NORMAL, secure delete, foreign keys, a 5 s busy timeout and temp_store=MEMORY', () => {
+  it('sets WAL, synchronous=FULL, secure delete, foreign keys, a 5 s busy timeout and temp_store=MEMORY', () => {
     const store = storeAt();
     expect(store.db.pragma('temp_store', { simple: true })).toBe(2);
     expect(store.db.pragma('secure_delete', { simple: true })).toBe(1);
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(store.db.pragma('synchronous', { simple: true })).toBe(1);
+    // FULL: the WAL is synced at every commit, so an acknowledged turn survives a power loss.
+    expect(store.db.pragma('synchronous', { simple: true })).toBe(2);
     expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(store.db.pragma('busy_timeout', { simple: true })).toBe(5000);
+  });
+
+  it("syncs only at checkpoints with durability: 'normal', and still writes and reads", async () => {
+    const store = storeAt(join(dir, 'normal.db'), { durability: 'normal' });
+    expect(store.db.pragma('synchronous', { simple: true })).toBe(1);
+    const written = turn();
+    await store.append(written);
+    expect((await store.get(written.conversationId)).map((m) => m.id)).toEqual([written.id]);
   });
 
   it('migrates a file written with only the first migration, keeping its rows', async () => {
