@@ -67,6 +67,14 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
         await ours();
       }
     }
+    const sync = (db: Database.Database) =>
+      ['OFF', 'NORMAL', 'FULL', 'EXTRA'][db.pragma('synchronous', { simple: true }) as number];
+    console.log(
+      note(
+        `synchronous = ${sync(store.db)} on the store (its default), ${sync(lean.db)} on the ` +
+          `lean schema (FULL: each commit synced to disk before it is answered)`,
+      ),
+    );
     const sequential = leanMs / oursMs;
     console.log(
       line(
