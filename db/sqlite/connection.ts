@@ -96,6 +96,12 @@ function newestAppliedMigration(db: Database.Database): number {
  */
 export function openDatabase(options: SqliteStoreOptions): Database.Database {
   const { path, busyTimeoutMs = 5000, readonly = false, durability = 'full' } = options;
+  if (durability !== 'full' && durability !== 'normal') {
+    throw new StoreError(
+      `durability must be 'full' or 'normal', not ${JSON.stringify(durability)}`,
+      { transient: false },
+    );
+  }
   let db: Database.Database;
   try {
     if (path !== ':memory:' && path !== '' && !existsSync(dirname(resolve(path)))) {

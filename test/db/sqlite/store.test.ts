@@ -97,6 +97,14 @@ describe('SqliteConversationStore: opening a file', () => {
     expect(store.db.pragma('busy_timeout', { simple: true })).toBe(5000);
   });
 
+  it('refuses a durability it does not know, naming the two it takes', () => {
+    const error = openError(() =>
+      storeAt(join(dir, 'odd.db'), { durability: 'FULL' as unknown as 'full' }),
+    );
+    expect(error.message).toBe(`durability must be 'full' or 'normal', not "FULL"`);
+    expect(existsSync(join(dir, 'odd.db'))).toBe(false);
+  });
+
   it("syncs only at checkpoints with durability: 'normal', and still writes and reads", async () => {
     const store = storeAt(join(dir, 'normal.db'), { durability: 'normal' });
     expect(store.db.pragma('synchronous', { simple: true })).toBe(1);
