@@ -113,7 +113,7 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
     // 3. WAL pages per single-turn commit, and the tables and indexes they belong to, over
     // eight folds' worth of commits: the fold of the conversations' and authors' tallies is
     // part of what single-turn commits write, and so are FTS5's merges, which come in waves
-    // (over 512 commits the figure swung by 1.5 pages with where the waves fell).
+    // that a shorter window catches or misses (docs/benchmarks.md).
     const walTurns = 8 * FOLD_EVERY;
     let ourPages = '';
     const oursPerCommit = await walPages(
