@@ -29,11 +29,7 @@ export interface SqliteStoreOptions {
    * the event loop goes on while SQLite writes. A bot's default store has it; a file only.
    */
   writerThread?: boolean;
-  /**
-   * `full` (default): every commit is synced to disk before it is answered, so what a
-   * platform was told arrived survives a power loss. `normal`: faster single commits, but a
-   * power loss or an OS crash can take the last commits (a process crash loses nothing).
-   */
+  /** How a commit reaches the disk (see `SqliteDurability`). Default `'full'`. */
   durability?: SqliteDurability;
 }
 

@@ -105,7 +105,7 @@ describe('SqliteConversationStore: opening a file', () => {
     expect(existsSync(join(dir, 'odd.db'))).toBe(false);
   });
 
-  it("syncs only at checkpoints with durability: 'normal', and still writes and reads", async () => {
+  it("sets synchronous=NORMAL with durability: 'normal', and still writes and reads", async () => {
     const store = storeAt(join(dir, 'normal.db'), { durability: 'normal' });
     expect(store.db.pragma('synchronous', { simple: true })).toBe(1);
     const written = turn();
