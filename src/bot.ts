@@ -346,6 +346,7 @@ export class Bot {
       answerBots: this.#options.answerBots ?? false,
       signal: this.#abort.signal,
       write: (op) => this.#write(op),
+      track: (work) => void this.#track(() => work),
       ...promptBytes(this.#options.recordPrompts),
     });
     this.#accepting = true;
@@ -446,6 +447,9 @@ export class Bot {
       }
       await this.#runner!.inbound(turn, channel, plan);
     }
+    // The lease is held until the replies sent under it are confirmed: an instance that takes
+    // the conversation over would find them `sending` and mark their runs unconfirmed.
+    await this.#runner!.confirmed(conversationId);
   }
 
   /**
@@ -650,8 +654,8 @@ export class Bot {
     );
     let handled = this.#handling.get(turn.id);
     if (handled === undefined) {
-      const work = this.#track(() =>
-        this.#order.message(turn, async () => {
+      const work = this.#track(async () => {
+        await this.#order.message(turn, async () => {
           // Not committed: not answered now either (its reply could not be recorded); the
           // platform delivers it again, or a restart resumes its pending runs.
           const result = await appended.catch(() => undefined);
@@ -669,8 +673,11 @@ export class Bot {
           await leases.hold(turn.conversationId, (held) =>
             this.#drain(turn.conversationId, held, { turn, channel, plan }),
           );
-        }),
-      );
+        });
+        // The conversation's next turn went on once the replies were sent; this one is
+        // handled once their confirmations are committed too.
+        await this.#runner!.confirmed(turn.conversationId);
+      });
       handled = work.finally(() => this.#handling.delete(turn.id));
       this.#handling.set(turn.id, handled);
     }
@@ -708,10 +715,11 @@ export class Bot {
 
   #edited(edit: MessageEdit): Promise<Delivery> {
     const conversationId = this.#recent.get(refKey(edit))?.message.conversationId;
-    return this.#change(this.#commit({ kind: 'edit', edit }), (committed) =>
+    return this.#change(this.#commit({ kind: 'edit', edit }), async (committed) => {
       // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
-      this.#order.change(edit, () => this.#onEdit(edit, committed), conversationId),
-    );
+      await this.#order.change(edit, () => this.#onEdit(edit, committed), conversationId);
+      if (conversationId !== undefined) await this.#runner!.confirmed(conversationId);
+    });
   }
 
   /** Hands `op` to capture; what became of it, never a rejection. */

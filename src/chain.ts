@@ -46,7 +46,8 @@ export interface TurnContext {
   /**
    * Posts a reply in place (same thread, as a reply where the platform has them) as `from`,
    * through the outbox (recorded before the platform call, confirmed after), and returns the
-   * outbound turn with the platform's message id.
+   * outbound turn with the platform's message id once the platform took it. The confirmation
+   * commits behind: the turn is handled (and `bot.idle()` resolves) once it has.
    */
   readonly send: (content: string, from: Participant) => Promise<NewMessage>;
   /** How many agent turns in a row led to this one (0 for a person's turn). Loop guards read it. */

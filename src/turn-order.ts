@@ -2,9 +2,10 @@ import type { NewMessage, PlatformMessageRef } from './types.js';
 
 /**
  * The order turns run in. The turns of one conversation (capture of the inbound turn, the
- * agents, the send, capture of the reply) run one after another in the order they arrived, so
+ * agents, capture of the reply, the send) run one after another in the order they arrived, so
  * a turn's prompt is assembled after the reply to the turn before it was captured; different
- * conversations run concurrently.
+ * conversations run concurrently. The reply's confirmation (its platform ids) commits behind
+ * the send: the next turn does not wait for it.
  *
  * Messages are queued by `conversationId`. Edits and deletions carry no conversation, only the
  * platform ref `(channelType, channelId, messageId)`, so they are queued by the ref of the

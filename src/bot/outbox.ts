@@ -75,14 +75,20 @@ export function replyTurn(options: {
  * platform answered. If the record cannot be committed nothing is sent (the `StoreError` is
  * thrown). A refused reply is marked `'failed'`; when no answer came (the network failed) it
  * is `'unconfirmed'`, as it may have reached the platform; the parts that did go out are kept,
- * marked `partial`. Resolves with the turn as sent (platform ids in its metadata).
+ * marked `partial`. Resolves once the platform answered, with the turn as sent (platform ids
+ * in its metadata) and `confirmed`, the commit of its confirmation: the caller need not wait
+ * for it before going on (the confirmation is already queued behind the record, so every
+ * later write commits after it), and it rejects with a `StoreError` when not committed.
  *
  * @example
  * ```ts
- * const sent = await sendThroughOutbox(write, { channel, inbound, turn });
+ * const { sent, confirmed } = await sendThroughOutbox(write, { channel, inbound, turn });
  * ```
  */
-export async function sendThroughOutbox(write: Write, reply: OutgoingReply): Promise<NewMessage> {
+export async function sendThroughOutbox(
+  write: Write,
+  reply: OutgoingReply,
+): Promise<{ sent: NewMessage; confirmed: Promise<unknown> }> {
   const { channel, inbound, turn, place } = reply;
   try {
     await write({ kind: 'reply', message: turn });
@@ -150,8 +156,7 @@ export async function sendThroughOutbox(write: Write, reply: OutgoingReply): Pro
   }
   const confirmed = confirm(messageIds, 'sent', false, timestamp);
   reply.onSent?.();
-  await confirmed;
-  return asSent(messageIds, timestamp);
+  return { sent: asSent(messageIds, timestamp), confirmed };
 }
 
 /**

@@ -26,6 +26,8 @@ export interface RunnerDeps {
   storeFor(agent: Agent): ConversationStore;
   /** Commits a run row, a reply record or its confirmation; rejects when it was not committed. */
   write: Write;
+  /** Keeps `work` (a reply's confirmation, never rejecting) in flight: `idle` and `stop` wait for it. */
+  track(work: Promise<void>): void;
   /** Keep each run's assembled prompt (JSON, at most this many bytes); off when undefined. */
   promptBytes?: number;
   interceptors: readonly Interceptor<TurnContext>[];
@@ -67,12 +69,23 @@ export interface RunPlan {
 export class TurnRunner {
   /** How many agent runs are in flight, by conversation. */
   readonly #answering = new Map<string, number>();
+  /** The confirmations of replies sent and not committed yet, by conversation. */
+  readonly #confirming = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly deps: RunnerDeps) {}
 
   /** True while an agent is answering in the conversation. */
   answering(conversationId: string): boolean {
     return (this.#answering.get(conversationId) ?? 0) > 0;
+  }
+
+  /**
+   * Resolves once the replies sent so far in the conversation are confirmed (or their
+   * confirmation failed and was reported). A turn's work is done, for the turns after it, once
+   * its replies are on the platform: their confirmations commit behind, in capture's order.
+   */
+  async confirmed(conversationId: string): Promise<void> {
+    await Promise.all(this.#confirming.get(conversationId) ?? []);
   }
 
   /**
@@ -163,7 +176,7 @@ export class TurnRunner {
         }),
         others,
       );
-      const post = (reply: NewMessage) => {
+      const post = async (reply: NewMessage) => {
         if (reply.id !== id || reply.conversationId !== turn.conversationId) {
           throw new ColloquyError("a send hook changed a reply's id or conversation", {
             conversationId: message.conversationId,
@@ -174,7 +187,7 @@ export class TurnRunner {
           run.replyId = id;
           void this.#save(run);
         }
-        return sendThroughOutbox(this.deps.write, {
+        const { sent, confirmed } = await sendThroughOutbox(this.deps.write, {
           channel,
           inbound: message,
           turn: reply,
@@ -182,6 +195,15 @@ export class TurnRunner {
           // The run is answered in the confirmation's commit.
           ...(run !== undefined && { onSent: () => this.#finish(run, 'answered') }),
         });
+        // Kept under the conversation of the turn answered (its runs'), wherever the reply went.
+        this.#behind(
+          message.conversationId,
+          confirmed.then(
+            () => undefined,
+            (cause: unknown) => this.#unconfirmed(reply, run, cause),
+          ),
+        );
+        return sent;
       };
       return throughHooks(this.deps.sendHooks, post, { inbound: message, channel })(turn);
     };
@@ -335,7 +357,7 @@ export class TurnRunner {
         if (run.replyId !== undefined && deliveryAfterFailure(cause) === 'unconfirmed') {
           status = 'unconfirmed';
         }
-        // Finished as answered with a confirmation that then failed to commit: not answered.
+        // Finished as answered once the platform took it, then a send hook threw after it.
         delete run.finishedAt;
         throw cause;
       }
@@ -353,6 +375,38 @@ export class TurnRunner {
       if (left > 0) this.#answering.set(id, left);
       else this.#answering.delete(id);
     }
+  }
+
+  /** Keeps a reply's confirmation until it is committed or failed. */
+  #behind(conversationId: string, confirmation: Promise<void>): void {
+    const pending = this.#confirming.get(conversationId) ?? new Set<Promise<void>>();
+    this.#confirming.set(conversationId, pending);
+    const tracked = confirmation.finally(() => {
+      pending.delete(tracked);
+      if (pending.size === 0 && this.#confirming.get(conversationId) === pending)
+        this.#confirming.delete(conversationId);
+    });
+    pending.add(tracked);
+    this.deps.track(tracked);
+  }
+
+  /**
+   * A sent reply whose confirmation was not committed: the platform has it, the record says
+   * `sending`, and its run, answered in that commit, is `unconfirmed`.
+   */
+  #unconfirmed(reply: NewMessage, run: AgentRun | undefined, cause: unknown): void {
+    this.deps.report(
+      cause instanceof ColloquyError
+        ? cause
+        : new StoreError(`could not confirm reply ${reply.id}: ${messageOf(cause)}`, {
+            cause,
+            conversationId: reply.conversationId,
+            messageId: reply.id,
+          }),
+    );
+    if (run === undefined || run.status !== 'answered') return;
+    run.error = messageOf(cause);
+    this.#finish(run, 'unconfirmed');
   }
 
   #finish(run: AgentRun, status: RunStatus): void {

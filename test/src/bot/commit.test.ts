@@ -128,4 +128,58 @@ describe('Bot: how an answered turn is committed', () => {
     expect(batches.at(-1)).toEqual(['run unconfirmed']);
     await bot.stop();
   });
+
+  it("goes on to the conversation's next turn while a reply's confirmation commits, and counts the turn handled after it", async () => {
+    // given a store that holds the commit confirming the first reply
+    const store = new InMemoryConversationStore();
+    const batches: string[][] = [];
+    const confirming = deferred<void>();
+    const release = deferred<void>();
+    const firstReply = 'memory:room:in-1:support-agent:reply';
+    const commit = store.commit.bind(store);
+    store.commit = async (ops) => {
+      batches.push(ops.map((op) => (op.kind === 'run' ? `run ${op.run.status}` : op.kind)));
+      if (ops.some((op) => op.kind === 'confirm' && op.confirmation.id === firstReply)) {
+        confirming.resolve();
+        await release.promise;
+      }
+      return commit(ops);
+    };
+    const secondAsked = deferred<void>();
+    const agent = scriptedAgent('support-agent', (message) => {
+      if (message.content.includes('4712')) secondAsked.resolve();
+      return `about ${message.content.slice(-5)}`;
+    });
+    const channel = new MemoryChannel();
+    const bot = new Bot({ channels: [channel], agents: [agent], store, logger: silentLogger });
+    await bot.start();
+
+    // when a person asks twice in a row
+    const first = await channel.deliver('@support-agent where is 4711?');
+    const second = await channel.deliver('@support-agent and 4712?');
+    let firstHandled = false;
+    void first.handled.then(() => (firstHandled = true));
+
+    // then the agent takes the second question while the first reply's confirmation is held
+    await confirming.promise;
+    await secondAsked.promise;
+    expect(channel.sent.map((m) => m.content)).toEqual(['about 4711?']);
+    // and the first turn is not handled until that confirmation is committed
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(firstHandled).toBe(false);
+    release.resolve();
+    await first.handled;
+    await second.handled;
+
+    // and the second reply's record waited behind it, committed in the next batch
+    const held = batches.findIndex((ops) => ops.includes('confirm'));
+    expect(batches[held + 1]).toEqual(expect.arrayContaining(['run running', 'reply']));
+    expect(channel.sent.map((m) => m.content)).toEqual(['about 4711?', 'about 4712?']);
+    const replies = (await store.get(channel.conversationId)).filter(
+      (turn) => turn.participant.id === 'support-agent',
+    );
+    expect(replies.map((turn) => turn.delivery)).toEqual(['sent', 'sent']);
+    expect((await store.getRuns!({ statuses: ['answered'] })).length).toBe(2);
+    await bot.stop();
+  });
 });
