@@ -669,7 +669,7 @@ export class Bot {
             await this.#onMessage(turn, channel, plan);
             return;
           }
-          // Not held when the bot stops first: the runs stay pending for another instance.
+          // Not held when the bot stops while another instance holds it: the runs stay pending.
           await leases.hold(turn.conversationId, (held) =>
             this.#drain(turn.conversationId, held, { turn, channel, plan }),
           );

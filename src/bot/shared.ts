@@ -76,7 +76,8 @@ export class ConversationLeases {
 
   /**
    * Runs `work` holding the conversation's lease, waiting for it while another instance holds
-   * it. Undefined, without running `work`, when the bot stops first.
+   * it. Undefined, without running `work`, when the bot stops while another instance holds
+   * it: a stopping bot still answers what it was handed in a conversation nobody else holds.
    */
   async hold<T>(
     conversationId: string,
@@ -85,9 +86,9 @@ export class ConversationLeases {
     const name = leaseNames.conversation(conversationId);
     let wait = 20;
     for (;;) {
-      if (this.signal.aborted) return undefined;
       const lease = await this.store.acquireLease(name, this.holder, this.ttlMs);
       if (lease !== undefined) return this.#holding(lease, work);
+      if (this.signal.aborted) return undefined;
       await sleep(wait, this.signal);
       wait = Math.min(wait * 2, Math.max(50, this.ttlMs / 4));
     }

@@ -97,6 +97,37 @@ function describeSharedBots(name: string, openTwo: Open, cleanup: () => Promise<
       expect(await one.get('memory:room')).toHaveLength(2);
     });
 
+    it('answers what it was handed before it stopped, and leaves pending a turn held elsewhere', async () => {
+      const [one, two] = await openTwo();
+      stores.push(one, two);
+      const answered: string[] = [];
+      const a = await instance(one, answered);
+      // given two questions committed, the first still being answered (its agent is slow)
+      const first = await a.channel.deliver('@support-agent question 0', { messageId: 's0' });
+      const second = await a.channel.deliver('@support-agent question 1', { messageId: 's1' });
+
+      // when the bot stops at once
+      await a.bot.stop();
+      await Promise.all([first.handled, second.handled]);
+
+      // then both were answered: nobody else held the conversation
+      expect(answered).toEqual(['@support-agent question 0', '@support-agent question 1']);
+      const statuses = await two.getRuns!({ conversationId: first.message.conversationId });
+      expect(statuses.map((run) => run.status)).toEqual(['answered', 'answered']);
+
+      // and given a conversation another instance holds, a turn there is left pending at stop
+      expect(
+        await two.acquireLease!('conversation:memory:room', 'other-instance', 10_000),
+      ).toBeDefined();
+      const b = await instance(two, answered);
+      const held = await b.channel.deliver('@support-agent question 2', { messageId: 's2' });
+      await b.bot.stop();
+      await held.handled;
+      expect(answered).toHaveLength(2);
+      const [left] = await two.getRuns!({ messageId: held.message.id });
+      expect(left).toMatchObject({ status: 'pending' });
+    });
+
     it("takes up a dead instance's unfinished run once its lease expires", async () => {
       const [one, two] = await openTwo();
       stores.push(one, two);
