@@ -654,8 +654,8 @@ export class Bot {
     );
     let handled = this.#handling.get(turn.id);
     if (handled === undefined) {
-      const work = this.#track(async () => {
-        await this.#order.message(turn, async () => {
+      const work = this.#track(() =>
+        this.#order.message(turn, async () => {
           // Not committed: not answered now either (its reply could not be recorded); the
           // platform delivers it again, or a restart resumes its pending runs.
           const result = await appended.catch(() => undefined);
@@ -673,15 +673,15 @@ export class Bot {
           await leases.hold(turn.conversationId, (held) =>
             this.#drain(turn.conversationId, held, { turn, channel, plan }),
           );
-        });
-        // The conversation's next turn went on once the replies were sent; this one is
-        // handled once their confirmations are committed too.
-        await this.#runner!.confirmed(turn.conversationId);
-      });
+        }),
+      );
       handled = work.finally(() => this.#handling.delete(turn.id));
       this.#handling.set(turn.id, handled);
     }
-    return acknowledged(committed, turn.id, turn.conversationId, handled);
+    // The conversation's next turn went on once the replies were sent; this delivery is
+    // handled once their confirmations are committed too (`idle` and `stop` wait for them).
+    const confirmed = handled.then(() => this.#runner!.confirmed(turn.conversationId));
+    return acknowledged(committed, turn.id, turn.conversationId, confirmed);
   }
 
   /**
