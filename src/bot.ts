@@ -196,7 +196,9 @@ export class Bot {
 
   /**
    * Resolves once every event handed to the bot so far has been handled: answered, or given up
-   * on and reported (for instance in a test, after a delivery the store refused).
+   * on and reported (for instance in a test, after a delivery the store refused for good). A
+   * turn whose commit capture is still retrying is answered once it is committed, so `idle`
+   * waits for the store to come back (`stop` does not).
    *
    * @example
    * ```ts
@@ -645,7 +647,10 @@ export class Bot {
     const turn = withAgentMentions(message, this.agentsOn(channel));
     const planned = this.#runner!.planned(turn, channel);
     // The turn and its pending runs are handed over together: one commit, most of the time.
-    const appended = this.#write({ kind: 'append', message: turn }) as Promise<AppendResult>;
+    const tracked = this.#capture!.track({ kind: 'append', message: turn });
+    const appended = tracked.answered as Promise<AppendResult>;
+    const stored = tracked.committed as Promise<AppendResult>;
+    stored.catch(() => {}); // read only when the first try failed
     const runs = planned.map((run) => this.#write({ kind: 'run', run, create: true }));
     const committed: Promise<CaptureOutcome> = Promise.all([appended, ...runs]).then(
       ([result]) => (result.inserted ? 'stored' : 'duplicate'),
@@ -656,9 +661,10 @@ export class Bot {
     if (handled === undefined) {
       const work = this.#track(() =>
         this.#order.message(turn, async () => {
-          // Not committed: not answered now either (its reply could not be recorded); the
-          // platform delivers it again, or a restart resumes its pending runs.
-          const result = await appended.catch(() => undefined);
+          // Not committed at the first try: capture tries again, and the turn is answered once
+          // it is committed. Not when the bot stops first or capture gives up on it: a restart
+          // resumes its pending runs, and a turn given up on is in the dead-letter file.
+          const result = await appended.catch(() => this.#eventually(stored));
           if (result === undefined) return;
           const plan = result.inserted
             ? { runs: new Map(planned.map((run) => [run.agentId, run])) }
@@ -719,6 +725,19 @@ export class Bot {
       // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
       await this.#order.change(edit, () => this.#onEdit(edit, committed), conversationId);
       if (conversationId !== undefined) await this.#runner!.confirmed(conversationId);
+    });
+  }
+
+  /** What `committed` resolves with, or undefined once it rejects or the bot is stopping. */
+  #eventually<T>(committed: Promise<T>): Promise<T | undefined> {
+    const signal = this.#stopping.signal;
+    if (signal.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const stop = () => resolve(undefined);
+      signal.addEventListener('abort', stop, { once: true });
+      void committed
+        .then(resolve, () => resolve(undefined))
+        .finally(() => signal.removeEventListener('abort', stop));
     });
   }
 

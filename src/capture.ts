@@ -66,6 +66,8 @@ interface Entry {
   ticket: number;
   /** Cleared once the caller has its answer (a transient failure answers before the commit). */
   answer?: { resolve: (value: never) => void; reject: (error: StoreError) => void };
+  /** For `track`: settled once the op is committed or given up on, not on a passing failure. */
+  outcome?: { resolve: (value: never) => void; reject: (error: StoreError) => void };
 }
 
 /**
@@ -146,12 +148,46 @@ export class Capture {
    * ```
    */
   write<O extends StoreOperation>(op: O): Promise<OperationResults[O['kind']]> {
+    return this.#enqueue(op);
+  }
+
+  /**
+   * `write`, and also the op's final outcome: `committed` resolves once it is committed, after
+   * however many retries, and rejects only when capture gives up on it (refused for good, or
+   * unwritten at close), while `answered` rejects at once on a passing failure, as `write` does.
+   *
+   * @example
+   * ```ts
+   * const { answered, committed } = capture.track({ kind: 'append', message: turn });
+   * const { inserted } = await answered.catch(() => committed);
+   * ```
+   */
+  track<O extends StoreOperation>(
+    op: O,
+  ): {
+    answered: Promise<OperationResults[O['kind']]>;
+    committed: Promise<OperationResults[O['kind']]>;
+  } {
+    let outcome!: Entry['outcome'];
+    const committed = new Promise<OperationResults[O['kind']]>(
+      (resolve, reject) => (outcome = { resolve: resolve as (value: never) => void, reject }),
+    );
+    return { answered: this.#enqueue(op, outcome), committed };
+  }
+
+  #enqueue<O extends StoreOperation>(
+    op: O,
+    outcome?: Entry['outcome'],
+  ): Promise<OperationResults[O['kind']]> {
     return new Promise((resolve, reject) => {
       if (this.#closed || this.#queue.length >= this.#maxBuffer) {
         const why = this.#closed ? 'capture is closed' : `${this.#maxBuffer} operations wait`;
-        return reject(errorFor(op, `cannot store ${op.kind}: ${why}`, true, this.#failing));
+        const error = errorFor(op, `cannot store ${op.kind}: ${why}`, true, this.#failing);
+        outcome?.reject(error);
+        return reject(error);
       }
       const entry: Entry = { op, ticket: ++this.#tickets, answer: { resolve, reject } };
+      if (outcome !== undefined) entry.outcome = outcome;
       this.#queue.push(entry);
       if (this.#failing !== undefined) {
         this.#answer(entry, { ok: false, error: this.#failing });
@@ -202,6 +238,7 @@ export class Capture {
       const error = errorFor(entry.op, `${entry.op.kind} unwritten at stop: ${why}`, false);
       this.#bury(entry.op, 'unwritten', error);
       this.#answer(entry, { ok: false, error });
+      entry.outcome?.reject(error);
     }
     this.#wake(this.#tickets);
     return left.length;
@@ -242,13 +279,16 @@ export class Capture {
         }
       } else {
         this.#counts.failures++;
-        if (result.error.transient === false) this.#reject(entry, result.error);
-        else {
+        if (result.error.transient === false) {
+          this.#reject(entry, result.error);
+          entry.outcome?.reject(result.error);
+        } else {
           if (entry.answer !== undefined) this.#report(result.error, 'warn');
           held.push(entry);
         }
       }
       this.#answer(entry, result);
+      if (result.ok) entry.outcome?.resolve(result.value as never);
     });
     this.#tried = Math.max(this.#tried, batch[batch.length - 1]!.ticket);
     this.#queue.unshift(...held);

@@ -292,6 +292,28 @@ describe('Capture', () => {
     await expect(capture.write(append(turn(3)))).rejects.toThrow(/closed/);
   });
 
+  it('tracks an op past a transient failure: committed once it is, rejected once given up', async () => {
+    // given a store that fails the next two writes, then one that stays down
+    const store = new FlakyStore();
+    const { capture } = captureFor(store);
+    store.failNext = 2;
+
+    // when an op is tracked
+    const { answered, committed } = capture.track(append(turn(1)));
+
+    // then its answer rejects at once and its outcome is the commit that came later
+    await expect(answered).rejects.toMatchObject({ transient: true });
+    expect((await committed).inserted).toBe(true);
+    expect(await contents(store)).toEqual(['turn 1']);
+
+    // and an op still unwritten at close has its outcome rejected
+    store.down = true;
+    const lost = capture.track(append(turn(2)));
+    await expect(lost.answered).rejects.toMatchObject({ transient: true });
+    await capture.close(50);
+    await expect(lost.committed).rejects.toThrow(/unwritten at stop/);
+  });
+
   it('refuses a write at once when maxBuffer operations wait', async () => {
     const store = new FlakyStore();
     const { capture } = captureFor(store, { maxBuffer: 2, retryBaseMs: 1000 });
