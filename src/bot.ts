@@ -650,7 +650,7 @@ export class Bot {
     const tracked = this.#capture!.track({ kind: 'append', message: turn });
     const appended = tracked.answered as Promise<AppendResult>;
     const stored = tracked.committed as Promise<AppendResult>;
-    stored.catch(() => {}); // read only when the first try failed
+    stored.catch(() => {}); // awaited only when the first try failed: never left unhandled
     const runs = planned.map((run) => this.#write({ kind: 'run', run, create: true }));
     const committed: Promise<CaptureOutcome> = Promise.all([appended, ...runs]).then(
       ([result]) => (result.inserted ? 'stored' : 'duplicate'),
