@@ -62,7 +62,8 @@ export function decodeCursor(cursor: string): [string, string] {
 /**
  * The SQL of `listConversations` (`@name` parameters), newest activity first; `before` is the
  * dialect's "row before the cursor" test on `(c.last_message_at, c.id)`. It asks for one row
- * more than a page, so `pageOf` knows whether another page follows.
+ * more than a page, so `pageOf` knows whether another page follows. `wroteIn` is the
+ * dialect's "@participant wrote a turn in c".
  *
  * @example
  * ```ts
@@ -72,6 +73,7 @@ export function decodeCursor(cursor: string): [string, string] {
 export function listingQuery(
   options: ListConversationsOptions,
   before: string,
+  wroteIn = 'EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = @participant)',
 ): { sql: string; params: Record<string, string | number>; limit: number } {
   const limit = Math.max(1, Math.floor(options.limit ?? 50));
   const params: Record<string, string | number> = { limit: limit + 1 };
@@ -81,9 +83,7 @@ export function listingQuery(
     params.channelType = options.channelType;
   }
   if (options.participantId !== undefined) {
-    where.push(
-      'EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = @participant)',
-    );
+    where.push(wroteIn);
     params.participant = options.participantId;
   }
   if (options.agentId !== undefined) {

@@ -27,6 +27,11 @@ export interface GetDialect {
    * (SQLite), the store asks for a DM's turns without `concerning`: all of them concern it.
    */
   dmIndex: boolean;
+  /**
+   * The branches that read the turns `@<alias>` wrote in `@conversation`, each newest first;
+   * `where` is the filters every branch ends with.
+   */
+  wrote(alias: string, where: string): string[];
 }
 
 /**
@@ -42,8 +47,8 @@ export const LIMIT = 'LIMIT CAST(@limit AS INTEGER)';
  * backwards. With `concerning` it merges index ranges read newest first, stopping after
  * `limit` turns, so its cost does not grow with the conversation:
  *
- * - per alias: turns it wrote (`messages_conversation_participant_idx`), turns replying to
- *   it (`messages_conversation_reply_to_idx`), turns mentioning it (`message_mentions_time_idx`);
+ * - per alias: turns it wrote (the dialect's `wrote`), turns replying to it
+ *   (`messages_conversation_reply_to_idx`), turns mentioning it (`message_mentions_time_idx`);
  * - turns in a DM (`messages_dm_time_idx`, a partial index), where the dialect has it.
  *
  * The statement text depends only on which options are set and how many ids they hold, so
@@ -105,8 +110,7 @@ export function buildGetQuery(
   options.concerning.aliases.forEach((alias, i) => {
     params[`a${i}`] = alias;
     branches.push(
-      `SELECT m.seq, m.timestamp FROM messages m
-        WHERE m.conversation_id = @conversation AND m.participant_id = @a${i}${where}`,
+      ...dialect.wrote(`a${i}`, where),
       `SELECT m.seq, m.timestamp FROM messages m
         WHERE m.conversation_id = @conversation AND m.reply_to_participant_id = @a${i}${where}`,
       `SELECT mm.message_seq, mm.timestamp FROM message_mentions mm

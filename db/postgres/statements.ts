@@ -19,6 +19,10 @@ export const POSTGRES_DIALECT: GetDialect = {
   notSummary: 'NOT m.is_summary',
   authors: 'participants',
   dmIndex: true,
+  wrote: (alias, where) => [
+    `SELECT m.seq, m.timestamp FROM messages m
+      WHERE m.conversation_id = @conversation AND m.participant_id = @${alias}${where}`,
+  ],
 };
 
 const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participant_id`;

@@ -104,6 +104,18 @@ local function drop(seq)
   return refs
 end
 
+-- After turns went: whoever has no turn left here is no longer listed as writing here.
+local function unlistGone(authors)
+  for author in pairs(authors) do
+    local lane = 'by\\0' .. author .. '\\0'
+    if not redis.call('ZRANGE', key('ix'), '[' .. lane, '(' .. lane .. '\\255', 'BYLEX', 'LIMIT', 0, 1)[1] then
+      redis.call('SREM', key('authors'), author)
+      redis.call('SREM', prefix .. 'participant:' .. author, cid)
+      redis.call('SREM', prefix .. 'agent:' .. author, cid)
+    end
+  end
+end
+
 -- Moves the conversation in the shared list from one last-activity time to another.
 local function relist(old, new)
   local list = prefix .. 'conversations'
@@ -228,11 +240,14 @@ local newToAuthor = redis.call('SADD', authorKey, cid) == 1
 if agent then redis.call('SADD', prefix .. 'agent:' .. author, cid) end
 
 if cap > 0 and count > cap then
+  local authors = {}
   while count > cap do
-    drop(seqOf(redis.call('ZRANGE', key('order'), '-', '+', 'BYLEX', 'LIMIT', 0, 1)[1]))
+    local refs = drop(seqOf(redis.call('ZRANGE', key('order'), '-', '+', 'BYLEX', 'LIMIT', 0, 1)[1]))
+    if refs then authors[refs.ix[1][2]] = true end
     count = count - 1
   end
   respan()
+  unlistGone(authors)
 end
 
 if ttl > 0 then
@@ -270,12 +285,19 @@ return 1
 
 /** Deletes turns by colloquy id; how many went. ARGV: prefix, conversation id, ids…. */
 export const DELETE_MESSAGES = new Script(`
-local count = 0
+local count, authors = 0, {}
 for i = 3, #ARGV do
   local seq = redis.call('HGET', key('ids'), ARGV[i])
-  if seq and drop(seq) then count = count + 1 end
+  local refs = seq and drop(seq)
+  if refs then
+    count = count + 1
+    authors[refs.ix[1][2]] = true
+  end
 end
-if count > 0 then respan() end
+if count > 0 then
+  respan()
+  unlistGone(authors)
+end
 return count
 `);
 

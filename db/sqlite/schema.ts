@@ -140,6 +140,13 @@ export const messages = sqliteTable(
     delegatedBy: text('delegated_by'),
     /** On a task turn: the agent the task was handed to. */
     delegatedTo: text('delegated_to'),
+    /**
+     * The author's kind, as in `participants` (kept equal to it when it changes): the turns
+     * of agents and the system are the only ones `messages_conversation_author_idx` holds.
+     */
+    authorKind: text('author_kind', { enum: ['user', 'agent', 'system'] })
+      .notNull()
+      .default('user'),
     createdAt: text('created_at')
       .notNull()
       .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
@@ -150,11 +157,14 @@ export const messages = sqliteTable(
       .on(t.channelType, t.channelId, t.platformMessageId)
       .where(sql`${t.platformMessageId} is not null`),
     index('messages_conversation_time_idx').on(t.conversationId, t.timestamp, t.seq),
-    index('messages_conversation_participant_idx').on(
-      t.conversationId,
-      t.participantId,
-      t.timestamp,
-    ),
+    /**
+     * Partial: the turns agents and the system wrote, which addressed-only reads look up by
+     * author. People's turns cost this index nothing; `conversation_authors` says who wrote
+     * in a conversation at all.
+     */
+    index('messages_conversation_author_idx')
+      .on(t.conversationId, t.participantId, t.timestamp)
+      .where(sql`${t.authorKind} <> 'user'`),
     /** Partial: most turns reply to no one and cost this index nothing. */
     index('messages_conversation_reply_to_idx')
       .on(t.conversationId, t.replyToParticipantId, t.timestamp)
@@ -198,6 +208,20 @@ export const messageMentions = sqliteTable(
     ),
     index('message_mentions_participant_idx').on(t.participantId),
   ],
+);
+
+/**
+ * Who ever wrote in each conversation, one row per pair, added by a trigger when a turn is
+ * inserted (written once per pair, not per turn). It can name a pair whose turns were deleted
+ * since: reads check the turns too.
+ */
+export const conversationAuthors = sqliteTable(
+  'conversation_authors',
+  {
+    conversationId: text('conversation_id').notNull(),
+    participantId: text('participant_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.conversationId, t.participantId] })],
 );
 
 /** Earlier texts of edited turns: each edit keeps the text it replaced. */

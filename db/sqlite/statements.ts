@@ -31,9 +31,30 @@ export const SQLITE_DIALECT: GetDialect = {
   // A DM's addressed-only query is its whole history: the store asks for it so (`get`), and a
   // turn's commit writes no DM index (migration 0014).
   dmIndex: false,
+  // `messages_conversation_author_idx` holds only turns whose author is not a person, so a
+  // person named as an alias (rare) has their turns read from the conversation's time index;
+  // that branch reads nothing unless the alias is a person.
+  wrote: (alias, where) => [
+    `SELECT m.seq, m.timestamp FROM messages m
+      WHERE m.conversation_id = @conversation AND m.participant_id = @${alias}
+        AND m.author_kind <> 'user'${where}`,
+    `SELECT m.seq, m.timestamp FROM messages m
+      WHERE m.conversation_id = @conversation AND m.participant_id = @${alias}
+        AND m.author_kind = 'user'
+        AND EXISTS (SELECT 1 FROM participant_rows WHERE id = @${alias} AND kind = 'user')${where}`,
+  ],
 };
 
 const FROM_MESSAGES = `FROM messages m JOIN participant_rows p ON p.id = m.participant_id`;
+
+/**
+ * "@participant wrote a turn in conversation c": its pair in `conversation_authors`, then one
+ * of its turns, since the pair outlives turns deleted one by one.
+ */
+export const WROTE_IN = `EXISTS (SELECT 1 FROM conversation_authors a
+    WHERE a.conversation_id = c.id AND a.participant_id = @participant)
+  AND EXISTS (SELECT 1 FROM messages m
+    WHERE m.conversation_id = c.id AND m.participant_id = @participant)`;
 
 /** The newest seq whose turn is counted in the stored tallies (migration 0013's fold). */
 const FOLDED = `(SELECT CAST(value AS INTEGER) FROM colloquy_state
@@ -82,13 +103,15 @@ const SQL = {
   insertMessage: `INSERT INTO messages (seq, id, conversation_id, participant_id, content,
       timestamp, scope, channel_type, channel_id, thread_id, platform_message_id,
       reply_to_message_id, reply_to_participant_id, is_summary, summary_for_agent_id, metadata,
-      trace_id, sources, reasoning, delegation_id, delegated_by, delegated_to, delivery)
+      trace_id, sources, reasoning, delegation_id, delegated_by, delegated_to, delivery,
+      author_kind)
     VALUES (max(coalesce((SELECT max(seq) FROM messages), 0), coalesce((SELECT CAST(value AS
         INTEGER) FROM colloquy_state WHERE key = 'messages_seq_floor'), 0)) + 1,
       @id, @conversationId, @participantId, @content, @timestamp, @scope, @channelType,
       @channelId, @threadId, @platformMessageId, @replyToMessageId, @replyToParticipantId,
       @isSummary, @summaryForAgentId, @metadata, @traceId, @sources, @reasoning, @delegationId,
-      @delegatedBy, @delegatedTo, @delivery)
+      @delegatedBy, @delegatedTo, @delivery,
+      coalesce((SELECT kind FROM participant_rows WHERE id = @participantId), 'user'))
     ON CONFLICT DO NOTHING`,
   insertMention: `INSERT OR IGNORE INTO message_mentions
     (message_seq, conversation_id, participant_id, timestamp) VALUES (?, ?, ?, ?)`,
@@ -141,7 +164,7 @@ const SQL = {
         ELSE metadata END
     WHERE id = @id`,
   deleteConversation: `DELETE FROM conversation_rows WHERE id = ?`,
-  authorsIn: `SELECT DISTINCT participant_id FROM messages WHERE conversation_id = ?`,
+  authorsIn: `SELECT participant_id FROM conversation_authors WHERE conversation_id = ?`,
   deleteSilentParticipants: `DELETE FROM participant_rows
     WHERE id IN (SELECT value FROM json_each(?))
       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.participant_id = participant_rows.id)`,
@@ -151,8 +174,8 @@ const SQL = {
   deleteEmptyConversation: `DELETE FROM conversation_rows
     WHERE id = @id AND NOT EXISTS (SELECT 1 FROM messages WHERE conversation_id = @id)`,
 
-  conversationsOf: `SELECT c.id FROM conversation_rows c WHERE EXISTS (
-    SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = ?)`,
+  conversationsOf: `SELECT c.id FROM conversation_rows c
+    WHERE ${WROTE_IN}`,
   deleteMessagesOf: `DELETE FROM messages WHERE participant_id = ?`,
   deleteSummaries: `DELETE FROM messages WHERE conversation_id = ? AND is_summary = 1`,
   deleteMentionsOf: `DELETE FROM message_mentions WHERE participant_id = ?`,

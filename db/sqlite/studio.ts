@@ -38,6 +38,7 @@ import {
 import { learnedAliases, participantSql, turnSelect, unansweredSql } from '../studio/sql.js';
 import type { RunSqlRow } from '../runs.js';
 import { matchExpression, queryWords } from '../search.js';
+import { WROTE_IN } from './statements.js';
 import { SqliteConversationStore } from './store.js';
 
 /**
@@ -93,8 +94,7 @@ export class SqliteStudioSource implements StudioSource {
            c.message_count, c.created_at, c.last_message_at, ${this.title('c')}
          from conversations c
          where (@platform is null or c.channel_type = @platform)
-           and (@participant is null or exists (select 1 from messages m
-                where m.conversation_id = c.id and m.participant_id = @participant))
+           and (@participant is null or (${WROTE_IN}))
            and (@afterTime is null or (c.last_message_at, c.id) < (@afterTime, @afterId))
          order by c.last_message_at desc, c.id desc
          limit @limit`,

@@ -175,7 +175,7 @@ export class StoreWrites {
 
   forgetParticipant(participantId: string, mode: 'delete' | 'redact'): number {
     const s = this.sql;
-    const touched = s.conversationsOf.all(participantId) as string[];
+    const touched = s.conversationsOf.all({ participant: participantId }) as string[];
     // A rolling summary can retell what the person said: those of their conversations go
     // too (`assemblePrompt`'s summarizer writes a new one from the turns that remain).
     let summaries = 0;

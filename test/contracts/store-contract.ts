@@ -246,6 +246,25 @@ export function describeStoreContract(
         expect(concerning.map((m) => m.id)).toEqual(whole);
       });
 
+      it('finds the turns an alias wrote, whatever kind its author is or was', async () => {
+        // given a person named as an alias, and an author who wrote first as a person and
+        // later as an agent (a bot user seen before its kind was known)
+        const bot = { kind: 'user' as const, id: 'telegram:99', displayName: 'Orders' };
+        const early = turn({ timestamp: at(1), participant: bot, content: 'early' });
+        const person = turn({ timestamp: at(2), participant: alice, content: 'by alice' });
+        const later = turn({ timestamp: at(3), participant: { ...bot, kind: 'agent' } });
+        const noise = turn({ timestamp: at(4), participant: bob });
+        for (const message of [early, person, later, noise]) await store.append(message);
+
+        // when each is asked for as an alias
+        const asAlias = async (alias: string) =>
+          (await store.get(C1, { concerning: { aliases: [alias] } })).map((m) => m.id);
+
+        // then every turn it wrote is found, in order, and nothing else
+        expect(await asAlias(alice.id)).toEqual([person.id]);
+        expect(await asAlias(bot.id)).toEqual([early.id, later.id]);
+      });
+
       it('finds an agent’s last exchanges in a busy channel', async () => {
         const aliases = [agent.id, 'telegram:99'];
         const all: NewMessage[] = [];
@@ -512,6 +531,18 @@ export function describeStoreContract(
         expect(alices.items.map((c) => c.id).sort()).toEqual(['sl2', 'tg']);
         const both = await store.listConversations({ channelType: 'slack', participantId: bob.id });
         expect(both.items.map((c) => c.id)).toEqual(['sl']);
+      });
+
+      it('stops listing a conversation under a participant once their turns there are deleted', async () => {
+        const mine = turn({ conversationId: 'tg', participant: alice });
+        await store.append(mine);
+        await store.append(turn({ conversationId: 'tg', participant: bob }));
+        await store.append(turn({ conversationId: 'tg2', participant: alice }));
+        await store.deleteMessages('tg', [mine.id]);
+        const alices = await store.listConversations({ participantId: alice.id });
+        expect(alices.items.map((c) => c.id)).toEqual(['tg2']);
+        const bobs = await store.listConversations({ participantId: bob.id });
+        expect(bobs.items.map((c) => c.id)).toEqual(['tg']);
       });
 
       it('pages through every conversation exactly once, ties included', async () => {

@@ -79,6 +79,19 @@ describe.skipIf(redisUrl === undefined)(
         // and a late retry of a dropped turn is a new turn (as in the in-memory store)
         expect((await store.append(turn(1))).inserted).toBe(true);
       });
+
+      it('no longer lists the conversation under an author whose turns were all dropped', async () => {
+        const store = await open({ maxMessagesPerConversation: 2 });
+        const bot = { kind: 'agent' as const, id: 'helper-bot' };
+        await store.append(turn(1, { participant: bot }));
+        await store.append(turn(2));
+        expect((await store.listConversations({ agentId: bot.id })).items).toHaveLength(1);
+        await store.append(turn(3));
+        expect((await store.listConversations({ participantId: bot.id })).items).toEqual([]);
+        expect((await store.listConversations({ agentId: bot.id })).items).toEqual([]);
+        const alices = await store.listConversations({ participantId: 'telegram:1001' });
+        expect(alices.items.map((c) => c.id)).toEqual([C1]);
+      });
     });
 
     describe('ttlSeconds', () => {

@@ -231,6 +231,80 @@ describe('SqliteConversationStore: opening a file', () => {
     expect(store.db.prepare('SELECT count(*) AS n FROM transcript').get()).toEqual({ n: 3 });
   });
 
+  it('migrates a file with an index entry per author and turn (0014) to the agents’ partial index', async () => {
+    // given a database at migration 0014 with a person's and an agent's turns
+    const path = join(dir, 'v14.db');
+    const old = new Database(path);
+    migrate(drizzle(old), { migrationsFolder: await migrationsUpTo(dir, 15) });
+    old.exec(`
+      INSERT INTO participant_rows VALUES ('slack:U1', 'user', 'Alice', '2026-01-01', '2026-01-01'),
+        ('support-agent', 'agent', 'Support', '2026-01-01', '2026-01-01');
+      INSERT INTO conversation_rows (id, channel_type, channel_id, scope, created_at,
+        last_message_at) VALUES ('${C1}', 'slack', 'C1', 'channel', '2026-01-01', '2026-01-01'),
+        ('slack:T1:C2', 'slack', 'C2', 'channel', '2026-01-01', '2026-01-01');
+      INSERT INTO messages (seq, id, conversation_id, participant_id, content, timestamp, scope,
+        channel_type, channel_id, platform_message_id)
+      VALUES (1, 'a', '${C1}', 'slack:U1', 'hello', '2026-01-01T00:00:01.000Z', 'channel',
+        'slack', 'C1', '1.0'),
+      (2, 'b', '${C1}', 'support-agent', 'hi', '2026-01-01T00:00:02.000Z', 'channel', 'slack',
+        'C1', '2.0'),
+      (3, 'c', 'slack:T1:C2', 'slack:U1', 'there', '2026-01-01T00:00:03.000Z', 'channel',
+        'slack', 'C2', '3.0');`);
+    old.close();
+
+    // when the store opens it
+    const store = storeAt(path);
+
+    // then each turn carries its author's kind, only the agent's is in the partial index, and
+    // who wrote where is known
+    const kinds = store.db.prepare('SELECT id, author_kind FROM messages ORDER BY seq').all();
+    expect(kinds).toEqual([
+      { id: 'a', author_kind: 'user' },
+      { id: 'b', author_kind: 'agent' },
+      { id: 'c', author_kind: 'user' },
+    ]);
+    const indexed = store.db
+      .prepare(
+        "SELECT seq FROM messages INDEXED BY messages_conversation_author_idx WHERE conversation_id = ? AND participant_id = ? AND author_kind <> 'user'",
+      )
+      .pluck()
+      .all(C1, 'support-agent');
+    expect(indexed).toEqual([2]);
+    const pairs = store.db.prepare('SELECT * FROM conversation_authors ORDER BY 1, 2').raw().all();
+    expect(pairs).toEqual([
+      [C1, 'slack:U1'],
+      [C1, 'support-agent'],
+      ['slack:T1:C2', 'slack:U1'],
+    ]);
+    const names = store.db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'index'`).pluck();
+    expect(names.all()).not.toContain('messages_conversation_participant_idx');
+    const concerning = await store.get(C1, { concerning: { aliases: ['support-agent'] } });
+    expect(concerning.map((m) => m.id)).toEqual(['b']);
+    const alices = await store.listConversations({ participantId: 'slack:U1' });
+    expect(alices.items.map((c) => c.id).sort()).toEqual([C1, 'slack:T1:C2']);
+  });
+
+  it('keeps each turn’s author kind equal to its author’s, and who wrote where', async () => {
+    // given Alice's turns in two conversations, written as a person
+    const store = storeAt(join(dir, 'kinds.db'));
+    const alice = { kind: 'user' as const, id: 'slack:U1', displayName: 'Alice' };
+    await store.append(turn({ participant: alice }));
+    await store.append(turn({ participant: alice, conversationId: 'slack:T1:C2' }));
+    const kinds = store.db.prepare('SELECT DISTINCT author_kind FROM messages').pluck();
+    expect(kinds.all()).toEqual(['user']);
+
+    // when her newest turn says she is an agent, then all her turns are an agent's
+    await store.append(turn({ participant: { ...alice, kind: 'agent' } }));
+    expect(kinds.all()).toEqual(['agent']);
+
+    // and a conversation deleted, or a participant forgotten, leaves no pair behind
+    const pairs = store.db.prepare('SELECT conversation_id FROM conversation_authors').pluck();
+    await store.deleteConversation('slack:T1:C2');
+    expect(pairs.all()).toEqual([C1]);
+    await store.forgetParticipant(alice.id);
+    expect(pairs.all()).toEqual([]);
+  });
+
   it('never numbers a turn with the seq of a deleted one', async () => {
     // given three turns, the newest deleted through the store and a whole conversation too
     const store = storeAt(join(dir, 'seq.db'));
