@@ -10,7 +10,10 @@ export interface CaptureOptions {
   maxBuffer?: number;
   /** First retry delay in ms after a transient failure; doubles per failed retry (default 50). */
   retryBaseMs?: number;
-  /** Longest retry delay in ms (default 30 000). */
+  /**
+   * Longest retry delay in ms (default 5 000): once a store that was down comes back, what
+   * waits is committed within this long (the platform's deliveries wait for it).
+   */
   retryMaxMs?: number;
   /**
    * The JSON-lines file operations go to when capture gives up on them (refused for good, or
@@ -121,7 +124,7 @@ export class Capture {
     this.#store = store;
     this.#maxBuffer = Math.max(1, options.maxBuffer ?? 10_000);
     this.#retryBaseMs = options.retryBaseMs ?? 50;
-    this.#retryMaxMs = options.retryMaxMs ?? 30_000;
+    this.#retryMaxMs = options.retryMaxMs ?? 5_000;
     this.#deadLetterPath = options.deadLetterPath;
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;

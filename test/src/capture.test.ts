@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { Capture, type CaptureOptions } from '../../src/capture.js';
 import { StoreError } from '../../src/errors.js';
@@ -207,6 +207,31 @@ describe('Capture', () => {
     store.down = false;
     expect(await capture.close(5000)).toBe(0);
     expect(await contents(store)).toEqual(['turn 1', 'turn 2']);
+  });
+
+  it('tries a store that stays down at least every five seconds, so it recovers fast', async () => {
+    vi.useFakeTimers();
+    try {
+      // given capture with its default backoff, and a store down for ten minutes
+      const store = new FlakyStore();
+      const { capture } = captureFor(store, { retryBaseMs: undefined, retryMaxMs: undefined });
+      store.down = true;
+      const first = capture.write(append(turn(1))).catch((error: unknown) => error);
+      await vi.advanceTimersByTimeAsync(10 * 60_000);
+      expect(await first).toBeInstanceOf(StoreError);
+
+      // then it kept trying at least every five seconds
+      expect(capture.stats.failures).toBeGreaterThanOrEqual(120);
+
+      // and once the store is back, the turn is committed within five seconds
+      store.down = false;
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(await contents(store)).toEqual(['turn 1']);
+      expect(capture.stats.waiting).toBe(0);
+      await capture.close(1000);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('records edits and deletions in order with the appends', async () => {
