@@ -59,11 +59,20 @@ export function decodeCursor(cursor: string): [string, string] {
   throw new StoreError(`not a listConversations cursor: ${JSON.stringify(cursor)}`);
 }
 
+/** Who wrote where, read from the turns (an index on their authors). */
+const AUTHORED = {
+  wroteIn:
+    'EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = @participant)',
+  agentWroteIn: `c.id IN (SELECT m.conversation_id FROM messages m
+      JOIN participants p ON p.id = m.participant_id
+      WHERE m.participant_id = @agent AND p.kind = 'agent')`,
+};
+
 /**
  * The SQL of `listConversations` (`@name` parameters), newest activity first; `before` is the
  * dialect's "row before the cursor" test on `(c.last_message_at, c.id)`. It asks for one row
- * more than a page, so `pageOf` knows whether another page follows. `wroteIn` is the
- * dialect's "@participant wrote a turn in c".
+ * more than a page, so `pageOf` knows whether another page follows. `authored` is the
+ * dialect's "@participant wrote a turn in c" and "agent @agent wrote a turn in c".
  *
  * @example
  * ```ts
@@ -73,7 +82,7 @@ export function decodeCursor(cursor: string): [string, string] {
 export function listingQuery(
   options: ListConversationsOptions,
   before: string,
-  wroteIn = 'EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = @participant)',
+  authored: { wroteIn: string; agentWroteIn: string } = AUTHORED,
 ): { sql: string; params: Record<string, string | number>; limit: number } {
   const limit = Math.max(1, Math.floor(options.limit ?? 50));
   const params: Record<string, string | number> = { limit: limit + 1 };
@@ -83,13 +92,11 @@ export function listingQuery(
     params.channelType = options.channelType;
   }
   if (options.participantId !== undefined) {
-    where.push(wroteIn);
+    where.push(authored.wroteIn);
     params.participant = options.participantId;
   }
   if (options.agentId !== undefined) {
-    where.push(`c.id IN (SELECT m.conversation_id FROM messages m
-      JOIN participants p ON p.id = m.participant_id
-      WHERE m.participant_id = @agent AND p.kind = 'agent')`);
+    where.push(authored.agentWroteIn);
     params.agent = options.agentId;
   }
   params.offset = Math.max(0, Math.floor(options.offset ?? 0));

@@ -43,9 +43,11 @@ export interface GetDialect {
 export const LIMIT = 'LIMIT CAST(@limit AS INTEGER)';
 
 /**
- * The SQL of `store.get`. Without `concerning` it walks `messages_conversation_time_idx`
- * backwards. With `concerning` it merges index ranges read newest first, stopping after
- * `limit` turns, so its cost does not grow with the conversation:
+ * The SQL of `store.get`. Without `concerning` or `participantIds` it walks
+ * `messages_conversation_time_idx` backwards. With `participantIds` alone it merges the
+ * dialect's `wrote` branches, one author at a time. With `concerning` it merges index ranges
+ * read newest first, stopping after `limit` turns, so its cost does not grow with the
+ * conversation:
  *
  * - per alias: turns it wrote (the dialect's `wrote`), turns replying to it
  *   (`messages_conversation_reply_to_idx`), turns mentioning it (`message_mentions_time_idx`);
@@ -82,7 +84,10 @@ export function buildGetQuery(
     filters.push('m.timestamp < @before');
     params.before = options.before;
   }
-  if (options.participantIds !== undefined) {
+  // Asked for by author alone, the turns are read author by author (the dialect's `wrote`);
+  // beside `concerning`, the authors filter each of its branches.
+  const authors = options.concerning === undefined ? options.participantIds : undefined;
+  if (options.participantIds !== undefined && authors === undefined) {
     filters.push(`m.participant_id IN (${bind(params, 'p', options.participantIds)})`);
   }
   if (options.includeSummaries !== true) filters.push(dialect.notSummary);
@@ -90,7 +95,7 @@ export function buildGetQuery(
   const where = filters.map((f) => ` AND ${f}`).join('');
   const newestFirst = `ORDER BY m.timestamp DESC, m.seq DESC ${LIMIT}`;
 
-  if (options.concerning === undefined) {
+  if (options.concerning === undefined && authors === undefined) {
     return {
       sql: `SELECT ${dialect.columns} FROM messages m JOIN ${dialect.authors} p ON p.id = m.participant_id
         WHERE m.conversation_id = @conversation${where} ${newestFirst}`,
@@ -103,11 +108,15 @@ export function buildGetQuery(
   // rows, so it reads about `limit` turns however many each branch could return. UNION
   // drops a turn found by two branches.
   const branches: string[] = [];
-  if (dialect.dmIndex) {
+  authors?.forEach((author, i) => {
+    params[`p${i}`] = author;
+    branches.push(...dialect.wrote(`p${i}`, where));
+  });
+  if (dialect.dmIndex && options.concerning !== undefined) {
     branches.push(`SELECT m.seq, m.timestamp FROM messages m
       WHERE m.conversation_id = @conversation AND m.scope = 'dm'${where}`);
   }
-  options.concerning.aliases.forEach((alias, i) => {
+  options.concerning?.aliases.forEach((alias, i) => {
     params[`a${i}`] = alias;
     branches.push(
       ...dialect.wrote(`a${i}`, where),
@@ -118,8 +127,8 @@ export function buildGetQuery(
         WHERE mm.conversation_id = @conversation AND mm.participant_id = @a${i}${where}`,
     );
   });
-  // No alias and no DM branch: nothing concerns it.
-  if (branches.length === 0) branches.push('SELECT m.seq, m.timestamp FROM messages m WHERE 0');
+  // No author, alias or DM branch: no turn is wanted.
+  if (branches.length === 0) branches.push('SELECT m.seq, m.timestamp FROM messages m WHERE 1 = 0');
   return {
     sql: `WITH top(seq, ts) AS MATERIALIZED (${branches.join('\nUNION ')}
         ORDER BY 2 DESC, 1 DESC ${LIMIT})

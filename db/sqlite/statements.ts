@@ -56,6 +56,16 @@ export const WROTE_IN = `EXISTS (SELECT 1 FROM conversation_authors a
   AND EXISTS (SELECT 1 FROM messages m
     WHERE m.conversation_id = c.id AND m.participant_id = @participant)`;
 
+/** `listingQuery`'s authored filters: "agent @agent wrote in c" reads the agents' index. */
+export const AUTHORED = {
+  wroteIn: WROTE_IN,
+  agentWroteIn: `EXISTS (SELECT 1 FROM conversation_authors a
+      WHERE a.conversation_id = c.id AND a.participant_id = @agent)
+    AND EXISTS (SELECT 1 FROM messages m
+      WHERE m.conversation_id = c.id AND m.participant_id = @agent
+        AND m.author_kind <> 'user' AND m.author_kind = 'agent')`,
+};
+
 /** The newest seq whose turn is counted in the stored tallies (migration 0013's fold). */
 const FOLDED = `(SELECT CAST(value AS INTEGER) FROM colloquy_state
   WHERE key = 'messages_folded_seq')`;

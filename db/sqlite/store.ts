@@ -35,7 +35,7 @@ import {
   queryWords,
   rankCandidates,
 } from '../search.js';
-import { SQLITE_DIALECT, type Statements, WROTE_IN, prepareStatements } from './statements.js';
+import { AUTHORED, SQLITE_DIALECT, type Statements, prepareStatements } from './statements.js';
 import {
   type AppendInput,
   type AppendOutcome,
@@ -312,7 +312,7 @@ export class SqliteConversationStore implements ConversationStore {
       const { sql, params, limit } = listingQuery(
         options,
         '(c.last_message_at, c.id) < (@cursorLast, @cursorId)',
-        WROTE_IN,
+        AUTHORED,
       );
       return pageOf(this.statement(sql).all(params) as ConversationRow[], limit);
     });

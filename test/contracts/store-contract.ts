@@ -211,6 +211,24 @@ export function describeStoreContract(
         expect(await store.get(C1, { scope: 'channel', participantIds: [bob.id] })).toHaveLength(1);
       });
 
+      it('reads the newest turns of several authors, people and agents, in order', async () => {
+        const all: NewMessage[] = [];
+        for (let i = 0; i < 30; i++) {
+          const participant = [alice, bob, agent, otherAgent][i % 4]!;
+          all.push(turn({ timestamp: at(i), participant }));
+          await store.append(all[i]!);
+        }
+        const wanted = (ids: string[], limit: number) =>
+          all
+            .filter((m) => ids.includes(m.participant.id))
+            .slice(-limit)
+            .map((m) => m.id);
+        for (const ids of [[alice.id, agent.id], [agent.id], [bob.id, bob.id], []]) {
+          const found = await store.get(C1, { participantIds: ids, limit: 5 });
+          expect(found.map((m) => m.id)).toEqual(wanted(ids, 5));
+        }
+      });
+
       it('keeps exactly the turns that concern an agent, by the same rule as concerns()', async () => {
         const aliases = [agent.id, 'slack:UBOT'];
         const variants: Partial<TurnFields>[] = [
