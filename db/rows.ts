@@ -179,6 +179,8 @@ export interface MessageInsert {
   delegatedTo: string | null;
   /** `'sending'` for a reply recorded before its platform call; NULL for every other turn. */
   delivery: 'sending' | null;
+  /** The kind the author wrote this turn as (SQLite's `author_kind`). */
+  authorKind: ParticipantKind;
 }
 
 /**
@@ -208,6 +210,7 @@ export function toInsert(
     id: message.id,
     conversationId: message.conversationId,
     participantId: message.participant.id,
+    authorKind: message.participant.kind,
     content: message.content,
     timestamp,
     scope: message.scope,

@@ -141,7 +141,7 @@ export const messages = sqliteTable(
     /** On a task turn: the agent the task was handed to. */
     delegatedTo: text('delegated_to'),
     /**
-     * The author's kind, as in `participants` (kept equal to it when it changes): the turns
+     * The kind the author wrote this turn as (`participants.kind` is their latest): the turns
      * of agents and the system are the only ones `messages_conversation_author_idx` holds.
      */
     authorKind: text('author_kind', { enum: ['user', 'agent', 'system'] })
@@ -211,17 +211,19 @@ export const messageMentions = sqliteTable(
 );
 
 /**
- * Who ever wrote in each conversation, one row per pair, added by a trigger when a turn is
- * inserted (written once per pair, not per turn). It can name a pair whose turns were deleted
- * since: reads check the turns too.
+ * Who ever wrote in each conversation, and as what kind: one row per conversation, author and
+ * `author_kind`, added by a trigger when a turn is inserted (written once, not per turn), so
+ * a read knows whether an author's turns there are all in `messages_conversation_author_idx`.
+ * It can name a pair whose turns were deleted since: reads check the turns too.
  */
 export const conversationAuthors = sqliteTable(
   'conversation_authors',
   {
     conversationId: text('conversation_id').notNull(),
     participantId: text('participant_id').notNull(),
+    authorKind: text('author_kind', { enum: ['user', 'agent', 'system'] }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.conversationId, t.participantId] })],
+  (t) => [primaryKey({ columns: [t.conversationId, t.participantId, t.authorKind] })],
 );
 
 /** Earlier texts of edited turns: each edit keeps the text it replaced. */

@@ -31,39 +31,46 @@ export const SQLITE_DIALECT: GetDialect = {
   // A DM's addressed-only query is its whole history: the store asks for it so (`get`), and a
   // turn's commit writes no DM index (migration 0014).
   dmIndex: false,
-  // `messages_conversation_author_idx` holds only turns whose author is not a person, so a
-  // person named as an alias (rare) has their turns read from the conversation's time index;
-  // that branch reads nothing unless the alias is a person.
+  // `messages_conversation_author_idx` holds only the turns not written as a person, so turns
+  // the alias wrote as a person (rare for an agent's alias) are read from the conversation's
+  // time index; `conversation_authors` says whether there are any, checked once per read.
   wrote: (alias, where) => [
     `SELECT m.seq, m.timestamp FROM messages m
       WHERE m.conversation_id = @conversation AND m.participant_id = @${alias}
         AND m.author_kind <> 'user'${where}`,
     `SELECT m.seq, m.timestamp FROM messages m
       WHERE m.conversation_id = @conversation AND m.participant_id = @${alias}
-        AND m.author_kind = 'user'
-        AND EXISTS (SELECT 1 FROM participant_rows WHERE id = @${alias} AND kind = 'user')${where}`,
+        AND m.author_kind = 'user' AND ${wroteAsPerson(alias, '@conversation')}${where}`,
   ],
 };
 
-const FROM_MESSAGES = `FROM messages m JOIN participant_rows p ON p.id = m.participant_id`;
+/** `conversation_authors` says `@<who>` wrote in conversation `place` as a person. */
+function wroteAsPerson(who: string, place: string): string {
+  return `EXISTS (SELECT 1 FROM conversation_authors a WHERE a.conversation_id = ${place}
+    AND a.participant_id = @${who} AND a.author_kind = 'user')`;
+}
 
 /**
- * "@participant wrote a turn in conversation c": its pair in `conversation_authors`, then one
- * of its turns, since the pair outlives turns deleted one by one.
+ * "@<who> wrote a turn in conversation c": as an agent, from the agents' index; as a person,
+ * only where `conversation_authors` says so, from the turns (the row outlives turns deleted
+ * one by one, so the turns are checked).
  */
-export const WROTE_IN = `EXISTS (SELECT 1 FROM conversation_authors a
-    WHERE a.conversation_id = c.id AND a.participant_id = @participant)
-  AND EXISTS (SELECT 1 FROM messages m
-    WHERE m.conversation_id = c.id AND m.participant_id = @participant)`;
+function wroteIn(who: string): string {
+  const turn = `SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = @${who}`;
+  return `(EXISTS (${turn} AND m.author_kind <> 'user')
+    OR ${wroteAsPerson(who, 'c.id')} AND EXISTS (${turn} AND m.author_kind = 'user'))`;
+}
 
-/** `listingQuery`'s authored filters: "agent @agent wrote in c" reads the agents' index. */
+const FROM_MESSAGES = `FROM messages m JOIN participant_rows p ON p.id = m.participant_id`;
+
+/** "@participant wrote a turn in conversation c" (the listing, the web page, forgetting). */
+export const WROTE_IN = wroteIn('participant');
+
+/** `listingQuery`'s authored filters: an agent is one whose latest kind is `agent`. */
 export const AUTHORED = {
   wroteIn: WROTE_IN,
-  agentWroteIn: `EXISTS (SELECT 1 FROM conversation_authors a
-      WHERE a.conversation_id = c.id AND a.participant_id = @agent)
-    AND EXISTS (SELECT 1 FROM messages m
-      WHERE m.conversation_id = c.id AND m.participant_id = @agent
-        AND m.author_kind <> 'user' AND m.author_kind = 'agent')`,
+  agentWroteIn: `EXISTS (SELECT 1 FROM participant_rows p WHERE p.id = @agent AND p.kind = 'agent')
+    AND ${wroteIn('agent')}`,
 };
 
 /** The newest seq whose turn is counted in the stored tallies (migration 0013's fold). */
@@ -121,7 +128,7 @@ const SQL = {
       @channelId, @threadId, @platformMessageId, @replyToMessageId, @replyToParticipantId,
       @isSummary, @summaryForAgentId, @metadata, @traceId, @sources, @reasoning, @delegationId,
       @delegatedBy, @delegatedTo, @delivery,
-      coalesce((SELECT kind FROM participant_rows WHERE id = @participantId), 'user'))
+      @authorKind)
     ON CONFLICT DO NOTHING`,
   insertMention: `INSERT OR IGNORE INTO message_mentions
     (message_seq, conversation_id, participant_id, timestamp) VALUES (?, ?, ?, ?)`,
@@ -174,7 +181,7 @@ const SQL = {
         ELSE metadata END
     WHERE id = @id`,
   deleteConversation: `DELETE FROM conversation_rows WHERE id = ?`,
-  authorsIn: `SELECT participant_id FROM conversation_authors WHERE conversation_id = ?`,
+  authorsIn: `SELECT DISTINCT participant_id FROM conversation_authors WHERE conversation_id = ?`,
   deleteSilentParticipants: `DELETE FROM participant_rows
     WHERE id IN (SELECT value FROM json_each(?))
       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.participant_id = participant_rows.id)`,

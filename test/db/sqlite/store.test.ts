@@ -272,9 +272,9 @@ describe('SqliteConversationStore: opening a file', () => {
     expect(indexed).toEqual([2]);
     const pairs = store.db.prepare('SELECT * FROM conversation_authors ORDER BY 1, 2').raw().all();
     expect(pairs).toEqual([
-      [C1, 'slack:U1'],
-      [C1, 'support-agent'],
-      ['slack:T1:C2', 'slack:U1'],
+      [C1, 'slack:U1', 'user'],
+      [C1, 'support-agent', 'agent'],
+      ['slack:T1:C2', 'slack:U1', 'user'],
     ]);
     const names = store.db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'index'`).pluck();
     expect(names.all()).not.toContain('messages_conversation_participant_idx');
@@ -284,25 +284,50 @@ describe('SqliteConversationStore: opening a file', () => {
     expect(alices.items.map((c) => c.id).sort()).toEqual([C1, 'slack:T1:C2']);
   });
 
-  it('keeps each turn’s author kind equal to its author’s, and who wrote where', async () => {
-    // given Alice's turns in two conversations, written as a person
+  it('keeps the kind each turn was written as, and who wrote where as what', async () => {
+    // given Alice writing as a person in two conversations, then as an agent in one
     const store = storeAt(join(dir, 'kinds.db'));
     const alice = { kind: 'user' as const, id: 'slack:U1', displayName: 'Alice' };
     await store.append(turn({ participant: alice }));
     await store.append(turn({ participant: alice, conversationId: 'slack:T1:C2' }));
-    const kinds = store.db.prepare('SELECT DISTINCT author_kind FROM messages').pluck();
-    expect(kinds.all()).toEqual(['user']);
-
-    // when her newest turn says she is an agent, then all her turns are an agent's
     await store.append(turn({ participant: { ...alice, kind: 'agent' } }));
-    expect(kinds.all()).toEqual(['agent']);
 
-    // and a conversation deleted, or a participant forgotten, leaves no pair behind
-    const pairs = store.db.prepare('SELECT conversation_id FROM conversation_authors').pluck();
+    // then each turn keeps the kind it was written as, her latest kind is an agent's, and
+    // conversation_authors has one row per conversation and kind
+    const kinds = store.db.prepare('SELECT author_kind FROM messages ORDER BY seq').pluck();
+    expect(kinds.all()).toEqual(['user', 'user', 'agent']);
+    expect((await store.get(C1)).map((m) => m.participant.kind)).toEqual(['agent', 'agent']);
+    const pairs = store.db
+      .prepare('SELECT conversation_id, author_kind FROM conversation_authors ORDER BY 1, 2')
+      .raw();
+    expect(pairs.all()).toEqual([
+      [C1, 'agent'],
+      [C1, 'user'],
+      ['slack:T1:C2', 'user'],
+    ]);
+
+    // and a conversation deleted, or a participant forgotten, leaves no row behind
     await store.deleteConversation('slack:T1:C2');
-    expect(pairs.all()).toEqual([C1]);
+    expect(pairs.all()).toEqual([
+      [C1, 'agent'],
+      [C1, 'user'],
+    ]);
     await store.forgetParticipant(alice.id);
     expect(pairs.all()).toEqual([]);
+  });
+
+  it('leaves an author’s earlier turns as written when their kind changes', async () => {
+    // given a person's turns, then one of theirs written as an agent
+    const store = storeAt(join(dir, 'flip.db'));
+    const bob = { kind: 'user' as const, id: 'slack:U2', displayName: 'Bob' };
+    for (let i = 0; i < 20; i++) await store.append(turn({ participant: bob }));
+    const before = store.db.prepare('SELECT seq, author_kind FROM messages').all();
+    await store.append(turn({ participant: { ...bob, kind: 'agent' } }));
+
+    // then the earlier turns are as they were (no rewrite of everything they ever wrote)
+    const after = store.db.prepare('SELECT seq, author_kind FROM messages').all();
+    expect(after.slice(0, 20)).toEqual(before);
+    expect(after.at(-1)).toMatchObject({ author_kind: 'agent' });
   });
 
   it('never numbers a turn with the seq of a deleted one', async () => {
