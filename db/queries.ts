@@ -43,6 +43,13 @@ export interface GetDialect {
 export const LIMIT = 'LIMIT CAST(@limit AS INTEGER)';
 
 /**
+ * Past this many authors or aliases, `buildGetQuery` filters one newest-first read of the
+ * conversation instead of merging branches per id: SQLite takes at most 500 terms in a
+ * compound SELECT.
+ */
+const MOST_BRANCHED_IDS = 32;
+
+/**
  * The SQL of `store.get`. Without `concerning` or `participantIds` it walks
  * `messages_conversation_time_idx` backwards. With `participantIds` alone it merges the
  * dialect's `wrote` branches, one author at a time. With `concerning` it merges index ranges
@@ -84,18 +91,29 @@ export function buildGetQuery(
     filters.push('m.timestamp < @before');
     params.before = options.before;
   }
-  // Asked for by author alone, the turns are read author by author (the dialect's `wrote`);
-  // beside `concerning`, the authors filter each of its branches.
-  const authors = options.concerning === undefined ? options.participantIds : undefined;
-  if (options.participantIds !== undefined && authors === undefined) {
-    filters.push(`m.participant_id IN (${bind(params, 'p', options.participantIds)})`);
+  // Asked for by a few authors alone, the turns are read author by author (the dialect's
+  // `wrote`); beside `concerning`, or for many authors, the authors filter the read.
+  const few = (ids: readonly string[]) => ids.length <= MOST_BRANCHED_IDS;
+  const { participantIds, concerning: asked } = options;
+  const authors =
+    asked === undefined && participantIds && few(participantIds) ? participantIds : undefined;
+  if (participantIds !== undefined && authors === undefined) {
+    filters.push(`m.participant_id IN (${bind(params, 'p', participantIds)})`);
+  }
+  const concerning = asked && few(asked.aliases) ? asked : undefined;
+  if (asked !== undefined && concerning === undefined) {
+    // The rule of `concerns()`, for an agent known by many aliases.
+    const ids = bind(params, 'a', asked.aliases);
+    filters.push(`(m.scope = 'dm' OR m.participant_id IN (${ids})
+      OR m.reply_to_participant_id IN (${ids}) OR EXISTS (SELECT 1 FROM message_mentions mm
+        WHERE mm.message_seq = m.seq AND mm.participant_id IN (${ids})))`);
   }
   if (options.includeSummaries !== true) filters.push(dialect.notSummary);
   if (options.includeDeleted !== true) filters.push('m.deleted_at IS NULL');
   const where = filters.map((f) => ` AND ${f}`).join('');
   const newestFirst = `ORDER BY m.timestamp DESC, m.seq DESC ${LIMIT}`;
 
-  if (options.concerning === undefined && authors === undefined) {
+  if (concerning === undefined && authors === undefined) {
     return {
       sql: `SELECT ${dialect.columns} FROM messages m JOIN ${dialect.authors} p ON p.id = m.participant_id
         WHERE m.conversation_id = @conversation${where} ${newestFirst}`,
@@ -112,11 +130,11 @@ export function buildGetQuery(
     params[`p${i}`] = author;
     branches.push(...dialect.wrote(`p${i}`, where));
   });
-  if (dialect.dmIndex && options.concerning !== undefined) {
+  if (dialect.dmIndex && concerning !== undefined) {
     branches.push(`SELECT m.seq, m.timestamp FROM messages m
       WHERE m.conversation_id = @conversation AND m.scope = 'dm'${where}`);
   }
-  options.concerning?.aliases.forEach((alias, i) => {
+  concerning?.aliases.forEach((alias, i) => {
     params[`a${i}`] = alias;
     branches.push(
       ...dialect.wrote(`a${i}`, where),

@@ -229,6 +229,45 @@ export function describeStoreContract(
         }
       });
 
+      it('reads by hundreds of authors or aliases as by a few', async () => {
+        // given turns by people, one mentioning an alias, one replying to another
+        const people = Array.from({ length: 6 }, (_, i) => `telegram:${2000 + i}`);
+        const all: NewMessage[] = [];
+        for (const [i, id] of people.entries()) {
+          const mentions = i === 1 ? [people[5]!] : undefined;
+          const replyToParticipantId = i === 2 ? people[4]! : undefined;
+          all.push(
+            turn({
+              timestamp: at(i),
+              participant: { kind: 'user', id },
+              ...(mentions && { mentions }),
+              ...(replyToParticipantId && { replyToParticipantId }),
+            }),
+          );
+          await store.append(all[i]!);
+        }
+        // when asked with 300 ids, a few of them real
+        const many = (...real: string[]) => [
+          ...Array.from({ length: 297 }, (_, i) => `nobody-${i}`),
+          ...real,
+        ];
+        const byAuthor = await store.get(C1, { participantIds: many(people[0]!, people[3]!) });
+        const aliases = many(people[0]!, people[4]!, people[5]!);
+        const concerning = await store.get(C1, { concerning: { aliases } });
+        // then the same turns come back as with the ids alone
+        expect(byAuthor.map((m) => m.id)).toEqual([all[0]!.id, all[3]!.id]);
+        expect(concerning.map((m) => m.id)).toEqual(
+          all.filter((m) => concerns(m, aliases)).map((m) => m.id),
+        );
+        expect(concerning.map((m) => m.id)).toEqual([
+          all[0]!.id,
+          all[1]!.id,
+          all[2]!.id,
+          all[4]!.id,
+          all[5]!.id,
+        ]);
+      });
+
       it('keeps exactly the turns that concern an agent, by the same rule as concerns()', async () => {
         const aliases = [agent.id, 'slack:UBOT'];
         const variants: Partial<TurnFields>[] = [
