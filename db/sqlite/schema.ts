@@ -158,9 +158,9 @@ export const messages = sqliteTable(
       .where(sql`${t.platformMessageId} is not null`),
     index('messages_conversation_time_idx').on(t.conversationId, t.timestamp, t.seq),
     /**
-     * Partial: the turns agents and the system wrote, which addressed-only reads look up by
-     * author. People's turns cost this index nothing; `conversation_authors` says who wrote
-     * in a conversation at all.
+     * Partial: the turns not written as a person, which addressed-only reads look up by
+     * author (an agent's aliases are agents). People's turns cost this index nothing;
+     * `conversation_authors` says who wrote in a conversation, and as what.
      */
     index('messages_conversation_author_idx')
       .on(t.conversationId, t.participantId, t.timestamp)
