@@ -60,7 +60,7 @@ export function decodeCursor(cursor: string): [string, string] {
 }
 
 /** Who wrote where, read from the turns (an index on their authors). */
-const AUTHORED = {
+const FROM_TURNS = {
   wroteIn:
     'EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.participant_id = @participant)',
   agentWroteIn: `c.id IN (SELECT m.conversation_id FROM messages m
@@ -82,7 +82,7 @@ const AUTHORED = {
 export function listingQuery(
   options: ListConversationsOptions,
   before: string,
-  authored: { wroteIn: string; agentWroteIn: string } = AUTHORED,
+  authored: { wroteIn: string; agentWroteIn: string } = FROM_TURNS,
 ): { sql: string; params: Record<string, string | number>; limit: number } {
   const limit = Math.max(1, Math.floor(options.limit ?? 50));
   const params: Record<string, string | number> = { limit: limit + 1 };

@@ -105,6 +105,7 @@ local function drop(seq)
 end
 
 -- After turns went: whoever has no turn left here is no longer listed as writing here.
+-- \`authors\` is keyed by the dropped turns' authors: refs.ix[1] is a turn's {'by', author} lane.
 local function unlistGone(authors)
   for author in pairs(authors) do
     local lane = 'by\\0' .. author .. '\\0'
