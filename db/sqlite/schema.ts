@@ -15,11 +15,18 @@ import {
  */
 
 /**
- * How many turns the `conversations` and `participants` views count on top of the stored
- * tallies at most: migration 0013's `messages_fold_tallies` trigger folds them in when the
- * turn past this many is inserted, however it is inserted.
+ * How many turns the `conversations` view counts on top of the stored tallies at most: the
+ * `messages_fold_conversations` trigger folds them in when the turn past this many is
+ * inserted, however it is inserted.
  */
 export const FOLD_EVERY = 256;
+
+/**
+ * The same for the authors' first and latest times (`participants`, trigger
+ * `messages_fold_participants`, migration 0016): a fold rewrites the row of nearly every
+ * recent author, so it comes less often; only the `participants` view reads those times.
+ */
+export const FOLD_PARTICIPANTS_EVERY = 1024;
 
 /**
  * What is kept of each conversation (a DM, a channel, or a thread inside a channel): written
@@ -74,7 +81,7 @@ export const conversations = sqliteView('conversations', {
 /**
  * What is kept of everyone who ever wrote a turn (people, our agents, other bots, the
  * system): written when they first appear or their kind or name changes; the first and
- * latest times are folded in like the conversations' tallies.
+ * latest times are folded in every `FOLD_PARTICIPANTS_EVERY` turns.
  */
 export const participantRows = sqliteTable('participant_rows', {
   id: text('id').primaryKey(),

@@ -1,10 +1,11 @@
 import type Database from 'better-sqlite3';
 
 /**
- * Counts the conversations' and participants' tallies again from `messages` when the record of
- * how far they were folded (`messages_folded_seq` in `colloquy_state`, migration 0013) is gone,
- * say after `DELETE FROM colloquy_state`: without it the views could not tell which turns the
- * stored tallies hold. Returns whether it had to. One transaction; a full pass over `messages`.
+ * Counts the conversations' and participants' tallies again from `messages` when a record of
+ * how far they were folded (`messages_folded_seq` and `participants_folded_seq` in
+ * `colloquy_state`, migrations 0013 and 0016) is gone, say after `DELETE FROM colloquy_state`:
+ * without it the views could not tell which turns the stored tallies hold. Returns whether it
+ * had to. One transaction; a full pass over `messages`.
  *
  * @example
  * ```ts
@@ -12,11 +13,12 @@ import type Database from 'better-sqlite3';
  * ```
  */
 export function recountTalliesIfLost(db: Database.Database): boolean {
-  const kept = db.prepare(`SELECT 1 FROM colloquy_state WHERE key = 'messages_folded_seq'`);
-  if (kept.get() !== undefined) return false;
+  const kept = db.prepare(`SELECT count(*) = 2 FROM colloquy_state
+    WHERE key IN ('messages_folded_seq', 'participants_folded_seq')`);
+  if (kept.pluck().get() === 1) return false;
   const recount = db.transaction(() => {
     // Another process may have recounted since.
-    if (kept.get() !== undefined) return false;
+    if (kept.pluck().get() === 1) return false;
     db.exec(`
       UPDATE conversation_rows SET
         message_count = coalesce(t.n, 0),
@@ -34,8 +36,11 @@ export function recountTalliesIfLost(db: Database.Database): boolean {
         FROM messages GROUP BY participant_id) AS t
       WHERE participant_rows.id = t.participant_id;
       INSERT INTO colloquy_state (key, value, updated_at)
-      VALUES ('messages_folded_seq', coalesce((SELECT max(seq) FROM messages), 0),
-        strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));`);
+      SELECT key, coalesce((SELECT max(seq) FROM messages), 0),
+        strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+      FROM (SELECT 'messages_folded_seq' AS key UNION ALL SELECT 'participants_folded_seq')
+      WHERE true
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at;`);
     return true;
   });
   return recount.immediate();

@@ -284,6 +284,58 @@ describe('SqliteConversationStore: opening a file', () => {
     expect(alices.items.map((c) => c.id).sort()).toEqual([C1, 'slack:T1:C2']);
   });
 
+  it("migrates a file folding the authors' times with the conversations' (0015) to their own fold", async () => {
+    // given a database at migration 0015 with 300 turns, the first 256 folded in
+    const path = join(dir, 'v15.db');
+    const old = new Database(path);
+    migrate(drizzle(old), { migrationsFolder: await migrationsUpTo(dir, 16) });
+    old.exec(`
+      INSERT INTO participant_rows VALUES ('slack:U1', 'user', 'Alice', '2026-01-01T00:00:00.000Z',
+        '2026-01-01T00:00:00.000Z');
+      INSERT INTO conversation_rows (id, channel_type, channel_id, scope, created_at,
+        last_message_at) VALUES ('${C1}', 'slack', 'C1', 'channel', '2026-01-01T00:00:00.000Z',
+        '2026-01-01T00:00:00.000Z');`);
+    const insert = old.prepare(`INSERT INTO messages (id, conversation_id, participant_id,
+        content, timestamp, scope, channel_type, channel_id, platform_message_id)
+      VALUES (?, '${C1}', 'slack:U1', 'hi', ?, 'channel', 'slack', 'C1', ?)`);
+    for (let i = 1; i <= 300; i++) {
+      insert.run(`m${i}`, new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), String(i));
+    }
+    const state = old.prepare(`SELECT value FROM colloquy_state WHERE key = ?`).pluck();
+    expect(state.get('messages_folded_seq')).toBe('256');
+    old.close();
+
+    // when the store opens it and more turns come
+    const store = storeAt(path);
+    const folded = store.db.prepare(`SELECT value FROM colloquy_state WHERE key = ?`).pluck();
+    const before = folded.get('participants_folded_seq');
+    for (let i = 301; i <= 600; i++) {
+      const timestamp = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+      await store.append(turn({ id: `m${i}`, messageId: String(i), timestamp }));
+    }
+
+    // then the authors' fold starts where the conversations' was, folds no sooner than its own
+    // cadence, and the views read what the turns say
+    expect(before).toBe('256');
+    expect(folded.get('messages_folded_seq')).toBe('512');
+    expect(folded.get('participants_folded_seq')).toBe('256');
+    const triggers = store.db
+      .prepare(
+        `SELECT name FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'messages_fold%'`,
+      )
+      .pluck()
+      .all();
+    expect(triggers.sort()).toEqual(['messages_fold_conversations', 'messages_fold_participants']);
+    const seen = store.db
+      .prepare(`SELECT first_seen_at, last_seen_at FROM participants WHERE id = 'slack:U1'`)
+      .get();
+    expect(seen).toEqual({
+      first_seen_at: '2026-01-01T00:00:00.000Z',
+      last_seen_at: '2026-01-01T00:10:00.000Z',
+    });
+    expect((await store.getConversation(C1))?.messageCount).toBe(600);
+  });
+
   it('keeps the kind each turn was written as, and who wrote where as what', async () => {
     // given Alice writing as a person in two conversations, then as an agent in one
     const store = storeAt(join(dir, 'kinds.db'));

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import type { NewMessage } from 'colloquy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FOLD_EVERY } from '../../../db/sqlite/schema.js';
+import { FOLD_EVERY, FOLD_PARTICIPANTS_EVERY } from '../../../db/sqlite/schema.js';
 
 /**
  * The `conversations` and `participants` views: stored tallies folded in every `FOLD_EVERY`
- * turns, plus the turns past them. Whatever the fold has reached, they read what the turns in
- * `messages` say.
+ * (conversations) and `FOLD_PARTICIPANTS_EVERY` (authors' times) turns, plus the turns past
+ * them. Whatever the folds have reached, they read what the turns in `messages` say.
  */
 
 let dir: string;
@@ -66,54 +66,83 @@ function tallies() {
   };
 }
 
-function folded(): number {
+/** How far the conversations' (or, with `participants`, the authors') tallies are folded. */
+function folded(which: 'conversations' | 'participants' = 'conversations'): number {
+  const key = which === 'conversations' ? 'messages_folded_seq' : 'participants_folded_seq';
   return Number(
-    store.db
-      .prepare(`SELECT value FROM colloquy_state WHERE key = 'messages_folded_seq'`)
-      .pluck()
-      .get(),
+    store.db.prepare(`SELECT value FROM colloquy_state WHERE key = ?`).pluck().get(key),
   );
 }
 
+/** The authors' times as stored, without the turns the view adds. */
+function storedTimes() {
+  return store.db
+    .prepare(`SELECT id, first_seen_at, last_seen_at FROM participant_rows ORDER BY id`)
+    .all() as { id: string; first_seen_at: string; last_seen_at: string }[];
+}
+
 describe('conversation and participant tallies', () => {
-  it('read exactly before, across and after a fold, with turns out of order', async () => {
+  it('read exactly before, across and after the folds, with turns out of order', async () => {
     // given turns in five conversations by seven people, timestamps not in arrival order
-    const total = FOLD_EVERY + FOLD_EVERY / 2;
+    const total = FOLD_PARTICIPANTS_EVERY + FOLD_EVERY / 2;
+    const checks = [FOLD_EVERY - 2, FOLD_EVERY, FOLD_PARTICIPANTS_EVERY - 2, total - 1];
+    let unfoldedTimes: { first_seen_at: string; last_seen_at: string }[] = [];
     for (let i = 0; i < total; i++) {
       const second = (i * 37) % 1000;
       await store.append(turn(i % 5, i % 7, second));
-      if (i === FOLD_EVERY - 2 || i === FOLD_EVERY || i === total - 1) {
+      if (checks.includes(i)) {
         // then at each point the views read what the turns say
         const now = tallies();
         expect(now.conversations).toEqual(now.counted);
         expect(now.participants).toEqual(now.seen);
       }
+      if (i === FOLD_PARTICIPANTS_EVERY - 2) unfoldedTimes = storedTimes();
     }
-    // and one fold has happened, leaving fewer than FOLD_EVERY turns past it
-    expect(folded()).toBe(FOLD_EVERY);
+    // and the conversations were folded every FOLD_EVERY turns, the authors' times only at the
+    // FOLD_PARTICIPANTS_EVERY-th turn: until then each author's row kept their first turn's time
+    expect(folded()).toBe(total - (total % FOLD_EVERY));
+    expect(folded('participants')).toBe(FOLD_PARTICIPANTS_EVERY);
+    expect(unfoldedTimes).toHaveLength(7);
+    for (const row of unfoldedTimes) expect(row.last_seen_at).toBe(row.first_seen_at);
+    const foldedTimes = store.db
+      .prepare(
+        `SELECT participant_id AS id, min(timestamp) AS first_seen_at,
+           max(timestamp) AS last_seen_at
+         FROM messages WHERE seq <= ? GROUP BY participant_id ORDER BY participant_id`,
+      )
+      .all(FOLD_PARTICIPANTS_EVERY);
+    expect(storedTimes()).toEqual(foldedTimes);
   });
 
-  it('folds turns inserted with plain SQL too, every FOLD_EVERY turns', async () => {
-    // given a conversation and its author
+  it("folds turns inserted with plain SQL too, at the schema's cadences", async () => {
+    // given a conversation and its author, and the fold triggers' cadences
     await store.append(turn(1, 1, 0));
-    const trigger = store.db
-      .prepare(`SELECT sql FROM sqlite_master WHERE name = 'messages_fold_tallies'`)
-      .pluck()
-      .get() as string;
-    expect(trigger).toContain(`>= ${FOLD_EVERY}`);
+    const trigger = store.db.prepare(`SELECT sql FROM sqlite_master WHERE name = ?`).pluck();
+    expect(trigger.get('messages_fold_conversations')).toContain(`>= ${FOLD_EVERY}`);
+    expect(trigger.get('messages_fold_participants')).toContain(`>= ${FOLD_PARTICIPANTS_EVERY}`);
 
-    // when plain SQL inserts more than a fold's worth of turns
+    // when plain SQL inserts more than both folds' worth of turns
     const insert = store.db.prepare(`INSERT INTO messages (id, conversation_id, participant_id,
         content, timestamp, scope, channel_type, channel_id)
       VALUES (?, 'slack:T1:C1', 'slack:U1', 'x', ?, 'channel', 'slack', 'C1')`);
-    for (let i = 1; i <= FOLD_EVERY + 3; i++) {
+    for (let i = 1; i <= FOLD_PARTICIPANTS_EVERY + 3; i++) {
       insert.run(`raw-${i}`, new Date(Date.UTC(2026, 0, 2, 0, 0, i)).toISOString());
     }
 
-    // then the tallies were folded up to the turn that made it due, and read exactly
-    expect(folded()).toBe(FOLD_EVERY);
+    // then the tallies were folded up to the turn that made each due, and read exactly
+    expect(folded()).toBe(FOLD_PARTICIPANTS_EVERY);
+    expect(folded('participants')).toBe(FOLD_PARTICIPANTS_EVERY);
     const stored = store.db.prepare(`SELECT message_count FROM conversation_rows`).pluck().get();
-    expect(stored).toBe(FOLD_EVERY);
+    expect(stored).toBe(FOLD_PARTICIPANTS_EVERY);
+    expect(storedTimes()).toEqual([
+      {
+        id: 'slack:U1',
+        first_seen_at: '2026-01-01T00:00:00.000Z',
+        last_seen_at: new Date(
+          Date.UTC(2026, 0, 2, 0, 0, FOLD_PARTICIPANTS_EVERY - 1),
+        ).toISOString(),
+      },
+    ]);
     const now = tallies();
     expect(now.conversations).toEqual(now.counted);
     expect(now.participants).toEqual(now.seen);
@@ -225,10 +254,29 @@ describe('conversation and participant tallies', () => {
     expect(now.conversations).toEqual(now.counted);
     expect(now.participants).toEqual(now.seen);
     expect(folded()).toBe(FOLD_EVERY + 30);
+    expect(folded('participants')).toBe(FOLD_EVERY + 30);
     for (let i = 0; i < FOLD_EVERY; i++) await store.append(turn(i % 3, i % 4, 1000 + i));
     expect(folded()).toBe(2 * FOLD_EVERY + 30);
     const later = tallies();
     expect(later.conversations).toEqual(later.counted);
+  });
+
+  it("recounts the tallies when only the authors' fold record was lost", async () => {
+    // given turns past the conversations' fold, then the authors' record deleted by hand
+    const path = join(dir, 'colloquy.db');
+    for (let i = 0; i < FOLD_EVERY + 30; i++) await store.append(turn(i % 3, i % 4, i));
+    store.db.exec(`DELETE FROM colloquy_state WHERE key = 'participants_folded_seq'`);
+    await store.close();
+
+    // when the store opens the file again
+    store = new SqliteConversationStore({ path });
+
+    // then both records are back at the newest turn and the views read what the turns say
+    expect(folded()).toBe(FOLD_EVERY + 30);
+    expect(folded('participants')).toBe(FOLD_EVERY + 30);
+    const now = tallies();
+    expect(now.conversations).toEqual(now.counted);
+    expect(now.participants).toEqual(now.seen);
   });
 
   it('takes writes through the views as the tables did', () => {
