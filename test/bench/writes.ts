@@ -248,7 +248,7 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
  * WAL frames per awaited single-turn commit over `turns`; `breakdown` gets the frames per
  * commit by table or index, the largest first.
  */
-async function walPages(
+export async function walPages(
   db: Database.Database,
   turns: readonly NewMessage[],
   write: (turn: NewMessage) => Promise<void> | void,
@@ -393,8 +393,15 @@ async function answeredTurnCost(
   return `${each.join(', ')}; ${((total / turns.length) * 1000).toFixed(0)} µs a turn`;
 }
 
+/** The lean schema's file and its two ways of writing: one turn a commit, or many. */
+export interface LeanSchema {
+  db: Database.Database;
+  insert(turn: NewMessage): void;
+  batch(turns: readonly NewMessage[]): void;
+}
+
 /** The baseline: what a person would write by hand for the same features. */
-function leanSchema(path: string) {
+export function leanSchema(path: string): LeanSchema {
   const db = new Database(path);
   configureConnection(db, { busyTimeoutMs: 5000, readonly: false, durability: 'full' });
   db.exec(`
