@@ -88,6 +88,14 @@ export interface BotOptions {
    */
   resumeWithinMs?: number;
   /**
+   * How many times an agent is started on one turn before a restart stops trying: a run still
+   * unfinished after this many starts, each ended by the process stopping, is marked `failed`
+   * instead of resumed, so a turn that brings the bot down is not taken up again on every
+   * restart (default 3). A resumed run's start is committed before the agent runs; a first
+   * start the bot went down before recording counts as one.
+   */
+  maxRunAttempts?: number;
+  /**
    * Several instances of this bot share the store (one Postgres database, or one SQLite file):
    * a conversation's agents run on one instance at a time, in turn order, under a lease, and
    * the unfinished work of an instance that died is taken up by another (docs/leases.md).
@@ -161,6 +169,11 @@ export class Bot {
   #handler: ErrorHandler;
 
   constructor(options: BotOptions) {
+    const { maxRunAttempts } = options;
+    if (maxRunAttempts !== undefined && !(Number.isInteger(maxRunAttempts) && maxRunAttempts >= 1))
+      throw new ColloquyError(
+        `BotOptions.maxRunAttempts must be a whole number, at least 1, not ${String(maxRunAttempts)}`,
+      );
     this.#options = options;
     this.#logger = options.logger ?? consoleLogger;
     this.#store = options.store;
@@ -426,8 +439,9 @@ export class Bot {
       if (held.lost) return;
       const resumable: AgentRun[] = [];
       for (const run of runs) {
+        const stop = this.#notResumed(run);
         if (run.replyId !== undefined) await this.#settleReply(run);
-        else if (this.#tooOld(run)) this.#end(run, 'expired');
+        else if (stop !== undefined) this.#end(run, stop.status, stop.error);
         else resumable.push(run);
       }
       if (resumable.length === 0) continue;
@@ -457,8 +471,8 @@ export class Bot {
   /**
    * Agent work a crash or a stop left unfinished: a run whose reply was recorded but never
    * confirmed is marked `unconfirmed` (that reply is not sent again), one recorded more than
-   * `resumeWithinMs` ago is marked `expired`, and the others are run again (after the turns
-   * of their conversation already queued).
+   * `resumeWithinMs` ago is marked `expired`, one started `maxRunAttempts` times `failed`, and
+   * the others are run again (after the turns of their conversation already queued).
    */
   async #recover(): Promise<void> {
     const store = this.#store!;
@@ -473,8 +487,9 @@ export class Bot {
     const byTurn = new Map<string, AgentRun[]>();
     for (const run of runs) {
       if (this.#handling.has(run.messageId)) continue; // delivered again since start
+      const stop = this.#notResumed(run);
       if (run.replyId !== undefined) await this.#settleReply(run);
-      else if (this.#tooOld(run)) this.#end(run, 'expired');
+      else if (stop !== undefined) this.#end(run, stop.status, stop.error);
       else byTurn.set(run.messageId, [...(byTurn.get(run.messageId) ?? []), run]);
     }
     for (const open of byTurn.values()) {
@@ -507,9 +522,21 @@ export class Bot {
     this.#end(run, 'unconfirmed', 'the reply was recorded but the platform never confirmed it');
   }
 
-  #tooOld(run: AgentRun): boolean {
+  /**
+   * Why an unfinished run is not run again, if it is not: recorded too long ago, or started
+   * `maxRunAttempts` times already (each start ended by the process stopping).
+   */
+  #notResumed(run: AgentRun): { status: 'expired' | 'failed'; error?: string } | undefined {
     const age = Date.now() - Date.parse(run.createdAt);
-    return !(age <= (this.#options.resumeWithinMs ?? 600_000));
+    if (!(age <= (this.#options.resumeWithinMs ?? 600_000))) return { status: 'expired' };
+    const most = this.#options.maxRunAttempts ?? 3;
+    if (run.attempts < most) return undefined;
+    return {
+      status: 'failed',
+      error:
+        `not resumed: the agent was started ${run.attempts} times on this turn and the bot ` +
+        `stopped each time (maxRunAttempts ${most})`,
+    };
   }
 
   #end(run: AgentRun, status: RunStatus, error?: string): void {
@@ -534,14 +561,19 @@ export class Bot {
   }
 
   /**
-   * A turn delivered again that the store already had: its unfinished runs (not too old, no
-   * reply recorded) to resume, if any.
+   * A turn delivered again that the store already had: its unfinished runs to resume (no
+   * reply recorded, and not ended by `#notResumed`), if any.
    */
   async #resumable(turn: NewMessage): Promise<RunPlan | undefined> {
     const runs = await this.#store!.getRuns?.({ messageId: turn.id }).catch(() => []);
-    const open = (runs ?? []).filter(
-      (run) => isUnfinished(run) && run.replyId === undefined && !this.#tooOld(run),
-    );
+    const open: AgentRun[] = [];
+    for (const run of runs ?? []) {
+      if (!isUnfinished(run) || run.replyId !== undefined) continue;
+      // Ended here as the recovery at start would have (it leaves a turn delivered again alone).
+      const stop = this.#notResumed(run);
+      if (stop === undefined) open.push(run);
+      else this.#end(run, stop.status, stop.error);
+    }
     if (open.length === 0) return undefined;
     return {
       runs: new Map(open.map((run) => [run.agentId, withoutReply(run)])),

@@ -274,7 +274,7 @@ export class TurnRunner {
       if (!(resumed || (await this.#wants(agent, message, aliases, ours))) || !admit(agent)) {
         continue;
       }
-      await this.#answer(agent, ctx, aliases, recorded(agent), send);
+      await this.#answer(agent, ctx, aliases, recorded(agent), send, resumed);
     }
     await next();
   }
@@ -320,16 +320,23 @@ export class TurnRunner {
     aliases: readonly string[],
     recorded: AgentRun | undefined,
     send: SendReply,
+    resumed: boolean,
   ): Promise<void> {
     const { message } = ctx;
     const id = message.conversationId;
+    // A resumed run was taken up before and interrupted, even when the bot went down before
+    // that start was recorded: it counts as one.
+    const before = resumed ? Math.max(recorded?.attempts ?? 0, 1) : (recorded?.attempts ?? 0);
     const run: AgentRun = {
       ...(recorded ?? newRun(message, agent.id, isoTimestamp())),
       status: 'running',
       startedAt: isoTimestamp(),
-      attempts: (recorded?.attempts ?? 0) + 1,
+      attempts: before + 1,
     };
-    void this.#save(run);
+    const saved = this.#save(run);
+    // A resumed run's start is committed before the agent runs again, so that a turn that
+    // brings the bot down every time has each start counted (`maxRunAttempts`).
+    if (resumed) await saved;
     this.#answering.set(id, (this.#answering.get(id) ?? 0) + 1);
     let status: RunStatus = 'answered';
     try {

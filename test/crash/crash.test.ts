@@ -39,7 +39,8 @@ import {
 // the platform counts as acknowledged and every reply the platform received (by its platform id,
 // or — when the bot died between the platform call and the confirmation — as the reply row the
 // outbox recorded before the send, marked unconfirmed), no turn may be answered twice, and every
-// addressed turn is answered or its run recorded unconfirmed/expired.
+// addressed turn is answered or its run recorded unconfirmed, expired, or given up after
+// maxRunAttempts interrupted starts.
 //
 // Runs the built examples: `npm run build` first. CRASH_SEED=<n> repeats a run's kill moments;
 // CRASH_KILLS and CRASH_RATE change the load; CRASH_REPORT=<file> appends the table rows there.

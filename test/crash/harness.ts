@@ -196,11 +196,19 @@ export async function stopBot(run: BotRun): Promise<string> {
 /** A turn as both sides know it: `<platform channel id>:<platform message id>`. */
 export type TurnKey = string;
 
+/**
+ * The agent runs that record their turn as not answered: the reply unconfirmed, the work
+ * expired, or given up after `maxRunAttempts` interrupted starts (kills in a row that each land
+ * while the same resumed run is under way, as a turn that crashes the bot would).
+ */
+export const RECORDED_UNANSWERED = `status IN ('unconfirmed', 'expired')
+  OR (status = 'failed' AND error LIKE 'not resumed: the agent was started %')`;
+
 /** What the database holds, read after the bot has stopped. */
 export interface StoredTurns {
   /** Every stored turn by platform key (each part of a split reply too) → its colloquy id. */
   byKey: Map<TurnKey, string>;
-  /** Inbound colloquy ids whose agent run is recorded unconfirmed or expired. */
+  /** Inbound colloquy ids whose agent run is recorded as not answered (`RECORDED_UNANSWERED`). */
   unconfirmedOrExpired: Set<string>;
   /**
    * Inbound colloquy ids whose reply row was recorded before the send and never confirmed
@@ -242,7 +250,7 @@ export function readStore(file: string): StoredTurns {
     const unconfirmedOrExpired = new Set<string>(
       hasRuns
         ? (db
-            .prepare("SELECT message_id FROM agent_runs WHERE status IN ('unconfirmed', 'expired')")
+            .prepare(`SELECT message_id FROM agent_runs WHERE ${RECORDED_UNANSWERED}`)
             .pluck()
             .all() as string[])
         : [],
@@ -296,7 +304,7 @@ export interface CrashCounts {
   answeredTwice: number;
   addressed: number;
   unanswered: number;
-  /** Unanswered turns the bot recorded as unconfirmed / expired (they count as accounted for). */
+  /** Unanswered turns the bot recorded as not answered (`RECORDED_UNANSWERED`; accounted for). */
   unconfirmedOrExpired: number;
   unexpectedExits: string[];
   finalStop: string;
@@ -355,7 +363,7 @@ export function printCounts(counts: CrashCounts, seed: number, notes?: string): 
     `| ${counts.acknowledgedMissing} of ${counts.acknowledged} ` +
     `| ${counts.repliesMissing} of ${counts.replies} (${counts.repliesUnconfirmed} recorded unconfirmed) ` +
     `| ${counts.answeredTwice} ` +
-    `| ${counts.unanswered} of ${counts.addressed} (${counts.unconfirmedOrExpired} unconfirmed/expired) ` +
+    `| ${counts.unanswered} of ${counts.addressed} (${counts.unconfirmedOrExpired} recorded unconfirmed/expired/given up) ` +
     `| seed ${seed}; sent ${counts.sent}; last stop: ${counts.finalStop}` +
     (counts.unexpectedExits.length > 0
       ? `; exited by itself: ${counts.unexpectedExits.join(', ')}`
@@ -363,7 +371,7 @@ export function printCounts(counts: CrashCounts, seed: number, notes?: string): 
     (notes === undefined ? '' : `; ${notes}`) +
     ' |';
   console.log(
-    '| path | acknowledged but not stored | replies on the platform but not stored | answered twice | addressed, neither answered nor recorded unconfirmed/expired | run |\n' +
+    '| path | acknowledged but not stored | replies on the platform but not stored | answered twice | addressed, neither answered nor recorded unanswered | run |\n' +
       '|---|---|---|---|---|---|\n' +
       line,
   );

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { StoredTurns } from './harness.js';
+import { RECORDED_UNANSWERED, type StoredTurns } from './harness.js';
 
 /** Reads the turns and runs of a colloquy Postgres database (as `readStore` reads a file). */
 export async function readPostgres(url: string): Promise<StoredTurns> {
@@ -28,7 +28,7 @@ export async function readPostgres(url: string): Promise<StoredTurns> {
     return {
       byKey,
       unconfirmedOrExpired: await ids(
-        `SELECT message_id AS id FROM agent_runs WHERE status IN ('unconfirmed', 'expired')`,
+        `SELECT message_id AS id FROM agent_runs WHERE ${RECORDED_UNANSWERED}`,
       ),
       unconfirmedReplyFor: await ids(
         `SELECT r.message_id AS id FROM agent_runs r JOIN messages m ON m.id = r.reply_id

@@ -49,7 +49,12 @@ describe('agent runs and the reply outbox (SQLite)', () => {
   const row = (sql: string, ...params: unknown[]) =>
     store.db.prepare(sql).get(...params) as Record<string, unknown> | undefined;
 
-  async function start(channel: MemoryChannel, answer = 'on it', resumeWithinMs?: number) {
+  async function start(
+    channel: MemoryChannel,
+    answer = 'on it',
+    resumeWithinMs?: number,
+    maxRunAttempts?: number,
+  ) {
     const agent = scriptedAgent('support-agent', () => answer);
     bot = new Bot({
       channels: [channel],
@@ -57,6 +62,7 @@ describe('agent runs and the reply outbox (SQLite)', () => {
       store,
       logger: silentLogger,
       ...(resumeWithinMs !== undefined && { resumeWithinMs }),
+      ...(maxRunAttempts !== undefined && { maxRunAttempts }),
     });
     await bot.start();
     return agent;
@@ -185,6 +191,127 @@ describe('agent runs and the reply outbox (SQLite)', () => {
     expect(row('SELECT delivery FROM messages WHERE id = ?', reply.id)).toEqual({
       delivery: 'unconfirmed',
     });
+  });
+
+  it('after a restart fails a run the agent was started on maxRunAttempts times instead of resuming it', async () => {
+    // given a file left by crashes: two turns whose runs were started twice and three times
+    const channel = new MemoryChannel();
+    const [twice, thrice] = [
+      channel.turn('@support-agent one'),
+      channel.turn('@support-agent two'),
+    ];
+    const running = (t: typeof twice, attempts: number) => ({
+      kind: 'run' as const,
+      run: {
+        id: `${t.id}:support-agent`,
+        messageId: t.id,
+        conversationId: t.conversationId,
+        agentId: 'support-agent',
+        status: 'running' as const,
+        createdAt: new Date().toISOString(),
+        startedAt: new Date().toISOString(),
+        attempts,
+      },
+    });
+    await store.commit([
+      { kind: 'append', message: twice },
+      { kind: 'append', message: thrice },
+      running(twice, 2),
+      running(thrice, 3),
+    ]);
+
+    // when the bot starts again with the default of three starts
+    const agent = await start(channel, 'resumed answer');
+    await bot!.idle();
+    await bot!.settled();
+
+    // then the turn started twice is answered on its third start, the other is not taken up
+    // again but recorded as failed, with why
+    expect(agent.runs.map((m) => m.id)).toEqual([twice.id]);
+    expect(channel.sent.map((m) => m.content)).toEqual(['resumed answer']);
+    const status = (t: typeof twice) =>
+      row('SELECT status, attempts, error FROM agent_runs WHERE message_id = ?', t.id);
+    expect(status(twice)).toEqual({ status: 'answered', attempts: 3, error: null });
+    expect(status(thrice)).toEqual({
+      status: 'failed',
+      attempts: 3,
+      error:
+        'not resumed: the agent was started 3 times on this turn and the bot stopped each time (maxRunAttempts 3)',
+    });
+  });
+
+  it('resumes a run started three times when maxRunAttempts allows more', async () => {
+    // given a turn whose run was started three times
+    const channel = new MemoryChannel();
+    const turn = channel.turn('@support-agent again');
+    await store.commit([
+      { kind: 'append', message: turn },
+      {
+        kind: 'run',
+        run: {
+          id: `${turn.id}:support-agent`,
+          messageId: turn.id,
+          conversationId: turn.conversationId,
+          agentId: 'support-agent',
+          status: 'running',
+          createdAt: new Date().toISOString(),
+          attempts: 3,
+        },
+      },
+    ]);
+
+    // when the bot starts with maxRunAttempts 5
+    await start(channel, 'fourth time', undefined, 5);
+    await bot!.idle();
+    await bot!.settled();
+
+    // then it is answered
+    expect(channel.sent.map((m) => m.content)).toEqual(['fourth time']);
+    expect(row('SELECT status, attempts FROM agent_runs WHERE message_id = ?', turn.id)).toEqual({
+      status: 'answered',
+      attempts: 4,
+    });
+  });
+
+  it('fails instead of resuming a redelivered turn whose run was started maxRunAttempts times', async () => {
+    // given a running bot, and a turn stored with a run started three times, never finished
+    const channel = new MemoryChannel();
+    const agent = await start(channel);
+    const turn = channel.turn('@support-agent poison?');
+    await store.commit([
+      { kind: 'append', message: turn },
+      {
+        kind: 'run',
+        run: {
+          id: `${turn.id}:support-agent`,
+          messageId: turn.id,
+          conversationId: turn.conversationId,
+          agentId: 'support-agent',
+          status: 'running',
+          createdAt: new Date().toISOString(),
+          attempts: 3,
+        },
+      },
+    ]);
+
+    // when the platform delivers the turn again
+    await channel.receive(turn.content, { messageId: turn.metadata.messageId });
+    await bot!.settled();
+
+    // then the agent is not started on it again and the run is recorded as failed
+    expect(agent.runs).toHaveLength(0);
+    expect(channel.sent).toEqual([]);
+    expect(row('SELECT status FROM agent_runs WHERE message_id = ?', turn.id)).toEqual({
+      status: 'failed',
+    });
+  });
+
+  it('refuses a maxRunAttempts that is not a whole number of at least 1', () => {
+    for (const maxRunAttempts of [0, 1.5, Number.NaN]) {
+      expect(() => new Bot({ channels: [], agents: [], store, maxRunAttempts })).toThrow(
+        `BotOptions.maxRunAttempts must be a whole number, at least 1, not ${maxRunAttempts}`,
+      );
+    }
   });
 
   it('answers a redelivered turn whose run never finished instead of dropping it', async () => {
