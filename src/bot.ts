@@ -530,7 +530,7 @@ export class Bot {
     const age = Date.now() - Date.parse(run.createdAt);
     if (!(age <= (this.#options.resumeWithinMs ?? 600_000))) return { status: 'expired' };
     const most = this.#options.maxRunAttempts ?? 3;
-    if (run.attempts < most) return undefined;
+    if (!(run.attempts >= most)) return undefined; // a store that kept no count resumes it
     return {
       status: 'failed',
       error:

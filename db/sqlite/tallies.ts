@@ -13,12 +13,16 @@ import type Database from 'better-sqlite3';
  * ```
  */
 export function recountTalliesIfLost(db: Database.Database): boolean {
-  const kept = db.prepare(`SELECT count(*) = 2 FROM colloquy_state
-    WHERE key IN ('messages_folded_seq', 'participants_folded_seq')`);
-  if (kept.pluck().get() === 1) return false;
+  const kept = db
+    .prepare(
+      `SELECT count(*) = 2 FROM colloquy_state
+      WHERE key IN ('messages_folded_seq', 'participants_folded_seq')`,
+    )
+    .pluck();
+  if (kept.get() === 1) return false;
   const recount = db.transaction(() => {
     // Another process may have recounted since.
-    if (kept.pluck().get() === 1) return false;
+    if (kept.get() === 1) return false;
     db.exec(`
       UPDATE conversation_rows SET
         message_count = coalesce(t.n, 0),
@@ -39,7 +43,7 @@ export function recountTalliesIfLost(db: Database.Database): boolean {
       SELECT key, coalesce((SELECT max(seq) FROM messages), 0),
         strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
       FROM (SELECT 'messages_folded_seq' AS key UNION ALL SELECT 'participants_folded_seq')
-      WHERE true
+      WHERE true -- without a WHERE, SQLite would read the upsert's ON as a join's
       ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at;`);
     return true;
   });
