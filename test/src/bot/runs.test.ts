@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Bot, silentLogger } from 'colloquy';
-import type { OutboundMessage, SendOptions, SentMessage } from 'colloquy';
+import type { NewMessage, OutboundMessage, SendOptions, SentMessage } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
 import type { AgentRun } from '../../../src/runs.js';
@@ -48,6 +48,21 @@ describe('agent runs and the reply outbox (SQLite)', () => {
 
   const row = (sql: string, ...params: unknown[]) =>
     store.db.prepare(sql).get(...params) as Record<string, unknown> | undefined;
+
+  /** The support agent's run on `turn` as a crash may leave it: running, recorded now. */
+  const runOf = (turn: NewMessage, fields: Partial<AgentRun> = {}) => ({
+    kind: 'run' as const,
+    run: {
+      id: `${turn.id}:support-agent`,
+      messageId: turn.id,
+      conversationId: turn.conversationId,
+      agentId: 'support-agent',
+      status: 'running' as const,
+      createdAt: new Date().toISOString(),
+      attempts: 1,
+      ...fields,
+    } satisfies AgentRun,
+  });
 
   async function start(
     channel: MemoryChannel,
@@ -146,19 +161,6 @@ describe('agent runs and the reply outbox (SQLite)', () => {
     const channel = new MemoryChannel();
     const turn = (n: number) => channel.turn(`@support-agent question ${n}`);
     const [young, old, sending] = [turn(1), turn(2), turn(3)];
-    const run = (t: typeof young, createdAt: string, extra: Partial<AgentRun> = {}) => ({
-      kind: 'run' as const,
-      run: {
-        id: `${t.id}:support-agent`,
-        messageId: t.id,
-        conversationId: t.conversationId,
-        agentId: 'support-agent',
-        status: 'running' as const,
-        createdAt,
-        attempts: 1,
-        ...extra,
-      },
-    });
     const { messageId: _, ...place } = sending.metadata;
     const reply = {
       ...sending,
@@ -170,10 +172,10 @@ describe('agent runs and the reply outbox (SQLite)', () => {
       { kind: 'append', message: young },
       { kind: 'append', message: old },
       { kind: 'append', message: sending },
-      run(young, new Date().toISOString()),
-      run(old, '2020-01-01T00:00:00.000Z'),
+      runOf(young),
+      runOf(old, { createdAt: '2020-01-01T00:00:00.000Z' }),
       { kind: 'reply', message: { ...reply, participant: { kind: 'agent', id: 'support-agent' } } },
-      run(sending, new Date().toISOString(), { replyId: reply.id }),
+      runOf(sending, { replyId: reply.id }),
     ]);
 
     // when the bot starts again
@@ -200,24 +202,11 @@ describe('agent runs and the reply outbox (SQLite)', () => {
       channel.turn('@support-agent one'),
       channel.turn('@support-agent two'),
     ];
-    const running = (t: typeof twice, attempts: number) => ({
-      kind: 'run' as const,
-      run: {
-        id: `${t.id}:support-agent`,
-        messageId: t.id,
-        conversationId: t.conversationId,
-        agentId: 'support-agent',
-        status: 'running' as const,
-        createdAt: new Date().toISOString(),
-        startedAt: new Date().toISOString(),
-        attempts,
-      },
-    });
     await store.commit([
       { kind: 'append', message: twice },
       { kind: 'append', message: thrice },
-      running(twice, 2),
-      running(thrice, 3),
+      runOf(twice, { attempts: 2 }),
+      runOf(thrice, { attempts: 3 }),
     ]);
 
     // when the bot starts again with the default of three starts
@@ -244,21 +233,7 @@ describe('agent runs and the reply outbox (SQLite)', () => {
     // given a turn whose run was started three times
     const channel = new MemoryChannel();
     const turn = channel.turn('@support-agent again');
-    await store.commit([
-      { kind: 'append', message: turn },
-      {
-        kind: 'run',
-        run: {
-          id: `${turn.id}:support-agent`,
-          messageId: turn.id,
-          conversationId: turn.conversationId,
-          agentId: 'support-agent',
-          status: 'running',
-          createdAt: new Date().toISOString(),
-          attempts: 3,
-        },
-      },
-    ]);
+    await store.commit([{ kind: 'append', message: turn }, runOf(turn, { attempts: 3 })]);
 
     // when the bot starts with maxRunAttempts 5
     await start(channel, 'fourth time', undefined, 5);
@@ -278,21 +253,7 @@ describe('agent runs and the reply outbox (SQLite)', () => {
     const channel = new MemoryChannel();
     const agent = await start(channel);
     const turn = channel.turn('@support-agent poison?');
-    await store.commit([
-      { kind: 'append', message: turn },
-      {
-        kind: 'run',
-        run: {
-          id: `${turn.id}:support-agent`,
-          messageId: turn.id,
-          conversationId: turn.conversationId,
-          agentId: 'support-agent',
-          status: 'running',
-          createdAt: new Date().toISOString(),
-          attempts: 3,
-        },
-      },
-    ]);
+    await store.commit([{ kind: 'append', message: turn }, runOf(turn, { attempts: 3 })]);
 
     // when the platform delivers the turn again
     await channel.receive(turn.content, { messageId: turn.metadata.messageId });
@@ -321,18 +282,7 @@ describe('agent runs and the reply outbox (SQLite)', () => {
     const turn = channel.turn('@support-agent still there?');
     await store.commit([
       { kind: 'append', message: turn },
-      {
-        kind: 'run',
-        run: {
-          id: `${turn.id}:support-agent`,
-          messageId: turn.id,
-          conversationId: turn.conversationId,
-          agentId: 'support-agent',
-          status: 'pending',
-          createdAt: new Date().toISOString(),
-          attempts: 0,
-        },
-      },
+      runOf(turn, { status: 'pending', attempts: 0 }),
     ]);
 
     // when the platform delivers the turn again
