@@ -277,8 +277,7 @@ export async function walPages(
 /**
  * How many commits' frames are named at once. A page changes owner when FTS5's merges free it
  * and another table takes it, so a frame is named by who owns its page soon after it was
- * written: about 1% of the frames are misnamed this way, a tenth when named at the end
- * (mostly FTS5's pages counted as `messages`; docs/benchmarks.md).
+ * written, not at the end of the run (docs/benchmarks.md, "The bench's own figures corrected").
  */
 const ATTRIBUTE_EVERY = 32;
 
