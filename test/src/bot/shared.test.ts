@@ -162,6 +162,44 @@ function describeSharedBots(name: string, openTwo: Open, cleanup: () => Promise<
       expect(answered).toEqual(['@support-agent anyone?']);
       expect(b.channel.sent.map((m) => m.content)).toEqual(['re: @support-agent anyone?']);
     });
+
+    it("fails a dead instance's run started maxRunAttempts times instead of taking it up", async () => {
+      const [one, two] = await openTwo();
+      stores.push(one, two);
+      // given a turn whose run an instance that died holding the lease had started three times
+      const turn = new MemoryChannel().turn('@support-agent poison', { messageId: 'p1' });
+      const run: AgentRun = {
+        id: `${turn.id}:support-agent`,
+        messageId: turn.id,
+        conversationId: turn.conversationId,
+        agentId: 'support-agent',
+        status: 'running',
+        createdAt: turn.timestamp,
+        attempts: 3,
+      };
+      await one.commit!([
+        { kind: 'append', message: turn },
+        { kind: 'run', run, create: true },
+      ]);
+      expect(
+        await one.acquireLease!('conversation:memory:room', 'dead-instance', 500),
+      ).toBeDefined();
+
+      // when another instance takes the conversation over once the lease ran out
+      const answered: string[] = [];
+      const b = await instance(two, answered);
+      await waitFor(
+        async () => (await two.getRuns!({ messageId: turn.id }))[0]?.status === 'failed',
+      );
+      await b.bot.idle();
+
+      // then its agent was not started on the turn again, nothing was sent, and the run says why
+      expect(answered).toEqual([]);
+      expect(b.channel.sent).toEqual([]);
+      const [ended] = await two.getRuns!({ messageId: turn.id });
+      expect(ended).toMatchObject({ status: 'failed', attempts: 3 });
+      expect(ended?.error).toContain('(maxRunAttempts 3)');
+    });
   });
 }
 
