@@ -66,6 +66,36 @@ function describeSharedBots(name: string, openTwo: Open, cleanup: () => Promise<
       };
     }
 
+    /**
+     * Leaves a turn in `store` as an instance that died holding its conversation's lease for
+     * `ttlMs` would: committed, with the agent's run started `attempts` times.
+     */
+    async function leftByDeadInstance(
+      store: ConversationStore,
+      content: string,
+      messageId: string,
+      attempts: number,
+      ttlMs: number,
+    ) {
+      const turn = new MemoryChannel().turn(content, { messageId });
+      const run: AgentRun = {
+        id: `${turn.id}:support-agent`,
+        messageId: turn.id,
+        conversationId: turn.conversationId,
+        agentId: 'support-agent',
+        status: 'running',
+        createdAt: turn.timestamp,
+        attempts,
+      };
+      await store.commit!([
+        { kind: 'append', message: turn },
+        { kind: 'run', run, create: true },
+      ]);
+      const dead = await store.acquireLease!('conversation:memory:room', 'dead-instance', ttlMs);
+      expect(dead).toBeDefined();
+      return turn;
+    }
+
     it('answers turns spread over both instances once each, in the order they came', async () => {
       const { answered, a, b } = await pair();
       const asked = Array.from({ length: 8 }, (_, i) => `@support-agent question ${i}`);
@@ -132,22 +162,7 @@ function describeSharedBots(name: string, openTwo: Open, cleanup: () => Promise<
       const [one, two] = await openTwo();
       stores.push(one, two);
       // given a turn committed with its run pending by an instance that died holding the lease
-      const turn = new MemoryChannel().turn('@support-agent anyone?', { messageId: 'd1' });
-      const run: AgentRun = {
-        id: `${turn.id}:support-agent`,
-        messageId: turn.id,
-        conversationId: turn.conversationId,
-        agentId: 'support-agent',
-        status: 'running',
-        createdAt: turn.timestamp,
-        attempts: 1,
-      };
-      await one.commit!([
-        { kind: 'append', message: turn },
-        { kind: 'run', run, create: true },
-      ]);
-      const dead = await one.acquireLease!('conversation:memory:room', 'dead-instance', 3000);
-      expect(dead).toBeDefined();
+      const turn = await leftByDeadInstance(one, '@support-agent anyone?', 'd1', 1, 3000);
       // when another instance runs
       const answered: string[] = [];
       const b = await instance(two, answered);
@@ -167,23 +182,7 @@ function describeSharedBots(name: string, openTwo: Open, cleanup: () => Promise<
       const [one, two] = await openTwo();
       stores.push(one, two);
       // given a turn whose run an instance that died holding the lease had started three times
-      const turn = new MemoryChannel().turn('@support-agent poison', { messageId: 'p1' });
-      const run: AgentRun = {
-        id: `${turn.id}:support-agent`,
-        messageId: turn.id,
-        conversationId: turn.conversationId,
-        agentId: 'support-agent',
-        status: 'running',
-        createdAt: turn.timestamp,
-        attempts: 3,
-      };
-      await one.commit!([
-        { kind: 'append', message: turn },
-        { kind: 'run', run, create: true },
-      ]);
-      expect(
-        await one.acquireLease!('conversation:memory:room', 'dead-instance', 500),
-      ).toBeDefined();
+      const turn = await leftByDeadInstance(one, '@support-agent poison', 'p1', 3, 500);
 
       // when another instance takes the conversation over once the lease ran out
       const answered: string[] = [];
