@@ -77,10 +77,14 @@ export const AUTHORED = {
 const FOLDED = `(SELECT CAST(value AS INTEGER) FROM colloquy_state
   WHERE key = 'messages_folded_seq')`;
 
+/** The same for the authors' stored times (migration 0016). */
+const PARTICIPANTS_FOLDED = `(SELECT CAST(value AS INTEGER) FROM colloquy_state
+  WHERE key = 'participants_folded_seq')`;
+
 /** In the participant upsert: the timestamp of the author's newest stored turn. */
 const NEWEST_OF_AUTHOR = `max(last_seen_at, coalesce((SELECT max(m.timestamp)
-  FROM messages m NOT INDEXED WHERE m.seq > (SELECT CAST(value AS INTEGER) FROM colloquy_state
-    WHERE key = 'participants_folded_seq') AND m.participant_id = excluded.id), ''))`;
+  FROM messages m NOT INDEXED
+  WHERE m.seq > ${PARTICIPANTS_FOLDED} AND m.participant_id = excluded.id), ''))`;
 
 /** Every fixed statement of the store, prepared once when it opens. */
 const SQL = {
