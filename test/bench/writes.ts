@@ -24,7 +24,12 @@ import { fileSize, removeDb } from './store-write.js';
  * Issue 12, part 4-5: the one write path against a hand-written lean schema (FTS5, mention
  * rows, a newest-N index, the same pragmas), side by side on fresh files.
  */
-export async function benchWrites(options: { dir: string; turns?: number }): Promise<Outcome[]> {
+export async function benchWrites(options: {
+  dir: string;
+  turns?: number;
+  /** An experiment's change to the store's file, made once it is opened (search-sizes.ts). */
+  alter?: (db: Database.Database) => void;
+}): Promise<Outcome[]> {
   const { dir } = options;
   const prefill = options.turns ?? 20_000;
   const measured = 5000;
@@ -34,6 +39,7 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
   for (const path of [ourPath, leanPath]) removeDb(path);
   const corpus = new Corpus({ seed: 12 });
   const store = SqliteConversationStore.open(ourPath);
+  options.alter?.(store.db);
   const lean = leanSchema(leanPath);
   const outcomes: Outcome[] = [];
   try {
