@@ -39,6 +39,14 @@ import { learnedAliases, participantSql, turnSelect, unansweredSql } from '../st
 import type { RunSqlRow } from '../runs.js';
 import { matchExpression, queryWords } from '../search.js';
 import { WROTE_IN } from './statements.js';
+
+/**
+ * `participantSql`'s turns of @id: a person's turns are in no index of their own, so they are
+ * read in the conversations `conversation_authors` says they wrote in.
+ */
+const THEIRS = `select m.seq, m.conversation_id
+  from (select distinct conversation_id from conversation_authors where participant_id = @id) a
+  join messages m on m.conversation_id = a.conversation_id and m.participant_id = @id`;
 import { SqliteConversationStore } from './store.js';
 
 /**
@@ -343,7 +351,7 @@ export class SqliteStudioSource implements StudioSource {
 
   async participant(id: string): Promise<ParticipantDetail | undefined> {
     const row = this.db
-      .prepare<{ id: string }, ParticipantSqlDetail>(participantSql('s.is_summary = 1'))
+      .prepare<{ id: string }, ParticipantSqlDetail>(participantSql('s.is_summary = 1', THEIRS))
       .get({ id });
     return row === undefined ? undefined : participantDetail(row);
   }

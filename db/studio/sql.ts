@@ -78,12 +78,15 @@ export function unansweredSql(
 
 /**
  * One person and what forgetting them would touch; `@id` is their id, `isSummary` the
- * dialect's test on `s.is_summary`. Their turns are found conversation by conversation,
- * through the `(conversation_id, participant_id)` index.
+ * dialect's test on `s.is_summary`, `theirs` the query of their turns (`seq`,
+ * `conversation_id`), by default conversation by conversation through an index of authors.
  */
-export function participantSql(isSummary: string): string {
-  return `with theirs as (select m.seq, m.conversation_id from conversations c
-      join messages m on m.conversation_id = c.id and m.participant_id = @id)
+export function participantSql(
+  isSummary: string,
+  theirs = `select m.seq, m.conversation_id from conversations c
+      join messages m on m.conversation_id = c.id and m.participant_id = @id`,
+): string {
+  return `with theirs as materialized (${theirs})
     select p.id, p.kind, p.display_name, p.last_seen_at,
       (select count(*) from theirs) as messages,
       (select count(distinct conversation_id) from theirs) as conversations,

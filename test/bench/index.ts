@@ -3,7 +3,7 @@
  * measured in the same run and the target with PASS / MISS. Nothing here is asserted by the
  * unit tests.
  *
- *   npm run bench -- [--messages 1000000] [--only store|writes|assemble|pipeline|studio|redis|postgres]
+ *   npm run bench -- [--messages 1000000] [--only store|writes|assemble|pipeline|studio|sql|redis|postgres]
  *                    [--store postgres] [--dir path]
  *                    [--events 64000] [--senders 4]
  */
@@ -18,6 +18,7 @@ import { benchPostgres } from './postgres.js';
 import { benchPostgresPipeline } from './postgres-pipeline.js';
 import { benchRedis } from './redis.js';
 import { int, peakRss, verdict } from './report.js';
+import { benchSql } from './sql.js';
 import { benchStudio } from './studio.js';
 import { type Outcome, benchStore } from './store.js';
 import { benchWrites } from './writes.js';
@@ -28,6 +29,7 @@ const SECTIONS = [
   'assemble',
   'pipeline',
   'studio',
+  'sql',
   'redis',
   'postgres',
 ] as const;
@@ -35,7 +37,7 @@ type Section = (typeof SECTIONS)[number];
 
 const USAGE = `usage: npm run bench -- [options]
   --messages N   turns in the store benchmark's database, in 1,000 conversations (default 1,000,000)
-  --only S       run one section: store | writes | assemble | pipeline | studio | redis | postgres
+  --only S       run one section: store | writes | assemble | pipeline | studio | sql | redis | postgres
   --store postgres  the Postgres section alone (same as --only postgres; COLLOQUY_BENCH_DATABASE_URL)
   --dir PATH     keep the database files in PATH (default: a temporary folder, deleted after)
   --events N     inbound Telegram updates per pipeline variant (default 64,000)
@@ -106,6 +108,7 @@ async function main(): Promise<void> {
     if (runs('studio')) {
       outcomes.push(...(await benchStudio({ messages: Math.min(messages, 100_000), dir })));
     }
+    if (runs('sql')) await benchSql({ messages: Math.min(messages, 100_000), dir });
     if (runs('redis')) outcomes.push(...(await benchRedis({ messages, dir })));
     if (runs('postgres')) {
       outcomes.push(...(await benchPostgres({ messages })));

@@ -23,7 +23,7 @@ describe('docs/sql.md', () => {
     expect(rows.length).toBeGreaterThanOrEqual(1);
   });
 
-  it('finds exactly the unanswered mention and what the bot told Alice on Tuesday', () => {
+  it('finds exactly the unanswered mention, what the bot told Alice on Tuesday, and who talks most', () => {
     const run = (title: string) => {
       const example = docs.find((d) => d.title.startsWith(title));
       return store.db.prepare(example!.sql).all() as Record<string, unknown>[];
@@ -33,6 +33,11 @@ describe('docs/sql.md', () => {
     ]);
     expect(run('What did the bot tell Alice').map((r) => r.text)).toEqual([
       'Yes: invoice 88 qualifies for a refund; it will reach your card within 5 days.',
+    ]);
+    expect(run('Who talks most').slice(0, 3)).toEqual([
+      { who: 'Support', kind: 'agent', turns: 11 },
+      { who: 'Alice Martin', kind: 'user', turns: 8 },
+      { who: 'Bob Chen', kind: 'user', turns: 7 },
     ]);
   });
 

@@ -393,7 +393,12 @@ describe('studio forget', () => {
           .status,
       ).toBe(403);
       expect((await post({ csrf: s.csrf })).status).toBe(400);
-      expect(await s.source.participant('slack:U0ALICE')).toBeDefined();
+      // her turns, read in the conversations she wrote in: three, one of them edited once
+      expect(await s.source.participant('slack:U0ALICE')).toMatchObject({
+        conversations: 3,
+        revisions: 1,
+        summaries: 1,
+      });
       const done = await post(
         { csrf: s.csrf, confirm: 'slack:U0ALICE' },
         { origin: 'http://localhost' },
