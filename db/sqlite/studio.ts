@@ -39,6 +39,7 @@ import { learnedAliases, participantSql, turnSelect, unansweredSql } from '../st
 import type { RunSqlRow } from '../runs.js';
 import { matchExpression, queryWords } from '../search.js';
 import { WROTE_IN } from './statements.js';
+import { SqliteConversationStore } from './store.js';
 
 /**
  * `participantSql`'s turns of @id: a person's turns are in no index of their own, so they are
@@ -47,7 +48,6 @@ import { WROTE_IN } from './statements.js';
 const THEIRS = `select m.seq, m.conversation_id
   from (select distinct conversation_id from conversation_authors where participant_id = @id) a
   join messages m on m.conversation_id = a.conversation_id and m.participant_id = @id`;
-import { SqliteConversationStore } from './store.js';
 
 /**
  * `colloquy studio`'s reads on a SQLite file, on a read-only connection of the store (the

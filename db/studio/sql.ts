@@ -79,7 +79,7 @@ export function unansweredSql(
 /**
  * One person and what forgetting them would touch; `@id` is their id, `isSummary` the
  * dialect's test on `s.is_summary`, `theirs` the query of their turns (`seq`,
- * `conversation_id`), by default conversation by conversation through an index of authors.
+ * `conversation_id`): by default each conversation's turns by author, which Postgres indexes.
  */
 export function participantSql(
   isSummary: string,
