@@ -21,6 +21,13 @@ const rowid = (conversation: string, seq: string) =>
   `(${conversation} << 32) | (4294967295 - ${seq})`;
 const deleteWords = (conversation: string, seq: string, content: string) =>
   `INSERT INTO messages_fts (messages_fts, rowid, content) SELECT 'delete', ${rowid(conversation, seq)}, ${content}`;
+/** The trigger statement indexing the words of the turn `row` (`new` or `old`) names. */
+const turnWords = (row: 'new' | 'old', remove: boolean) => `${
+  remove
+    ? deleteWords('c.number', `${row}.seq`, `${row}.content`)
+    : `INSERT INTO messages_fts (rowid, content) SELECT ${rowid('c.number', `${row}.seq`)}, ${row}.content`
+}
+      FROM conversation_rows c WHERE c.id = ${row}.conversation_id;`;
 
 /**
  * The store's search index rebuilt without sizes, with triggers that give FTS5 the indexed text
@@ -38,21 +45,15 @@ export function withoutSizes(db: Database.Database): void {
       SELECT ${rowid('c.number', 'm.seq')}, m.content
       FROM conversation_rows c JOIN messages m ON m.conversation_id = c.id ORDER BY 1;
     CREATE TRIGGER messages_fts_after_insert AFTER INSERT ON messages BEGIN
-      INSERT INTO messages_fts (rowid, content)
-      SELECT ${rowid('c.number', 'new.seq')}, new.content
-      FROM conversation_rows c WHERE c.id = new.conversation_id;
+      ${turnWords('new', false)}
     END;
     CREATE TRIGGER messages_fts_after_delete AFTER DELETE ON messages BEGIN
-      ${deleteWords('c.number', 'old.seq', 'old.content')}
-      FROM conversation_rows c WHERE c.id = old.conversation_id;
+      ${turnWords('old', true)}
     END;
     CREATE TRIGGER messages_fts_after_update AFTER UPDATE OF content, conversation_id ON messages
     BEGIN
-      ${deleteWords('c.number', 'old.seq', 'old.content')}
-      FROM conversation_rows c WHERE c.id = old.conversation_id;
-      INSERT INTO messages_fts (rowid, content)
-      SELECT ${rowid('c.number', 'new.seq')}, new.content
-      FROM conversation_rows c WHERE c.id = new.conversation_id;
+      ${turnWords('old', true)}
+      ${turnWords('new', false)}
     END;
     CREATE TRIGGER conversations_fts_before_delete BEFORE DELETE ON conversation_rows BEGIN
       ${deleteWords('old.number', 'm.seq', 'm.content')}
