@@ -438,12 +438,7 @@ export class Bot {
       // Lost to another instance (this one paused past the expiry): it answers the rest.
       if (held.lost) return;
       const resumable: AgentRun[] = [];
-      for (const run of runs) {
-        const stop = this.#notResumed(run);
-        if (run.replyId !== undefined) await this.#settleReply(run);
-        else if (stop !== undefined) this.#end(run, stop.status, stop.error);
-        else resumable.push(run);
-      }
+      for (const run of runs) if (await this.#resumes(run)) resumable.push(run);
       if (resumable.length === 0) continue;
       const plan: RunPlan = {
         runs: new Map(resumable.map((run) => [run.agentId, withoutReply(run)])),
@@ -487,10 +482,9 @@ export class Bot {
     const byTurn = new Map<string, AgentRun[]>();
     for (const run of runs) {
       if (this.#handling.has(run.messageId)) continue; // delivered again since start
-      const stop = this.#notResumed(run);
-      if (run.replyId !== undefined) await this.#settleReply(run);
-      else if (stop !== undefined) this.#end(run, stop.status, stop.error);
-      else byTurn.set(run.messageId, [...(byTurn.get(run.messageId) ?? []), run]);
+      if (await this.#resumes(run)) {
+        byTurn.set(run.messageId, [...(byTurn.get(run.messageId) ?? []), run]);
+      }
     }
     for (const open of byTurn.values()) {
       const { conversationId, messageId } = open[0]!;
@@ -502,6 +496,20 @@ export class Bot {
       }
       this.#resume(turn, channel, open);
     }
+  }
+
+  /**
+   * Whether an unfinished run is run again. If not, it is ended here: a run whose reply was
+   * recorded is settled, the others as `#notResumed` says.
+   */
+  async #resumes(run: AgentRun): Promise<boolean> {
+    if (run.replyId !== undefined) {
+      await this.#settleReply(run);
+      return false;
+    }
+    const stop = this.#notResumed(run);
+    if (stop !== undefined) this.#end(run, stop.status, stop.error);
+    return stop === undefined;
   }
 
   /** A run whose reply was recorded before a crash: answered if confirmed, else unconfirmed. */

@@ -209,7 +209,7 @@ export interface StoredTurns {
   /** Every stored turn by platform key (each part of a split reply too) → its colloquy id. */
   byKey: Map<TurnKey, string>;
   /** Inbound colloquy ids whose agent run is recorded as not answered (`RECORDED_UNANSWERED`). */
-  unconfirmedOrExpired: Set<string>;
+  recordedUnanswered: Set<string>;
   /**
    * Inbound colloquy ids whose reply row was recorded before the send and never confirmed
    * (`messages.delivery = 'unconfirmed'`): the bot died between the platform call and the
@@ -247,7 +247,7 @@ export function readStore(file: string): StoredTurns {
       db
         .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agent_runs'")
         .get() !== undefined;
-    const unconfirmedOrExpired = new Set<string>(
+    const recordedUnanswered = new Set<string>(
       hasRuns
         ? (db
             .prepare(`SELECT message_id FROM agent_runs WHERE ${RECORDED_UNANSWERED}`)
@@ -268,7 +268,7 @@ export function readStore(file: string): StoredTurns {
             .all() as string[])
         : [],
     );
-    return { byKey, unconfirmedOrExpired, unconfirmedReplyFor, hasRuns };
+    return { byKey, recordedUnanswered, unconfirmedReplyFor, hasRuns };
   } finally {
     db.close();
   }
@@ -305,7 +305,7 @@ export interface CrashCounts {
   addressed: number;
   unanswered: number;
   /** Unanswered turns the bot recorded as not answered (`RECORDED_UNANSWERED`; accounted for). */
-  unconfirmedOrExpired: number;
+  recordedUnanswered: number;
   unexpectedExits: string[];
   finalStop: string;
 }
@@ -328,7 +328,7 @@ export function compare(
   for (const turn of addressed) {
     if ((replyCount.get(turn.key) ?? 0) > 0) continue;
     const id = stored.byKey.get(turn.key);
-    if (id !== undefined && stored.unconfirmedOrExpired.has(id)) accounted++;
+    if (id !== undefined && stored.recordedUnanswered.has(id)) accounted++;
     else unanswered++;
   }
   const notStored = platform.replies.filter((reply) => !stored.byKey.has(reply.key));
@@ -350,7 +350,7 @@ export function compare(
     answeredTwice: [...replyCount.values()].filter((count) => count > 1).length,
     addressed: addressed.length,
     unanswered,
-    unconfirmedOrExpired: accounted,
+    recordedUnanswered: accounted,
     unexpectedExits: base.kills.unexpectedExits,
     finalStop: base.finalStop,
   };
@@ -363,7 +363,7 @@ export function printCounts(counts: CrashCounts, seed: number, notes?: string): 
     `| ${counts.acknowledgedMissing} of ${counts.acknowledged} ` +
     `| ${counts.repliesMissing} of ${counts.replies} (${counts.repliesUnconfirmed} recorded unconfirmed) ` +
     `| ${counts.answeredTwice} ` +
-    `| ${counts.unanswered} of ${counts.addressed} (${counts.unconfirmedOrExpired} recorded unconfirmed/expired/given up) ` +
+    `| ${counts.unanswered} of ${counts.addressed} (${counts.recordedUnanswered} recorded unconfirmed/expired/given up) ` +
     `| seed ${seed}; sent ${counts.sent}; last stop: ${counts.finalStop}` +
     (counts.unexpectedExits.length > 0
       ? `; exited by itself: ${counts.unexpectedExits.join(', ')}`

@@ -27,7 +27,7 @@ export async function readPostgres(url: string): Promise<StoredTurns> {
       new Set((await client.query<{ id: string }>(sql)).rows.map((row) => row.id));
     return {
       byKey,
-      unconfirmedOrExpired: await ids(
+      recordedUnanswered: await ids(
         `SELECT message_id AS id FROM agent_runs WHERE ${RECORDED_UNANSWERED}`,
       ),
       unconfirmedReplyFor: await ids(
