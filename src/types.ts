@@ -1,12 +1,14 @@
+import { StoreError } from './errors.js';
+
 /**
  * The message model: what colloquy stores for every turn of every conversation.
  *
  * The minimal turn every store accepts and reads back unchanged (plus its `sequence`):
  * `id`, `conversationId`, `participant` (`kind`, `id`), `content`, `timestamp`, `scope` and
  * `metadata` with `channelType` and `channelId`; every other field is optional. A turn with
- * no `metadata` at all is accepted too: it is stored with `channelType` taken from the
- * conversation id's prefix (`telegram:42` → `telegram`, else `custom`) and `channelId` the
- * conversation id, and reads back with that metadata.
+ * no `metadata`, or metadata without `channelType` or `channelId`, is accepted too: the missing
+ * ones are stored as `channelType` taken from the conversation id's prefix (`telegram:42` →
+ * `telegram`, else `custom`) and `channelId` the conversation id, and read back that way.
  *
  * @example
  * ```ts
@@ -199,11 +201,55 @@ export function defaultMetadata(conversationId: string): MessageMetadata {
   };
 }
 
-/** The turn with `metadata` filled in when it came without (see {@link defaultMetadata}). */
+/**
+ * The turn as every store keeps it: `metadata` missing, empty or partial is filled in (a
+ * missing `channelType` or `channelId` from {@link defaultMetadata}, every field given kept),
+ * and a turn no prompt could be built from (no participant, a participant without an `id`,
+ * a `kind` other than `user`, `agent` or `system`) is refused with a one-line StoreError.
+ *
+ * @example
+ * ```ts
+ * withMetadata({ ...turn, conversationId: 'telegram:42', metadata: { mentions: ['telegram:9'] } })
+ *   .metadata; // { channelType: 'telegram', channelId: 'telegram:42', mentions: ['telegram:9'] }
+ * ```
+ */
 export function withMetadata<T extends NewMessage>(message: T): T {
-  return message.metadata === undefined || message.metadata === null
-    ? { ...message, metadata: defaultMetadata(message.conversationId) }
-    : message;
+  checkParticipant(message);
+  const given = message.metadata as Partial<MessageMetadata> | null | undefined;
+  if (typeof given?.channelType === 'string' && typeof given.channelId === 'string') {
+    return message;
+  }
+  const defaults = defaultMetadata(message.conversationId);
+  const metadata: MessageMetadata = {
+    ...given,
+    channelType: typeof given?.channelType === 'string' ? given.channelType : defaults.channelType,
+    channelId: typeof given?.channelId === 'string' ? given.channelId : defaults.channelId,
+  };
+  return { ...message, metadata };
+}
+
+const PARTICIPANT_KINDS: readonly string[] = [
+  'user',
+  'agent',
+  'system',
+] satisfies ParticipantKind[];
+
+function checkParticipant(message: NewMessage): void {
+  const participant = message.participant as Partial<Participant> | null | undefined;
+  const problem =
+    participant === null || typeof participant !== 'object'
+      ? 'has no participant'
+      : typeof participant.id !== 'string' || participant.id === ''
+        ? 'has a participant without an id'
+        : !PARTICIPANT_KINDS.includes(participant.kind as string)
+          ? `has a participant of kind ${JSON.stringify(participant.kind)}`
+          : undefined;
+  if (problem === undefined) return;
+  throw new StoreError(
+    `turn ${JSON.stringify(message.id)} ${problem}; a turn needs participant { kind: ` +
+      `'user' | 'agent' | 'system', id }`,
+    { conversationId: message.conversationId, messageId: message.id, transient: false },
+  );
 }
 
 /** Formats a Date (default: now) the way colloquy stores timestamps. */

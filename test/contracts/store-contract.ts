@@ -146,6 +146,49 @@ export function describeStoreContract(
         expect((await store.getConversation(C1))?.channelType).toBe('telegram');
       });
 
+      it.each([
+        ['only a channel type', { channelType: 'slack' }, { channelType: 'slack', channelId: C1 }],
+        [
+          'only mentions',
+          { mentions: ['telegram:99'] },
+          { channelType: 'telegram', channelId: C1, mentions: ['telegram:99'] },
+        ],
+        ['empty metadata', {}, { channelType: 'telegram', channelId: C1 }],
+      ])('accepts a turn with %s, filling in where it was posted', async (_, given, stored) => {
+        // given a turn whose metadata leaves out fields the store needs
+        const partial = { ...turn({ id: 'partial-1' }), metadata: given } as NewMessage;
+        // when it is appended and read back
+        const appended = await store.append(partial);
+        const [read] = await store.get(C1);
+        // then it is stored with the documented defaults, and only once
+        expect(appended.inserted).toBe(true);
+        expect(read?.metadata).toEqual(stored);
+        expect(appended.message.metadata).toEqual(stored);
+        expect((await store.append(partial)).inserted).toBe(false);
+        expect(await store.get(C1, { concerning: { aliases: ['telegram:99'] } })).toHaveLength(
+          'mentions' in given ? 1 : 0,
+        );
+      });
+
+      it.each([
+        ['no participant', { participant: null }],
+        ['a participant without an id', { participant: { kind: 'user' } }],
+        ['a participant of an unknown kind', { participant: { kind: 'robot', id: 'r1' } }],
+      ])('refuses a turn with %s in one line, storing nothing', async (_, change) => {
+        // given a turn no prompt could be assembled from
+        const bad = { ...turn({ id: 'bad-1' }), ...change } as unknown as NewMessage;
+        // when it is appended, then the store says why in one line and keeps nothing
+        const refusal = await store.append(bad).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(refusal).toBeInstanceOf(Error);
+        expect((refusal as Error).message).toMatch(/participant/);
+        expect((refusal as Error).message).not.toContain('\n');
+        expect(await store.get(C1)).toEqual([]);
+        expect(await store.getConversation(C1)).toBeUndefined();
+      });
+
       it('round-trips a 1 MB turn', async () => {
         const content = 'x'.repeat(1024 * 1024 - 3) + 'end';
         await store.append(turn({ content }));
