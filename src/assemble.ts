@@ -3,7 +3,8 @@
  *
  * - **What is read.** With `addressedOnlyMode` (the default) the store itself returns only the
  *   turns that concern the agent (`GetOptions.concerning`): never "load the latest N, then
- *   filter", so in a busy channel the agent still sees its own last exchanges.
+ *   filter", so in a busy channel the agent still sees its own last exchanges. With a
+ *   `currentMessage`, only the turns up to it are read: the prompt is in chronological order.
  * - **The budget.** `tokenBudget` covers the whole history: the current message, the rolling
  *   summary and the turns, each message costing its text (speaker prefix included; tool calls
  *   their name and JSON input; tool results their name and output) plus
@@ -36,13 +37,14 @@ import type { FittedUnit } from './assemble/budget.js';
 import { pluginPass } from './assemble/plugins.js';
 import { projectTurn, projectTurns, unitTurns } from './assemble/projection.js';
 import type { Unit } from './assemble/projection.js';
+import { loadSummary, loadTurns, upTo, withThreadParent } from './assemble/load.js';
+import type { Context } from './assemble/load.js';
 import { coveredThrough, SUMMARY_PREFIX, summaryRow } from './assemble/summary.js';
 import type { Summarizer } from './assemble/summary.js';
-import { threadConcerns } from './agent.js';
 import { AgentError, StoreError } from './errors.js';
 import type { ColloquyError } from './errors.js';
 import type { HistoryPlugin } from './history/plugins.js';
-import type { ConversationStore, GetOptions } from './store.js';
+import type { ConversationStore } from './store.js';
 import { defaultTokenizer } from './tokenizer.js';
 import type { Tokenizer } from './tokenizer.js';
 import type { ConversationScope, NewMessage, StoredMessage } from './types.js';
@@ -86,7 +88,10 @@ export interface AssemblerOptions {
   agentAliases?: readonly string[];
   /** Counts and cuts tokens (default `defaultTokenizer`). */
   tokenizer?: Tokenizer;
-  /** The inbound turn being answered: always included last, stored or not. */
+  /**
+   * The inbound turn being answered: always included last, stored or not. The history holds
+   * only the turns written before it, so a turn of a burst is answered from what preceded it.
+   */
   currentMessage?: NewMessage;
   /** The clock, for the time window and summary timestamps. */
   now?: () => Date;
@@ -158,16 +163,6 @@ type Defaulted =
   | 'maskToolResultsOverTokens';
 type Resolved = AssemblerOptions & Required<Pick<AssemblerOptions, Defaulted>>;
 
-interface Context {
-  store: ConversationStore;
-  conversationId: string;
-  agentId: string;
-  agentName: string;
-  tokenizer: Tokenizer;
-  now: () => Date;
-  report: (error: ColloquyError) => void;
-}
-
 /**
  * Builds an agent's prompt from the store: the turns that concern it (filtered by the store),
  * seen from its point of view, newest first into the token budget, with a rolling summary of
@@ -215,7 +210,7 @@ export async function assemblePrompt(
   const delegators = new Set(o.delegation?.delegatorAliases ?? []);
   const readFor = new Set([...aliases, ...delegators]);
   const [read, existing] = await Promise.all([loadTurns(ctx, readFor, o), loadSummary(ctx)]);
-  const loaded = await withThreadParent(ctx, read, current);
+  const loaded = upTo(current, await withThreadParent(ctx, read, current));
   const through = coveredThrough(existing.summary);
   const seen = seesDelegation(aliases, o.delegation?.id);
   const pending = loaded.filter(
@@ -334,86 +329,6 @@ function validate(o: Resolved): void {
   check('toolResultsInFull', o.toolResultsInFull, 0);
   check('maskToolResultsOverTokens', o.maskToolResultsOverTokens, 0, false);
   if (o.timeWindowMinutes !== undefined) check('timeWindowMinutes', o.timeWindowMinutes, 0, false);
-}
-
-async function loadTurns(
-  ctx: Context,
-  aliases: ReadonlySet<string>,
-  o: Resolved,
-): Promise<StoredMessage[]> {
-  const query: GetOptions = { limit: o.maxTurnsToLoad };
-  if (o.addressedOnlyMode && !(await ownThread(ctx, aliases))) {
-    query.concerning = { aliases: [...aliases] };
-  }
-  if (o.scope !== undefined) query.scope = o.scope;
-  if (o.timeWindowMinutes !== undefined) {
-    query.sinceTimestamp = new Date(
-      ctx.now().getTime() - o.timeWindowMinutes * 60_000,
-    ).toISOString();
-  }
-  try {
-    return await ctx.store.get(ctx.conversationId, query);
-  } catch (cause) {
-    ctx.report(
-      new StoreError('Could not load the history for prompt assembly', {
-        cause,
-        conversationId: ctx.conversationId,
-      }),
-    );
-    return [];
-  }
-}
-
-/** True when the conversation is a thread the agent opened: all of it concerns the agent. */
-async function ownThread(ctx: Context, aliases: ReadonlySet<string>): Promise<boolean> {
-  try {
-    return await threadConcerns(ctx.store, ctx.conversationId, [...aliases]);
-  } catch {
-    return false; // the history read that follows reports the store failure
-  }
-}
-
-/**
- * A thread's turns, preceded by the turn that opened it when that one lives in another
- * conversation (`metadata.threadParent`): the question a thread answers stays in view.
- */
-async function withThreadParent(
-  ctx: Context,
-  turns: StoredMessage[],
-  current: NewMessage | undefined,
-): Promise<StoredMessage[]> {
-  const ref = [current, ...turns].find((turn) => turn?.metadata.threadParent)?.metadata
-    .threadParent;
-  if (ref === undefined || turns.some((turn) => turn.id === ref.id)) return turns;
-  try {
-    const parent = ctx.store.getMessage
-      ? await ctx.store.getMessage(ref.conversationId, ref.id)
-      : (await ctx.store.get(ref.conversationId, { limit: 1000 })).find((t) => t.id === ref.id);
-    return parent === undefined || parent.deletedAt !== undefined ? turns : [parent, ...turns];
-  } catch (cause) {
-    ctx.report(
-      new StoreError('Could not load the turn that opened the thread', {
-        cause,
-        conversationId: ref.conversationId,
-        messageId: ref.id,
-      }),
-    );
-    return turns;
-  }
-}
-
-async function loadSummary(ctx: Context): Promise<{ ok: boolean; summary?: StoredMessage }> {
-  try {
-    return { ok: true, summary: await ctx.store.getSummary(ctx.conversationId, ctx.agentId) };
-  } catch (cause) {
-    ctx.report(
-      new StoreError('Could not load the rolling summary for prompt assembly', {
-        cause,
-        conversationId: ctx.conversationId,
-      }),
-    );
-    return { ok: false };
-  }
 }
 
 /** The summary (when any) first, then as many recent units as fit what is left. */

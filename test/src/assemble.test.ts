@@ -181,10 +181,53 @@ describe.each(STORES)('assemblePrompt on %s', (_name, open) => {
     });
 
     it('includes the current message once when it is already stored', async () => {
+      const before = turn(bob, 'written before', { conversationId: DM });
       const current = turn(alice, 'stored already', { conversationId: DM });
-      await appendAll(store, [current, turn(bob, 'written after', { conversationId: DM })]);
+      await appendAll(store, [before, current]);
       const prompt = await assemble(DM, { currentMessage: current });
-      expect(prompt.messages.map(text)).toEqual(['Bob: written after', 'Alice: stored already']);
+      expect(prompt.messages.map(text)).toEqual(['Bob: written before', 'Alice: stored already']);
+    });
+  });
+
+  describe('chronological order', () => {
+    it('answers a turn of a burst from the turns up to it, never from later ones', async () => {
+      // Given a person who typed three turns in a row, and the reply to the first
+      const hey = turn(alice, 'hey', { conversationId: DM });
+      const quick = turn(alice, 'quick question', { conversationId: DM });
+      const reset = turn(alice, 'how do I reset my password?', { conversationId: DM });
+      await appendAll(store, [hey, quick, reset, turn(self, 'Hi Alice!', { conversationId: DM })]);
+
+      // When the agent answers the second turn
+      const prompt = await assemble(DM, { currentMessage: quick });
+
+      // Then its prompt holds the first two turns, in the order they were written
+      expect(prompt.messages.map(text)).toEqual(['Alice: hey', 'Alice: quick question']);
+      expect(prompt.turns.map((t) => t.id)).toEqual([hey.id, quick.id]);
+    });
+
+    it('orders turns of the same millisecond as the store does', async () => {
+      const first = turn(alice, 'first', { conversationId: DM, at: 500 });
+      const current = turn(bob, 'second', { conversationId: DM, at: 500 });
+      const third = turn(nameless, 'third', { conversationId: DM, at: 500 });
+      await appendAll(store, [first, current, third]);
+      const prompt = await assemble(DM, { currentMessage: current });
+      expect(prompt.messages.map(text)).toEqual(['Alice: first', 'Bob: second']);
+    });
+
+    it('reaches the turns before an old turn past many newer ones', async () => {
+      // Given a turn followed by more turns than the agent loads
+      const before = turn(alice, 'the context', { conversationId: DM });
+      const current = turn(alice, 'the question', { conversationId: DM });
+      const later = Array.from({ length: 5 }, (_, i) =>
+        turn(bob, `later ${i}`, { conversationId: DM }),
+      );
+      await appendAll(store, [before, current, ...later]);
+
+      // When the agent answers it, loading three turns at most
+      const prompt = await assemble(DM, { currentMessage: current, maxTurnsToLoad: 3 });
+
+      // Then it sees what came before it
+      expect(prompt.messages.map(text)).toEqual(['Alice: the context', 'Alice: the question']);
     });
   });
 
