@@ -22,6 +22,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/services.setup.ts'],
+    reporters: ['default', './test/skips.reporter.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },

@@ -1,5 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
@@ -7,8 +5,10 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeOpenAIServer } from 'colloquy/testing';
 import { buildIfStale, startConsoleBot } from '../channels/console/bot.fixtures.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
 
 let server: FakeOpenAIServer;
+const temp = tempDirs();
 
 beforeAll(() => buildIfStale(), 180_000);
 beforeEach(async () => {
@@ -59,7 +59,7 @@ describe('FakeOpenAIServer with the real AI SDK client', () => {
 describe('the console bot against an OpenAI-compatible server', () => {
   it('sends the assembled prompt, runs conversation_search, and stores the tool turns', async () => {
     // given the console bot pointed at the fake server through COLLOQUY_MODEL
-    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-e2e-')), 'chat.db');
+    const db = join(temp.make('e2e'), 'chat.db');
     server.reply(
       'Sorry to hear that. Which order?',
       {

@@ -116,7 +116,7 @@ async function crashScenario(options: {
     kills: report,
   });
   printCounts(counts, seed, options.notes?.());
-  console.log(`(database and the runs' output: ${dir})`);
+  console.log(`(database and the runs' output, kept if the test fails: ${dir})`);
   return counts;
 }
 

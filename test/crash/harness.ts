@@ -4,12 +4,13 @@
  * drain, and compares what the fake acknowledged and received with the SQLite file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { onTestFinished } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -33,9 +34,16 @@ export interface CrashSetup {
   logFile: string;
 }
 
-/** A scratch directory for one scenario's database and log. */
+/**
+ * A scratch directory for the running test's database and log: removed when the test
+ * passes, kept for a look when it fails (the test prints where).
+ */
 export function scratch(name: string): string {
-  return mkdtempSync(join(tmpdir(), `colloquy-crash-${name}-`));
+  const dir = mkdtempSync(join(tmpdir(), `colloquy-crash-${name}-`));
+  onTestFinished(({ task }) => {
+    if (task.result?.state !== 'fail') rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
 }
 
 /** A TCP port free right now on 127.0.0.1 (the bot listens on it again after each restart). */

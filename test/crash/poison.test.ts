@@ -4,12 +4,13 @@
  * the run as failed instead of taking the turn up again, and goes on answering others.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, scratch } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { tempDirs } from '../fixtures/temp-dirs.js';
+import { ROOT } from './harness.js';
 
 /** A bot on a memory channel whose agent kills its own process when asked about poison. */
 const BOT = `
@@ -51,8 +52,7 @@ function runBot(db: string, say?: string) {
   );
 }
 
-const dir = scratch('poison');
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDirs().make('crash-poison');
 
 describe('a turn that brings the bot down every time', () => {
   it('is taken up maxRunAttempts times, then recorded as failed while the bot answers others', async () => {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -9,15 +9,17 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveDbPath } from '../../db/default-store.js';
 import { colloquy, populate } from './cli/cli-harness.js';
 import { buildIfStale, startConsoleBot } from '../channels/console/bot.fixtures.js';
+import { tempDirs } from '../fixtures/temp-dirs.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 
 beforeAll(() => buildIfStale(), 180_000);
+const temp = tempDirs();
 
 /** A fresh directory to play the user's home folder. */
 function home(): string {
-  return mkdtempSync(join(tmpdir(), 'colloquy-home-'));
+  return temp.make('home');
 }
 
 /** Another application's SQLite file: one table of its own, in rollback-journal mode. */

@@ -1,11 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeOpenAIServer } from 'colloquy/testing';
+import { tempDirs } from '../../fixtures/temp-dirs.js';
 import { buildIfStale, consoleBot, root, startConsoleBot } from './bot.fixtures.js';
 
 /** util-linux `script`, which runs a command on a pseudo-terminal (Linux; not macOS's). */
@@ -13,11 +12,12 @@ const hasScript =
   spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux') ?? false;
 
 beforeAll(() => buildIfStale(), 180_000);
+const temp = tempDirs();
 
 describe('npm start: the console bot', () => {
   it('answers piped lines with the offline model and captures the transcript in COLLOQUY_DB', async () => {
     // given the built console bot with a fresh database and no COLLOQUY_MODEL
-    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+    const db = join(temp.make('console'), 'chat.db');
     const bot = startConsoleBot({ COLLOQUY_DB: db, COLLOQUY_USER_NAME: 'Ada' });
 
     // when a person types two lines, waiting for each answer, then ends the input
@@ -64,7 +64,7 @@ describe('npm start: the console bot', () => {
   });
 
   it('adds to the same database on a second run without clashing ids', async () => {
-    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+    const db = join(temp.make('console'), 'chat.db');
     for (const text of ['first run', 'second run']) {
       const bot = startConsoleBot({ COLLOQUY_DB: db });
       await bot.say(text, 1);
@@ -81,7 +81,7 @@ describe('npm start: the console bot', () => {
   });
 
   it('stops cleanly on SIGTERM', async () => {
-    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+    const db = join(temp.make('console'), 'chat.db');
     const bot = startConsoleBot({ COLLOQUY_DB: db });
     await bot.say('hi', 1);
     bot.child.kill('SIGTERM');
@@ -92,7 +92,7 @@ describe('npm start: the console bot', () => {
     // given the console bot on a model that holds its first answer
     const model = await new FakeOpenAIServer().start();
     const firstAnswer = model.holdNext();
-    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+    const db = join(temp.make('console'), 'chat.db');
     const bot = startConsoleBot({
       COLLOQUY_DB: db,
       COLLOQUY_USER_NAME: 'Ada',
@@ -139,7 +139,7 @@ describe('npm start: the console bot', () => {
       // model that holds its first answer
       const model = await new FakeOpenAIServer().start();
       const firstAnswer = model.holdNext();
-      const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+      const db = join(temp.make('console'), 'chat.db');
       const child = spawn(
         'script',
         ['-qefc', `"${process.execPath}" "${consoleBot}"`, '/dev/null'],
@@ -201,7 +201,7 @@ describe('npm start: the console bot', () => {
   });
 
   it('refuses at start a COLLOQUY_LOG_LEVEL it does not know, instead of logging at info', async () => {
-    const db = join(mkdtempSync(join(tmpdir(), 'colloquy-console-')), 'chat.db');
+    const db = join(temp.make('console'), 'chat.db');
     const bot = startConsoleBot({ COLLOQUY_DB: db, COLLOQUY_LOG_LEVEL: 'verbose' });
     expect(await bot.exited).toBe(1);
     expect(bot.stderr()).toContain(

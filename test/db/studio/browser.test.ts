@@ -23,9 +23,11 @@ if (!present && process.env.CI === 'true') {
 
 const general = 'slack:T0ACME:C0GENERAL';
 
-describe.skipIf(!present)('studio in Chromium', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'colloquy-studio-browser-'));
-  const path = join(dir, 'studio.db');
+const skipReason = `${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`;
+
+describe('studio in Chromium', { skip: !present, meta: { skipReason } }, () => {
+  let dir: string;
+  let path: string;
   let source: SqliteStudioSource;
   let studio: RunningStudio;
   let context: BrowserContext;
@@ -34,6 +36,8 @@ describe.skipIf(!present)('studio in Chromium', () => {
   const cspViolations: string[] = [];
 
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'colloquy-studio-browser-'));
+    path = join(dir, 'studio.db');
     await createStudioDb(path, { runs: true });
     source = SqliteStudioSource.open(path);
     studio = await startStudio({ source, port: 0, pollMs: 100 });
@@ -64,7 +68,7 @@ describe.skipIf(!present)('studio in Chromium', () => {
     await context?.close();
     await studio?.close();
     await source?.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
   it('opens with the printed address and keeps the token out of the location', async () => {

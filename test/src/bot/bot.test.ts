@@ -1,9 +1,12 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Bot, InMemoryConversationStore, PlatformError, silentLogger, StoreError } from 'colloquy';
 import type { ColloquyError, Interceptor, StoredMessage, TurnContext } from 'colloquy';
 import { MemoryChannel } from 'colloquy/testing';
+import { tempDirs } from '../../fixtures/temp-dirs.js';
 import { deferred, flakyStore, recordingLogger, scriptedAgent } from './bot.fixtures.js';
 
+const temp = tempDirs();
 const bob = { kind: 'user' as const, id: 'memory:bob', displayName: 'Bob' };
 
 function setup(options: Partial<ConstructorParameters<typeof Bot>[0]> = {}) {
@@ -356,10 +359,7 @@ describe('Bot.stop', () => {
   });
 
   it('opens and closes the default SQLite store at COLLOQUY_DB', async () => {
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const path = join(mkdtempSync(join(tmpdir(), 'colloquy-bot-')), 'bot.db');
+    const path = join(temp.make('bot'), 'bot.db');
     const previous = process.env.COLLOQUY_DB;
     process.env.COLLOQUY_DB = path;
     try {
