@@ -70,7 +70,7 @@ describe('the README', () => {
     expect(readme).toContain('bot.catch(');
   });
 
-  it('shows an offline test of the ten-line bot that really runs', async () => {
+  it('shows an offline test of its first bot that really runs', async () => {
     // Given the "Testing your bot offline" code, as it stands
     const program = await snippet('Testing your bot offline');
     await mkdir(scratch, { recursive: true });
@@ -113,5 +113,32 @@ describe('the README', () => {
       await dropPrefix(prefix);
       await closeTestClient();
     }
+  });
+});
+
+describe('the numbers the README gives', () => {
+  it('counts the lines of the bot its heading promises', async () => {
+    // Given the heading "A bot in N lines" and the code under it
+    const readme = await readFile(`${root}README.md`, 'utf8');
+    const promised = /^## A bot in (\d+) lines$/m.exec(readme)?.[1];
+    const code = await snippet(`A bot in ${promised} lines`);
+
+    // Then the code has that many lines, blank ones included
+    expect(code.trimEnd().split('\n')).toHaveLength(Number(promised));
+  });
+
+  it("counts docs/sql.md's example queries", async () => {
+    // Given the number the README gives and the "Example queries" section of docs/sql.md
+    const readme = await readFile(`${root}README.md`, 'utf8');
+    const said = /the id formats and (\d+) example queries/.exec(readme)?.[1];
+    const docs = await readFile(`${root}docs/sql.md`, 'utf8');
+    const section = docs.slice(docs.indexOf('\n## Example queries\n') + 1);
+    const end = section.slice(1).search(/^## /m);
+    const examples = end === -1 ? section : section.slice(0, end + 1);
+
+    // Then it is the number of SQL blocks there, each a query a test runs
+    expect(docs).toContain('\n## Example queries\n');
+    expect(said).toBeDefined();
+    expect([...examples.matchAll(/^```sql$/gm)]).toHaveLength(Number(said));
   });
 });
