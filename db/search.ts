@@ -119,3 +119,25 @@ export function rankCandidates(
     .map((c) => c.seq)
     .sort((a, b) => (scores.get(b) ?? 0) - (scores.get(a) ?? 0) || b - a);
 }
+
+/**
+ * The stretches of `text` a search for `query` found: each word of the text whose key
+ * ({@link wordKey}) is one of the query's, so case and Latin accents are folded as the search
+ * index folds them. For marking hits (the studio's `<mark>`, the CLI's bold).
+ *
+ * @example
+ * ```ts
+ * matchedSpans('Café or CAFE?', 'cafe'); // [{ start: 0, end: 4 }, { start: 8, end: 12 }]
+ * ```
+ */
+export function matchedSpans(text: string, query: string): { start: number; end: number }[] {
+  const keys = new Set(searchWords(query).map(wordKey));
+  const spans: { start: number; end: number }[] = [];
+  for (const match of text.matchAll(/[\p{L}\p{N}\p{M}]+/gu)) {
+    const word = match[0];
+    if (keys.has(wordKey(word.normalize('NFC').toLowerCase()))) {
+      spans.push({ start: match.index, end: match.index + word.length });
+    }
+  }
+  return spans;
+}

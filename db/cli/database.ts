@@ -65,6 +65,12 @@ export async function openSql(
 
 function describeOpenFailure(path: string, error: unknown): Error {
   const message = error instanceof Error ? error.message : String(error);
+  if (/is an empty database \(no colloquy schema yet\)/.test(message)) {
+    return new CliError(
+      `${path} is an empty database with no conversations yet; start a bot on it, or run "colloquy migrate" to create the schema`,
+      { cause: error },
+    );
+  }
   if (/older colloquy schema/.test(message)) {
     return new CliError(
       `${path} uses an older colloquy schema; run "colloquy migrate" (or start the bot) to upgrade it`,

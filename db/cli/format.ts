@@ -57,20 +57,23 @@ export function rowCount(n: number): string {
 }
 
 /**
- * Renders rows as RFC 4180 CSV with a header line. NULL is an empty field.
+ * Renders rows as CSV with a header line, quoted as RFC 4180 says. NULL is an empty field.
+ * Lines end with `\n`, as Unix tools expect; `lineEnd: '\r\n'` gives RFC 4180's line ends.
  *
  * @example
  * ```ts
- * formatCsv({ columns: ['a'], rows: [['x,y']] }); // 'a\r\n"x,y"\r\n'
+ * formatCsv({ columns: ['a'], rows: [['x,y']] }); // 'a\n"x,y"\n'
+ * formatCsv({ columns: ['a'], rows: [['x']] }, { lineEnd: '\r\n' }); // 'a\r\nx\r\n'
  * ```
  */
-export function formatCsv(result: ResultSet): string {
+export function formatCsv(result: ResultSet, options: { lineEnd?: '\n' | '\r\n' } = {}): string {
+  const lineEnd = options.lineEnd ?? '\n';
   const field = (value: unknown): string => {
     const text = value === null || value === undefined ? '' : csvText(value);
     return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
   };
   const lines = [result.columns, ...result.rows].map((row) => row.map(field).join(','));
-  return lines.map((l) => `${l}\r\n`).join('');
+  return lines.map((l) => `${l}${lineEnd}`).join('');
 }
 
 /**

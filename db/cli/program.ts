@@ -8,6 +8,7 @@ import { registerExport } from './commands/export.js';
 import { registerForget } from './commands/forget.js';
 import { registerImport } from './commands/import.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerSearch } from './commands/search.js';
 import { registerSql } from './commands/sql.js';
 import { registerStats } from './commands/stats.js';
 import { registerStudio } from './commands/studio.js';
@@ -45,6 +46,7 @@ Examples:
   $ colloquy tail --follow                       # watch turns arrive
   $ colloquy sql "select speaker, text from transcript limit 20"
   $ colloquy sql --csv "select * from participants" > people.csv
+  $ colloquy search refund --conversation telegram:5551002  # best first
   $ colloquy export --format jsonl --out backup.jsonl
   $ COLLOQUY_DB=/var/lib/bot.db colloquy stats
   $ colloquy forget telegram:1001 --yes          # a data-protection request
@@ -56,6 +58,7 @@ Errors print one line and exit 1 (2 for a wrong command line); COLLOQUY_DEBUG=1 
     );
   for (const register of [
     registerSql,
+    registerSearch,
     registerTail,
     registerConversations,
     registerExport,

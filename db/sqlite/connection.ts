@@ -157,7 +157,9 @@ function bringSchemaUpToDate(db: Database.Database, path: string, readonly: bool
     if (applied === known) return;
     if (readonly) {
       throw new StoreError(
-        `${path} uses an older colloquy schema; open it once without readonly to migrate it`,
+        applied === 0
+          ? `${path} is an empty database (no colloquy schema yet); open it once without readonly to create the schema`
+          : `${path} uses an older colloquy schema; open it once without readonly to migrate it`,
       );
     }
     try {

@@ -1,4 +1,4 @@
-import { searchWords, wordKey } from '../../src/search-words.js';
+import { matchedSpans } from '../search.js';
 import { h, href } from './html.js';
 import type { Html } from './html.js';
 import { count, duration, time } from './layout.js';
@@ -111,15 +111,11 @@ export function runBadge(run: RunRow, turn?: Turn): Html {
  * (`searchWords` + `wordKey`: case and Latin accents folded). Everything else is escaped.
  */
 export function highlight(text: string, query: string): Html {
-  const keys = new Set(searchWords(query).map(wordKey));
   const parts: Html[] = [];
   let last = 0;
-  for (const match of text.matchAll(/[\p{L}\p{N}\p{M}]+/gu)) {
-    const word = match[0];
-    const key = wordKey(word.normalize('NFC').toLowerCase());
-    if (!keys.has(key)) continue;
-    parts.push(h`${text.slice(last, match.index)}<mark>${word}</mark>`);
-    last = match.index + word.length;
+  for (const { start, end } of matchedSpans(text, query)) {
+    parts.push(h`${text.slice(last, start)}<mark>${text.slice(start, end)}</mark>`);
+    last = end;
   }
   parts.push(h`${text.slice(last)}`);
   return h`${parts}`;

@@ -11,6 +11,7 @@ import { splitStatements } from '../split-sql.js';
 interface SqlOptions {
   json?: boolean;
   csv?: boolean;
+  crlf?: boolean;
   write?: boolean;
 }
 
@@ -27,7 +28,11 @@ export function registerSql(program: Command): void {
     .description('run SQL and print the result of the last statement (read-only unless --write)')
     .argument('[query]', 'SQL to run; "-" or nothing reads it from stdin')
     .option('--json', 'print rows as a JSON array of objects')
-    .option('--csv', 'print rows as CSV')
+    .option('--csv', 'print rows as CSV, lines ending with \\n')
+    .option(
+      '--crlf',
+      'with --csv: end lines with \\r\\n, as RFC 4180 and spreadsheets on Windows expect',
+    )
     .option('--write', 'open the database for writing and allow statements that change it')
     .addHelpText(
       'after',
@@ -35,12 +40,14 @@ export function registerSql(program: Command): void {
 Examples:
   $ colloquy sql "select kind, count(*) from participants group by kind"
   $ colloquy sql --json "select * from messages order by seq desc limit 5"
+  $ colloquy sql --csv --crlf "select * from participants" > people.csv
   $ colloquy sql --write "delete from conversations where id = 'telegram:42'"
   $ colloquy sql < report.sql`,
     )
     .action(async (query: string | undefined, options: SqlOptions, command: Command) => {
       if (options.json && options.csv)
         throw new UsageError('pass either --json or --csv, not both');
+      if (options.crlf && !options.csv) throw new UsageError('--crlf goes with --csv');
       const text = await querySource(query);
       const write = options.write ?? false;
       const db = await openDb(dbPathOf(command), { write });
@@ -140,13 +147,14 @@ function isIncomplete(error: unknown): boolean {
 }
 
 function render(outcome: Outcome, options: SqlOptions): string {
+  const csv = { lineEnd: options.crlf ? ('\r\n' as const) : ('\n' as const) };
   if ('changes' in outcome) {
     if (options.json) return JSON.stringify({ changes: outcome.changes });
-    if (options.csv) return formatCsv({ columns: ['changes'], rows: [[outcome.changes]] });
+    if (options.csv) return formatCsv({ columns: ['changes'], rows: [[outcome.changes]] }, csv);
     const rows = `${outcome.changes} ${outcome.changes === 1 ? 'row' : 'rows'} changed`;
     return outcome.throughView === true ? `${rows} (through a view: cascades included)` : rows;
   }
   if (options.json) return formatJson(outcome.rows);
-  if (options.csv) return formatCsv(outcome.rows);
+  if (options.csv) return formatCsv(outcome.rows, csv);
   return formatTable(outcome.rows);
 }

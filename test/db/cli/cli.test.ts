@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultDbPath } from '../../../db/default-store.js';
@@ -133,6 +133,27 @@ describe('colloquy: finding the database', () => {
     );
   });
 
+  it('describes a zero-byte file as an empty database, leaves it as it is, and migrate fills it', async () => {
+    const zero = dir.file('zero.db');
+    writeFileSync(zero, '');
+    const read = await colloquy(['stats', '--db', zero]);
+    expect(read.code).toBe(1);
+    expect(read.stderr).toBe(
+      `colloquy: ${zero} is an empty database with no conversations yet; start a bot on it, or run "colloquy migrate" to create the schema\n`,
+    );
+    expect(statSync(zero).size).toBe(0);
+
+    expect((await colloquy(['migrate', '--db', zero])).code).toBe(0);
+    const after = await colloquy([
+      'sql',
+      '--db',
+      zero,
+      '--json',
+      'select count(*) as n from messages',
+    ]);
+    expect(JSON.parse(after.stdout)).toEqual([{ n: 0 }]);
+  });
+
   it('migrates a current database without changing anything', async () => {
     const { code, stdout } = await colloquy(['migrate', '--db', empty]);
     expect(code).toBe(0);
@@ -189,7 +210,7 @@ describe('colloquy sql', () => {
     ]);
   });
 
-  it('prints CSV with quoting with --csv', async () => {
+  it('prints CSV with quoting and \\n line ends with --csv', async () => {
     const { code, stdout } = await colloquy([
       'sql',
       '--db',
@@ -198,7 +219,20 @@ describe('colloquy sql', () => {
       "select content, null as missing from messages where id = 'telegram:42:3'",
     ]);
     expect(code).toBe(0);
+    expect(stdout).toBe('content,missing\n"thanks!\nsee you",\n');
+  });
+
+  it('ends CSV lines with \\r\\n when asked with --crlf', async () => {
+    const query = "select content, null as missing from messages where id = 'telegram:42:3'";
+    const { code, stdout } = await colloquy(['sql', '--db', db, '--csv', '--crlf', query]);
+    expect(code).toBe(0);
     expect(stdout).toBe('content,missing\r\n"thanks!\nsee you",\r\n');
+  });
+
+  it('refuses --crlf without --csv as a usage error', async () => {
+    const { code, stderr } = await colloquy(['sql', '--db', db, '--crlf', 'select 1']);
+    expect(code).toBe(2);
+    expect(stderr).toBe('colloquy: --crlf goes with --csv\n');
   });
 
   it('runs every statement and prints the result of the last', async () => {

@@ -67,6 +67,12 @@ describe.skipIf(!postgresReachable)('the colloquy CLI on Postgres', () => {
     await same(['sql', '--json', 'select count(*) as n from messages']);
   });
 
+  it('searches the same as on SQLite, across conversations and in one', async () => {
+    expect((await same(['search', 'order'])).stdout).toContain('where is my order 1235?');
+    await same(['search', 'acme', '--limit', '1']);
+    await same(['search', 'order ships', '--conversation', DM]);
+  }, 60_000);
+
   it('counts the same in stats, naming the database without its password', async () => {
     const [onFile, onPostgres] = await Promise.all([
       colloquy(['stats', '--json', '--db', file]),
