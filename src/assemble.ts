@@ -5,6 +5,8 @@
  *   turns that concern the agent (`GetOptions.concerning`): never "load the latest N, then
  *   filter", so in a busy channel the agent still sees its own last exchanges. With a
  *   `currentMessage`, only the turns up to it are read: the prompt is in chronological order.
+ *   A turn that hands the conversation to the agent by @mention brings the turns it names
+ *   along (`metadata.handoffTurns`: the turn that started it, the handing agent's tool rows).
  * - **The budget.** `tokenBudget` covers the whole history: the current message, the rolling
  *   summary and the turns, each message costing its text (speaker prefix included; tool calls
  *   their name and JSON input; tool results their name and output) plus
@@ -37,6 +39,7 @@ import type { FittedUnit } from './assemble/budget.js';
 import { pluginPass } from './assemble/plugins.js';
 import { projectTurn, projectTurns, unitTurns } from './assemble/projection.js';
 import type { Unit } from './assemble/projection.js';
+import { withHandoffs } from './assemble/handoffs.js';
 import { loadSummary, loadTurns, upTo, withThreadParent } from './assemble/load.js';
 import type { Context } from './assemble/load.js';
 import { coveredThrough, SUMMARY_PREFIX, summaryRow } from './assemble/summary.js';
@@ -210,7 +213,9 @@ export async function assemblePrompt(
   const delegators = new Set(o.delegation?.delegatorAliases ?? []);
   const readFor = new Set([...aliases, ...delegators]);
   const [read, existing] = await Promise.all([loadTurns(ctx, readFor, o), loadSummary(ctx)]);
-  const loaded = upTo(current, await withThreadParent(ctx, read, current));
+  const withParent = await withThreadParent(ctx, read, current);
+  const chains = await withHandoffs(ctx, withParent, current, aliases);
+  const loaded = upTo(current, chains.turns);
   const through = coveredThrough(existing.summary);
   const seen = seesDelegation(aliases, o.delegation?.id);
   const pending = loaded.filter(
@@ -233,6 +238,7 @@ export async function assemblePrompt(
     report: ctx.report,
   });
   let units = projectTurns(passed.rows, aliases, (row) => {
+    if (chains.handed.has(row.id)) return true;
     const delegatedBy = row.metadata['delegatedBy'];
     const inDelegation = row.metadata['delegationId'] !== undefined;
     if (inDelegation) return typeof delegatedBy === 'string' && aliases.has(delegatedBy);

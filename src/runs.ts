@@ -125,3 +125,36 @@ export type FlowOperation =
 export function isUnfinished(run: Pick<AgentRun, 'status'>): boolean {
   return run.status === 'pending' || run.status === 'running';
 }
+
+/**
+ * The model and token counts an agent reports in its result's metadata, as run fields.
+ *
+ * @example
+ * ```ts
+ * usageOf({ model: 'gpt-4o-mini', usage: { inputTokens: 120, outputTokens: 8 } });
+ * // { model: 'gpt-4o-mini', inputTokens: 120, outputTokens: 8 }
+ * ```
+ */
+export function usageOf(metadata: Record<string, unknown> | undefined): Partial<AgentRun> {
+  if (metadata === undefined) return {};
+  const usage = (metadata.usage ?? {}) as { inputTokens?: unknown; outputTokens?: unknown };
+  return {
+    ...(typeof metadata.model === 'string' && { model: metadata.model }),
+    ...(typeof usage.inputTokens === 'number' && { inputTokens: usage.inputTokens }),
+    ...(typeof usage.outputTokens === 'number' && { outputTokens: usage.outputTokens }),
+  };
+}
+
+/**
+ * `value` as JSON, or a note of its size when that is more than `maxBytes` (a run's prompt).
+ *
+ * @example
+ * ```ts
+ * cappedJson({ messages }, 10); // '{"truncated":true,"bytes":1234}'
+ * ```
+ */
+export function cappedJson(value: unknown, maxBytes: number): string {
+  const json = JSON.stringify(value) ?? 'null';
+  const bytes = Buffer.byteLength(json);
+  return bytes <= maxBytes ? json : JSON.stringify({ truncated: true, bytes });
+}

@@ -70,6 +70,13 @@ export interface MessageMetadata {
    * thread's first message is in the channel's): a thread's prompt starts with it.
    */
   threadParent?: { conversationId: string; id: string };
+  /**
+   * On an agent's reply that hands the turn it answers to another agent by @mention: the ids
+   * of the turns the new agent is shown with it, oldest first (the turns of earlier hand-offs
+   * in the chain, the turn that started this one, the rows the handing agent recorded
+   * answering it: its tool calls and results). Read from the same conversation only.
+   */
+  handoffTurns?: string[];
   /** True for rolling-summary rows written by a summarizer. */
   isSummary?: boolean;
   /** Agent id a summary row belongs to. */

@@ -8,12 +8,12 @@ import { AgentError, ColloquyError, StoreError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage, Participant } from '../types.js';
-import { runId } from '../runs.js';
+import { cappedJson, runId, usageOf } from '../runs.js';
 import type { AgentRun, RunStatus } from '../runs.js';
 import { isoTimestamp } from '../types.js';
-import { deliveryAfterFailure, replyTurn, sendThroughOutbox } from './outbox.js';
+import { deliveryAfterFailure, replyTurn, sendThroughOutbox, throughHooks } from './outbox.js';
 import type { Write } from './outbox.js';
-import { trailingAgentRun, withAgentMentions } from './turn.js';
+import { trailingAgentRun, withAgentMentions, withHandoff } from './turn.js';
 import { messageOf } from '../errors.js';
 
 /** Most rows the loop guard reads back through, however many tool rows there are. */
@@ -42,17 +42,20 @@ export interface RunnerDeps {
   signal: AbortSignal;
 }
 
-/** Sends one reply to the turn as `from`; an agent's answer names its run and its result. */
+/**
+ * Sends one reply to the turn as `from`; an agent's answer names its run, its result and the
+ * ids of the rows it recorded (what a hand-off by @mention shows the next agent).
+ */
 type SendReply = (
   content: string,
   from: Participant,
-  answering?: { run: AgentRun; about: Omit<AgentResult, 'output'> },
+  answering?: { run: AgentRun; about: Omit<AgentResult, 'output'>; recorded: readonly string[] },
 ) => Promise<NewMessage>;
 
 /**
  * What the bot already knows about a turn's agent work: the runs recorded for it (pending ones
- * written with the turn, or unfinished ones found after a restart), and, when resuming, the
- * only agents to run.
+ * written with the turn, or unfinished ones found after a restart), and the only agents to
+ * run (when resuming, or those a hand-off names).
  */
 export interface RunPlan {
   runs: ReadonlyMap<string, AgentRun>;
@@ -112,7 +115,7 @@ export class TurnRunner {
     await this.again(withAgentMentions(message, this.deps.agentsOn(channel)), channel, 0);
   }
 
-  /** A turn already stored (an edit to re-answer, an agent's reply). */
+  /** A turn already stored (an edit to re-answer). */
   async again(message: NewMessage, channel: Channel, depth: number): Promise<void> {
     await this.#run(message, channel, depth);
   }
@@ -163,7 +166,7 @@ export class TurnRunner {
       sends.set(from.id, count);
       const id = `${run?.id ?? runId(message, from.id)}:reply${count > 1 ? `:${count}` : ''}`;
       const place = channel.replyPlace?.(message);
-      const turn = withAgentMentions(
+      const mentioning = withAgentMentions(
         replyTurn({
           id,
           inbound: message,
@@ -176,6 +179,10 @@ export class TurnRunner {
         }),
         others,
       );
+      const turn =
+        answering !== undefined && this.#handedTo(mentioning, message, channel).length > 0
+          ? withHandoff(mentioning, message, answering.recorded)
+          : mentioning;
       const post = async (reply: NewMessage) => {
         if (reply.id !== id || reply.conversationId !== turn.conversationId) {
           throw new ColloquyError("a send hook changed a reply's id or conversation", {
@@ -339,12 +346,16 @@ export class TurnRunner {
     if (resumed) await saved;
     this.#answering.set(id, (this.#answering.get(id) ?? 0) + 1);
     let status: RunStatus = 'answered';
+    const rows: string[] = [];
     try {
       const result = await agent.run(message, {
         conversationId: message.conversationId,
         store: this.deps.storeFor(agent),
         aliases,
-        record: (turn) => this.#record(turn),
+        record: (turn) => {
+          rows.push(turn.id);
+          return this.#record(turn);
+        },
         report: (error) => this.deps.report(error),
         ...(this.deps.promptBytes !== undefined && {
           recordPrompt: (prompt: unknown) =>
@@ -359,7 +370,7 @@ export class TurnRunner {
       const { output: _, ...about } = result;
       let reply: NewMessage;
       try {
-        reply = await send(result.output, from, { run, about });
+        reply = await send(result.output, from, { run, about, recorded: rows });
       } catch (cause) {
         if (run.replyId !== undefined && deliveryAfterFailure(cause) === 'unconfirmed') {
           status = 'unconfirmed';
@@ -437,16 +448,29 @@ export class TurnRunner {
     );
   }
 
-  /** An agent's reply that mentions another agent of this channel is that agent's next turn. */
+  /**
+   * An agent's reply that mentions other agents of this channel is their next turn (a
+   * hand-off), for those that do not answer the turn it answers themselves.
+   */
   async #followUp(reply: NewMessage, ctx: TurnContext): Promise<void> {
-    const addressed = this.deps
-      .agentsOn(ctx.channel)
-      .some(
-        (agent) =>
-          agent.id !== reply.participant.id &&
-          (reply.metadata.mentions ?? []).some((id) => this.deps.aliasesOf(agent).includes(id)),
+    const to = this.#handedTo(reply, ctx.message, ctx.channel);
+    if (to.length === 0) return;
+    const only = new Set(to.map((agent) => agent.id));
+    await this.#run(reply, ctx.channel, ctx.depth + 1, { runs: new Map(), only });
+  }
+
+  /** The agents `reply` (answering `answered`) mentions, other than those `answered` is for. */
+  #handedTo(reply: NewMessage, answered: NewMessage, channel: Channel): Agent[] {
+    const agents = this.deps.agentsOn(channel);
+    const ours = agents.some((agent) => agent.id === answered.participant.id);
+    return agents.filter((agent) => {
+      const aliases = this.deps.aliasesOf(agent);
+      return (
+        agent.id !== reply.participant.id &&
+        (reply.metadata.mentions ?? []).some((id) => aliases.includes(id)) &&
+        !this.#wantsNow(agent, answered, aliases, ours)
       );
-    if (addressed) await this.again(reply, ctx.channel, ctx.depth + 1);
+    });
   }
 
   async #record(turn: NewMessage): Promise<void> {
@@ -510,34 +534,4 @@ function newRun(turn: NewMessage, agentId: string, createdAt: string): AgentRun 
     createdAt,
     attempts: 0,
   };
-}
-
-/** The model and token counts an agent reports in its result's metadata. */
-function usageOf(metadata: Record<string, unknown> | undefined): Partial<AgentRun> {
-  if (metadata === undefined) return {};
-  const usage = (metadata.usage ?? {}) as { inputTokens?: unknown; outputTokens?: unknown };
-  return {
-    ...(typeof metadata.model === 'string' && { model: metadata.model }),
-    ...(typeof usage.inputTokens === 'number' && { inputTokens: usage.inputTokens }),
-    ...(typeof usage.outputTokens === 'number' && { outputTokens: usage.outputTokens }),
-  };
-}
-
-/** `value` as JSON, or a note of its size when that is more than `maxBytes`. */
-function cappedJson(value: unknown, maxBytes: number): string {
-  const json = JSON.stringify(value) ?? 'null';
-  const bytes = Buffer.byteLength(json);
-  return bytes <= maxBytes ? json : JSON.stringify({ truncated: true, bytes });
-}
-
-/** `send` wrapped in `hooks`, the first outermost. */
-function throughHooks(
-  hooks: readonly SendHook[],
-  send: (reply: NewMessage) => Promise<NewMessage>,
-  about: Parameters<SendHook>[2],
-): (reply: NewMessage) => Promise<NewMessage> {
-  return hooks.reduceRight<(reply: NewMessage) => Promise<NewMessage>>(
-    (next, hook) => async (reply) => hook(reply, next, about),
-    async (reply) => send(reply),
-  );
 }

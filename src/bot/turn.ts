@@ -49,6 +49,27 @@ export function withAgentMentions(message: NewMessage, agents: readonly Agent[])
 }
 
 /**
+ * `reply` handing the turn it answers (`answered`) on by @mention: `metadata.handoffTurns`
+ * names what the agent it hands to is shown with it — the turns of earlier hand-offs in the
+ * chain, `answered`, and the rows the handing agent recorded answering it (`recorded`).
+ *
+ * @example
+ * ```ts
+ * withHandoff(reply, question, ['q1:tool:0:c1:call', 'q1:tool:0:c1:result']).metadata.handoffTurns;
+ * // ['q1', 'q1:tool:0:c1:call', 'q1:tool:0:c1:result']
+ * ```
+ */
+export function withHandoff(
+  reply: NewMessage,
+  answered: NewMessage,
+  recorded: readonly string[],
+): NewMessage {
+  const earlier = answered.metadata.handoffTurns ?? [];
+  const handoffTurns = [...new Set([...earlier, answered.id, ...recorded])];
+  return { ...reply, metadata: { ...reply.metadata, handoffTurns } };
+}
+
+/**
  * Where a reply to `inbound` goes: same conversation, channel and thread, as a reply to it,
  * unless the channel names another `place` (`Channel.replyPlace`).
  *

@@ -287,7 +287,7 @@ describe('examples/multi-agent.ts', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('answers a Telegram DM with the offline model, and stops cleanly on SIGTERM', async () => {
+  it('answers Telegram DMs with the offline model, each agent once, and stops cleanly on SIGTERM', async () => {
     // given the example pointed at FakeTelegram and FakeSlack
     const [telegram, slack] = await Promise.all([FakeTelegram.start(), FakeSlack.start()]);
     const db = join(dir, 'colloquy.db');
@@ -316,18 +316,30 @@ describe('examples/multi-agent.ts', () => {
       // then triage-agent answers with the offline model's labelled reply
       expect(reply?.text).toBe(offlineReply('Ada Lovelace: hello'));
 
-      // and SIGTERM stops it with exit code 0
+      // when Ada names billing-agent, so that triage's echo names it too
+      telegram.sendUserMessage({ chat: adaDm, from: ada, text: '@billing-agent charged twice' });
+      await telegram.waitForSent(3, 15_000);
+
+      // then SIGTERM, which finishes the turns in flight, stops it with exit code 0
       example.child.kill('SIGTERM');
       expect(await example.exited).toBe(0);
-      expect(telegram.sent).toHaveLength(1); // billing-agent was not named
+      // and each agent answered Ada once: billing-agent did not answer triage's echo as well
+      expect(telegram.sent).toHaveLength(3);
 
-      // and the database holds both turns
+      // and the database holds every turn, in order
       const store = new SqliteConversationStore({ path: db, readonly: true });
       const turns = await store.get('telegram:1001');
       await store.close();
-      expect(turns.map((t) => [t.participant.id, t.content])).toEqual([
+      expect(turns.slice(0, 2).map((t) => [t.participant.id, t.content])).toEqual([
         ['telegram:1001', 'hello'],
         ['triage-agent', offlineReply('Ada Lovelace: hello')],
+      ]);
+      expect(
+        turns.slice(2).map((t) => [t.participant.id, t.metadata.replyToParticipantId]),
+      ).toEqual([
+        ['telegram:1001', undefined],
+        ['triage-agent', 'telegram:1001'],
+        ['billing-agent', 'telegram:1001'],
       ]);
       expect(turns[1]?.metadata).toMatchObject({ model: 'offline', offline: true });
     } finally {
