@@ -41,6 +41,23 @@ describe('docs/sql.md', () => {
     ]);
   });
 
+  it('searches every conversation in one plain query that gives each turn with its text and speaker', () => {
+    const example = docs.find((d) => d.title === 'Search every conversation for a word');
+    const rows = store.db.prepare(example!.sql).all() as Record<string, unknown>[];
+    expect(rows.length).toBeGreaterThanOrEqual(4);
+    for (const row of rows) {
+      expect(row.text).toMatch(/\brefund\b/i);
+      expect(row.speaker).toEqual(expect.any(String));
+    }
+    expect(rows).toContainEqual(
+      expect.objectContaining({
+        conversation_id: 'telegram:5551002',
+        speaker: 'Dave',
+        text: 'Did my refund go through?',
+      }),
+    );
+  });
+
   it('finds the reply that cited a document, its model call, and the titled conversation', () => {
     const run = (title: string) => {
       const example = docs.find((d) => d.title === title);

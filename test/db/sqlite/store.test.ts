@@ -289,12 +289,7 @@ describe('SqliteConversationStore: opening a file', () => {
     const path = join(dir, 'v15.db');
     const old = new Database(path);
     migrate(drizzle(old), { migrationsFolder: await migrationsUpTo(dir, 16) });
-    old.exec(`
-      INSERT INTO participant_rows VALUES ('slack:U1', 'user', 'Alice', '2026-01-01T00:00:00.000Z',
-        '2026-01-01T00:00:00.000Z');
-      INSERT INTO conversation_rows (id, channel_type, channel_id, scope, created_at,
-        last_message_at) VALUES ('${C1}', 'slack', 'C1', 'channel', '2026-01-01T00:00:00.000Z',
-        '2026-01-01T00:00:00.000Z');`);
+    old.exec(ALICE_IN_C1);
     const insert = old.prepare(`INSERT INTO messages (id, conversation_id, participant_id,
         content, timestamp, scope, channel_type, channel_id, platform_message_id)
       VALUES (?, '${C1}', 'slack:U1', 'hi', ?, 'channel', 'slack', 'C1', ?)`);
@@ -334,6 +329,40 @@ describe('SqliteConversationStore: opening a file', () => {
       last_seen_at: '2026-01-01T00:10:00.000Z',
     });
     expect((await store.getConversation(C1))?.messageCount).toBe(600);
+  });
+
+  it('migrates a file without the message_search view (0016), which then finds its turns by their words', async () => {
+    // given a database at migration 0016 with two turns written before the view existed
+    const path = join(dir, 'v16.db');
+    const old = new Database(path);
+    migrate(drizzle(old), { migrationsFolder: await migrationsUpTo(dir, 17) });
+    old.exec(ALICE_IN_C1);
+    old.exec(`
+      INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
+        channel_type, channel_id, platform_message_id)
+      VALUES ('m1', '${C1}', 'slack:U1', 'where is my refund?', '2026-01-01T00:00:01.000Z',
+          'channel', 'slack', 'C1', '1'),
+        ('m2', '${C1}', 'slack:U1', 'hello there', '2026-01-01T00:00:02.000Z',
+          'channel', 'slack', 'C1', '2');`);
+    expect(old.prepare(`SELECT name FROM sqlite_schema WHERE name = 'message_search'`).get()).toBe(
+      undefined,
+    );
+    old.close();
+
+    // when the store opens it and a turn with the same word comes
+    const store = storeAt(path);
+    await store.append(turn({ content: 'the refund, the refund policy' }));
+
+    // then one plain query gives the matching turns with their text and speaker, best first
+    const found = store.db
+      .prepare(
+        `SELECT speaker, text FROM message_search WHERE message_search MATCH 'refund' ORDER BY rank`,
+      )
+      .all();
+    expect(found).toEqual([
+      { speaker: 'Alice', text: 'the refund, the refund policy' },
+      { speaker: 'Alice', text: 'where is my refund?' },
+    ]);
   });
 
   it('keeps the kind each turn was written as, and who wrote where as what', async () => {
@@ -829,6 +858,14 @@ describe('SqliteConversationStore: what SQL users see', () => {
     expect(step?.detail).toMatch(/^SCAN messages_fts VIRTUAL TABLE INDEX \d+:M\d*></);
   });
 });
+
+/** Alice and the conversation C1, as plain rows of an older file (the store writes them first). */
+const ALICE_IN_C1 = `
+  INSERT INTO participant_rows VALUES ('slack:U1', 'user', 'Alice', '2026-01-01T00:00:00.000Z',
+    '2026-01-01T00:00:00.000Z');
+  INSERT INTO conversation_rows (id, channel_type, channel_id, scope, created_at,
+    last_message_at) VALUES ('${C1}', 'slack', 'C1', 'channel', '2026-01-01T00:00:00.000Z',
+    '2026-01-01T00:00:00.000Z');`;
 
 /** A copy of the first `count` migrations, as an older colloquy shipped them. */
 async function migrationsUpTo(parent: string, count: number): Promise<string> {
