@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 // The public entry point `colloquy`: what a bot's author uses. It is the core (src/), the
 // agents (agents/), and the store a bot opens when given none (db/default-store.ts). Platform
 // channels live in their own subpaths (`colloquy/slack`, `colloquy/discord`,

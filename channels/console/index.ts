@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * `colloquy/console`: a channel on standard input and output, for trying agents locally.
  *

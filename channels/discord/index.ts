@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 // `colloquy/discord`: the Discord channel. Loads discord.js (an optional peer dependency);
 // bots that do not use Discord never import this entry point.
 export { DEFAULT_DISCORD_INTENTS, DiscordChannel, type DiscordChannelOptions } from './channel.js';

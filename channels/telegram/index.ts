@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * `colloquy/telegram`: the Telegram channel, built on grammy (an optional peer dependency).
  *

@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 // `colloquy/testing`: protocol-faithful fakes of every platform and of an OpenAI-compatible
 // model server, all on 127.0.0.1, and an in-memory channel, for testing bots offline with the
 // real platform libraries.

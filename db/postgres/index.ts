@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * `colloquy/postgres`: the Postgres conversation store and its schema, for bots that run as
  * several instances on one database (docs/postgres.md).

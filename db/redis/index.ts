@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * `colloquy/redis`: a conversation store on Redis 7, for teams that keep chat state in
  * Redis. Needs the optional peer dependency `redis` (node-redis) when it connects a client

@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * `colloquy/sqlite`: the SQLite conversation store and its schema.
  *
