@@ -6,6 +6,7 @@ import type { Channel, ChannelHandlers, ChannelState, Delivery } from './channel
 import type { TurnContext } from './chain.js';
 import { ColloquyError, StoreError } from './errors.js';
 import { consoleLogger, logLevelProblem } from './logger.js';
+import { startTimeoutOf, startWithin } from './bot/start.js';
 import type { Logger } from './logger.js';
 import type { AppendResult, ConversationStore, StoreOperation } from './store.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
@@ -48,7 +49,7 @@ export { mentionsName, trailingAgentTurns, withAgentMentions } from './bot/turn.
  *
  * @example
  * ```ts
- * const options: BotOptions = { channels: [telegram], agents: [new SupportAgent()], maxAgentDepth: 3 };
+ * const options: BotOptions = { channels: [telegram], agents: [new SupportAgent()], startTimeoutMs: 30_000 };
  * ```
  */
 export interface BotOptions {
@@ -76,6 +77,11 @@ export interface BotOptions {
   rerunOnEdit?: boolean;
   /** How long `stop` waits for queued writes to reach the store (default 5000 ms). */
   flushTimeoutMs?: number;
+  /**
+   * How long `start` waits for the channels to connect before it rejects with why (default
+   * `COLLOQUY_START_TIMEOUT_MS`, else 60 000 ms; `Infinity` waits as long as it takes).
+   */
+  startTimeoutMs?: number;
   /**
    * Keep each agent run's assembled prompt in `agent_runs.prompt` (JSON), for `colloquy
    * studio` and SQL. Off by default; `true` caps each at 64 KiB (a larger one is replaced by
@@ -311,7 +317,9 @@ export class Bot {
 
   /**
    * Opens the store if needed and starts every channel. Each channel's bot identity (known
-   * once it has started) joins the aliases of the agents on it.
+   * once it has started) joins the aliases of the agents on it. Rejects with a `ColloquyError`
+   * (its cause the channel's last error) when a channel has not started within
+   * `startTimeoutMs`; `stop` then stops it.
    */
   start(): Promise<void> {
     this.#started ??= this.#start();
@@ -322,6 +330,7 @@ export class Bot {
     // Settings first: a bad one stops the start before any file is opened or platform called.
     const logLevel = this.#logger === consoleLogger ? logLevelProblem() : undefined;
     if (logLevel !== undefined) throw new ColloquyError(logLevel);
+    const startTimeout = startTimeoutOf(this.#options.startTimeoutMs);
     for (const agent of new Set(this.#allAgents())) agent.prepare?.();
     if (this.#store === undefined) {
       if (openDefaultStore === undefined) {
@@ -365,7 +374,10 @@ export class Bot {
       ...promptBytes(this.#options.recordPrompts),
     });
     this.#accepting = true;
-    for (const channel of this.#options.channels) await channel.start(this.#handlers(channel));
+    const deadline = Date.now() + startTimeout;
+    for (const channel of this.#options.channels) {
+      await startWithin(channel, this.#handlers(channel), deadline, startTimeout);
+    }
     if (this.#leases === undefined) await this.#recover();
     else {
       // Shared: only work nobody holds is ours to resume, now and whenever an instance dies.

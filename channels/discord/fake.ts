@@ -193,6 +193,14 @@ export class FakeDiscord {
   }
 
   /**
+   * How many RESUMEs it refused with op 9 INVALID_SESSION (`d: false`), as Discord does for a
+   * session it no longer knows: the client then identifies a new one.
+   */
+  get invalidSessions(): number {
+    return this.gateway.invalidSessions;
+  }
+
+  /**
    * Every dispatch written to an open gateway connection, in order, RESUME replays included.
    * Discord has no acknowledgement: this is what it counts as delivered. A dispatch made while
    * no client is connected waits in the session for a RESUME (and is lost to a new IDENTIFY).

@@ -22,7 +22,8 @@ interface KeptSession {
  * Discord replays what arrived while it was down. `@discordjs/ws` asks its manager's
  * `retrieveSessionInfo` before connecting and tells `updateSessionInfo` of every change,
  * before it hands the event on; discord.js keeps both in memory only. `attach` wraps them:
- * before the library has a session of its own, the kept one is returned; a new session
+ * before the library has a session of its own, the kept one is returned and becomes the
+ * library's (so a RESUME that replays nothing newer still finds it); a new session
  * (READY) or a dropped one (invalid session) is kept at once; and the kept sequence moves on
  * only by `committed`, once an event has been handed to the bot, so it never runs ahead of
  * what is stored and a RESUME never skips an event.
@@ -60,10 +61,15 @@ export class GatewaySessions {
     options.retrieveSessionInfo = async (shardId) => {
       if (this.#live.has(shardId)) return retrieve(shardId);
       const kept = await this.#load(shardId);
+      if (this.#live.has(shardId)) return retrieve(shardId); // set while the store answered
       if (kept === undefined) return null;
       this.resumed.add(shardId);
       this.#kept.set(shardId, kept.session);
       if (kept.user !== undefined) this.#setUser(shardId, kept.user);
+      // The library's own state starts from the kept session too: discord.js reads it when
+      // RESUMED arrives, and a RESUME with nothing newer to replay would leave it empty.
+      this.#live.set(shardId, kept.session);
+      await update(shardId, kept.session);
       return kept.session;
     };
     options.updateSessionInfo = async (shardId, info) => {

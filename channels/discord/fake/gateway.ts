@@ -63,6 +63,8 @@ export class FakeGateway {
   readonly identifies: FakeDiscordIdentify[] = [];
   /** How many RESUMEs the fake accepted. */
   resumes = 0;
+  /** How many RESUMEs it refused (op 9 INVALID_SESSION, `d: false`: identify anew). */
+  invalidSessions = 0;
   /**
    * Every dispatch written to an open connection, in order, replays included: what Discord
    * counts as delivered (it has no acknowledgement; a client that missed some RESUMEs).
@@ -215,6 +217,7 @@ export class FakeGateway {
   private onResume(socket: WebSocket, d: Record<string, unknown>): void {
     const session = [...this.sessions.values()].find((s) => s.sessionId === d.session_id);
     if (d.token !== this.hooks.token || session === undefined) {
+      this.invalidSessions++;
       socket.send(JSON.stringify({ op: OP.INVALID_SESSION, d: false }));
       return;
     }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChannelHandlers, ChannelState, NewMessage } from 'colloquy';
 import { DiscordChannel } from 'colloquy/discord';
-import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
+import { FakeDiscord, type FakeDiscordOptions, type FakeDiscordUser } from 'colloquy/testing';
 
 // The gateway session kept in the store across a restart: a new process RESUMEs it, Discord
 // replays what it missed, and the kept sequence never runs ahead of what was handed over.
@@ -78,20 +78,30 @@ describe('DiscordChannel keeps its gateway session in the store', () => {
     return channel;
   }
 
-  it('RESUMEs after a restart: what arrived while down is replayed and handed over once', async () => {
-    discord = await FakeDiscord.start();
+  /** A fake Discord with one guild and its #general. */
+  async function startDiscord(options?: FakeDiscordOptions): Promise<void> {
+    discord = await FakeDiscord.start(options);
     discord.addGuild({
       id: GUILD,
       name: 'Test Guild',
       channels: [{ id: GENERAL, name: 'general' }],
     });
+  }
 
-    const first = open();
-    const firstState = mapState();
-    const firstRun = recording(firstState);
-    await first.start(firstRun.handlers);
-    discord.userMessage({ channelId: GENERAL, author: alice, content: 'one' });
-    await firstRun.until(1);
+  /** A first channel on `state` that was handed `content` over; it is still running. */
+  async function handedOver(content: string, state = mapState()) {
+    const channel = open();
+    const run = recording(state);
+    await channel.start(run.handlers);
+    discord.userMessage({ channelId: GENERAL, author: alice, content });
+    await run.until(1);
+    return { channel, state };
+  }
+
+  it('RESUMEs after a restart: what arrived while down is replayed and handed over once', async () => {
+    await startDiscord();
+
+    const { channel: first, state: firstState } = await handedOver('one');
     const sequenceOfOne = discord.delivered.find(
       (event) =>
         event.t === 'MESSAGE_CREATE' && (event.d as { content?: string }).content === 'one',
@@ -138,18 +148,8 @@ describe('DiscordChannel keeps its gateway session in the store', () => {
 
   it('RESUMEs after a stop too: a stopping channel hands its session over instead of ending it', async () => {
     // given a channel that handed over one message, then stopped (no crash)
-    discord = await FakeDiscord.start();
-    discord.addGuild({
-      id: GUILD,
-      name: 'Test Guild',
-      channels: [{ id: GENERAL, name: 'general' }],
-    });
-    const state = mapState();
-    const first = open();
-    const firstRun = recording(state);
-    await first.start(firstRun.handlers);
-    discord.userMessage({ channelId: GENERAL, author: alice, content: 'before the restart' });
-    await firstRun.until(1);
+    await startDiscord();
+    const { channel: first, state } = await handedOver('before the restart');
     await first.stop();
     running.splice(0);
     expect(keptSequence(state)).toBeGreaterThan(0);
@@ -164,6 +164,57 @@ describe('DiscordChannel keeps its gateway session in the store', () => {
     // then it RESUMEd the session, and Discord replayed what it missed
     expect([discord.identifies.length, discord.resumes]).toEqual([1, 1]);
     expect(secondRun.messages.map((m) => m.turn.content)).toEqual(['while down']);
+  });
+
+  it('RESUMEs after a restart with nothing to replay: the start resolves on RESUMED', async () => {
+    // given a channel that handed over everything Discord sent, then died
+    await startDiscord();
+    const { channel: first, state: firstState } = await handedOver('the last one');
+    const last = discord.delivered.at(-1)?.s;
+    await until(() => keptSequence(firstState) === last);
+    const afterCrash = mapState(new Map(firstState.kept));
+    await first.stop();
+    running.splice(0);
+
+    // when a new process starts on what the store kept, and nothing happened meanwhile
+    const second = open();
+    const errors: unknown[] = [];
+    const secondRun = recording(afterCrash);
+    await second.start({ ...secondRun.handlers, error: (error) => errors.push(error) });
+
+    // then it RESUMEd the session without a word of complaint, and goes on receiving
+    expect([discord.identifies.length, discord.resumes]).toEqual([1, 1]);
+    expect(errors).toEqual([]);
+    discord.userMessage({ channelId: GENERAL, author: alice, content: 'after the restart' });
+    await secondRun.until(1);
+    expect(secondRun.messages.map((m) => m.turn.content)).toEqual(['after the restart']);
+  });
+
+  it('identifies again when Discord no longer knows the kept session (INVALID_SESSION)', async () => {
+    // given a store that keeps a session Discord has ended
+    await startDiscord();
+    const session = {
+      sessionId: 'ended0000000000000000000000000000',
+      sequence: 42,
+      shardId: 0,
+      shardCount: 1,
+      resumeURL: discord.gatewayUrl,
+    };
+    const state = mapState(new Map([[KEY, JSON.stringify({ session })]]));
+
+    // when the channel starts on it
+    const channel = open();
+    const run = recording(state);
+    await channel.start(run.handlers);
+
+    // then its RESUME was refused, it identified a new session and keeps that one instead
+    expect([discord.identifies.length, discord.resumes, discord.invalidSessions]).toEqual([
+      1, 0, 1,
+    ]);
+    await until(() => !state.kept.get(KEY)?.includes(session.sessionId));
+    discord.userMessage({ channelId: GENERAL, author: alice, content: 'hello again' });
+    await run.until(1);
+    expect(run.messages.map((m) => m.turn.content)).toEqual(['hello again']);
   });
 
   it('knows its identity from READY for events that arrive before start resolves', async () => {
@@ -185,12 +236,7 @@ describe('DiscordChannel keeps its gateway session in the store', () => {
       type: 0,
       flags: 0,
     };
-    discord = await FakeDiscord.start({ beforeGuilds: [{ t: 'MESSAGE_CREATE', d: early }] });
-    discord.addGuild({
-      id: GUILD,
-      name: 'Test Guild',
-      channels: [{ id: GENERAL, name: 'general' }],
-    });
+    await startDiscord({ beforeGuilds: [{ t: 'MESSAGE_CREATE', d: early }] });
     const channel = open();
     const run = recording(mapState());
     const identities: unknown[] = [];

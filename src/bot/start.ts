@@ -1,0 +1,85 @@
+import type { Channel, ChannelHandlers } from '../channel.js';
+import { ColloquyError } from '../errors.js';
+
+/** How long `Bot.start` waits for its channels to connect, unless told otherwise. */
+export const DEFAULT_START_TIMEOUT_MS = 60_000;
+
+/** The longest delay `setTimeout` keeps (about 24.8 days); a longer bound waits unbounded. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The start bound: `given` (`BotOptions.startTimeoutMs`), else `COLLOQUY_START_TIMEOUT_MS`,
+ * else {@link DEFAULT_START_TIMEOUT_MS}. Throws a one-line `ColloquyError` on a value that is
+ * not a positive number of milliseconds.
+ *
+ * @example
+ * ```ts
+ * startTimeoutOf(undefined, { COLLOQUY_START_TIMEOUT_MS: '5000' }); // 5000
+ * ```
+ */
+export function startTimeoutOf(
+  given: number | undefined,
+  env: Record<string, string | undefined> = process.env,
+): number {
+  const text = env.COLLOQUY_START_TIMEOUT_MS?.trim();
+  const [ms, name] =
+    given !== undefined
+      ? [given, 'BotOptions.startTimeoutMs']
+      : text
+        ? [Number(text), 'COLLOQUY_START_TIMEOUT_MS']
+        : [DEFAULT_START_TIMEOUT_MS, ''];
+  if (ms > 0) return ms; // Infinity included: a start that waits as long as it takes
+  throw new ColloquyError(
+    `${name} must be a positive number of milliseconds, not "${given ?? text}"`,
+  );
+}
+
+/**
+ * Starts `channel`, or rejects once `deadline` (a `Date.now()` time, `boundMs` after the bot
+ * began to start) has passed with a
+ * `ColloquyError` that names the channel and, as its cause, the last error it reported while
+ * it tried: a platform that cannot be reached, a token refused, an event it could not read.
+ * The channel goes on trying in the background until it is stopped.
+ *
+ * @example
+ * ```ts
+ * await startWithin(discord, handlers, Date.now() + 60_000, 60_000);
+ * ```
+ */
+export async function startWithin(
+  channel: Channel,
+  handlers: ChannelHandlers,
+  deadline: number,
+  boundMs: number,
+): Promise<void> {
+  let starting = true;
+  let last: ColloquyError | undefined;
+  const started = channel.start({
+    ...handlers,
+    error: (error) => {
+      if (starting) last = error;
+      handlers.error(error);
+    },
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    const ms = Math.max(0, deadline - Date.now());
+    if (ms > MAX_TIMER_MS) return;
+    timer = setTimeout(() => {
+      const seconds = Math.round(boundMs / 100) / 10;
+      const why =
+        last === undefined
+          ? 'it reported no error'
+          : `last error: ${last.message.replace(/\s*\n\s*/g, ' ')}`;
+      const message = `the ${channel.type} channel did not start within ${seconds} s (${why})`;
+      reject(new ColloquyError(message, { cause: last }));
+    }, ms);
+  });
+  try {
+    await Promise.race([started, timedOut]);
+  } finally {
+    starting = false;
+    clearTimeout(timer);
+    started.catch(() => undefined); // a start given up on: its late failure is not unhandled
+  }
+}
