@@ -17,6 +17,7 @@ import type { RunPlan } from './bot/runner.js';
 import { isUnfinished } from './runs.js';
 import type { AgentRun, RunStatus } from './runs.js';
 import { applyChange } from './bot/tap.js';
+import { stoppingController, writeCommitted } from './bot/write.js';
 import type { CapturedChange } from './bot/tap.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
@@ -158,7 +159,7 @@ export class Bot {
   readonly #intake = new TurnOrder((error) => this.report(error));
   readonly #abort = new AbortController();
   /** Aborted when `stop` begins: a turn waiting for its conversation's lease gives up. */
-  readonly #stopping = new AbortController();
+  readonly #stopping = stoppingController();
   /** The conversation leases, when the store is shared with other instances. */
   #leases: ConversationLeases | undefined;
   #sweeper: NodeJS.Timeout | undefined;
@@ -812,12 +813,9 @@ export class Bot {
     return acknowledged(committed, undefined, undefined, handled);
   }
 
-  /**
-   * Commits one write through capture; rejects with a `StoreError` when it was not committed
-   * (a transient one stays queued and is retried).
-   */
+  /** Commits one write through capture, waiting out passing failures (`writeCommitted`). */
   #write(op: StoreOperation): Promise<unknown> {
-    return this.#capture!.write(op);
+    return writeCommitted(this.#capture!, op, this.#stopping.signal);
   }
 
   /** Channels' small values, read from the store and written through capture. */

@@ -22,6 +22,20 @@ export function isTransientPg(error: unknown): boolean | undefined {
   return undefined;
 }
 
+/**
+ * Whether Postgres rolled the transaction back because of another one (a deadlock victim, a
+ * serialization failure): nothing of it was written, and running it again is safe.
+ *
+ * @example
+ * ```ts
+ * isRolledBackConflict({ code: '40P01' }); // true
+ * ```
+ */
+export function isRolledBackConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === '40P01' || code === '40001';
+}
+
 /** A short reason for a Postgres failure: its message and SQLSTATE. */
 export function describePgError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);

@@ -106,6 +106,7 @@ export const PG = {
     WHERE seq = ANY($1::bigint[]) AND conversation_id = $2 AND deleted_at IS NULL
       AND NOT is_summary`,
 
+  lockConversation: `SELECT FROM conversations WHERE id = $1 FOR NO KEY UPDATE`,
   deleteMessages: `DELETE FROM messages WHERE conversation_id = $1 AND id = ANY($2::text[])`,
   refreshConversation: `UPDATE conversations SET
       message_count = (SELECT count(*) FROM messages WHERE conversation_id = $1),

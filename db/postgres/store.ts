@@ -31,12 +31,22 @@ import {
   redactUrl,
   withClient,
 } from './connection.js';
-import { describePgError, isTransientPg, jsonWithoutNul, withoutNul } from './errors.js';
+import {
+  describePgError,
+  isRolledBackConflict,
+  isTransientPg,
+  jsonWithoutNul,
+  withoutNul,
+} from './errors.js';
+import { lockSharedRows } from './locks.js';
 import * as runs from './runs.js';
 import { appendMany, createRuns } from './batch.js';
 import { PG, POSTGRES_DIALECT, positional, searchWordSql } from './statements.js';
 
 export type { PostgresStoreOptions } from './connection.js';
+
+/** How many times a transaction is tried when Postgres rolls it back for a conflict. */
+const TRANSACTION_ATTEMPTS = 4;
 
 /**
  * The Postgres `ConversationStore`, for a bot that outgrows one machine: several instances
@@ -116,7 +126,10 @@ export class PostgresConversationStore implements ConversationStore {
 
   append(message: NewMessage): Promise<AppendResult> {
     return this.#guard('append a turn', message.conversationId, () =>
-      this.#append(this.pool, message, null),
+      this.#transaction(
+        (client) => this.#append(client, message, null),
+        [{ kind: 'append', message }],
+      ),
     );
   }
 
@@ -144,7 +157,7 @@ export class PostgresConversationStore implements ConversationStore {
           else answers.push(...(await this.#applyGroup(client, group.together)));
         }
         return answers;
-      });
+      }, ops);
       return values.map((value) => ({ ok: true, value }) as CommitResult);
     } catch (error) {
       // Lost as a whole (unreachable, a deadlock, a conflict with another instance): tried
@@ -156,7 +169,7 @@ export class PostgresConversationStore implements ConversationStore {
     const results: CommitResult[] = [];
     for (const op of ops) {
       try {
-        const value = await this.#transaction((client) => this.#apply(client, op));
+        const value = await this.#transaction((client) => this.#apply(client, op), [op]);
         results.push({ ok: true, value } as CommitResult);
       } catch (error) {
         results.push(failed(op, error));
@@ -311,6 +324,8 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async #deleteMessages(db: runs.Queryable, conversationId: string, ids: string[]) {
+    // The conversation before its turns, the order every transaction locks them in.
+    await db.query(PG.lockConversation, [conversationId]);
     const { rowCount } = await db.query(PG.deleteMessages, [conversationId, ids]);
     const changes = rowCount ?? 0;
     if (changes > 0) await db.query(PG.refreshConversation, [conversationId]);
@@ -571,19 +586,33 @@ export class PostgresConversationStore implements ConversationStore {
     return (await this.#read(db, text, values))[0];
   }
 
-  /** Runs `fn` in a transaction on one connection of the pool. */
-  async #transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return withClient(this.pool, async (client, discard) => {
+  /**
+   * Runs `fn` in a transaction on one connection of the pool, first locking the rows `ops`
+   * share with other instances (`lockSharedRows`). A transaction Postgres rolled back as a
+   * deadlock victim or a serialization failure is run again, a few times.
+   */
+  async #transaction<T>(
+    fn: (client: pg.PoolClient) => Promise<T>,
+    ops: readonly StoreOperation[] = [],
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
       try {
-        await client.query('BEGIN');
-        const value = await fn(client);
-        await client.query('COMMIT');
-        return value;
+        return await withClient(this.pool, async (client, discard) => {
+          try {
+            await client.query('BEGIN');
+            await lockSharedRows(client, ops);
+            const value = await fn(client);
+            await client.query('COMMIT');
+            return value;
+          } catch (error) {
+            await client.query('ROLLBACK').catch(discard);
+            throw error;
+          }
+        });
       } catch (error) {
-        await client.query('ROLLBACK').catch(discard);
-        throw error;
+        if (attempt >= TRANSACTION_ATTEMPTS || !isRolledBackConflict(error)) throw error;
       }
-    });
+    }
   }
 
   async #open(action: string, conversationId?: string): Promise<void> {

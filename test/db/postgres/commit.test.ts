@@ -101,6 +101,46 @@ describe.skipIf(!postgresReachable)('PostgresConversationStore.commit, group com
     expect((await store.getConversation('slack:T1:C1'))?.messageCount).toBe(2);
   });
 
+  it.each([
+    ['later', '2026-01-01T00:00:35.532Z'],
+    ['earlier', '2026-01-01T00:00:35.000Z'],
+  ])(
+    "keeps the conversation's last_message_at at its newest turn when a confirmation moves a reply %s",
+    async (_how, platformTime) => {
+      // given a person's turn and a reply recorded before it was sent
+      const asked = turn('C7', { timestamp: '2026-01-01T00:00:34.900Z' });
+      const reply = turn('C7', {
+        participant: { kind: 'agent', id: 'support-agent' },
+        timestamp: '2026-01-01T00:00:35.521Z',
+      });
+      await store.commit([append(asked), { kind: 'reply', message: reply }]);
+
+      // when the platform's confirmation gives the reply its own time
+      const [confirmed] = await store.commit([
+        {
+          kind: 'confirm',
+          confirmation: {
+            id: reply.id,
+            conversationId: reply.conversationId,
+            messageIds: ['p-sent'],
+            delivery: 'sent',
+            timestamp: platformTime,
+          },
+        },
+      ]);
+
+      // then the conversation's last message time is the newest turn's
+      expect(confirmed).toMatchObject({ ok: true, value: true });
+      const { rows } = await store.pool.query<{ last: string; newest: string }>(
+        `SELECT c.last_message_at AS last, max(m.timestamp) AS newest
+         FROM conversations c JOIN messages m ON m.conversation_id = c.id
+         WHERE c.id = $1 GROUP BY c.id`,
+        [reply.conversationId],
+      );
+      expect(rows).toEqual([{ last: platformTime, newest: platformTime }]);
+    },
+  );
+
   it('refuses only the op that cannot be written, and stores the others', async () => {
     const good = [turn('C2'), turn('C2')];
     const bad = turn('C2', { timestamp: 'not a date' });
