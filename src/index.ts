@@ -64,13 +64,14 @@ export type { CaptureOptions, CaptureStats, DeadLetter } from './capture.js';
 export type { AssembledPrompt, AssemblerOptions, SummarizeInput, Summarizer } from './assemble.js';
 export type { BotOptions, ErrorHandler } from './bot.js';
 export type { CapturedChange } from './bot/tap.js';
-export type { HistoryEvents, HistoryJSON, HistoryOptions } from './history/history.js';
+export type { HistoryEvents, HistoryJSON, HistoryOptions } from './history/options.js';
 export type {
   AssistantEntry,
   HistoryEntry,
   HistoryEntryInput,
   HistoryPlace,
   SourcedEntry,
+  SystemEntry,
   ToolCall,
   ToolEntry,
   UserEntry,

@@ -19,9 +19,9 @@ export interface ToolResultMaskingOptions {
   keepRecent?: number;
   /** Results under this many tokens are never masked and use no keep-recent slot (default 200). */
   minTokensToMask?: number;
-  /** Only results of these tools are masked (default: every tool). */
+  /** Only results of these tools are masked (default: every tool). Not with `exclude`. */
   include?: readonly string[];
-  /** Results of these tools are never masked and use no keep-recent slot. */
+  /** Results of these tools are never masked and use no keep-recent slot. Not with `include`. */
   exclude?: readonly string[];
 }
 
@@ -31,7 +31,8 @@ export interface ToolResultMaskingOptions {
  * (`recall_tool_result`, built into `BaseAgent`) and the stored row to read back. The store
  * keeps the full result. Small results and excluded tools keep their text and use no
  * keep-recent slot. An agent with no masking plugin masks with `assemblerOptions`'
- * `toolResultsInFull` / `maskToolResultsOverTokens`.
+ * `toolResultsInFull` / `maskToolResultsOverTokens`. Given both `include` and `exclude`, it
+ * throws a `RangeError`: name the tools to mask, or the tools to keep, not both.
  *
  * @example
  * ```ts
@@ -42,6 +43,11 @@ export interface ToolResultMaskingOptions {
 export function toolResultMasking(options: ToolResultMaskingOptions = {}): HistoryPlugin & {
   readonly retrieveTool: string;
 } {
+  if (options.include !== undefined && options.exclude !== undefined) {
+    throw new RangeError(
+      'toolResultMasking: give include (the only tools to mask) or exclude (tools never masked), not both',
+    );
+  }
   const keepRecent = options.keepRecent ?? 2;
   const minTokens = options.minTokensToMask ?? 200;
   const include = options.include && new Set(options.include);

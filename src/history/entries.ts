@@ -1,5 +1,7 @@
 import { MESSAGE_OVERHEAD_TOKENS } from '../assemble/projection.js';
+import { SUMMARY_PREFIX } from '../assemble/summary.js';
 import type { Tokenizer } from '../tokenizer.js';
+import { isoTimestamp } from '../types.js';
 import type {
   ConversationScope,
   MessageMetadata,
@@ -30,9 +32,18 @@ interface EntryBase {
   timestamp: string;
 }
 
-/** A person's turn (or another system's), as a history entry. */
+/** A person's turn, as a history entry. */
 export interface UserEntry extends EntryBase {
   role: 'user';
+  content: string;
+}
+
+/**
+ * A turn by the system (participant kind `system`): a platform notice, an instruction you add
+ * with `history.addText('system', …)`. Prompts show it as a system message.
+ */
+export interface SystemEntry extends EntryBase {
+  role: 'system';
   content: string;
 }
 
@@ -55,21 +66,21 @@ export interface ToolEntry extends EntryBase {
 }
 
 /**
- * One entry of a conversation's history, in the three shapes other agent frameworks use:
- * `user`, `assistant` (text, `calls`, `reasoning`) and `tool` (the result of a call).
+ * One entry of a conversation's history, in the shapes other agent frameworks use: `user`,
+ * `assistant` (text, `calls`, `reasoning`), `tool` (the result of a call) and `system`.
  *
  * @example
  * ```ts
  * const entries: HistoryEntry[] = history.getSnapshot().filter((e) => e.role !== 'tool');
  * ```
  */
-export type HistoryEntry = UserEntry | AssistantEntry | ToolEntry;
+export type HistoryEntry = UserEntry | AssistantEntry | ToolEntry | SystemEntry;
 
 type Optional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
 
 /**
- * An entry as `restore` takes it: `id`, `participant` and `timestamp` may be left out
- * (a tool entry's `messageId` too) and are filled in.
+ * An entry as `restore` and `addEntry` take it: `id`, `participant` and `timestamp` may be
+ * left out (a tool entry's `messageId` too) and are filled in.
  *
  * @example
  * ```ts
@@ -79,7 +90,8 @@ type Optional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
 export type HistoryEntryInput =
   | Optional<UserEntry, 'id' | 'participant' | 'timestamp'>
   | Optional<AssistantEntry, 'id' | 'participant' | 'timestamp'>
-  | Optional<ToolEntry, 'id' | 'participant' | 'timestamp' | 'messageId'>;
+  | Optional<ToolEntry, 'id' | 'participant' | 'timestamp' | 'messageId'>
+  | Optional<SystemEntry, 'id' | 'participant' | 'timestamp'>;
 
 /** Where a history's turns are stored when it writes them (`restore`). */
 export interface HistoryPlace {
@@ -146,7 +158,8 @@ export function sourcedEntries(rows: readonly StoredMessage[]): SourcedEntry[] {
       continue;
     }
     if (role === undefined && row.participant.kind !== 'agent') {
-      entries.push({ role: 'user', id: row.id, ...base, content: row.content }, row);
+      const speaker = row.participant.kind === 'system' ? 'system' : 'user';
+      entries.push({ role: speaker, id: row.id, ...base, content: row.content }, row);
       continue;
     }
     const entryId = row.metadata['entryId'];
@@ -201,7 +214,7 @@ export function entryToRows(
     scope: place.scope,
     metadata: metadata(extra),
   });
-  if (entry.role === 'user') return [row(entry.id, entry.content, {})];
+  if (entry.role === 'user' || entry.role === 'system') return [row(entry.id, entry.content, {})];
   if (entry.role === 'tool') {
     return [
       row(entry.messageId, entry.content, {
@@ -260,4 +273,52 @@ export function frozenEntry(entry: HistoryEntry): HistoryEntry {
     copy.calls = Object.freeze(copy.calls.map((call) => Object.freeze({ ...call }))) as ToolCall[];
   }
   return Object.freeze(copy);
+}
+
+/**
+ * An entry with its id (`<conversation id>:history:<key>`), participant (`user`, `assistant`
+ * or `system` by role) and timestamp (now) filled in where `input` leaves them out.
+ *
+ * @example
+ * ```ts
+ * completeEntry({ role: 'system', content: 'Be brief.' }, 'console:demo', 1).participant; // { kind: 'system', id: 'system' }
+ * ```
+ */
+export function completeEntry(
+  input: HistoryEntryInput,
+  conversationId: string,
+  key: number | string,
+): HistoryEntry {
+  const id = input.id ?? `${conversationId}:history:${key}`;
+  const timestamp = input.timestamp ?? isoTimestamp();
+  const participant = input.participant ?? DEFAULT_PARTICIPANTS[input.role];
+  if (input.role === 'tool') {
+    return { ...input, id, timestamp, participant, messageId: input.messageId ?? `${id}:result` };
+  }
+  return { ...input, id, timestamp, participant } as HistoryEntry;
+}
+
+const DEFAULT_PARTICIPANTS: Record<HistoryEntry['role'], Participant> = {
+  user: { kind: 'user', id: 'user' },
+  assistant: { kind: 'agent', id: 'assistant' },
+  tool: { kind: 'agent', id: 'assistant' },
+  system: { kind: 'system', id: 'system' },
+};
+
+/**
+ * How a stored summary shows in `History.view()`: a `user` entry from the summarizer.
+ *
+ * @example
+ * ```ts
+ * summaryEntry(summaryRow).content; // 'Summary of earlier conversation: …'
+ * ```
+ */
+export function summaryEntry(summary: StoredMessage): HistoryEntry {
+  return {
+    role: 'user',
+    id: summary.id,
+    participant: summary.participant,
+    timestamp: summary.timestamp,
+    content: SUMMARY_PREFIX + summary.content,
+  };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CapturedChange } from '../bot/tap.js';
 import { ColloquyError, StoreError } from '../errors.js';
 import { InMemoryConversationStore } from '../memory-store.js';
@@ -6,8 +7,9 @@ import { defaultTokenizer } from '../tokenizer.js';
 import type { Tokenizer } from '../tokenizer.js';
 import { defaultMetadata, isoTimestamp } from '../types.js';
 import type { StoredMessage } from '../types.js';
-import { coveredThrough, SUMMARY_PREFIX, summaryRow } from '../assemble/summary.js';
-import { entryToRows, entryTokens, frozenEntry, rowsToEntries, sourcedEntries } from './entries.js';
+import { coveredThrough, summaryRow } from '../assemble/summary.js';
+import { completeEntry, entryToRows, entryTokens, frozenEntry } from './entries.js';
+import { rowsToEntries, sourcedEntries, summaryEntry } from './entries.js';
 import type {
   HistoryEntry,
   HistoryEntryInput,
@@ -15,64 +17,10 @@ import type {
   SourcedEntry,
   ToolEntry,
 } from './entries.js';
+import type { HistoryEvents, HistoryJSON, HistoryOptions } from './options.js';
+export type { HistoryEvents, HistoryJSON, HistoryOptions } from './options.js';
 import { PluginHost } from './plugins.js';
 import type { HistoryPlugin } from './plugins.js';
-
-/**
- * How a `History` reads and watches its conversation. Every field is optional.
- *
- * @example
- * ```ts
- * const history = new History(store, 'telegram:42', { pollIntervalMs: 250 });
- * ```
- */
-export interface HistoryOptions {
-  /** Most turns read (default 10,000). */
-  limit?: number;
-  /**
-   * While someone subscribes, how often the store is asked whether the conversation changed
-   * (another process writing the same database): one `getConversation` look-up each time,
-   * the turns read again only when its count or last time moved. Default 1000 ms; 0: never.
-   */
-  pollIntervalMs?: number;
-  /** Counts `totalTokens` (default `defaultTokenizer`, as prompt assembly). */
-  tokenizer?: Tokenizer;
-  /** Where `restore` stores turns when the conversation has none to copy it from. */
-  place?: HistoryPlace;
-  /** Live changes from the capture of a `Bot` (`bot.history` sets it). */
-  changes?: (listener: (change: CapturedChange) => void) => () => void;
-  /** True while an agent answers in the conversation: `reset` and `restore` refuse then. */
-  busy?: () => boolean;
-  /**
-   * Whose rolling summary `reduce` writes and `view` shows (`summaryForAgentId`; default
-   * `history`). Give an agent's id to share the summary its prompts use.
-   */
-  summaryFor?: string;
-}
-
-/**
- * What a `History` serialises to (`toJSON`) and is made from (`History.fromJSON`).
- *
- * @example
- * ```ts
- * const json: HistoryJSON = JSON.parse(JSON.stringify(history));
- * ```
- */
-export interface HistoryJSON {
-  conversationId: string;
-  place?: HistoryPlace;
-  entries: HistoryEntry[];
-}
-
-/** The events a `History` emits, with what their listeners get. */
-export interface HistoryEvents {
-  /** A new entry came in (from capture, another process or `restore`). */
-  entry: (entry: HistoryEntry) => void;
-  /** The conversation was cleared (`reset`, or before `restore`). */
-  clear: () => void;
-  /** A plugin threw: the error (a `ColloquyError` naming the plugin, with `cause`). */
-  pluginError: (error: ColloquyError) => void;
-}
 
 const DEFAULT_LIMIT = 10_000;
 const DEFAULT_POLL_MS = 1000;
@@ -274,6 +222,50 @@ export class History {
     });
   }
 
+  /**
+   * Adds one entry at the end of the conversation (stored as its turns, like a captured one):
+   * subscribers, `entry` listeners and plugins' `afterAdd` hear of it. Left out, `id` is new,
+   * `timestamp` now, and `participant` `user`, `assistant` or `system` by role. Resolves to
+   * the entry as the snapshot holds it.
+   *
+   * @example
+   * ```ts
+   * const calls = [{ id: 'call_1', name: 'lookup_order', arguments: { orderId: '42' } }];
+   * await history.addEntry({ role: 'assistant', content: 'Let me look.', calls });
+   * await history.addEntry({ role: 'tool', id: 'call_1', name: 'lookup_order', content: 'shipped' });
+   * ```
+   */
+  async addEntry(input: HistoryEntryInput): Promise<HistoryEntry> {
+    return this.#serial(async () => {
+      const place = await this.#place_();
+      const entry = completeEntry(input, this.conversationId, randomUUID());
+      const stored: StoredMessage[] = [];
+      for (const row of entryToRows(entry, this.conversationId, place)) {
+        stored.push((await this.store.append(row)).message);
+      }
+      this.#add(...stored);
+      const key = entry.role === 'tool' ? entry.messageId : entry.id;
+      return (
+        this.#snapshot.findLast((e) => (e.role === 'tool' ? e.messageId : e.id) === key) ??
+        frozenEntry(entry)
+      );
+    });
+  }
+
+  /**
+   * Adds one text entry: a person's (`user`), the assistant's, or a `system` one (an
+   * instruction or notice; prompts show it as a system message). See `addEntry`.
+   *
+   * @example
+   * ```ts
+   * await history.addText('system', 'The customer is on the premium plan.');
+   * await history.addText('user', 'Can I change my delivery address?');
+   * ```
+   */
+  addText(role: 'user' | 'assistant' | 'system', content: string): Promise<HistoryEntry> {
+    return this.addEntry({ role, content });
+  }
+
   /** Replaces the conversation with `entries` (stored as turns). Refused while an agent answers. */
   async restore(entries: readonly HistoryEntryInput[]): Promise<void> {
     this.#refuseWhileBusy('restore');
@@ -388,12 +380,14 @@ export class History {
     for (const row of fresh) this.#add(row);
   }
 
-  /** One new stored turn: into the snapshot, to plugins, and told. */
-  #add(row: StoredMessage): void {
-    if (this.#ids.has(row.id)) return;
-    this.#ids.add(row.id);
-    this.#rows.push(row);
-    if (row.metadata.isSummary === true) return;
+  /** New stored turns (one, or an entry's): into the snapshot, to plugins, and told. */
+  #add(...rows: StoredMessage[]): void {
+    const fresh = rows.filter((row) => !this.#ids.has(row.id));
+    for (const row of fresh) {
+      this.#ids.add(row.id);
+      this.#rows.push(row);
+    }
+    if (fresh.every((row) => row.metadata.isSummary === true)) return;
     const before = this.#snapshot.length;
     this.#setSnapshot(rowsToEntries(this.#rows).map(frozenEntry));
     const entry = this.#snapshot[this.#snapshot.length - 1];
@@ -501,30 +495,4 @@ export class History {
       }
     }
   }
-}
-
-/** How a stored summary shows in `view()`. */
-function summaryEntry(summary: StoredMessage): HistoryEntry {
-  return {
-    role: 'user',
-    id: summary.id,
-    participant: summary.participant,
-    timestamp: summary.timestamp,
-    content: SUMMARY_PREFIX + summary.content,
-  };
-}
-
-/** An entry with its id, participant and timestamp filled in. */
-function completeEntry(input: HistoryEntryInput, conversationId: string, n: number): HistoryEntry {
-  const id = input.id ?? `${conversationId}:history:${n}`;
-  const timestamp = input.timestamp ?? isoTimestamp();
-  const participant =
-    input.participant ??
-    (input.role === 'user'
-      ? { kind: 'user' as const, id: 'user' }
-      : { kind: 'agent' as const, id: 'assistant' });
-  if (input.role === 'tool') {
-    return { ...input, id, timestamp, participant, messageId: input.messageId ?? `${id}:result` };
-  }
-  return { ...input, id, timestamp, participant } as HistoryEntry;
 }

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  assemblePrompt,
   BaseAgent,
   Bot,
   History,
@@ -164,6 +165,61 @@ describe('History', () => {
       expect(clone.getSnapshot()).toEqual(before);
       expect(cleared).toEqual(['clear', 'clear']);
       history.close();
+      await store.close?.();
+    }
+  });
+
+  it('adds single entries: text, system and a call with its result, stored as turns', async () => {
+    for (const store of [new InMemoryConversationStore(), SqliteConversationStore.open(file())]) {
+      // given an empty history that is listened to
+      const history = new History(store, C);
+      await history.ready;
+      const told = counter(history);
+      const heard: string[] = [];
+      history.on('entry', (entry) => void heard.push(entry.role));
+      const added: string[] = [];
+      history.use({ name: 'spy', afterAdd: (entry) => void added.push(entry.role) });
+
+      // when a system note, a question, a call and its result are added one at a time
+      await history.addText('system', 'The customer is on the premium plan.');
+      const question = await history.addText('user', 'Where is order 42?');
+      const call = { id: 'call_1', name: 'lookup_order', arguments: { orderId: '42' } };
+      await history.addEntry({ role: 'assistant', content: 'Let me look.', calls: [call] });
+      const result = await history.addEntry({
+        role: 'tool',
+        id: 'call_1',
+        name: 'lookup_order',
+        content: 'shipped',
+      });
+
+      // then the snapshot holds them in order, each told once
+      expect(history.getSnapshot().map((e) => [e.role, e.content])).toEqual([
+        ['system', 'The customer is on the premium plan.'],
+        ['user', 'Where is order 42?'],
+        ['assistant', 'Let me look.'],
+        ['tool', 'shipped'],
+      ]);
+      expect(question).toMatchObject({ role: 'user', participant: { kind: 'user', id: 'user' } });
+      expect(result).toBe(history.getToolResult('call_1'));
+      expect(history.lastEntry()).toBe(result);
+      expect(heard).toEqual(['system', 'user', 'assistant', 'tool']);
+      expect(added).toEqual(['system', 'user', 'assistant', 'tool']);
+      expect(told.count).toBe(4);
+      // and they are turns of the store: read again, and in a prompt, the note is a system message
+      const again = new History(store, C);
+      await again.ready;
+      expect(again.getSnapshot()).toEqual(history.getSnapshot());
+      expect((await store.get(C))[0]?.participant).toEqual({ kind: 'system', id: 'system' });
+      const prompt = await assemblePrompt(store, C, 'assistant', 'Assistant', {
+        addressedOnlyMode: false,
+      });
+      expect(prompt.messages[0]).toEqual({
+        role: 'system',
+        content: 'The customer is on the premium plan.',
+      });
+      told.unsubscribe();
+      history.close();
+      again.close();
       await store.close?.();
     }
   });

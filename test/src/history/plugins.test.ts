@@ -145,6 +145,12 @@ describe('tool-result masking plugin', () => {
     expect([outputs.c1, outputs.c3, outputs.c4]).toEqual([big('alpha'), 'tiny', big('omega')]);
   });
 
+  it('refuses include and exclude together, in one line', () => {
+    const both = () => toolResultMasking({ include: ['lookup'], exclude: ['get_weather'] });
+    expect(both).toThrow(RangeError);
+    expect(both).toThrow(/^toolResultMasking: give include .* or exclude .*, not both$/);
+  });
+
   it('masks in a History view, lossless: the snapshot keeps every result', async () => {
     const history = await toolHistory();
     history.use(toolResultMasking({ keepRecent: 1, minTokensToMask: 50 }));
