@@ -142,6 +142,29 @@ export interface BotIdentity {
 }
 
 /**
+ * A platform's sign that the bot is at work on a reply: Telegram's "typing…", Discord's typing
+ * indicator, Slack's thread status. The runtime shows it as soon as an agent starts on a turn,
+ * again every `repeatMs` while the agent works (platforms let it fade), and takes it down when
+ * the reply's first words are shown or the run ends, fails or the bot stops.
+ *
+ * @example
+ * ```ts
+ * const typing: TypingIndicator = {
+ *   repeatMs: 4500,
+ *   show: (place) => api.sendChatAction(Number(place.channelId), 'typing').then(() => undefined),
+ * };
+ * ```
+ */
+export interface TypingIndicator {
+  /** How often to show it again while the agent works (a little less than it lasts). */
+  readonly repeatMs: number;
+  /** Shows it once where the reply will go (`place.content` is empty). */
+  show(place: OutboundMessage): Promise<void>;
+  /** Takes it down, where the platform keeps it until told (a status, a reaction). */
+  clear?(place: OutboundMessage): Promise<void>;
+}
+
+/**
  * A platform adapter. Everything platform-specific stays behind this.
  *
  * @example
@@ -171,6 +194,11 @@ export interface Channel {
    * ```
    */
   replyPlace?(inbound: NewMessage): ReplyPlace | undefined;
+  /**
+   * Shows that the bot is at work on a reply (optional: without it people see nothing until the
+   * reply comes).
+   */
+  readonly typing?: TypingIndicator;
   /** Known after `start` resolves. */
   readonly botIdentity: BotIdentity | undefined;
 }

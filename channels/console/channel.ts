@@ -7,6 +7,7 @@ import type {
   ChannelHandlers,
   OutboundMessage,
   SentMessage,
+  TypingIndicator,
 } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
 import { isoTimestamp } from '../../src/types.js';
@@ -71,6 +72,8 @@ export class ConsoleChannel implements Channel {
   readonly #run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   #lines = 0;
   #replies = 0;
+  /** `thinking…` is on the screen. */
+  #thinking = false;
   #rl: Interface | undefined;
   #reading = true;
   /** Lines are handed over one after another, in the order typed; this is the last one's. */
@@ -160,7 +163,31 @@ export class ConsoleChannel implements Channel {
     };
   }
 
+  /**
+   * On a terminal, `thinking…` where the reply will be printed while an agent works, erased
+   * when the reply comes. Piped output gets nothing but the replies.
+   */
+  get typing(): TypingIndicator | undefined {
+    if (!this.#terminal) return undefined;
+    return {
+      repeatMs: 60_000,
+      show: async () => {
+        if (this.#thinking) return;
+        this.#thinking = true;
+        this.#output.write(THINKING);
+      },
+      clear: async () => this.#erase(),
+    };
+  }
+
+  #erase(): void {
+    if (!this.#thinking) return;
+    this.#thinking = false;
+    this.#output.write(ERASE_LINE);
+  }
+
   async send(message: OutboundMessage): Promise<SentMessage> {
+    this.#erase();
     this.#output.write(`${message.content}\n`);
     return { messageIds: [`${this.#run}-r${++this.#replies}`], timestamp: isoTimestamp() };
   }
@@ -172,6 +199,10 @@ export class ConsoleChannel implements Channel {
     await this.#handing;
   }
 }
+
+const THINKING = '\x1b[2mthinking…\x1b[0m';
+/** Back to the start of the line, which is cleared. */
+const ERASE_LINE = '\r\x1b[K';
 
 function isTTY(stream: NodeJS.ReadableStream | NodeJS.WritableStream): boolean {
   return (stream as { isTTY?: boolean }).isTTY === true;

@@ -361,6 +361,37 @@ export class FakeDiscord {
     });
   }
 
+  /**
+   * Resolves with the REST requests that match `predicate` once there are at least `count`
+   * (default 1).
+   *
+   * @example
+   * ```ts
+   * const [typing] = await discord.waitForRequest((r) => r.path.endsWith('/typing'));
+   * ```
+   */
+  waitForRequest(
+    predicate: (request: FakeDiscordRequest) => boolean,
+    count = 1,
+    timeoutMs = 5000,
+  ): Promise<FakeDiscordRequest[]> {
+    const matching = () => this.requests.filter(predicate);
+    return new Promise((resolve, reject) => {
+      if (matching().length >= count) return resolve(matching());
+      const onRequest = () => {
+        if (matching().length < count) return;
+        clearTimeout(timer);
+        this.events.off('request', onRequest);
+        resolve(matching());
+      };
+      const timer = setTimeout(() => {
+        this.events.off('request', onRequest);
+        reject(new Error(`FakeDiscord: waited ${timeoutMs} ms for a request`));
+      }, timeoutMs);
+      this.events.on('request', onRequest);
+    });
+  }
+
   /** Stops the server and drops every connection. */
   async close(): Promise<void> {
     this.gateway.close();
@@ -391,7 +422,10 @@ export class FakeDiscord {
       },
       edit: (messageId, content) => this.editMessage({ messageId, content }),
       remove: (messageId) => this.deleteMessage({ messageId }),
-      record: (request) => this.requests.push(request),
+      record: (request) => {
+        this.requests.push(request);
+        this.events.emit('request', request);
+      },
     };
   }
 

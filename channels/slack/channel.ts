@@ -28,11 +28,13 @@ import type {
   ReplyPlace,
   SendOptions,
   SentMessage,
+  TypingIndicator,
 } from '../../src/channel.js';
 import type { NewMessage } from '../../src/types.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
 import { sendParts } from '../shared/platform.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
+import { slackTyping, type SlackTypingOptions } from './typing.js';
 import { refuseSkewedRequests } from './request-bounds.js';
 import { addSecret } from '../../src/logger.js';
 import {
@@ -89,6 +91,8 @@ export interface SlackChannelOptions {
    * message stay in its thread, and DMs are answered where they were written, either way.
    */
   replyInThread?: boolean;
+  /** What people see while an agent works: a thread status, or a reaction (`SlackTypingOptions`). */
+  typing?: SlackTypingOptions;
 }
 
 /** Web API retries for a chat bot: a reply minutes late is worse than a reported failure. */
@@ -115,6 +119,7 @@ export class SlackChannel implements Channel {
   readonly type = 'slack';
   /** The Bolt app (its `client` is the Web API client). */
   readonly app: App;
+  readonly typing: TypingIndicator;
   private readonly options: SlackChannelOptions;
   private readonly ownsApp: boolean;
   private readonly httpReceiver: HTTPReceiver | undefined;
@@ -128,6 +133,7 @@ export class SlackChannel implements Channel {
 
   constructor(options: SlackChannelOptions) {
     this.options = options;
+    this.typing = slackTyping(() => this.app.client, options.typing);
     for (const secret of [options.token, options.signingSecret, options.appToken])
       addSecret(secret);
     if (options.app !== undefined) {

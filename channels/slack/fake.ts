@@ -41,6 +41,7 @@ import type {
   FakeSlackMessageInput,
   FakeSlackOptions,
   FakeSlackPost,
+  FakeSlackReaction,
   FakeSlackUser,
   FakeSlackSendOptions,
 } from './fake/types.js';
@@ -70,6 +71,13 @@ export class FakeSlack {
   readonly posted: FakeSlackPost[] = [];
   /** Every Web API call, in order. */
   readonly calls: FakeSlackCall[] = [];
+  /**
+   * Thread statuses shown now (`assistant.threads.setStatus`), by `<channel>:<thread_ts>`:
+   * cleared by an empty status or by the bot's next post in the thread, as Slack does.
+   */
+  readonly statuses = new Map<string, string>();
+  /** The bot's reactions on messages, now. */
+  readonly reactions: FakeSlackReaction[] = [];
   /** Every event delivery that completed (HTTP answers and Socket Mode acks), in order. */
   readonly deliveries: FakeSlackDelivery[] = [];
   /** Socket Mode envelope ids the bot acknowledged. */
@@ -134,6 +142,8 @@ export class FakeSlack {
       users: this.users,
       channels: this.channels,
       posted: this.posted,
+      statuses: this.statuses,
+      reactions: this.reactions,
       get url() {
         return url();
       },
@@ -390,6 +400,32 @@ export class FakeSlack {
     });
   }
 
+  /**
+   * Resolves once `check` holds, looked at after each Web API call is answered (a thread status
+   * set, a reaction added…); rejects after `timeoutMs` (default 5000).
+   *
+   * @example
+   * ```ts
+   * await slack.waitFor(() => slack.reactions.length > 0);
+   * ```
+   */
+  waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+    if (check()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const waiter = () => {
+        if (!check()) return;
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new Error(`FakeSlack: waited ${timeoutMs} ms for a condition`));
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
+  }
+
   /** Resolves when every delivery in flight (including echoes of the bot's posts) has settled. */
   async idle(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
@@ -608,6 +644,7 @@ export class FakeSlack {
       return reply(200, { ok: false, error: token === undefined ? 'not_authed' : 'invalid_auth' });
     const result = answerWebApi(this.state, method, params);
     reply(200, result);
+    for (const check of [...this.waiters]) check();
     if (method === 'chat.postMessage' && result.ok === true && this.echoBotMessages) {
       const message = result.message as Record<string, unknown>;
       void this.track(

@@ -12,12 +12,14 @@ import type {
   OutboundMessage,
   SendOptions,
   SentMessage,
+  TypingIndicator,
 } from '../../src/channel.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
 import { sendParts } from '../shared/platform.js';
 import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
 import { pollUpdates } from './polling.js';
+import { telegramTyping } from './typing.js';
 import { leaseNames } from '../../src/leases.js';
 import type { RetryOptions } from './format.js';
 import {
@@ -101,6 +103,8 @@ export class TelegramChannel implements Channel {
   readonly type = 'telegram';
   /** The grammy bot underneath, for anything colloquy does not cover (commands, keyboards…). */
   readonly bot: GrammyBot;
+  /** "typing…" in the chat while an agent works on a reply (see `telegramTyping`). */
+  readonly typing: TypingIndicator;
   private readonly options: TelegramChannelOptions;
   private handlers: ChannelHandlers | undefined;
   private identity: BotIdentity | undefined;
@@ -123,6 +127,7 @@ export class TelegramChannel implements Channel {
       options.bot ??
       new GrammyBot(options.token, { client: options.client, botInfo: options.botInfo });
     this.bot.api.config.use(retryTransformer(options.retry));
+    this.typing = telegramTyping(this.bot.api);
     this.bot.use((ctx) => this.onUpdate(ctx.update));
   }
 

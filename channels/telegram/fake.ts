@@ -290,6 +290,39 @@ export class FakeTelegram {
   }
 
   /**
+   * Resolves with the calls of `method` once there are at least `count` (default 1); rejects
+   * after `timeoutMs` (default 5000).
+   *
+   * @example
+   * ```ts
+   * const [typing] = await telegram.waitForCall('sendChatAction');
+   * ```
+   */
+  waitForCall(method: string, count = 1, timeoutMs = 5000): Promise<FakeTelegramCall[]> {
+    const of = () => this.calls.filter((call) => call.method === method);
+    return new Promise((resolve, reject) => {
+      if (of().length >= count) return resolve(of());
+      const waiter: Waiter = {
+        check: () => {
+          if (of().length < count) return false;
+          clearTimeout(timer);
+          resolve(of());
+          return true;
+        },
+        cancel: () => {
+          clearTimeout(timer);
+          resolve(of());
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new Error(`FakeTelegram: waitForCall(${method}) timed out`));
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
+  }
+
+  /**
    * POSTs an update to a webhook the way Telegram does (JSON, secret header when given).
    *
    * @example
@@ -363,6 +396,7 @@ export class FakeTelegram {
       return reply(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
     }
     this.calls.push({ method, payload });
+    for (const waiter of [...this.waiters]) if (waiter.check()) this.waiters.delete(waiter);
     const failure = this.failures.get(method)?.shift();
     if (failure !== undefined) {
       if ('network' in failure) return void res.socket?.destroy();
@@ -411,7 +445,7 @@ export class FakeTelegram {
           pending_update_count: this.pending.length,
         };
       case 'sendChatAction':
-        return true;
+        return this.sendChatAction(payload);
       case 'sendMessage':
         return this.sendMessage(payload);
       case 'editMessageText':
@@ -574,6 +608,14 @@ export class FakeTelegram {
     return message;
   }
 
+  private sendChatAction(payload: Record<string, unknown>): true {
+    if (!Number.isFinite(Number(payload.chat_id))) throw fail(400, 'Bad Request: chat not found');
+    if (!CHAT_ACTIONS.has(String(payload.action))) {
+      throw fail(400, 'Bad Request: wrong parameter action in request');
+    }
+    return true;
+  }
+
   private editMessageText(payload: Record<string, unknown>): Message {
     const chatId = Number(payload.chat_id);
     const original = this.messages.get(`${chatId}:${Number(payload.message_id)}`);
@@ -661,3 +703,18 @@ async function readPayload(req: IncomingMessage): Promise<Record<string, unknown
   }
   return payload;
 }
+
+/** The actions `sendChatAction` takes. */
+const CHAT_ACTIONS = new Set([
+  'typing',
+  'upload_photo',
+  'record_video',
+  'upload_video',
+  'record_voice',
+  'upload_voice',
+  'upload_document',
+  'choose_sticker',
+  'find_location',
+  'record_video_note',
+  'upload_video_note',
+]);

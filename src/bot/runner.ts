@@ -14,6 +14,7 @@ import { isoTimestamp } from '../types.js';
 import { deliveryAfterFailure, replyTurn, sendThroughOutbox, throughHooks } from './outbox.js';
 import type { Write } from './outbox.js';
 import { trailingAgentRun, withAgentMentions, withHandoff } from './turn.js';
+import { typingFor } from './typing.js';
 import { messageOf } from '../errors.js';
 
 /** Most rows the loop guard reads back through, however many tool rows there are. */
@@ -347,6 +348,7 @@ export class TurnRunner {
     this.#answering.set(id, (this.#answering.get(id) ?? 0) + 1);
     let status: RunStatus = 'answered';
     const rows: string[] = [];
+    const typing = typingFor(ctx, this.deps.signal, this.deps.logger);
     try {
       const result = await agent.run(message, {
         conversationId: message.conversationId,
@@ -388,6 +390,7 @@ export class TurnRunner {
         cause instanceof ColloquyError ? cause : agentError(agent, message, 'failed', cause),
       );
     } finally {
+      typing.stop();
       if (run.finishedAt === undefined) this.#finish(run, status);
       const left = (this.#answering.get(id) ?? 1) - 1;
       if (left > 0) this.#answering.set(id, left);

@@ -40,8 +40,8 @@ export interface RestHost {
 type Answer = (status: number, data?: unknown, headers?: Record<string, string>) => void;
 
 /**
- * The REST half of FakeDiscord, `/api/v10/...`: the gateway URL, the bot user, channels, and
- * creating, editing and deleting messages, with Discord's JSON errors (`{ message, code }`)
+ * The REST half of FakeDiscord, `/api/v10/...`: the gateway URL, the bot user, channels, the
+ * typing indicator, and creating, editing and deleting messages, with Discord's JSON errors (`{ message, code }`)
  * and 429s that carry the rate-limit headers discord.js reads.
  */
 export async function handleRest(
@@ -85,6 +85,13 @@ export async function handleRest(
     const channel = host.channel(channelRoute[1] ?? '');
     return channel
       ? answer(200, channel)
+      : answer(404, { message: 'Unknown Channel', code: 10003 });
+  }
+  const typing = /^\/channels\/(\d+)\/typing$/.exec(route);
+  if (method === 'POST' && typing) {
+    // Discord answers a typing trigger with 204 No Content.
+    return host.channel(typing[1] ?? '')
+      ? answer(204)
       : answer(404, { message: 'Unknown Channel', code: 10003 });
   }
   const messages = /^\/channels\/(\d+)\/messages(?:\/(\d+))?$/.exec(route);

@@ -58,6 +58,13 @@ export interface FakeSlackPost {
   params: Record<string, unknown>;
 }
 
+/** A reaction the bot put on a message (`reactions.add`), until `reactions.remove`. */
+export interface FakeSlackReaction {
+  channel: string;
+  timestamp: string;
+  name: string;
+}
+
 /** A scripted failure for the next call of one method. */
 export interface FakeSlackFailure {
   /** HTTP status (429 for rate limiting, 500…). Default 200 with `ok: false`. */

@@ -4,7 +4,7 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FakeSlackPost, FakeSlackUser } from './types.js';
+import type { FakeSlackPost, FakeSlackReaction, FakeSlackUser } from './types.js';
 
 /** What the Web API answers read from the fake. */
 export interface WebApiState {
@@ -15,6 +15,9 @@ export interface WebApiState {
   readonly users: ReadonlyMap<string, FakeSlackUser>;
   readonly channels: ReadonlyMap<string, string>;
   readonly posted: FakeSlackPost[];
+  /** Thread statuses shown now, by `<channel>:<thread_ts>`. */
+  readonly statuses: Map<string, string>;
+  readonly reactions: FakeSlackReaction[];
   readonly url: string;
   nextTs(): string;
   /** Called after a post is recorded. */
@@ -76,6 +79,7 @@ export function answerWebApi(
         typeof params.thread_ts === 'string' && params.thread_ts !== ''
           ? params.thread_ts
           : undefined;
+      if (threadTs !== undefined) fake.statuses.delete(`${channel}:${threadTs}`);
       fake.posted.push({
         channel,
         text,
@@ -101,6 +105,40 @@ export function answerWebApi(
       if (post === undefined) return { ok: false, error: 'message_not_found' };
       post.text = String(params.text ?? '');
       return { ok: true, channel: post.channel, ts: post.ts, text: post.text };
+    }
+    case 'assistant.threads.setStatus': {
+      const channel = String(params.channel_id ?? '');
+      if (!channel.startsWith('D') && !fake.channels.has(channel))
+        return { ok: false, error: 'channel_not_found' };
+      const threadTs = String(params.thread_ts ?? '');
+      if (!/^\d+\.\d+$/.test(threadTs)) return { ok: false, error: 'invalid_thread_ts' };
+      if (typeof params.status !== 'string') return { ok: false, error: 'invalid_arguments' };
+      if (params.status === '') fake.statuses.delete(`${channel}:${threadTs}`);
+      else fake.statuses.set(`${channel}:${threadTs}`, params.status);
+      return { ok: true };
+    }
+    case 'reactions.add':
+    case 'reactions.remove': {
+      const reaction = {
+        channel: String(params.channel ?? ''),
+        timestamp: String(params.timestamp ?? ''),
+        name: String(params.name ?? ''),
+      };
+      if (reaction.name === '') return { ok: false, error: 'invalid_name' };
+      const at = fake.reactions.findIndex(
+        (r) =>
+          r.channel === reaction.channel &&
+          r.timestamp === reaction.timestamp &&
+          r.name === reaction.name,
+      );
+      if (method === 'reactions.add') {
+        if (at >= 0) return { ok: false, error: 'already_reacted' };
+        fake.reactions.push(reaction);
+      } else {
+        if (at < 0) return { ok: false, error: 'no_reaction' };
+        fake.reactions.splice(at, 1);
+      }
+      return { ok: true };
     }
     case 'apps.connections.open':
       return {

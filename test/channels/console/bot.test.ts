@@ -173,7 +173,12 @@ describe('npm start: the console bot', () => {
 
         // then every line is answered after the ^C, no prompt comes back, and it exits cleanly
         expect(await exited).toBe(0);
-        const afterCtrlC = screen.slice(screen.indexOf('^C')).replaceAll('\r', '');
+        // (the "thinking…" shown while each line is answered is erased before its answer)
+        const afterCtrlC = screen
+          .slice(screen.indexOf('^C'))
+          .replaceAll('\x1b[2mthinking…\x1b[0m', '')
+          .replaceAll('\x1b[K', '')
+          .replaceAll('\r', '');
         expect(afterCtrlC).toBe('^C\necho: Ada: first\necho: Ada: second\necho: Ada: third\n');
         expect(userLines(db).map((turn) => turn.content)).toEqual(['first', 'second', 'third']);
       } finally {

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import type { OutboundMessage, TypingIndicator } from 'colloquy';
+import { startTyping } from '../../../src/bot/typing.js';
+
+const place: OutboundMessage = {
+  conversationId: 'telegram:1001',
+  scope: 'dm',
+  channelId: '1001',
+  content: '',
+};
+
+/** An indicator that logs each call and lets a test wait for the n-th one. */
+function loggingIndicator(repeatMs: number, showFails = false) {
+  const calls: string[] = [];
+  const waiters: (() => void)[] = [];
+  const log = (what: string) => {
+    calls.push(what);
+    for (const wake of waiters.splice(0)) wake();
+  };
+  const indicator: TypingIndicator = {
+    repeatMs,
+    show: async () => {
+      log('show');
+      if (showFails) throw new Error('429: Too Many Requests');
+    },
+    clear: async () => log('clear'),
+  };
+  const until = async (check: () => boolean) => {
+    while (!check()) await new Promise<void>((resolve) => waiters.push(resolve));
+  };
+  return { indicator, calls, until };
+}
+
+describe('startTyping', () => {
+  it('shows the sign of life at once and again until it is stopped, then clears it once', async () => {
+    const { indicator, calls, until } = loggingIndicator(5);
+    const typing = startTyping(indicator, place, new AbortController().signal, () => undefined);
+    await until(() => calls.length >= 3);
+    expect(calls.slice(0, 3)).toEqual(['show', 'show', 'show']);
+    typing.stop();
+    typing.stop();
+    await until(() => calls.includes('clear'));
+    const shown = calls.length;
+    // Several periods later nothing more was shown.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(calls.at(-1)).toBe('clear');
+    expect(calls.filter((call) => call === 'clear')).toHaveLength(1);
+    expect(calls).toHaveLength(shown);
+  });
+
+  it('stops when the bot stops', async () => {
+    const { indicator, calls, until } = loggingIndicator(5);
+    const stopping = new AbortController();
+    startTyping(indicator, place, stopping.signal, () => undefined);
+    stopping.abort();
+    await until(() => calls.includes('clear'));
+    expect(calls).toEqual(['show', 'clear']);
+  });
+
+  it('shows nothing for a bot already stopping or a channel without an indicator', () => {
+    const { indicator, calls } = loggingIndicator(5);
+    const stopped = new AbortController();
+    stopped.abort();
+    startTyping(indicator, place, stopped.signal, () => undefined).stop();
+    startTyping(undefined, place, new AbortController().signal, () => undefined).stop();
+    expect(calls).toEqual([]);
+  });
+
+  it('reports the first failure only, and goes on trying', async () => {
+    const { indicator, calls, until } = loggingIndicator(5, true);
+    const failures: unknown[] = [];
+    const typing = startTyping(indicator, place, new AbortController().signal, (cause) =>
+      failures.push(cause),
+    );
+    await until(() => calls.length >= 3);
+    typing.stop();
+    expect(failures).toHaveLength(1);
+    expect(String(failures[0])).toContain('429');
+  });
+});
