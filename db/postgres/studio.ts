@@ -39,6 +39,7 @@ import type {
   TurnPage,
 } from '../studio/source.js';
 import { positional } from './statements.js';
+import { type AuthorSqlRow, type LastTurnSqlRow, conversationPeople } from '../studio/people.js';
 import { PostgresConversationStore } from './store.js';
 
 /**
@@ -90,7 +91,32 @@ export class PostgresStudioSource implements StudioSource {
        limit @limit`,
       conversationParams(query),
     );
-    return conversationPage(rows, query.limit);
+    return conversationPage(rows, query.limit, (ids) => this.people(ids));
+  }
+
+  /** Who wrote in each conversation (from its turns) and its newest turn people saw. */
+  private async people(ids: string[]) {
+    const [authors, lastTurns] = await Promise.all([
+      this.all<AuthorSqlRow>(
+        `select a.conversation_id, a.participant_id, p.kind, p.display_name
+         from (select distinct conversation_id, participant_id from messages
+           where conversation_id = any(@ids::text[])) a
+         join participants p on p.id = a.participant_id`,
+        { ids },
+      ),
+      this.all<LastTurnSqlRow>(
+        `select c.id as conversation_id, coalesce(p.display_name, m.participant_id) as speaker,
+           m.content, m.deleted_at is not null as deleted
+         from unnest(@ids::text[]) c(id)
+         cross join lateral (select x.participant_id, x.content, x.deleted_at from messages x
+           where x.conversation_id = c.id and not x.is_summary
+             and x.metadata ->> 'toolRole' is null
+           order by x.timestamp desc, x.seq desc limit 1) m
+         left join participants p on p.id = m.participant_id`,
+        { ids },
+      ),
+    ]);
+    return conversationPeople(authors, lastTurns);
   }
 
   async platforms(): Promise<string[]> {
@@ -148,7 +174,7 @@ export class PostgresStudioSource implements StudioSource {
                and thread_id is not null`,
             place,
           );
-    return conversationDetail(row, parent, threads);
+    return conversationDetail(row, parent, threads, (await this.people([id])).get(id));
   }
 
   async turns(conversationId: string, page: TurnPage) {

@@ -39,6 +39,7 @@ import { learnedAliases, participantSql, turnSelect, unansweredSql } from '../st
 import type { RunSqlRow } from '../runs.js';
 import { matchExpression, queryWords } from '../search.js';
 import { WROTE_IN } from './statements.js';
+import { type AuthorSqlRow, type LastTurnSqlRow, conversationPeople } from '../studio/people.js';
 import { SqliteConversationStore } from './store.js';
 
 /**
@@ -108,7 +109,32 @@ export class SqliteStudioSource implements StudioSource {
          limit @limit`,
       )
       .all(conversationParams(query));
-    return conversationPage(rows, query.limit);
+    return conversationPage(rows, query.limit, (ids) => this.people(ids));
+  }
+
+  /** Who wrote in each conversation (`conversation_authors`) and its newest turn people saw. */
+  private async people(ids: string[]) {
+    const json = JSON.stringify(ids);
+    const authors = this.db
+      .prepare<[string], AuthorSqlRow>(
+        `select a.conversation_id, a.participant_id, p.kind, p.display_name
+         from conversation_authors a join participant_rows p on p.id = a.participant_id
+         where a.conversation_id in (select value from json_each(?))`,
+      )
+      .all(json);
+    const lastTurns = this.db
+      .prepare<[string], LastTurnSqlRow>(
+        `select j.value as conversation_id, coalesce(p.display_name, m.participant_id) as speaker,
+           m.content, m.deleted_at is not null as deleted
+         from json_each(?) j
+         join messages m on m.seq = (select x.seq from messages x
+           where x.conversation_id = j.value and x.is_summary = 0
+             and json_extract(x.metadata, '$.toolRole') is null
+           order by x.timestamp desc, x.seq desc limit 1)
+         left join participant_rows p on p.id = m.participant_id`,
+      )
+      .all(json);
+    return conversationPeople(authors, lastTurns);
   }
 
   async platforms(): Promise<string[]> {
@@ -167,7 +193,7 @@ export class SqliteStudioSource implements StudioSource {
                and thread_id is not null`,
             )
             .all(...place);
-    return conversationDetail(row, parent, threads);
+    return conversationDetail(row, parent, threads, (await this.people([id])).get(id));
   }
 
   async turns(conversationId: string, page: TurnPage) {

@@ -100,8 +100,12 @@ form.danger button { background: var(--warn); margin-top: .6rem; display: block;
 figure.chart { margin: 1.5rem 0; }
 figure.chart svg { width: 100%; height: auto; }
 figcaption { font-weight: 600; margin-bottom: .3rem; }
-.axis { stroke: var(--line); }
+.axis { stroke: var(--dim); }
+.grid { stroke: var(--line); stroke-dasharray: 2 3; }
 .tick { fill: var(--dim); font-size: 11px; }
+.axis-title { fill: var(--dim); font-size: 12px; font-weight: 600; }
+td .people { font-size: .85rem; color: var(--dim); margin-top: .15rem; }
+td.last { max-width: 28rem; overflow-wrap: anywhere; font-size: .9rem; }
 ul.legend { list-style: none; padding: 0; display: flex; gap: 1rem; font-size: .85rem; color: var(--dim); }
 .swatch { display: inline-block; width: .8rem; height: .8rem; border-radius: 2px; margin-right: .3rem; vertical-align: -1px; }
 .s0 { fill: #4e79a7; background: #4e79a7; } .s1 { fill: #f28e2b; background: #f28e2b; }

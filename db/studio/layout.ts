@@ -30,18 +30,25 @@ export function time(iso: string | undefined): Html {
   return h`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')}</time>`;
 }
 
-/** `#general`, a DM's id, or a thread of a channel: what people call the conversation. */
+/**
+ * What people call the conversation: its title, `#general`, a thread of a channel, or a DM by
+ * the person in it (`DM with Alice Martin`; by its id while nobody but the bot wrote there).
+ */
 export function conversationName(c: {
   id: string;
   channelName?: string;
   threadId?: string;
   title?: string;
   scope: string;
+  participants?: readonly { name: string; kind: string }[];
 }): string {
   if (c.title !== undefined && c.title !== '') return c.title;
   const name = c.channelName ?? c.id;
   if (c.scope === 'thread') return `${name} › thread ${c.threadId ?? ''}`.trim();
-  if (c.scope === 'dm') return `DM ${c.id}`;
+  if (c.scope === 'dm') {
+    const person = c.participants?.find((p) => p.kind === 'user');
+    return person === undefined ? `DM ${c.id}` : `DM with ${person.name}`;
+  }
   return c.channelName === undefined ? name : `#${name}`;
 }
 

@@ -12,7 +12,7 @@ import {
   time,
 } from './layout.js';
 import { promptOf } from './prompt.js';
-import type { StudioSource } from './source.js';
+import type { ConversationListRow, StudioSource } from './source.js';
 import { highlight, renderTurns, runBadge } from './turns.js';
 
 /** Turns on one transcript screen. */
@@ -52,17 +52,38 @@ export async function conversationsPage(source: StudioSource, params: Params): P
     ...(params.after ? { after: params.after } : {}),
   });
   const rows = page.items.map(
-    (c) => h`<tr><td>${c.platform}</td><td>${conversationLink(c.id, conversationName(c))}</td>
-<td>${c.scope}</td><td class="num">${c.messageCount}</td><td>${time(c.lastMessageAt)}</td></tr>`,
+    (c) => h`<tr><td>${c.platform}</td><td>${conversationLink(c.id, conversationName(c))}
+<div class="people">${peopleOf(c)}</div></td>
+<td class="last">${lastTurnOf(c)}</td><td>${c.scope}</td><td class="num">${c.messageCount}</td><td>${time(c.lastMessageAt)}</td></tr>`,
   );
   const table =
     rows.length === 0
       ? h`<p class="empty">${params.platform || params.participant ? 'no conversations match' : 'no conversations yet'}</p>`
-      : h`<table class="list"><thead><tr><th>platform</th><th>conversation</th><th>scope</th><th>turns</th><th>last activity</th></tr></thead><tbody>${rows}</tbody></table>`;
+      : h`<table class="list"><thead><tr><th>platform</th><th>conversation and people</th><th>last message</th><th>scope</th><th>turns</th><th>last activity</th></tr></thead><tbody>${rows}</tbody></table>`;
   const next = page.next
     ? h`<p><a href="${href([], { platform: params.platform, participant: params.participant, after: page.next })}">older conversations →</a></p>`
     : '';
   return layout('Conversations', h`${form}<h1>Conversations</h1>${table}${next}`, '/');
+}
+
+/** Who wrote in a conversation, people first, linked to their page; bots marked. */
+function peopleOf(c: ConversationListRow): Html {
+  const names = c.participants.map(
+    (p) =>
+      h`<a href="${href(['people', p.id])}" title="${p.id}">${p.name}</a>${p.kind === 'user' ? '' : h` <span class="dim">(${p.kind})</span>`}`,
+  );
+  const more =
+    c.moreParticipants === 0 ? '' : h`, <span class="dim">+${c.moreParticipants} more</span>`;
+  return h`${names.map((name, i) => (i === 0 ? name : h`, ${name}`))}${more}`;
+}
+
+/** The newest turn people saw, as one escaped line. */
+function lastTurnOf(c: ConversationListRow): Html {
+  const turn = c.lastTurn;
+  if (turn === undefined) return h`<span class="dim">no turns yet</span>`;
+  if (turn.deleted)
+    return h`<strong>${turn.speakerName}</strong>: <span class="dim">message deleted</span>`;
+  return h`<strong>${turn.speakerName}</strong>: ${turn.preview}`;
 }
 
 /** One conversation as people saw it, newest screen first; live when on the newest screen. */
@@ -210,6 +231,7 @@ export async function overviewPage(source: StudioSource): Promise<Html> {
       (r) => r.turns,
       (r) => r.platform,
     ),
+    { x: 'day (UTC)', y: 'turns' },
   );
   let runs: Html;
   if (o.runsPerAgent === undefined || o.tokensPerDay === undefined || o.runsPerAgent.length === 0) {
@@ -222,6 +244,7 @@ export async function overviewPage(source: StudioSource): Promise<Html> {
         label: r.agentId,
         values: { answered: r.answered, failed: r.failed, other: r.other },
       })),
+      { x: 'agent', y: 'runs' },
     );
     const agents = [...new Set(o.tokensPerDay.map((r) => r.agentId))];
     const tokens = stackedBars(
@@ -233,6 +256,7 @@ export async function overviewPage(source: StudioSource): Promise<Html> {
         (r) => r.tokens,
         (r) => r.agentId,
       ),
+      { x: 'day (UTC)', y: 'tokens' },
     );
     runs = h`${answers}${tokens}`;
   }

@@ -1,7 +1,10 @@
 import type { RunSqlRow } from '../runs.js';
 import { toRun } from '../runs.js';
+import { NOBODY } from './people.js';
 import type {
   ConversationDetail,
+  ConversationListRow,
+  ConversationPeople,
   ConversationQuery,
   ConversationRow,
   ParticipantDetail,
@@ -265,9 +268,21 @@ export function conversationParams(query: ConversationQuery): Record<string, unk
   };
 }
 
-/** A page of conversations from a listing's rows (one more than `limit` when more follow). */
-export function conversationPage(rows: ConversationSqlRow[], limit: number) {
-  const items = rows.slice(0, limit).map(conversationRow);
+/**
+ * A page of conversations from a listing's rows (one more than `limit` when more follow), with
+ * who wrote in each and its newest turn, read by `people` for the page's ids.
+ */
+export async function conversationPage(
+  rows: ConversationSqlRow[],
+  limit: number,
+  people: (ids: string[]) => Promise<Map<string, ConversationPeople>>,
+) {
+  const page = rows.slice(0, limit);
+  const found = page.length === 0 ? new Map() : await people(page.map((row) => row.id));
+  const items: ConversationListRow[] = page.map((row) => ({
+    ...conversationRow(row),
+    ...(found.get(row.id) ?? NOBODY),
+  }));
   const last = items.at(-1);
   return rows.length > limit && last
     ? { items, next: `${last.lastMessageAt}|${last.id}` }
@@ -279,9 +294,11 @@ export function conversationDetail(
   row: ConversationSqlRow,
   parent: { id: string } | undefined,
   threads: ConversationDetail['threads'],
+  people: ConversationPeople | undefined,
 ): ConversationDetail {
   return {
     ...conversationRow(row),
+    ...(people ?? NOBODY),
     firstMessageAt: row.created_at,
     ...(parent ? { parentId: parent.id } : {}),
     threads,

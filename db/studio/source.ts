@@ -14,7 +14,7 @@ import type { AgentRun } from '../../src/runs.js';
  */
 export interface StudioSource {
   /** Conversations, newest activity first, one page at a time. */
-  conversations(query: ConversationQuery): Promise<{ items: ConversationRow[]; next?: string }>;
+  conversations(query: ConversationQuery): Promise<{ items: ConversationListRow[]; next?: string }>;
   /** The platforms (channel types) present, for the filter. */
   platforms(): Promise<string[]>;
   /** Full-text search across every conversation (plain words, all of them must match). */
@@ -93,7 +93,19 @@ export interface ConversationRow {
   lastMessageAt: string;
 }
 
-export interface ConversationDetail extends ConversationRow {
+/** Who wrote in a conversation and its newest turn, for the conversation list. */
+export interface ConversationPeople {
+  /** People first, then bots, by name; at most a few (`moreParticipants` counts the rest). */
+  participants: { id: string; name: string; kind: string }[];
+  moreParticipants: number;
+  /** The newest turn people saw (no rolling summary, no tool step), cut to a preview. */
+  lastTurn?: { speakerName: string; preview: string; deleted: boolean };
+}
+
+/** A row of the conversation list: the conversation, who wrote in it and its newest turn. */
+export interface ConversationListRow extends ConversationRow, ConversationPeople {}
+
+export interface ConversationDetail extends ConversationListRow {
   firstMessageAt: string;
   /** The channel conversation a thread belongs to, when stored. */
   parentId?: string;

@@ -77,6 +77,20 @@ describe('studio in Chromium', { skip: !present, meta: { skipReason } }, () => {
     await expect.poll(() => page.locator('h1').textContent()).toBe('Conversations');
   });
 
+  it('lists each conversation with its people and newest turn, a DM named by the person, as text', async () => {
+    const row = (name: string) =>
+      page.locator('table.list tr', { has: page.getByRole('link', { name, exact: true }) });
+    const dm = row('DM with Dave');
+    expect(await dm.locator('.people').innerText()).toBe('Dave, Billing (agent), Support (agent)');
+    expect(await dm.locator('td.last').innerText()).toBe(
+      'Support: Your refund for order 1042 was sent this morning.',
+    );
+    const channel = row('#general');
+    expect(await channel.locator('td.last').innerText()).toBe(`${HOSTILE.name}: ${HOSTILE.script}`);
+    expect(await channel.locator('.people').innerText()).toContain('Alice Martin');
+    expect(await page.locator('main script, main b').count()).toBe(0);
+  });
+
   it('finds a conversation by search and opens the transcript at the hit', async () => {
     await page.getByLabel('search').fill('invoice march');
     await page.getByRole('button', { name: 'Show' }).click();
@@ -169,6 +183,26 @@ describe('studio in Chromium', { skip: !present, meta: { skipReason } }, () => {
       await edited.locator('details.revisions summary').click();
       await edited.evaluate((element) => element.scrollIntoView({ block: 'start' }));
       await page.screenshot({ path: process.env.STUDIO_SCREENSHOT });
+    }
+  });
+
+  it('draws the overview charts with titled axes and numbered ticks, inside the chart', async () => {
+    await page.goto(studio.url.replace(/\?token=.*/, 'overview'));
+    const chart = page.locator('figure.chart').first();
+    expect(await chart.locator('text.axis-title').allTextContents()).toEqual([
+      'day (UTC)',
+      'turns',
+    ]);
+    const yTicks = await chart.locator('text.y-tick').allTextContents();
+    expect(yTicks[0]).toBe('0');
+    expect(yTicks.map(Number)).toEqual([...yTicks.map(Number)].sort((a, b) => a - b));
+    expect(await chart.locator('text.x-tick').last().textContent()).toBe('2026-03-16');
+    const box = (await chart.locator('svg').boundingBox())!;
+    for (const label of await chart.locator('svg text').all()) {
+      const at = (await label.boundingBox())!;
+      expect(at.x).toBeGreaterThanOrEqual(box.x - 1);
+      expect(at.x + at.width).toBeLessThanOrEqual(box.x + box.width + 1);
+      expect(at.y + at.height).toBeLessThanOrEqual(box.y + box.height + 1);
     }
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeHtml, h, href, trusted } from '../../../db/studio/html.js';
+import { yTicks } from '../../../db/studio/charts.js';
 import { highlight } from '../../../db/studio/turns.js';
 
 describe('studio html', () => {
@@ -28,5 +29,12 @@ describe('studio html', () => {
     expect(highlight('<b>Café</b> cafe CAFES', 'cafe').value).toBe(
       '&lt;b&gt;<mark>Café</mark>&lt;/b&gt; <mark>cafe</mark> CAFES',
     );
+  });
+
+  it("numbers a chart's y axis from 0 in round steps past the highest bar", () => {
+    expect(yTicks(37)).toEqual([0, 10, 20, 30, 40]);
+    expect(yTicks(3)).toEqual([0, 1, 2, 3]);
+    expect(yTicks(1234)).toEqual([0, 500, 1000, 1500]);
+    expect(yTicks(0)).toEqual([0, 1]);
   });
 });

@@ -129,6 +129,28 @@ describe('studio pages', () => {
     expect(html).toContain('2026-03-16 11:11:00');
   });
 
+  it('names DMs by the person, and lists who wrote in each conversation and its newest turn', async () => {
+    const html = await s.text('/');
+    const row = (id: string) => html.split('<tr>').find((r) => r.includes(`href="/c/${enc(id)}"`))!;
+    const dave = row('telegram:5551002');
+    expect(dave).toContain('>DM with Dave</a>');
+    expect(dave).toContain(
+      `<a href="/people/${enc('telegram:5551002')}" title="telegram:5551002">Dave</a>, <a href="/people/billing-agent" title="billing-agent">Billing</a> <span class="dim">(agent)</span>, <a href="/people/support-agent" title="support-agent">Support</a> <span class="dim">(agent)</span>`,
+    );
+    expect(dave).toContain(
+      '<td class="last"><strong>Support</strong>: Your refund for order 1042 was sent this morning.</td>',
+    );
+    expect(row('console:local-dev')).toContain('>DM with you</a>');
+    expect(row('slack:T0ACME:D0ALICE')).toContain('>Refund for invoice 88</a>'); // its title
+    const channel = row(general);
+    expect(channel).toContain('>#general</a>');
+    expect(channel).toContain(
+      '<strong>&lt;b onmouseover=alert(3)&gt;Mallory&lt;/b&gt;</strong>: &lt;/script&gt;&lt;script&gt;alert(2)&lt;/script&gt;',
+    );
+    const dm = await s.text(`/c/${enc('telegram:5551002')}`);
+    expect(dm).toContain('<h1>DM with Dave</h1>');
+  });
+
   it('filters the list by platform and by participant', async () => {
     const telegram = await s.text('/?platform=telegram');
     expect(telegram).toContain(enc('telegram:5551002'));
@@ -180,6 +202,7 @@ describe('studio pages', () => {
 
   it('keeps hostile names and text as text everywhere', async () => {
     for (const url of [
+      '/',
       `/c/${enc(general)}`,
       '/?q=onerror',
       '/people',
@@ -245,6 +268,15 @@ describe('studio pages', () => {
     expect(html.match(/<svg /g)).toHaveLength(3);
     expect(html).toContain('<title>2026-03-16 · slack:');
     expect(html).toContain('Tokens per day');
+    const titles = [...html.matchAll(/<text class="axis-title"[^>]*>([^<]*)<\/text>/g)].map(
+      (m) => m[1],
+    );
+    expect(titles).toEqual(['day (UTC)', 'turns', 'agent', 'runs', 'day (UTC)', 'tokens']);
+    expect(html).toMatch(/<text class="tick y-tick"[^>]*>0<\/text>/);
+    expect(html).toMatch(/<text class="tick x-tick"[^>]*>2026-03-16<\/text>/);
+    expect(html).toContain(
+      'aria-label="Turns per day, by platform (30 days to the newest turn): turns per day (UTC)"',
+    );
   });
 
   it('answers 404 for an unknown conversation, run or person', async () => {
