@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
@@ -13,11 +14,14 @@ import {
   type BotRun,
   type CrashCounts,
   compare,
+  crashSeed,
   drain,
   everyAddressedAnswered,
   freePort,
+  killRepeatedly,
   printCounts,
   scratch,
+  seededRandom,
   startBot,
   stopBot,
 } from './harness.js';
@@ -41,6 +45,15 @@ import { readPostgres } from './postgres.js';
 
 const LEASE_TTL_MS = 1000;
 const TIMEOUT_MS = 120_000;
+/**
+ * The webhook scenario's load: CRASH_RATE updates a second, CRASH_KILLS kills of one instance
+ * (CRASH_SEED repeats a run's kill moments); small by default, so that two instances on a busy
+ * machine keep up. `CRASH_RATE=60 CRASH_KILLS=16` is the heavy run (docs/benchmarks.md).
+ */
+const WEBHOOK_RATE = Number(process.env.CRASH_RATE ?? 10);
+const WEBHOOK_KILLS = Number(process.env.CRASH_KILLS ?? 2);
+/** How long the drain after the traffic may take (`CRASH_DRAIN_MS` for the heavy run). */
+const WEBHOOK_DRAIN_MS = Number(process.env.CRASH_DRAIN_MS ?? 60_000);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let model: FakeOpenAIServer;
@@ -53,12 +66,12 @@ afterAll(async () => {
   await dropTestDatabases();
 });
 
-function baseEnv(db: string): Record<string, string> {
+function baseEnv(db: string, on = model): Record<string, string> {
   return {
     COLLOQUY_DB: db,
     COLLOQUY_LEASE_TTL_MS: String(LEASE_TTL_MS),
     COLLOQUY_MODEL: 'openai-compatible:fake-model',
-    COLLOQUY_MODEL_BASE_URL: model.baseURL,
+    COLLOQUY_MODEL_BASE_URL: on.baseURL,
   };
 }
 
@@ -110,6 +123,24 @@ async function takenUp(url: string): Promise<number> {
       `SELECT count(*)::int AS n FROM agent_runs WHERE attempts > 1 OR status = 'unconfirmed'`,
     );
     return rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Runs recorded as not answered because a write failed (a deadlock, a lost connection), with
+ * their error: a store failure that passes must be retried, never end a run.
+ */
+async function endedByStoreFailures(url: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ error: string }>(
+      `SELECT error FROM agent_runs
+       WHERE status <> 'answered' AND error ~* '40P01|40001|deadlock|cannot store|could not'`,
+    );
+    return rows.map((row) => row.error);
   } finally {
     await client.end();
   }
@@ -349,5 +380,77 @@ describe.skipIf(!postgresReachable)('several bot instances on one Postgres', () 
       }
     },
     TIMEOUT_MS,
+  );
+  it(
+    'Telegram webhooks behind a load balancer: one instance killed and restarted again and again, every addressed turn answered',
+    async () => {
+      const seed = crashSeed();
+      const url = await testDatabase();
+      const dir = scratch('instances-telegram-webhook');
+      // A quick model, so that two instances keep up with the traffic between kills.
+      const quick = await new FakeOpenAIServer({ latencyMs: 50 }).start();
+      const telegram = await FakeTelegram.start({ webhookDelivery: { retryMs: 200 } });
+      const ports = [await freePort(), await freePort()];
+      const balancer = await roundRobin(ports);
+      const logFile = join(dir, 'runs.log');
+      const setup = (port: number) => ({
+        example: 'telegram-bot',
+        env: {
+          ...baseEnv(url, quick),
+          TELEGRAM_BOT_TOKEN: telegram.token,
+          TELEGRAM_API_ROOT: telegram.apiRoot,
+          TELEGRAM_WEBHOOK_URL: `http://127.0.0.1:${balancer.port}/telegram`,
+          TELEGRAM_WEBHOOK_SECRET: 'crash-test-secret',
+          PORT: String(port),
+        },
+        readyLine: /receives updates at/,
+        logFile,
+      });
+      const steady = startBot(setup(ports[1]!));
+      let last: BotRun | undefined;
+      try {
+        expect(await steady.ready).toBe(true);
+        const traffic = telegramTraffic(telegram, WEBHOOK_RATE);
+        // One instance dies at random moments and comes back; the other serves throughout.
+        const killed = await killRepeatedly(setup(ports[0]!), {
+          kills: WEBHOOK_KILLS,
+          afterReadyMs: [500, 2000],
+          duringStartMs: [100, 1500],
+          random: seededRandom(seed),
+        });
+        last = killed.last;
+        await sleep(1000);
+        await traffic.stop();
+        const answeredAll = () => everyAddressedAnswered(telegramRecord(telegram));
+        await drain(
+          () => telegram.acknowledged.length >= traffic.sent && answeredAll(),
+          () => telegram.acknowledged.length + telegram.sent.length,
+          { maxMs: WEBHOOK_DRAIN_MS },
+        );
+        const stops = [await stopBot(last), await stopBot(steady)];
+        const counts = compare(telegramRecord(telegram), await readPostgres(url), {
+          path: 'Telegram webhook, two instances on Postgres behind a load balancer',
+          rate: WEBHOOK_RATE,
+          sent: traffic.sent,
+          finalStop: stops.find((stop) => stop !== 'exit 0') ?? 'exit 0',
+          kills: killed.report,
+        });
+        const log = readFileSync(logFile, 'utf8');
+        const deadlocks = log.match(/40P01|deadlock detected/g)?.length ?? 0;
+        printCounts(counts, seed, `deadlocks in the logs: ${deadlocks}; runs' output: ${dir}`);
+        expectNothingLost(counts);
+        expect(counts.kills).toBe(WEBHOOK_KILLS);
+        // No write failed for good or ended a run: a deadlock never reaches the bot.
+        expect(await endedByStoreFailures(url)).toEqual([]);
+        expect(deadlocks).toBe(0);
+      } finally {
+        steady.child.kill('SIGKILL');
+        last?.child.kill('SIGKILL');
+        balancer.server.close();
+        await telegram.close();
+        await quick.close();
+      }
+    },
+    TIMEOUT_MS + WEBHOOK_KILLS * 20_000 + WEBHOOK_DRAIN_MS,
   );
 });
