@@ -33,6 +33,12 @@ export async function conversationsPage(source: StudioSource, params: Params): P
 <button>Show</button></form>`;
   if (params.q !== undefined && params.q.trim() !== '') {
     const hits = await source.search(params.q, 50);
+    // Each conversation as the list names it (a DM by its person), read once per conversation.
+    const ids = [...new Set(hits.map((hit) => hit.conversationId))];
+    const found = await Promise.all(ids.map((id) => source.conversation(id)));
+    const names = new Map(
+      found.flatMap((c) => (c === undefined ? [] : [[c.id, conversationName(c)]])),
+    );
     const list =
       hits.length === 0
         ? h`<p class="empty">nothing found for “${params.q}”</p>`
@@ -40,7 +46,7 @@ export async function conversationsPage(source: StudioSource, params: Params): P
             (
               hit,
             ) => h`<li><a class="hit" href="${href(['c', hit.conversationId], { at: hit.seq }, `m${hit.seq}`)}">
-<span class="where">${hit.platform} · ${hit.conversationName}</span> ${time(hit.timestamp)} <strong>${hit.speakerName}</strong>:
+<span class="where">${hit.platform} · ${names.get(hit.conversationId) ?? hit.conversationName}</span> ${time(hit.timestamp)} <strong>${hit.speakerName}</strong>:
 <span class="text">${highlight(hit.content, params.q ?? '')}</span></a></li>`,
           )}</ol>`;
     return layout(`Search: ${params.q}`, h`${form}<h1>Search “${params.q}”</h1>${list}`, '/');

@@ -163,6 +163,7 @@ describe('studio pages', () => {
   it('searches every conversation, marks the words and links each hit to its place', async () => {
     const html = await s.text('/?q=REFUND');
     expect(html).toContain('<mark>refund</mark>');
+    expect(html).toContain('<span class="where">telegram · DM with Dave</span>');
     expect(html).toContain(`/c/${enc('slack:T0ACME:D0ALICE')}?at=`);
     expect(html).toMatch(/\?at=(\d+)#m\1/);
     expect(await s.text('/?q=zebra')).toContain('nothing found');
