@@ -3,10 +3,66 @@ import type { OutboundMessage } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
 import { redactError } from '../../src/logger.js';
 import { platformError, type PlatformFailure } from '../shared/platform.js';
-import { splitMessage } from '../shared/split.js';
+import type { Mark } from '../shared/markdown.js';
+import { renderMarkdown } from '../shared/render.js';
+import type { Dialect } from '../shared/render.js';
 
 /** Discord's limit on a message's `content`, in UTF-16 code units. */
 export const DISCORD_MESSAGE_LIMIT = 2000;
+
+/**
+ * A reply's Markdown as the contents of the Discord messages to post, in order. Discord reads
+ * Markdown itself, so the answer stays as written, except tables (Discord shows none) as
+ * aligned text in a code block; text the formatter reads as plain has its `*`, `~`, `` ` ``
+ * and loose `_` escaped so Discord shows it plain too. Each part holds at most 2000
+ * characters and renders on its own (see `renderMarkdown`, which also covers a prefix of an
+ * answer being written).
+ *
+ * @example
+ * ```ts
+ * import { formatDiscord } from 'colloquy/discord';
+ * formatDiscord('| a | b |\n|---|---|\n| 1 | 2 |'); // ['```\na | b\n--+--\n1 | 2\n```']
+ * ```
+ */
+export function formatDiscord(markdown: string, limit = DISCORD_MESSAGE_LIMIT): string[] {
+  return renderMarkdown(markdown, { ...discordDialect, limit });
+}
+
+const MARKER = { bold: '**', italic: '*', strike: '~~', code: '`' } as const;
+
+/** Discord shows nothing inside a code span and no link inside a link. */
+const hidden = (mark: Mark, outer: readonly Mark[]) =>
+  outer.some(
+    (m) =>
+      m.kind === 'code' ||
+      (m.kind === mark.kind && m.kind !== 'link') ||
+      (mark.kind === 'link' && m.kind === 'link'),
+  );
+
+const discordDialect: Dialect = {
+  limit: DISCORD_MESSAGE_LIMIT,
+  text: (text, marks) =>
+    marks.some((m) => m.kind === 'code')
+      ? text
+      : text.replace(
+          /(https?:\/\/\S+)|\\(?=[\\*_~`|>#-])|[*~`]|\|\||(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu,
+          (match, url?: string) => url ?? match.replace(/./gu, (ch) => `\\${ch}`),
+        ),
+  atom: (text) => text,
+  open: (mark, outer) =>
+    hidden(mark, outer) ? '' : mark.kind === 'link' ? '[' : MARKER[mark.kind],
+  close: (mark, outer) =>
+    hidden(mark, outer) ? '' : mark.kind === 'link' ? `](${mark.url})` : MARKER[mark.kind],
+  line: (line, body) => {
+    // Discord shows `#` to `###` as headings, bold already: the heading's own bold is dropped.
+    if (line.heading >= 1 && line.heading <= 3) {
+      const text = body.replace(/^\*\*([\s\S]*)\*\*$/, '$1');
+      return `${line.quote ? '> ' : ''}${'#'.repeat(line.heading)} ${text}`;
+    }
+    return `${line.quote ? '> ' : ''}${line.lead.replace('•', '-')}${body}`;
+  },
+  code: (lang, code) => `\`\`\`${lang}\n${code}\n\`\`\``,
+};
 
 /** Who a message may ping (Discord's `allowed_mentions`). */
 export interface DiscordAllowedMentions {
@@ -40,8 +96,8 @@ export interface DiscordOutbound {
 }
 
 /**
- * Turns an outbound turn into Discord message bodies: the text split into parts of at most
- * 2000 characters (at paragraph, line or word boundaries, code fences kept balanced), the
+ * Turns an outbound turn into Discord message bodies: the text in parts of at most 2000
+ * characters (see `formatDiscord`), the
  * first part a reply to the inbound message when there is one, the rest plain messages in the
  * same channel or thread. Blank text gives no bodies (Discord refuses empty messages).
  *
@@ -61,8 +117,7 @@ export function formatOutbound(
   message: OutboundMessage,
   allowedMentions: DiscordAllowedMentions = DEFAULT_ALLOWED_MENTIONS,
 ): DiscordOutbound {
-  const parts =
-    message.content.trim() === '' ? [] : splitMessage(message.content, DISCORD_MESSAGE_LIMIT);
+  const parts = formatDiscord(message.content);
   return {
     channelId: message.threadId ?? message.channelId,
     bodies: parts.map((content, index) => ({

@@ -6,6 +6,7 @@ export { guardedSharding, type BrokenPacketHandler } from './guard.js';
 export {
   DEFAULT_ALLOWED_MENTIONS,
   DISCORD_MESSAGE_LIMIT,
+  formatDiscord,
   formatOutbound,
   toColloquyError,
   type DiscordAllowedMentions,

@@ -1,6 +1,7 @@
 /**
- * Outbound text for Slack: Markdown as Slack's mrkdwn, the three characters Slack reserves
- * escaped, split into messages Slack will not truncate; and Web API failures as colloquy errors.
+ * Outbound text for Slack: Markdown as Slack's mrkdwn (tables as code blocks), the three
+ * characters Slack reserves escaped, split into messages Slack will not truncate; and Web API
+ * failures as colloquy errors.
  *
  * @example
  * ```ts
@@ -12,7 +13,9 @@
 import { ColloquyError } from '../../src/errors.js';
 import { redactError, redactText } from '../../src/logger.js';
 import { platformError, type PlatformFailure } from '../shared/platform.js';
-import { splitMessage } from '../shared/split.js';
+import type { Mark } from '../shared/markdown.js';
+import { renderMarkdown } from '../shared/render.js';
+import type { Dialect } from '../shared/render.js';
 
 /** chat.postMessage truncates `text` beyond 4,000 characters (Slack API docs). */
 export const SLACK_TEXT_LIMIT = 4000;
@@ -59,43 +62,65 @@ export function escapeSlackText(text: string, options: SlackTextOptions = {}): s
 }
 
 /**
- * Common Markdown as Slack mrkdwn: `**b**`/`__b__` → `*b*`, `*i*` → `_i_`, `~~s~~` → `~s~`,
- * `[label](url)` → `<url|label>`, `# Heading` → `*Heading*`. Code spans and fences are left alone.
+ * Markdown as Slack mrkdwn, escaped (see {@link escapeSlackText}): `**b**` → `*b*`, `*i*` →
+ * `_i_`, `~~s~~` → `~s~`, `[label](url)` → `<url|label>`, headings bold, list markers `•`,
+ * code spans and blocks kept (a block's language dropped: Slack would show it as text),
+ * tables as aligned text in a code block.
+ *
+ * @example
+ * ```ts
+ * markdownToMrkdwn('# Plan\n**bold** and [docs](https://x.io)'); // '*Plan*\n*bold* and <https://x.io|docs>'
+ * ```
  */
-export function markdownToMrkdwn(markdown: string): string {
-  return markdown
-    .split(/(```[\s\S]*?(?:```|$)|`[^`\n]*`)/g)
-    .map((part, index) => (index % 2 === 1 ? part : convertProse(part)))
-    .join('');
-}
-
-function convertProse(text: string): string {
-  const BOLD = '\u0000';
-  return text
-    .replace(/^#{1,6}[ \t]+(.+?)[ \t]*#*$/gm, `${BOLD}$1${BOLD}`)
-    .replace(
-      /\*\*(?=\S)([^*\n]+?)\*\*|__(?=\S)([^_\n]+?)__/g,
-      (_m, a?: string, b?: string) => `${BOLD}${a ?? b}${BOLD}`,
-    )
-    .replace(/(^|[^*\w])\*(?=\S)([^*\n]+?)\*(?!\*)/g, '$1_$2_')
-    .replace(/~~(?=\S)([^~\n]+?)~~/g, '~$1~')
-    .replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g, '<$2|$1>')
-    .replace(new RegExp(BOLD, 'g'), '*');
+export function markdownToMrkdwn(markdown: string, options: SlackTextOptions = {}): string {
+  return formatSlackText(markdown, Number.MAX_SAFE_INTEGER, options).join('\n\n');
 }
 
 /**
  * An agent's answer as the texts of the Slack messages to post, each at most `limit`
- * characters, split at paragraph, line or word boundaries with code fences kept balanced.
- * Broadcast mentions are escaped unless `options.allowBroadcastMentions` (see
- * {@link escapeSlackText}).
+ * characters of mrkdwn (see {@link markdownToMrkdwn}), split at block, line or word boundaries
+ * with code blocks and styled text closed and reopened across a cut. Broadcast mentions are
+ * escaped unless `options.allowBroadcastMentions` (see {@link escapeSlackText}). Works on a
+ * prefix of an answer being written (see `renderMarkdown`).
+ *
+ * @example
+ * ```ts
+ * formatSlackText('**Done** — see [the docs](https://example.com)');
+ * // ['*Done* — see <https://example.com|the docs>']
+ * ```
  */
 export function formatSlackText(
   content: string,
   limit: number = SLACK_TEXT_LIMIT,
   options: SlackTextOptions = {},
 ): string[] {
-  const text = escapeSlackText(markdownToMrkdwn(content), options);
-  return splitMessage(text, limit).filter((part) => part.trim().length > 0);
+  return renderMarkdown(content, slackDialect(limit, options));
+}
+
+const MRKDWN = { bold: '*', italic: '_', strike: '~', code: '`' } as const;
+
+function slackDialect(limit: number, options: SlackTextOptions): Dialect {
+  const escape = (text: string) => escapeSlackText(text, options);
+  // Slack shows no style inside a link's label or a code span, nor the same style twice.
+  const shown = (mark: Mark, outer: readonly Mark[]) =>
+    !outer.some((m) => m.kind === 'link' || m.kind === 'code' || m.kind === mark.kind);
+  return {
+    limit,
+    text: escape,
+    atom: escape,
+    open: (mark, outer) => {
+      if (!shown(mark, outer)) return '';
+      return mark.kind === 'link'
+        ? `<${escape(mark.url).replace(/\|/g, '%7C')}|`
+        : MRKDWN[mark.kind];
+    },
+    close: (mark, outer) => {
+      if (!shown(mark, outer)) return '';
+      return mark.kind === 'link' ? '>' : MRKDWN[mark.kind];
+    },
+    line: (line, body) => `${line.quote ? '> ' : ''}${escape(line.lead)}${body}`,
+    code: (_lang, code) => `\`\`\`\n${escape(code)}\n\`\`\``,
+  };
 }
 
 /**

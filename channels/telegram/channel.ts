@@ -17,11 +17,11 @@ import type {
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
 import { sendParts } from '../shared/platform.js';
-import { retryTransformer, toColloquyError, toSendMessagePayloads } from './format.js';
+import { refusedMarkup, retryTransformer, telegramParts, toColloquyError } from './format.js';
 import { pollUpdates } from './polling.js';
 import { telegramTyping } from './typing.js';
 import { leaseNames } from '../../src/leases.js';
-import type { RetryOptions } from './format.js';
+import type { RetryOptions, SendMessagePayload } from './format.js';
 import {
   BodyTooLargeError,
   DEFAULT_MAX_WEBHOOK_BODY_BYTES,
@@ -234,18 +234,28 @@ export class TelegramChannel implements Channel {
   }
 
   /**
-   * Posts a reply: split into parts of at most 4096 characters, the first part as a reply to
-   * `replyToMessageId`, all in the forum topic. Returns every part's `message_id`, in order.
-   * Throws `PlatformError` (Telegram refused: code = `error_code`; or a 5xx), `RateLimitError`
-   * or `NetworkError` (see `toColloquyError`); the parts that did get through were reported to
-   * `options.partPosted`.
+   * Posts a reply: its Markdown as Telegram HTML (see `formatTelegram`), split into parts of at
+   * most 4096 characters, the first part as a reply to `replyToMessageId`, all in the forum
+   * topic; a part whose markup Telegram refuses is sent again as plain text. Returns every
+   * part's `message_id`, in order. Throws `PlatformError` (Telegram refused: code =
+   * `error_code`; or a 5xx), `RateLimitError` or `NetworkError` (see `toColloquyError`); the
+   * parts that did get through were reported to `options.partPosted`.
    */
   async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
+    const post = async ({ chat_id, text, ...other }: SendMessagePayload) => {
+      const sent = await this.bot.api.sendMessage(chat_id, text, other);
+      return { id: String(sent.message_id), timestamp: new Date(sent.date * 1000).toISOString() };
+    };
     return sendParts(
-      toSendMessagePayloads(message),
-      async ({ chat_id, text, ...other }) => {
-        const sent = await this.bot.api.sendMessage(chat_id, text, other);
-        return { id: String(sent.message_id), timestamp: new Date(sent.date * 1000).toISOString() };
+      telegramParts(message),
+      async ({ payload, plainText }) => {
+        try {
+          return await post(payload);
+        } catch (error) {
+          if (!refusedMarkup(error)) throw error;
+          const { parse_mode: _html, ...plain } = payload;
+          return post({ ...plain, text: plainText });
+        }
       },
       (error) => toColloquyError(error, 'sendMessage', { conversationId: message.conversationId }),
       options.partPosted,

@@ -3,6 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Chat, Message, MessageEntity, Update, User, UserFromGetMe } from 'grammy/types';
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
+import { HtmlRefused, parseTelegramHtml } from './fake-html.js';
 
 /** A failure `failNext` makes the fake answer with instead of the real result. */
 export type FakeTelegramFailure =
@@ -579,12 +580,8 @@ export class FakeTelegram {
 
   private sendMessage(payload: Record<string, unknown>): Message {
     const chatId = Number(payload.chat_id);
-    const text = payload.text;
     if (!Number.isFinite(chatId)) throw fail(400, 'Bad Request: chat not found');
-    if (typeof text !== 'string' || text.trim().length === 0) {
-      throw fail(400, 'Bad Request: message text is empty');
-    }
-    if (text.length > 4096) throw fail(400, 'Bad Request: message is too long');
+    const { text, entities } = shownText(payload);
     const replyTo = (payload.reply_parameters as { message_id?: number } | undefined)?.message_id;
     const replied = replyTo === undefined ? undefined : this.messages.get(`${chatId}:${replyTo}`);
     const threadId = payload.message_thread_id as number | undefined;
@@ -595,6 +592,7 @@ export class FakeTelegram {
       chat,
       from: this.botUser,
       text,
+      ...(entities.length > 0 && { entities }),
       ...(threadId !== undefined && { message_thread_id: threadId }),
       ...(threadId !== undefined &&
         chat.type === 'supergroup' &&
@@ -620,8 +618,14 @@ export class FakeTelegram {
     const chatId = Number(payload.chat_id);
     const original = this.messages.get(`${chatId}:${Number(payload.message_id)}`);
     if (original === undefined) throw fail(400, 'Bad Request: message to edit not found');
-    const text = String(payload.text ?? '');
-    const message = { ...original, text, edit_date: this.tick() } as Message;
+    const { text, entities } = shownText(payload);
+    const { entities: _before, ...rest } = original;
+    const message = {
+      ...rest,
+      text,
+      ...(entities.length > 0 && { entities }),
+      edit_date: this.tick(),
+    } as Message;
     this.messages.set(`${chatId}:${message.message_id}`, message);
     this.record({ method: 'editMessageText', chatId, text, payload, message });
     return message;
@@ -654,6 +658,38 @@ export class FakeTelegram {
   private tick(): number {
     return this.clock++;
   }
+}
+
+/**
+ * The text a `sendMessage` or `editMessageText` shows, and its entities: `parse_mode: 'HTML'`
+ * read as Telegram reads it, else the text as sent with the `entities` given. Refused as
+ * Telegram refuses it: empty, longer than 4096 characters once parsed, or markup it cannot read.
+ */
+function shownText(payload: Record<string, unknown>): { text: string; entities: MessageEntity[] } {
+  const raw = payload.text;
+  if (typeof raw !== 'string' || raw.trim().length === 0) {
+    throw fail(400, 'Bad Request: message text is empty');
+  }
+  let shown: { text: string; entities: MessageEntity[] };
+  if (payload.parse_mode === undefined) {
+    shown = { text: raw, entities: (payload.entities as MessageEntity[] | undefined) ?? [] };
+  } else if (payload.parse_mode === 'HTML') {
+    try {
+      shown = parseTelegramHtml(raw);
+    } catch (error) {
+      if (error instanceof HtmlRefused) throw fail(error.code, error.description);
+      throw error;
+    }
+  } else {
+    // Telegram also reads MarkdownV2; the fake reads only what colloquy sends.
+    throw fail(
+      400,
+      `Bad Request: the fake reads parse_mode HTML only, not ${String(payload.parse_mode)}`,
+    );
+  }
+  if (shown.text.trim().length === 0) throw fail(400, 'Bad Request: message text is empty');
+  if (shown.text.length > 4096) throw fail(400, 'Bad Request: message is too long');
+  return shown;
 }
 
 interface ApiFailure {

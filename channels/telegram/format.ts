@@ -1,12 +1,13 @@
 /**
- * Outbound side of the Telegram channel: splitting a reply into `sendMessage` calls, retrying
- * rate-limited and failed calls, and turning grammy's errors into colloquy's.
+ * Outbound side of the Telegram channel: a reply's Markdown as Telegram HTML split into
+ * `sendMessage` calls, retrying rate-limited and failed calls, and turning grammy's errors
+ * into colloquy's.
  *
  * @example
  * ```ts
  * import { toSendMessagePayloads } from 'colloquy/telegram';
- * toSendMessagePayloads({ conversationId: 'telegram:42', scope: 'dm', channelId: '42', content: 'hi' });
- * // [{ chat_id: 42, text: 'hi' }]
+ * toSendMessagePayloads({ conversationId: 'telegram:42', scope: 'dm', channelId: '42', content: '**hi**' });
+ * // [{ chat_id: 42, text: '<b>hi</b>', parse_mode: 'HTML' }]
  * ```
  */
 import type { Transformer } from 'grammy';
@@ -14,24 +15,110 @@ import type { ReplyParameters } from 'grammy/types';
 import type { OutboundMessage } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
 import { redactError, redactText } from '../../src/logger.js';
+import type { Line, Mark } from '../shared/markdown.js';
 import { platformError, type PlatformFailure } from '../shared/platform.js';
-import { splitMessage } from '../shared/split.js';
+import { renderMarkdown } from '../shared/render.js';
+import type { Dialect } from '../shared/render.js';
 
-/** Telegram's limit for one text message, in UTF-16 code units. */
+/** Telegram's limit for one text message, in UTF-16 code units of its text once parsed. */
 export const TELEGRAM_MESSAGE_LIMIT = 4096;
 
 /** The `sendMessage` fields colloquy sets. */
 export interface SendMessagePayload {
   chat_id: number | string;
   text: string;
+  parse_mode?: 'HTML';
   message_thread_id?: number;
   reply_parameters?: ReplyParameters;
 }
 
 /**
- * One `sendMessage` payload per part of the reply, in order. The first part replies to the
- * message being answered (if it has been deleted meanwhile, it is sent without the reply);
- * every part stays in the forum topic.
+ * A reply's Markdown as the Telegram HTML of each message to send (`parse_mode: 'HTML'`), in
+ * order: bold, italic, strikethrough, code, links, quotes, code blocks with their language;
+ * headings bold, list markers as `•` / `1.`, tables as aligned text in a `<pre>` block. Every
+ * part holds at most `limit` characters once Telegram has parsed it and is valid on its own.
+ * Works on a prefix of an answer being written (see `renderMarkdown`).
+ *
+ * @example
+ * ```ts
+ * import { formatTelegram } from 'colloquy/telegram';
+ * formatTelegram('**Done** — see [the docs](https://example.com)');
+ * // ['<b>Done</b> — see <a href="https://example.com">the docs</a>']
+ * ```
+ */
+export function formatTelegram(markdown: string, limit = TELEGRAM_MESSAGE_LIMIT): string[] {
+  return renderMarkdown(markdown, { ...telegramDialect, limit });
+}
+
+/**
+ * What a Telegram HTML text shows: tags dropped, entities read. Sent instead of the HTML when
+ * Telegram refuses the markup.
+ *
+ * @example
+ * ```ts
+ * telegramPlainText('<b>a &lt; b</b>'); // 'a < b'
+ * ```
+ */
+export function telegramPlainText(html: string): string {
+  return html
+    .replace(/<[^>]*>/g, '')
+    .replace(/&(lt|gt|quot|amp|#\d+|#x[\da-f]+);/gi, (_m, name: string) => {
+      const lower = name.toLowerCase();
+      if (lower.startsWith('#x')) return String.fromCodePoint(parseInt(lower.slice(2), 16));
+      if (lower.startsWith('#')) return String.fromCodePoint(Number(lower.slice(1)));
+      return ENTITY_TEXT[lower] ?? '';
+    });
+}
+
+const ENTITY_TEXT: Record<string, string> = { lt: '<', gt: '>', quot: '"', amp: '&' };
+
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeAttribute = (text: string) => escapeHtml(text).replace(/"/g, '&quot;');
+const TAG = { bold: 'b', italic: 'i', strike: 's', code: 'code', link: 'a' } as const;
+
+/** Telegram lets no entity contain a link or code except bold, italic and the like. */
+const opaque = (outer: readonly Mark[]) =>
+  outer.some((mark) => mark.kind === 'link' || mark.kind === 'code');
+
+const telegramDialect: Dialect = {
+  limit: TELEGRAM_MESSAGE_LIMIT,
+  size: (html) => telegramPlainText(html).length,
+  text: escapeHtml,
+  atom: escapeHtml,
+  open: (mark, outer) => {
+    if ((mark.kind === 'link' || mark.kind === 'code') && opaque(outer)) return '';
+    return mark.kind === 'link' ? `<a href="${escapeAttribute(mark.url)}">` : `<${TAG[mark.kind]}>`;
+  },
+  close: (mark, outer) =>
+    (mark.kind === 'link' || mark.kind === 'code') && opaque(outer) ? '' : `</${TAG[mark.kind]}>`,
+  line: (line, body) => escapeHtml(line.lead) + body,
+  join: (lines: readonly Line[], rendered: readonly string[]) => {
+    let out = '';
+    rendered.forEach((text, i) => {
+      const quote = lines[i]?.quote === true;
+      const opens = quote && lines[i - 1]?.quote !== true;
+      const closes = quote && lines[i + 1]?.quote !== true;
+      out += `${i > 0 ? '\n' : ''}${opens ? '<blockquote>' : ''}${text}${closes ? '</blockquote>' : ''}`;
+    });
+    return out;
+  },
+  code: (lang, code) =>
+    lang === ''
+      ? `<pre>${escapeHtml(code)}</pre>`
+      : `<pre><code class="language-${escapeAttribute(lang)}">${escapeHtml(code)}</code></pre>`,
+};
+
+/** One message of a reply: the HTML to send, and the plain text to send if that is refused. */
+export interface TelegramPart {
+  payload: SendMessagePayload;
+  plainText: string;
+}
+
+/**
+ * One `sendMessage` payload per part of the reply, in order (see `formatTelegram`). The first
+ * part replies to the message being answered (if it has been deleted meanwhile, it is sent
+ * without the reply); every part stays in the forum topic.
  *
  * @example
  * ```ts
@@ -42,9 +129,27 @@ export function toSendMessagePayloads(
   message: OutboundMessage,
   limit = TELEGRAM_MESSAGE_LIMIT,
 ): SendMessagePayload[] {
-  const parts = splitMessage(message.content, limit).filter((part) => part.trim().length > 0);
-  return parts.map((text, index) => {
-    const payload: SendMessagePayload = { chat_id: chatIdValue(message.channelId), text };
+  return telegramParts(message, limit).map((part) => part.payload);
+}
+
+/**
+ * The parts of a reply with the plain text of each, for a retry without markup.
+ *
+ * @example
+ * ```ts
+ * telegramParts({ ...outbound, content: '**hi**' })[0]?.plainText; // 'hi'
+ * ```
+ */
+export function telegramParts(
+  message: OutboundMessage,
+  limit = TELEGRAM_MESSAGE_LIMIT,
+): TelegramPart[] {
+  return formatTelegram(message.content, limit).map((text, index) => {
+    const payload: SendMessagePayload = {
+      chat_id: chatIdValue(message.channelId),
+      text,
+      parse_mode: 'HTML',
+    };
     if (message.threadId !== undefined && message.scope === 'thread') {
       payload.message_thread_id = Number(message.threadId);
     }
@@ -54,8 +159,23 @@ export function toSendMessagePayloads(
         allow_sending_without_reply: true,
       };
     }
-    return payload;
+    return { payload, plainText: telegramPlainText(text) };
   });
+}
+
+/**
+ * True for Telegram's refusal of a text's markup (400 "can't parse entities"): the text is
+ * then sent again without it.
+ *
+ * @example
+ * ```ts
+ * refusedMarkup({ error_code: 400, description: "Bad Request: can't parse entities: …" }); // true
+ * ```
+ */
+export function refusedMarkup(error: unknown): boolean {
+  return (
+    isApiError(error) && error.error_code === 400 && /can't parse entities/i.test(error.description)
+  );
 }
 
 /** A numeric chat id as a number (Telegram also takes `@channelusername` strings). */

@@ -28,8 +28,12 @@ export type { ParsedUpdate, TelegramSelf } from './parse.js';
 export {
   TELEGRAM_MESSAGE_LIMIT,
   chatIdValue,
+  formatTelegram,
+  refusedMarkup,
   retryTransformer,
+  telegramParts,
+  telegramPlainText,
   toColloquyError,
   toSendMessagePayloads,
 } from './format.js';
-export type { RetryOptions, SendMessagePayload } from './format.js';
+export type { RetryOptions, SendMessagePayload, TelegramPart } from './format.js';

@@ -91,7 +91,7 @@ describe('Slack broadcast mentions in replies', () => {
 
   it('escapes a broadcast smuggled in through a Markdown link label', () => {
     expect(formatSlackText('[see ><!here](https://example.com)')).toEqual([
-      '<https://example.com|see >&lt;!here&gt;',
+      '<https://example.com|see &gt;&lt;!here>',
     ]);
   });
 
