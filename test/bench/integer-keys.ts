@@ -2,7 +2,7 @@
  * An experiment, not a target: what the bytes and WAL pages of a turn would be if `messages`
  * kept its conversation and author as integer keys (the documented table becoming a view over
  * such rows), next to the store as it is and the lean schema, on the same corpus.
- * docs/benchmarks.md ("What integer keys would buy") has its results and what it leaves out.
+ * docs/benchmarks.md ("Integer keys") has its results and what it leaves out.
  *
  *   npx tsx test/bench/integer-keys.ts [--dir path]
  */

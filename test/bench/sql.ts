@@ -49,7 +49,7 @@ async function time(run: () => unknown): Promise<number> {
  * docs/sql.md's example queries, and the store's and studio's reads, on the docs' history plus
  * `messages` corpus turns, as the file comes (no statistics) and after `ANALYZE`, which a user
  * may run and which changes SQLite's plans: a plan that reads `messages` again for each person
- * shows here (docs/benchmarks.md, "The docs' queries with statistics").
+ * shows here (docs/benchmarks.md, "SQL queries with planner statistics").
  */
 export async function benchSql(options: { messages: number; dir: string }): Promise<void> {
   console.log(`\n── docs/sql.md's queries and the store's reads, without and with ANALYZE ──`);

@@ -283,7 +283,7 @@ export async function walPages(
 /**
  * How many commits' frames are named at once. A page changes owner when FTS5's merges free it
  * and another table takes it, so a frame is named by who owns its page soon after it was
- * written, not at the end of the run (docs/benchmarks.md, "The bench's own figures corrected").
+ * written, not at the end of the run (docs/benchmarks.md, "Writes").
  */
 const ATTRIBUTE_EVERY = 32;
 
