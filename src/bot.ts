@@ -6,6 +6,7 @@ import type { Channel, ChannelHandlers, ChannelState, Delivery } from './channel
 import type { TurnContext } from './chain.js';
 import { ColloquyError, StoreError } from './errors.js';
 import { consoleLogger, logLevelProblem } from './logger.js';
+import { installSignalHandlers } from './bot/signals.js';
 import { startTimeoutOf, startWithin } from './bot/start.js';
 import type { Logger } from './logger.js';
 import type { AppendResult, ConversationStore, StoreOperation } from './store.js';
@@ -469,6 +470,7 @@ export class Bot {
           this.#end(run, 'expired', 'cannot resume: turn or channel gone');
         continue;
       }
+      await this.#sayResuming(channel, turn);
       await this.#runner!.inbound(turn, channel, plan);
     }
     // The lease is held until the replies sent under it are confirmed: an instance that takes
@@ -507,6 +509,7 @@ export class Bot {
         for (const run of open) this.#end(run, 'expired', 'cannot resume: turn or channel gone');
         continue;
       }
+      await this.#sayResuming(channel, turn);
       this.#resume(turn, channel, open);
     }
   }
@@ -565,6 +568,17 @@ export class Bot {
     delete ended.reply;
     if (error !== undefined) ended.error = error;
     this.#write({ kind: 'run', run: ended }).catch((cause: unknown) => this.report(cause));
+  }
+
+  /** Lets `channel` say that `turn`, left unanswered when the bot last stopped, is answered. */
+  async #sayResuming(channel: Channel, turn: NewMessage): Promise<void> {
+    try {
+      await channel.resuming?.(turn);
+    } catch (cause) {
+      this.report(
+        new ColloquyError(`the ${channel.type} channel could not say it resumes`, { cause }),
+      );
+    }
   }
 
   /** Runs `open` (unfinished runs of `turn`) again, queued in the turn's conversation. */
@@ -925,8 +939,9 @@ export class Bot {
   }
 
   /**
-   * SIGINT / SIGTERM stop the bot gracefully (a second signal exits at once). Returns a
-   * function that removes the handlers.
+   * SIGINT / SIGTERM stop the bot gracefully, logging what is still being finished
+   * (`SIGINT: finishing 1 answer — Ctrl-C again to quit now`); a second signal exits at once.
+   * Returns a function that removes the handlers.
    *
    * @example
    * ```ts
@@ -934,24 +949,12 @@ export class Bot {
    * ```
    */
   installSignalHandlers(): () => void {
-    let signalled = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (signalled) process.exit(130);
-      signalled = true;
-      this.#logger.info(`${signal}: stopping`);
-      void this.stop().finally(() => {
-        uninstall();
-        // Writes left in the dead-letter file: the process says so with its exit code.
-        if ((this.captureStats?.deadLettered ?? 0) > 0) process.exitCode = 1;
-      });
-    };
-    const uninstall = () => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    return uninstall;
+    return installSignalHandlers({
+      stop: () => this.stop(),
+      pending: () => this.#handling.size,
+      deadLettered: () => this.captureStats?.deadLettered ?? 0,
+      logger: this.#logger,
+    });
   }
 }
 

@@ -199,6 +199,16 @@ export interface Channel {
    * reply comes).
    */
   readonly typing?: TypingIndicator;
+  /**
+   * Says that `turn`, left unanswered when the bot last stopped (a crash or a forced quit), is
+   * answered now; called at start, before the answer (optional).
+   *
+   * @example
+   * ```ts
+   * resuming: async (turn) => void output.write(`answering "${turn.content}", left from last time\n`),
+   * ```
+   */
+  resuming?(turn: NewMessage): void | Promise<void>;
   /** Known after `start` resolves. */
   readonly botIdentity: BotIdentity | undefined;
 }

@@ -34,6 +34,12 @@ export interface ConsoleChannelOptions {
   prompt?: string;
   /** Line editing and a prompt; default: when both streams are TTYs. */
   terminal?: boolean;
+  /**
+   * A stream log lines are written to that shares the screen with the chat: while the channel
+   * runs on a terminal, what is written to it is printed on its own line above the prompt
+   * (default `process.stderr` when it is a terminal too; `false` leaves it alone).
+   */
+  logs?: NodeJS.WritableStream | false;
 }
 
 /**
@@ -42,7 +48,10 @@ export interface ConsoleChannelOptions {
  * answer is pending are handed to the bot in order and answered in turn. At end of input
  * (Ctrl-D, the end of a pipe, Ctrl-C, or `/quit`) reading stops and `closed` resolves once every
  * line read has been handed over, so the program can stop the bot, which finishes the answers
- * still pending.
+ * still pending. With the bot's signal handlers installed, Ctrl-C on a terminal stops the bot as
+ * SIGINT does (it says how many answers it finishes, and a second Ctrl-C quits at once). Log
+ * lines print above the prompt, never inside what is being typed; a question left unanswered
+ * by a forced quit is announced before it is answered at the next start.
  *
  * @example
  * ```ts
@@ -68,6 +77,11 @@ export class ConsoleChannel implements Channel {
   readonly #session: string;
   readonly #prompt: string;
   readonly #terminal: boolean;
+  readonly #logs: NodeJS.WritableStream | undefined;
+  /** The log stream's own `write`, put back at `stop`. */
+  #logsWrite: NodeJS.WritableStream['write'] | undefined;
+  /** The prompt is on the screen, waiting for a line. */
+  #prompting = false;
   /** Makes message ids unique across runs writing to the same store. */
   readonly #run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   #lines = 0;
@@ -86,6 +100,8 @@ export class ConsoleChannel implements Channel {
     this.#session = options.session ?? 'local';
     this.#prompt = options.prompt ?? '> ';
     this.#terminal = options.terminal ?? (isTTY(this.#input) && isTTY(this.#output));
+    const logs = options.logs ?? (isTTY(process.stderr) ? process.stderr : false);
+    this.#logs = this.#terminal && logs !== false && logs !== this.#output ? logs : undefined;
     this.conversationId = `console:${this.#session}`;
     this.user = options.user ?? consoleUser();
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
@@ -100,27 +116,82 @@ export class ConsoleChannel implements Channel {
       prompt: this.#prompt,
     });
     this.#rl = rl;
-    // Ctrl-C on a terminal: stop reading; what was typed is still handed over and answered.
+    // Ctrl-C on a terminal (readline reads it as a key): with signal handlers installed on
+    // this process, it is the SIGINT it would be without line editing; otherwise it stops
+    // reading. Either way what was typed is still handed over and answered.
     rl.on('SIGINT', () => {
+      this.#prompting = false;
       this.#output.write('^C\n');
-      rl.close();
+      const handled = this.#input === process.stdin && process.listenerCount('SIGINT') > 0;
+      if (handled) process.kill(process.pid, 'SIGINT');
+      else rl.close();
     });
-    rl.on('line', (line) => this.#onLine(line, handlers));
+    rl.on('line', (line) => {
+      this.#prompting = false;
+      this.#onLine(line, handlers);
+    });
     rl.on('close', () => {
       this.#reading = false;
+      this.#prompting = false;
       void this.#handing.then(() => this.#resolveClosed());
     });
-    if (this.#terminal) rl.prompt();
+    this.#routeLogs();
+    this.#showPrompt();
+  }
+
+  /** Shows the prompt (on a terminal, while reading). */
+  #showPrompt(): void {
+    if (!this.#terminal || !this.#reading) return;
+    this.#prompting = true;
+    this.#rl?.prompt();
+  }
+
+  /** What is written to the log stream is printed above the prompt instead, until `stop`. */
+  #routeLogs(): void {
+    const logs = this.#logs;
+    if (logs === undefined || this.#logsWrite !== undefined) return;
+    this.#logsWrite = logs.write;
+    logs.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      this.#above(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+      if (done !== undefined) queueMicrotask(done);
+      return true;
+    }) as NodeJS.WritableStream['write'];
+  }
+
+  /**
+   * Prints `text` on lines of its own where the cursor's line is (the prompt and what is being
+   * typed, or `thinking…`), then puts that line back below it.
+   */
+  #above(text: string): void {
+    if (text === '') return;
+    const out = this.#output;
+    out.write(ERASE_LINE);
+    out.write(text.endsWith('\n') ? text : `${text}\n`);
+    if (this.#thinking) out.write(THINKING);
+    if (this.#prompting) this.#rl?.prompt(true);
+    else if (this.#rl !== undefined && this.#rl.line !== '') out.write(this.#rl.line);
+  }
+
+  /**
+   * Says that `turn`, left unanswered when the bot last stopped, is answered now.
+   *
+   * @example
+   * ```ts
+   * await channel.resuming(turn); // answering a question left from last time: where is order 42?
+   * ```
+   */
+  async resuming(turn: NewMessage): Promise<void> {
+    const line = `answering a question left from last time: ${oneLine(turn.content)}\n`;
+    if (this.#terminal) this.#above(line);
+    else this.#output.write(line);
   }
 
   /** A line was typed: stamp it now and queue it behind the lines before it. */
   #onLine(line: string, handlers: ChannelHandlers): void {
     const text = line.trim();
     if (text === '/quit' || text === '/exit') return void this.#rl?.close();
-    if (text === '') {
-      if (this.#terminal && this.#reading) this.#rl?.prompt();
-      return;
-    }
+    if (text === '') return this.#showPrompt();
     const turn = this.#turn(text);
     this.#handing = this.#handing.then(() => this.#hand(turn, handlers));
   }
@@ -145,9 +216,7 @@ export class ConsoleChannel implements Channel {
             }),
       );
     }
-    void handled.then(() => {
-      if (this.#terminal && this.#reading) this.#rl?.prompt();
-    });
+    void handled.then(() => this.#showPrompt());
   }
 
   #turn(content: string): NewMessage {
@@ -194,6 +263,8 @@ export class ConsoleChannel implements Channel {
 
   /** Stops reading; resolves once every line already read has been handed to the bot. */
   async stop(): Promise<void> {
+    if (this.#logsWrite !== undefined) this.#logs!.write = this.#logsWrite;
+    this.#logsWrite = undefined;
     this.#rl?.close();
     if (this.#rl === undefined) this.#resolveClosed();
     await this.#handing;
@@ -203,6 +274,12 @@ export class ConsoleChannel implements Channel {
 const THINKING = '\x1b[2mthinking…\x1b[0m';
 /** Back to the start of the line, which is cleared. */
 const ERASE_LINE = '\r\x1b[K';
+
+/** `text` on one line, its control characters shown as spaces. */
+function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\x00-\x1f\x7f]+/g, ' ');
+}
 
 function isTTY(stream: NodeJS.ReadableStream | NodeJS.WritableStream): boolean {
   return (stream as { isTTY?: boolean }).isTTY === true;

@@ -97,3 +97,75 @@ export function startConsoleBot(env: Record<string, string>) {
     },
   };
 }
+
+/** Resolves once `condition` holds (the child process gives no event to await). */
+export async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (condition()) return;
+    } catch {
+      // the database file is not there yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${condition.toString()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** util-linux `script`, which runs a command on a pseudo-terminal (Linux; not macOS's). */
+export const hasScript =
+  spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux') ?? false;
+
+/** The console bot on a pseudo-terminal (util-linux `script`): keys in, the screen out. */
+export function startOnTerminal(env: Record<string, string>) {
+  const child = spawn('script', ['-qefc', `"${process.execPath}" "${consoleBot}"`, '/dev/null'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: 'pipe',
+  });
+  let screen = '';
+  child.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { child, exited, screen: () => screen };
+}
+
+/**
+ * The rows a terminal shows after `output`: carriage returns, line feeds and the cursor and
+ * erase sequences readline writes are applied; colours are dropped.
+ */
+export function render(output: string): string[] {
+  const rows = [''];
+  let row = 0;
+  let col = 0;
+  for (let i = 0; i < output.length; i++) {
+    const char = output[i]!;
+    if (char === '\x1b') {
+      // eslint-disable-next-line no-control-regex
+      const sequence = /^\x1b\[([0-9;]*)([A-Za-z])/.exec(output.slice(i));
+      if (sequence === null) continue;
+      i += sequence[0].length - 1;
+      const n = Number(sequence[1] || '1');
+      const line = rows[row]!;
+      if (sequence[2] === 'G') col = n - 1;
+      else if (sequence[2] === 'K') rows[row] = line.slice(0, col);
+      else if (sequence[2] === 'J') {
+        rows[row] = line.slice(0, col);
+        rows.length = row + 1;
+      } else if (sequence[2] === 'A') row = Math.max(0, row - n);
+      else if (sequence[2] === 'C') col += n;
+      else if (sequence[2] === 'D') col = Math.max(0, col - n);
+      continue;
+    }
+    if (char === '\r') col = 0;
+    else if (char === '\n') {
+      row += 1;
+      col = 0;
+      rows[row] ??= '';
+    } else {
+      const line = rows[row]!.padEnd(col);
+      rows[row] = line.slice(0, col) + char + line.slice(col + 1);
+      col += 1;
+    }
+  }
+  return rows.map((line) => line.trimEnd());
+}

@@ -1,15 +1,17 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeOpenAIServer } from 'colloquy/testing';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
-import { buildIfStale, consoleBot, root, startConsoleBot } from './bot.fixtures.js';
-
-/** util-linux `script`, which runs a command on a pseudo-terminal (Linux; not macOS's). */
-const hasScript =
-  spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux') ?? false;
+import {
+  buildIfStale,
+  hasScript,
+  render,
+  startConsoleBot,
+  startOnTerminal,
+  until,
+} from './bot.fixtures.js';
 
 beforeAll(() => buildIfStale(), 180_000);
 const temp = tempDirs();
@@ -109,7 +111,9 @@ describe('npm start: the console bot', () => {
 
       // and Ctrl-C is pressed before the model answers
       bot.child.kill('SIGINT');
-      await until(() => bot.stderr().includes('SIGINT: stopping'));
+      await until(() =>
+        bot.stderr().includes('SIGINT: finishing 3 answers — Ctrl-C again to quit now'),
+      );
       firstAnswer.release();
 
       // then every line is answered, in order, and the process exits cleanly
@@ -133,56 +137,49 @@ describe('npm start: the console bot', () => {
   });
 
   it.runIf(hasScript)(
-    'on a terminal, Ctrl-C lets the pending answer finish, answers the lines typed meanwhile, and exits',
+    'on a terminal, Ctrl-C says what it finishes, lets the pending answer finish, answers the lines typed meanwhile, and exits',
     async () => {
-      // given the console bot on a real terminal (util-linux `script` gives it a pty) and a
-      // model that holds its first answer
+      // given the console bot on a real terminal and a model that holds its first answer
       const model = await new FakeOpenAIServer().start();
       const firstAnswer = model.holdNext();
       const db = join(temp.make('console'), 'chat.db');
-      const child = spawn(
-        'script',
-        ['-qefc', `"${process.execPath}" "${consoleBot}"`, '/dev/null'],
-        {
-          cwd: root,
-          env: {
-            ...process.env,
-            COLLOQUY_DB: db,
-            COLLOQUY_USER_NAME: 'Ada',
-            COLLOQUY_MODEL: 'openai-compatible:fake-model',
-            COLLOQUY_MODEL_BASE_URL: model.baseURL,
-          },
-          stdio: 'pipe',
-        },
-      );
-      let screen = '';
-      child.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString('utf8')));
-      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const bot = startOnTerminal({
+        COLLOQUY_DB: db,
+        COLLOQUY_USER_NAME: 'Ada',
+        COLLOQUY_MODEL: 'openai-compatible:fake-model',
+        COLLOQUY_MODEL_BASE_URL: model.baseURL,
+        COLLOQUY_LOG_LEVEL: 'info',
+      });
       try {
         // when a line's answer is pending and two more lines are typed meanwhile
-        await until(() => screen.includes('> '));
-        child.stdin.write('first\r');
+        await until(() => bot.screen().includes('> '));
+        bot.child.stdin.write('first\r');
         await firstAnswer.arrived;
-        child.stdin.write('second\rthird\r');
+        bot.child.stdin.write('second\rthird\r');
         await until(() => userLines(db).length === 3);
 
         // and Ctrl-C is pressed before the model answers
-        child.stdin.write('\x03');
-        await until(() => screen.includes('^C'));
+        bot.child.stdin.write('\x03');
+        await until(() => bot.screen().includes('Ctrl-C again to quit now'));
         firstAnswer.release();
 
-        // then every line is answered after the ^C, no prompt comes back, and it exits cleanly
-        expect(await exited).toBe(0);
-        // (the "thinking…" shown while each line is answered is erased before its answer)
-        const afterCtrlC = screen
-          .slice(screen.indexOf('^C'))
-          .replaceAll('\x1b[2mthinking…\x1b[0m', '')
-          .replaceAll('\x1b[K', '')
-          .replaceAll('\r', '');
-        expect(afterCtrlC).toBe('^C\necho: Ada: first\necho: Ada: second\necho: Ada: third\n');
+        // then it says what it finishes, every line is answered after the ^C, no prompt comes
+        // back, and it exits cleanly
+        expect(await bot.exited).toBe(0);
+        const rows = render(bot.screen());
+        const afterCtrlC = rows.slice(rows.indexOf('^C') + 1);
+        expect(afterCtrlC).toEqual([
+          expect.stringMatching(
+            /^\S+ INFO SIGINT: finishing 3 answers — Ctrl-C again to quit now$/,
+          ),
+          'echo: Ada: first',
+          'echo: Ada: second',
+          'echo: Ada: third',
+          '',
+        ]);
         expect(userLines(db).map((turn) => turn.content)).toEqual(['first', 'second', 'third']);
       } finally {
-        child.kill('SIGKILL');
+        bot.child.kill('SIGKILL');
         await model.close();
       }
     },
@@ -243,19 +240,5 @@ function firstAnswerTime(db: string): string {
       .get() as string;
   } finally {
     file.close();
-  }
-}
-
-/** Resolves once `condition` holds (the child process gives no event to await). */
-async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (condition()) return;
-    } catch {
-      // the database file is not there yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${condition.toString()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
