@@ -34,10 +34,13 @@ const LOCK_CONVERSATIONS = `INSERT INTO conversations AS t (id, channel_type, ch
   ON CONFLICT (id) DO UPDATE SET message_count = t.message_count WHERE false`;
 
 /** Turns a transaction changes (confirmed replies, edits, deletions), locked in seq order. */
-const LOCK_MESSAGES = `SELECT seq FROM messages
-  WHERE id = ANY($1::text[])
-    OR (channel_type, channel_id, platform_message_id) IN
-      (SELECT * FROM unnest($2::text[], $3::text[], $4::text[]))
+const LOCK_MESSAGES = `SELECT seq FROM messages WHERE seq IN (
+    SELECT seq FROM messages WHERE id = ANY($1::text[])
+    UNION
+    SELECT m.seq FROM unnest($2::text[], $3::text[], $4::text[]) AS k(channel_type, channel_id,
+        platform_message_id)
+      JOIN messages m ON m.channel_type = k.channel_type AND m.channel_id = k.channel_id
+        AND m.platform_message_id = k.platform_message_id)
   ORDER BY seq FOR UPDATE`;
 
 /** What the ops of one transaction write to rows other transactions write too. */
