@@ -74,10 +74,16 @@ interface Entry {
 }
 
 /**
- * The one write path from the bot to its store. Capture keeps one FIFO of operations and,
- * whenever no commit is in flight, hands the store everything waiting in one
- * `store.commit(ops)`: batches grow with load, with no timer. `write(op)` resolves with the
- * op's result once it is committed.
+ * The bot's path to its store for what it captures: inbound turns, edits and deletions, replies
+ * and their confirmations, agent runs' states and channel state (`StoreOperation`). Other
+ * writes go to a store directly: rolling summaries (`assemblePrompt`, `History`), `History`'s
+ * entries, leases and run claims of shared bots (`src/bot/shared.ts`), the captured changes
+ * copied to an agent's own `conversationHistory` (`applyChange`), and whatever an agent or
+ * interceptor writes through `ctx.store`.
+ *
+ * Capture keeps one FIFO of operations and, whenever no commit is in flight, hands the store
+ * everything waiting in one `store.commit(ops)`: batches grow with load, with no timer.
+ * `write(op)` resolves with the op's result once it is committed.
  *
  * When the store fails an op for a passing reason (`StoreError.transient` not false) the
  * caller's promise rejects at once, so a channel can refuse to acknowledge, while the op stays

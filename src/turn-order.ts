@@ -24,9 +24,14 @@ import type { NewMessage, PlatformMessageRef } from './types.js';
  *
  * @example
  * ```ts
- * const order = new TurnOrder((error) => bot.report(error));
- * void order.message(turn, () => runner.inbound(turn, channel));
- * await order.change(edit, () => writer.edit(edit)); // recorded after the turn is captured
+ * const order = new TurnOrder((error) => console.error(error));
+ * void order.message(turn, async () => {
+ *   await store.append(turn);
+ * });
+ * // Runs after the turn's work when `edit` names the same platform message.
+ * await order.change(edit, async () => {
+ *   await store.recordEdit(edit);
+ * });
  * ```
  */
 export class TurnOrder {

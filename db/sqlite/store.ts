@@ -55,7 +55,9 @@ export type { SqliteStoreOptions } from './connection.js';
 /**
  * The SQLite `ConversationStore`: one file in WAL mode, safe for several processes writing it
  * at once, schema migrated on open. Query the file with plain SQL (see docs/sql.md). Reads and
- * writes run on one connection; `commit` writes a batch of operations in one transaction.
+ * single calls run on the store's connection (`db`); `commit` writes a batch of operations in one
+ * transaction, on that connection too or, with `writerThread`, on a second connection in a
+ * thread of its own (the connection the store falls back to if that thread dies).
  *
  * @example
  * ```ts
