@@ -30,7 +30,7 @@ export async function benchAssembleSection(options: AssembleSectionOptions): Pro
   mkdirSync(dir, { recursive: true });
   removeDb(join(dir, 'assemble.db')); // benchAssemble's file; a reused --dir must start empty
   console.log(
-    `\n── Assemble (issue 3): one conversation of ${int(messages)} turns, agent addressed in 1 of 100 ──`,
+    `\n── Assemble: one conversation of ${int(messages)} turns, agent addressed in 1 of 100 ──`,
   );
   const r = await benchAssemble({
     messages,

@@ -241,7 +241,7 @@ export async function benchPipeline(options: PipelineBenchOptions): Promise<Outc
   const { events, dir } = options;
   const senders = options.senders ?? 4;
   const warmUp = options.warmUp ?? 1000;
-  console.log(`\n── Pipeline (issue 4): Telegram webhook → Bot → capture → agent → reply ──`);
+  console.log(`\n── Pipeline: Telegram webhook → Bot → capture → agent → reply ──`);
   const stores = [true, false].map((writerThread) => {
     const path = join(dir, `pipeline-${writerThread ? 'thread' : 'inline'}.db`);
     removeDb(path); // a fresh file: a reused --dir would hold these very turns already

@@ -54,7 +54,7 @@ export async function benchStore(options: StoreBenchOptions): Promise<Outcome[]>
   const storePath = join(dir, 'store.db');
   const rawPath = join(dir, 'raw.db');
   for (const path of [storePath, rawPath]) removeDb(path);
-  console.log(`\n── Store (issue 2): ${int(messages)} turns in 1,000 conversations ──`);
+  console.log(`\n── Store: ${int(messages)} turns in 1,000 conversations ──`);
 
   const corpus = new Corpus();
   await warmUpWriters(new Corpus({ seed: 1 }));

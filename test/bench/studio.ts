@@ -60,9 +60,7 @@ export async function benchStudio(options: {
   const path = join(dir, 'studio.db');
   removeDb(path);
   const messages = options.messages;
-  console.log(
-    `\n── Studio (issue 16): first screen of one conversation of ${int(messages)} turns ──`,
-  );
+  console.log(`\n── Studio: first screen of one conversation of ${int(messages)} turns ──`);
 
   const store = new SqliteConversationStore({
     path,

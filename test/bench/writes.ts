@@ -33,7 +33,7 @@ export async function benchWrites(options: {
   const { dir } = options;
   const prefill = options.turns ?? 20_000;
   const measured = 5000;
-  console.log(`\n── Writes (issue 12): one write path against a hand-written lean schema ──`);
+  console.log(`\n── Writes: one write path against a hand-written lean schema ──`);
   const ourPath = join(dir, 'writes-store.db');
   const leanPath = join(dir, 'writes-lean.db');
   for (const path of [ourPath, leanPath]) removeDb(path);
