@@ -35,8 +35,12 @@ const CONVERSATIONS = 6;
 const PEOPLE = 6;
 const BOT = { kind: 'agent', id: 'support-agent', displayName: 'Support' } as const;
 
-/** One instance's writes, as its capture hands them over: a burst per commit. */
-function instance(name: string, random: () => number) {
+/**
+ * One instance's writes, as its capture hands them over: a burst per commit. `said` is every
+ * person's turn so far, of either instance: each burst edits two of them and deletes one (a
+ * platform's edit or deletion reaches any instance).
+ */
+function instance(name: string, random: () => number, said: NewMessage[]) {
   const pick = (n: number) => Math.floor(random() * n);
   let n = 0;
   const replied: { reply: NewMessage; run: AgentRun }[] = [];
@@ -71,9 +75,24 @@ function instance(name: string, random: () => number) {
     for (let i = 0; i < 3; i++) {
       const person = pick(PEOPLE);
       const inbound = turn(pick(CONVERSATIONS), { kind: 'user', id: `telegram:${person}` });
+      said.push(inbound);
       pieces.push([
         { kind: 'append', message: inbound },
         { kind: 'run', run: runOf(inbound, 'pending'), create: true },
+      ]);
+    }
+    for (const [i, edited] of [pick(said.length), pick(said.length), -1].entries()) {
+      const { metadata, timestamp } = said.at(edited)!;
+      const ref = {
+        channelType: 'telegram',
+        channelId: metadata.channelId!,
+        messageId: metadata.messageId!,
+      };
+      const at = new Date(Date.parse(timestamp) + 1000 * (n + i)).toISOString();
+      pieces.push([
+        i < 2
+          ? { kind: 'edit', edit: { ...ref, content: `edited by ${name} at ${n}`, editedAt: at } }
+          : { kind: 'delete', deletion: { ...ref, deletedAt: at } },
       ]);
     }
     for (let i = 0; i < 2; i++) {
@@ -111,11 +130,12 @@ describe.skipIf(!postgresReachable)('two instances on one Postgres database', ()
     await dropTestDatabases();
   });
 
-  it('commit bursts over the same conversations, people and bot without deadlocking', async () => {
+  it('commit bursts over the same conversations, people, turns and bot without deadlocking', async () => {
     // given two stores, as two instances open them, each watched for failed statements
     const failures = stores.map(failuresOf);
     const random = seededRandom(34);
-    const bursts = ['a', 'b'].map((name) => instance(name, random));
+    const said: NewMessage[] = [];
+    const bursts = ['a', 'b'].map((name) => instance(name, random, said));
 
     // when both commit bursts side by side, several at once each (a commit per capture queue)
     const results = await Promise.all(
