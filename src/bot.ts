@@ -17,8 +17,10 @@ import { TurnRunner } from './bot/runner.js';
 import type { RunPlan } from './bot/runner.js';
 import { isUnfinished } from './runs.js';
 import type { AgentRun, RunStatus } from './runs.js';
-import { applyChange } from './bot/tap.js';
+import { tellChange } from './bot/tap.js';
 import { stoppingController, writeCommitted } from './bot/write.js';
+import { settleReply, settling } from './bot/settle.js';
+import type { SettleDeps, UnconfirmedReplies } from './bot/settle.js';
 import type { CapturedChange } from './bot/tap.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
@@ -104,6 +106,14 @@ export interface BotOptions {
    */
   maxRunAttempts?: number;
   /**
+   * A reply a crash left unconfirmed (recorded, the platform call made, its answer never
+   * recorded) is settled exactly on a channel that can find it again (Slack, Discord). On one
+   * that cannot (Telegram), it is left `unconfirmed` and never sent again (`'leave'`, the
+   * default: at most once), or sent again (`'resend'`: at least once, a rare duplicate rather
+   * than a missed answer).
+   */
+  unconfirmedReplies?: UnconfirmedReplies;
+  /**
    * Several instances of this bot share the store (one Postgres database, or one SQLite file):
    * a conversation's agents run on one instance at a time, in turn order, under a lease, and
    * the unfinished work of an instance that died is taken up by another (docs/leases.md).
@@ -171,6 +181,7 @@ export class Bot {
   #capture: Capture | undefined;
   readonly #watchers = new Set<(change: CapturedChange) => void>();
   #runner: TurnRunner | undefined;
+  #settling: SettleDeps | undefined;
   #accepting = false;
   #started: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
@@ -375,6 +386,12 @@ export class Bot {
       track: (work) => void this.#track(() => work),
       ...promptBytes(this.#options.recordPrompts),
     });
+    this.#settling = settling(this.#options.channels, this.#options.unconfirmedReplies, {
+      store: this.#store,
+      write: (op) => this.#write(op),
+      report: (error) => this.report(error),
+      logger: this.#logger,
+    });
     this.#accepting = true;
     const deadline = Date.now() + startTimeout;
     for (const channel of this.#options.channels) {
@@ -497,7 +514,11 @@ export class Bot {
     const byTurn = new Map<string, AgentRun[]>();
     for (const run of runs) {
       if (this.#handling.has(run.messageId)) continue; // delivered again since start
-      if (await this.#resumes(run)) {
+      if (run.replyId !== undefined) {
+        // Settled in its conversation's order: the start does not wait for the platform.
+        const settle = () => this.#settleReply(run);
+        void this.#track(() => this.#order.conversation(run.conversationId, settle));
+      } else if (await this.#resumes(run)) {
         byTurn.set(run.messageId, [...(byTurn.get(run.messageId) ?? []), run]);
       }
     }
@@ -528,22 +549,10 @@ export class Bot {
     return stop === undefined;
   }
 
-  /** A run whose reply was recorded before a crash: answered if confirmed, else unconfirmed. */
+  /** A run whose reply was recorded before a crash: settled (`settleReply`), then ended. */
   async #settleReply(run: AgentRun): Promise<void> {
-    const reply = run.reply;
-    if (reply?.delivery === 'sent') return this.#end(run, 'answered');
-    if (reply !== undefined && reply.delivery === 'sending') {
-      await this.#write({
-        kind: 'confirm',
-        confirmation: {
-          id: run.replyId!,
-          conversationId: reply.conversationId,
-          messageIds: reply.messageIds,
-          delivery: 'unconfirmed',
-        },
-      }).catch((cause: unknown) => this.report(cause));
-    }
-    this.#end(run, 'unconfirmed', 'the reply was recorded but the platform never confirmed it');
+    const settled = await settleReply(this.#settling!, run);
+    if (settled !== undefined) this.#end(run, settled.status, settled.error);
   }
 
   /**
@@ -597,13 +606,18 @@ export class Bot {
 
   /**
    * A turn delivered again that the store already had: its unfinished runs to resume (no
-   * reply recorded, and not ended by `#notResumed`), if any.
+   * reply recorded, and not ended by `#notResumed`), if any. Alone, a run whose reply was
+   * recorded is settled here (shared, under the conversation's lease).
    */
   async #resumable(turn: NewMessage): Promise<RunPlan | undefined> {
     const runs = await this.#store!.getRuns?.({ messageId: turn.id }).catch(() => []);
     const open: AgentRun[] = [];
     for (const run of runs ?? []) {
-      if (!isUnfinished(run) || run.replyId !== undefined) continue;
+      if (!isUnfinished(run)) continue;
+      if (run.replyId !== undefined) {
+        if (this.#leases === undefined) await this.#settleReply(run);
+        continue;
+      }
       // Ended here as the recovery at start would have (it leaves a turn delivered again alone).
       const stop = this.#notResumed(run);
       if (stop === undefined) open.push(run);
@@ -637,33 +651,9 @@ export class Bot {
     return [...stores];
   }
 
-  /**
-   * A write capture committed: copied into every agent's own store (before the write
-   * resolves, so the agent's next read holds it), then told to watchers (`History`). Never throws:
-   * a copy that fails is reported and the capture stands.
-   */
-  async #changed(change: CapturedChange): Promise<void> {
-    await Promise.all(
-      this.#agentStores().map((store) =>
-        applyChange(store, change).catch((cause: unknown) =>
-          this.report(
-            new StoreError("could not copy a captured turn into an agent's own store", {
-              cause,
-              ...(change.kind === 'append'
-                ? { conversationId: change.message.conversationId, messageId: change.message.id }
-                : {}),
-            }),
-          ),
-        ),
-      ),
-    );
-    for (const watcher of this.#watchers) {
-      try {
-        watcher(change);
-      } catch (cause) {
-        this.report(new ColloquyError('a capture watcher threw', { cause }));
-      }
-    }
+  /** A write capture committed: see `tellChange`. Never throws. */
+  #changed(change: CapturedChange): Promise<void> {
+    return tellChange(change, this.#agentStores(), this.#watchers, (error) => this.report(error));
   }
 
   #handlers(channel: Channel): ChannelHandlers {

@@ -98,6 +98,12 @@ export interface OutboundMessage {
   /** Platform message id being answered; channels reply to it where the platform allows. */
   replyToMessageId?: string;
   content: string;
+  /**
+   * The colloquy id of the reply turn this is. A channel that can settle replies (`settle`)
+   * marks each part with a key made of it and the part's index (a Discord nonce, Slack message
+   * metadata), by which the part is found again after a crash.
+   */
+  replyId?: string;
 }
 
 /**
@@ -118,6 +124,24 @@ export interface SendOptions {
    * (awaited before the next part). When a later part fails, these are what went out.
    */
   partPosted?(messageIds: readonly string[]): Promise<void>;
+  /**
+   * How many leading parts are on the platform already (a reply sent again after a crash):
+   * they are not posted again, and the ids returned are those of the parts posted now.
+   */
+  skipParts?: number;
+}
+
+/**
+ * A reply a crash left recorded as `sending`: the platform may or may not have its parts.
+ * What `Channel.settle` gets.
+ */
+export interface UnsettledReply {
+  /** The reply as it was being sent, with its `replyId`. */
+  message: OutboundMessage;
+  /** The platform ids of the parts confirmed before the crash, in order. */
+  confirmed: readonly string[];
+  /** When the reply was recorded, just before the platform was first called (ISO 8601 UTC). */
+  recordedAt: string;
 }
 
 /** The platform's ids for what `send` posted, in order (a long reply may be split). */
@@ -209,6 +233,22 @@ export interface Channel {
    * ```
    */
   resuming?(turn: NewMessage): void | Promise<void>;
+  /**
+   * Settles a reply a crash left unconfirmed, exactly once: each part after `confirmed` is
+   * found on the platform by the key `send` marked it with (`OutboundMessage.replyId` and the
+   * part's index), and the parts the platform does not have are posted. Resolves with the
+   * platform ids of the parts after `confirmed`, or `undefined` when the platform can no
+   * longer tell (the reply stays `unconfirmed`). A channel without it cannot tell whether an
+   * unconfirmed reply went out: the bot leaves it, or sends it again
+   * (`BotOptions.unconfirmedReplies`). Streamed replies are found by the same key.
+   *
+   * @example
+   * ```ts
+   * const found = await channel.settle?.({ message, confirmed: [], recordedAt });
+   * // { messageIds: ['1712345678.000200'] }: found (or posted now), never twice
+   * ```
+   */
+  settle?(reply: UnsettledReply): Promise<SentMessage | undefined>;
   /** Known after `start` resolves. */
   readonly botIdentity: BotIdentity | undefined;
 }

@@ -63,6 +63,7 @@ export type { Agent, AgentResult, AgentRunContext } from './agent.js';
 export type { CaptureOptions, CaptureStats, DeadLetter } from './capture.js';
 export type { AssembledPrompt, AssemblerOptions, SummarizeInput, Summarizer } from './assemble.js';
 export type { BotOptions, ErrorHandler } from './bot.js';
+export type { UnconfirmedReplies } from './bot/settle.js';
 export type { CapturedChange } from './bot/tap.js';
 export type { HistoryEvents, HistoryJSON, HistoryOptions } from './history/options.js';
 export type {

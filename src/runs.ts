@@ -5,8 +5,8 @@ import type { NewMessage } from './types.js';
  * answer it; `running`: the agent is at work; `answered`: done (its reply confirmed by the
  * platform, or nothing to say); `failed`: the agent or the platform failed (see `error`);
  * `expired`: found unfinished after a restart, too old to answer; `unconfirmed`: its reply was
- * recorded but the platform never confirmed it (a crash between the two), so it is not sent
- * again.
+ * recorded but the platform never confirmed it (a crash between the two) and the restart could
+ * not settle it (`Channel.settle`, `BotOptions.unconfirmedReplies`).
  */
 export type RunStatus = 'pending' | 'running' | 'answered' | 'failed' | 'expired' | 'unconfirmed';
 
@@ -59,7 +59,7 @@ export interface RunQuery {
 
 /**
  * How far a reply went: `sending` (recorded before the platform call), `sent` (the platform
- * gave its ids), `unconfirmed` (never confirmed: a crash came between; not sent again). NULL
+ * gave its ids), `unconfirmed` (never confirmed: a crash came between, and it could not be settled). NULL
  * for turns the bot did not send. A confirmation `failed` with no ids (the platform refused
  * it, nothing went out) removes the record: nothing was said.
  */

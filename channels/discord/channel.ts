@@ -16,6 +16,7 @@ import type {
   OutboundMessage,
   SendOptions,
   SentMessage,
+  UnsettledReply,
 } from '../../src/channel.js';
 import {
   ColloquyError,
@@ -27,6 +28,7 @@ import { addSecret, redactError } from '../../src/logger.js';
 import { sendParts } from '../shared/platform.js';
 import {
   DEFAULT_ALLOWED_MENTIONS,
+  DISCORD_NONCE_WINDOW_MS,
   formatOutbound,
   toColloquyError,
   type DiscordAllowedMentions,
@@ -275,7 +277,8 @@ export class DiscordChannel implements Channel {
   }
 
   /**
-   * Posts a reply, split into parts of at most 2000 characters, the first as a reply. Throws
+   * Posts a reply, split into parts of at most 2000 characters, the first as a reply, each
+   * with a nonce made of the reply's id and the part's index (`enforce_nonce`). Throws
    * `PlatformError` (Discord refused, or a 5xx), `RateLimitError` or `NetworkError` (see
    * `toColloquyError`); the parts that did get through were reported to `options.partPosted`.
    */
@@ -301,10 +304,32 @@ export class DiscordChannel implements Channel {
           conversationId: message.conversationId,
         });
       },
-      options.partPosted,
+      options,
     );
     const first = sent.messageIds[0];
     return first === undefined ? sent : { ...sent, id: `discord:${channelId}:${first}` };
+  }
+
+  /**
+   * Settles a reply a crash left unconfirmed: its parts after `confirmed` are posted again
+   * with the same nonces, and Discord answers each with the message it created already, or
+   * creates it. Discord keeps a nonce a few minutes: a reply recorded longer ago than that
+   * (`DISCORD_NONCE_WINDOW_MS`) is left unconfirmed (`undefined`) rather than risk a second
+   * copy.
+   *
+   * @example
+   * ```ts
+   * const sent = await discord.settle({ message, confirmed: [], recordedAt });
+   * ```
+   */
+  async settle({
+    message,
+    confirmed,
+    recordedAt,
+  }: UnsettledReply): Promise<SentMessage | undefined> {
+    const age = Date.now() - Date.parse(recordedAt);
+    if (message.replyId === undefined || !(age < DISCORD_NONCE_WINDOW_MS)) return undefined;
+    return this.send(message, { skipParts: confirmed.length });
   }
 
   private detach(client: Client): void {

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
+import { AnswerDelay } from '../testing/answer-delay.js';
 import { FakeGateway, type FakeDiscordDispatch, type FakeDiscordIdentify } from './fake/gateway.js';
 import {
   handleRest,
@@ -56,6 +57,18 @@ export interface FakeDiscordOptions {
    * must name one of them, and each guild's events go to its shard, as on Discord.
    */
   shards?: number;
+  /**
+   * How long a nonce posted with `enforce_nonce` is kept (default 300 000: Discord keeps one
+   * "a few minutes"): the same nonce again within it is answered with the message created
+   * then, and creates nothing.
+   */
+  nonceWindowMs?: number;
+  /**
+   * How long the fake waits between creating a message the bot posted (and dispatching its
+   * MESSAGE_CREATE) and answering the POST, in ms, or a range to draw from (default 0): a bot
+   * that dies meanwhile has posted the message without learning its id.
+   */
+  answerDelayMs?: number | [number, number];
 }
 
 export interface FakeDiscordUserMessage {
@@ -110,8 +123,14 @@ export class FakeDiscord {
   private readonly gateway: FakeGateway;
   private readonly server: Server;
   private readonly echo: boolean;
+  /** Nonces posted with `enforce_nonce`: the message each created, and when. */
+  private readonly nonces = new Map<string, { message: FakeDiscordMessage; at: number }>();
+  private readonly nonceWindowMs: number;
+  private readonly answerDelay: AnswerDelay;
 
   private constructor(options: FakeDiscordOptions) {
+    this.nonceWindowMs = options.nonceWindowMs ?? 300_000;
+    this.answerDelay = new AnswerDelay(options.answerDelayMs);
     this.token = options.token ?? 'fake-discord-token';
     this.shards = options.shards ?? 1;
     this.botUser = { ...DEFAULT_BOT, ...options.bot, bot: true };
@@ -158,6 +177,11 @@ export class FakeDiscord {
 
   get port(): number {
     return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Posts created whose HTTP answer is still held back (`answerDelayMs`). */
+  get answersHeld(): number {
+    return this.answerDelay.held;
   }
 
   /** Pass as discord.js `rest.api` (`clientOptions: { rest: { api: fake.restApi } }`). */
@@ -408,18 +432,28 @@ export class FakeDiscord {
       channel: (id) => this.channels.get(id),
       message: (id) => this.messages.get(id),
       nextFailure: () => this.failures.shift(),
-      post: (channel, content, referencedMessage) => {
+      post: (channel, content, referencedMessage, nonce) => {
+        const key = nonce === undefined ? undefined : String(nonce.value);
+        const kept = key === undefined ? undefined : this.nonces.get(key);
+        if (nonce?.enforce && kept !== undefined && Date.now() - kept.at < this.nonceWindowMs) {
+          return kept.message;
+        }
         const message = this.createMessage({
           channelId: channel.id,
           author: this.botUser,
           content,
           referencedMessage,
         });
+        if (nonce !== undefined) {
+          message.nonce = nonce.value;
+          if (nonce.enforce) this.nonces.set(String(nonce.value), { message, at: Date.now() });
+        }
         this.posted.push(message);
         this.events.emit('posted', message);
         if (this.echo) this.gateway.dispatch('MESSAGE_CREATE', message);
         return message;
       },
+      answerDelay: () => this.answerDelay.wait(),
       edit: (messageId, content) => this.editMessage({ messageId, content }),
       remove: (messageId) => this.deleteMessage({ messageId }),
       record: (request) => {

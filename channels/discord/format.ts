@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DiscordAPIError, HTTPError, RateLimitError as DiscordRateLimitError } from 'discord.js';
 import type { OutboundMessage } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
@@ -77,6 +78,29 @@ export interface DiscordMessageBody {
   content: string;
   message_reference?: { message_id: string; fail_if_not_exists: false };
   allowed_mentions: DiscordAllowedMentions;
+  /** The part's key (`discordNonce`): Discord answers a second post of it with the first. */
+  nonce?: string;
+  enforce_nonce?: true;
+}
+
+/**
+ * How long Discord keeps a nonce: a post with `enforce_nonce` is answered with the message
+ * the same bot created with the same nonce within this time ("the past few minutes", the
+ * least Discord promises), and creates a new one after it.
+ */
+export const DISCORD_NONCE_WINDOW_MS = 120_000;
+
+/**
+ * The nonce of part `index` of the reply `replyId`: 25 characters (Discord's most), the same
+ * every time, so a part posted again after a crash is the one Discord already has.
+ *
+ * @example
+ * ```ts
+ * discordNonce('discord:dm:120257000000000000:1234:support:reply', 0); // 'c1f0…' (25 hex digits)
+ * ```
+ */
+export function discordNonce(replyId: string, index: number): string {
+  return createHash('sha256').update(`${replyId}\n${index}`).digest('hex').slice(0, 25);
 }
 
 /**
@@ -99,7 +123,8 @@ export interface DiscordOutbound {
  * Turns an outbound turn into Discord message bodies: the text in parts of at most 2000
  * characters (see `formatDiscord`), the
  * first part a reply to the inbound message when there is one, the rest plain messages in the
- * same channel or thread. Blank text gives no bodies (Discord refuses empty messages).
+ * same channel or thread, each with its nonce when the message names its `replyId`. Blank text
+ * gives no bodies (Discord refuses empty messages).
  *
  * @example
  * ```ts
@@ -127,6 +152,10 @@ export function formatOutbound(
           message_reference: { message_id: message.replyToMessageId, fail_if_not_exists: false },
         }),
       allowed_mentions: allowedMentions,
+      ...(message.replyId !== undefined && {
+        nonce: discordNonce(message.replyId, index),
+        enforce_nonce: true as const,
+      }),
     })),
   };
 }

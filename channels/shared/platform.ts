@@ -21,7 +21,7 @@
  * );
  * ```
  */
-import type { SentMessage } from '../../src/channel.js';
+import type { SendOptions, SentMessage } from '../../src/channel.js';
 import type { ColloquyError } from '../../src/errors.js';
 import { NetworkError, PlatformError, RateLimitError } from '../../src/errors.js';
 
@@ -94,7 +94,8 @@ export interface PostedPart {
  * Posts the parts of one reply in order and collects their platform ids; after each part but
  * the last, `partPosted` (awaited) gets the ids so far: when a later part fails (the error
  * from `fail` is thrown), the runtime knows what did go out and stores it as the (partial)
- * reply. The timestamp is the first part's.
+ * reply. The timestamp is the first part's. The first `skipParts` parts are not posted (they
+ * went out before a crash); `post` gets each part's index in the whole reply.
  *
  * @example
  * ```ts
@@ -106,11 +107,12 @@ export async function sendParts<Part>(
   parts: readonly Part[],
   post: (part: Part, index: number) => Promise<PostedPart>,
   fail: (error: unknown, index: number) => ColloquyError,
-  partPosted?: (messageIds: readonly string[]) => Promise<void>,
+  { partPosted, skipParts = 0 }: SendOptions = {},
 ): Promise<SentMessage> {
   const messageIds: string[] = [];
   let timestamp: string | undefined;
   for (const [index, part] of parts.entries()) {
+    if (index < skipParts) continue;
     let posted: PostedPart;
     try {
       posted = await post(part, index);
@@ -118,7 +120,7 @@ export async function sendParts<Part>(
       throw fail(error, index);
     }
     if (posted.id !== undefined) messageIds.push(posted.id);
-    if (index === 0) timestamp = posted.timestamp;
+    if (index === skipParts) timestamp = posted.timestamp;
     if (index < parts.length - 1) await partPosted?.([...messageIds]);
   }
   return timestamp === undefined ? { messageIds } : { messageIds, timestamp };

@@ -29,6 +29,7 @@ import type {
   SendOptions,
   SentMessage,
   TypingIndicator,
+  UnsettledReply,
 } from '../../src/channel.js';
 import type { NewMessage } from '../../src/types.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
@@ -36,6 +37,7 @@ import { sendParts } from '../shared/platform.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
 import { slackTyping, type SlackTypingOptions } from './typing.js';
 import { refuseSkewedRequests } from './request-bounds.js';
+import { replyMetadata, settleSlackReply } from './settle.js';
 import { addSecret } from '../../src/logger.js';
 import {
   parseSlackEvent,
@@ -320,7 +322,8 @@ export class SlackChannel implements Channel {
   }
 
   /**
-   * Posts a reply, split into parts of at most `textLimit` characters, in the thread. Throws
+   * Posts a reply, split into parts of at most `textLimit` characters, in the thread, each
+   * with message metadata naming the reply and the part (`colloquy_reply`). Throws
    * `PlatformError` (Slack refused, or a 5xx), `RateLimitError` or `NetworkError` (see
    * `toColloquyError`); the parts that did get through were reported (their `ts` values) to
    * `options.partPosted`.
@@ -331,11 +334,12 @@ export class SlackChannel implements Channel {
     });
     const sent = await sendParts(
       parts,
-      async (text) => {
+      async (text, index) => {
         const { ts } = await this.app.client.chat.postMessage({
           channel: message.channelId,
           text,
           ...(message.threadId !== undefined && { thread_ts: message.threadId }),
+          ...(message.replyId !== undefined && { metadata: replyMetadata(message.replyId, index) }),
         });
         if (typeof ts !== 'string') return { id: undefined };
         return { id: ts, timestamp: new Date(Number(ts) * 1000).toISOString() };
@@ -345,7 +349,7 @@ export class SlackChannel implements Channel {
           method: 'chat.postMessage',
           conversationId: message.conversationId,
         }),
-      options.partPosted,
+      options,
     );
     const first = sent.messageIds[0];
     // The team of the conversation answered (the envelope's), not auth.test's: on an
@@ -354,6 +358,11 @@ export class SlackChannel implements Channel {
     return first === undefined || team === undefined
       ? sent
       : { ...sent, id: slackMessageId(team, message.channelId, first) };
+  }
+
+  /** Settles a reply a crash left unconfirmed (see `settleSlackReply`). */
+  settle(reply: UnsettledReply): Promise<SentMessage | undefined> {
+    return settleSlackReply(this.app.client, reply, (out, options) => this.send(out, options));
   }
 
   /**
@@ -493,8 +502,5 @@ interface SocketModeEvent {
 const NAMES_KEPT = 5000;
 
 function trim(map: Map<unknown, unknown>, size: number): void {
-  while (map.size > size) {
-    const oldest = map.keys().next().value;
-    map.delete(oldest);
-  }
+  while (map.size > size) map.delete(map.keys().next().value);
 }

@@ -30,6 +30,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
+import { AnswerDelay } from '../testing/answer-delay.js';
 import type {
   FakeSlackAcknowledged,
   FakeSlackDelivery,
@@ -44,6 +45,7 @@ import type {
   FakeSlackReaction,
   FakeSlackUser,
   FakeSlackSendOptions,
+  FakeSlackWritten,
 } from './fake/types.js';
 import {
   answerWebApi,
@@ -87,6 +89,8 @@ export class FakeSlack {
    * Socket Mode. Slack never delivers these again.
    */
   readonly acknowledged: FakeSlackAcknowledged[] = [];
+  /** Messages people wrote through `message` and `mention`, in order (what history reads). */
+  readonly written: FakeSlackWritten[] = [];
 
   private readonly users = new Map<string, FakeSlackUser>();
   private readonly channels = new Map<string, string>();
@@ -107,6 +111,7 @@ export class FakeSlack {
   private clock = { second: 0, sequence: 0 };
   private readonly state: WebApiState;
   private readonly retry: { delaysMs: number[]; timeoutMs: number } | undefined;
+  private readonly answerDelay: AnswerDelay;
 
   private constructor(options: FakeSlackOptions) {
     this.token = options.token ?? 'xoxb-fake-token';
@@ -122,6 +127,7 @@ export class FakeSlack {
     };
     this.eventsUrl = options.eventsUrl;
     this.echoBotMessages = options.echoBotMessages ?? false;
+    this.answerDelay = new AnswerDelay(options.answerDelayMs);
     if (options.retries !== undefined && options.retries !== false) {
       const { delaysMs = [100, 1000, 5000], timeoutMs = 3000 } =
         options.retries === true ? {} : options.retries;
@@ -144,6 +150,7 @@ export class FakeSlack {
       posted: this.posted,
       statuses: this.statuses,
       reactions: this.reactions,
+      written: this.written,
       get url() {
         return url();
       },
@@ -170,6 +177,11 @@ export class FakeSlack {
   get url(): string {
     const { port } = this.server.address() as AddressInfo;
     return `http://127.0.0.1:${port}`;
+  }
+
+  /** Posts stored whose answer is still held back (`answerDelayMs`). */
+  get answersHeld(): number {
+    return this.answerDelay.held;
   }
 
   /** The Web API base for `clientOptions.slackApiUrl` (with the trailing `/api/`). */
@@ -310,6 +322,7 @@ export class FakeSlack {
   /** Sends a `message` event as a person (or bot) writes it; returns the delivery and the event. */
   async message(input: FakeSlackMessageInput, options: FakeSlackSendOptions = {}) {
     const event = this.messageEvent(input);
+    this.keep(event);
     return { event, delivery: await this.sendEvent(event, options) };
   }
 
@@ -322,6 +335,7 @@ export class FakeSlack {
     const tag = `<@${this.bot.userId}>`;
     const text = input.text.includes(tag) ? input.text : `${tag} ${input.text}`;
     const event = this.messageEvent({ ...input, text });
+    this.keep(event);
     const mention: Record<string, unknown> = { ...event, type: 'app_mention' };
     delete mention.channel_type;
     const deliveries = [await this.sendEvent(event), await this.sendEvent(mention)];
@@ -454,6 +468,18 @@ export class FakeSlack {
       event_ts: ts,
       channel_type: channelType,
     };
+  }
+
+  /** Keeps a message a person wrote, for conversation reads. */
+  private keep(event: Record<string, unknown>): void {
+    const { channel, user, text, ts, thread_ts } = event;
+    this.written.push({
+      channel: String(channel),
+      user: String(user),
+      text: String(text),
+      ts: String(ts),
+      ...(typeof thread_ts === 'string' && { thread_ts }),
+    });
   }
 
   /** The fields every hidden `message` event (an edit, a deletion) of `channel` carries. */
@@ -643,6 +669,8 @@ export class FakeSlack {
     if (token !== expected)
       return reply(200, { ok: false, error: token === undefined ? 'not_authed' : 'invalid_auth' });
     const result = answerWebApi(this.state, method, params);
+    const held = method === 'chat.postMessage' && result.ok === true && this.answerDelay.wait();
+    if (held) await held;
     reply(200, result);
     for (const check of [...this.waiters]) check();
     if (method === 'chat.postMessage' && result.ok === true && this.echoBotMessages) {

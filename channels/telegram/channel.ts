@@ -258,7 +258,7 @@ export class TelegramChannel implements Channel {
         }
       },
       (error) => toColloquyError(error, 'sendMessage', { conversationId: message.conversationId }),
-      options.partPosted,
+      options,
     );
   }
 

@@ -87,6 +87,7 @@ export class MemoryChannel implements Channel {
       for (let n = 1; n <= posted.length; n++) await options.partPosted?.(posted.slice(0, n));
       throw this.sendError;
     }
+    if ((options.skipParts ?? 0) > 0) return { messageIds: [] }; // its one part went out already
     this.sent.push(message);
     return { messageIds: [`out-${++this.#next}`], timestamp: isoTimestamp() };
   }

@@ -106,39 +106,16 @@ export async function sendThroughOutbox(
     }).catch(() => undefined);
     throw error;
   }
-  /** The turn as it went out: the platform's ids and time on the recorded reply. */
-  const asSent = (messageIds: readonly string[], timestamp?: string, partial = false) => {
-    const [first, ...rest] = messageIds;
-    return {
-      ...turn,
-      ...(timestamp !== undefined && { timestamp }),
-      metadata: {
-        ...turn.metadata,
-        ...(first === undefined ? {} : { messageId: first }),
-        ...(rest.length === 0 ? {} : { partMessageIds: rest }),
-        ...(partial && { partial: true }),
-      },
-    };
-  };
   const confirm = (
     messageIds: readonly string[],
     delivery: ReplyDelivery,
     partial = false,
     timestamp?: string,
-  ) =>
-    write({
-      kind: 'confirm',
-      confirmation: {
-        id: turn.id,
-        conversationId: turn.conversationId,
-        messageIds,
-        delivery,
-        ...(partial && { metadata: { partial: true } }),
-        ...(timestamp !== undefined && { timestamp }),
-        ...(delivery === 'sent' && { turn: asSent(messageIds, timestamp, partial) }),
-      },
-    });
-  const outbound: OutboundMessage = outboundFor(inbound, turn.content, place);
+  ) => write(confirmation(turn, messageIds, delivery, { partial, timestamp }));
+  const outbound: OutboundMessage = {
+    ...outboundFor(inbound, turn.content, place),
+    replyId: turn.id,
+  };
   let messageIds: readonly string[];
   let timestamp: string | undefined;
   // The parts of a split reply posted so far: what went out if a later part fails.
@@ -157,7 +134,56 @@ export async function sendThroughOutbox(
   }
   const confirmed = confirm(messageIds, 'sent', false, timestamp);
   reply.onSent?.();
-  return { sent: asSent(messageIds, timestamp), confirmed };
+  return { sent: asSent(turn, messageIds, timestamp), confirmed };
+}
+
+/** The turn as it went out: the platform's ids and time on the recorded reply. */
+function asSent(
+  turn: NewMessage,
+  messageIds: readonly string[],
+  timestamp?: string,
+  partial = false,
+): NewMessage {
+  const [first, ...rest] = messageIds;
+  return {
+    ...turn,
+    ...(timestamp !== undefined && { timestamp }),
+    metadata: {
+      ...turn.metadata,
+      ...(first === undefined ? {} : { messageId: first }),
+      ...(rest.length === 0 ? {} : { partMessageIds: rest }),
+      ...(partial && { partial: true }),
+    },
+  };
+}
+
+/**
+ * The write that records what the platform said about the reply `turn`: the ids of its parts
+ * posted so far, how far it went, and (when it ends a send) the turn as it went out.
+ *
+ * @example
+ * ```ts
+ * await write(confirmation(turn, ['8'], 'sent', { timestamp }));
+ * ```
+ */
+export function confirmation(
+  turn: NewMessage,
+  messageIds: readonly string[],
+  delivery: ReplyDelivery,
+  { partial = false, timestamp }: { partial?: boolean; timestamp?: string | undefined } = {},
+): StoreOperation {
+  return {
+    kind: 'confirm',
+    confirmation: {
+      id: turn.id,
+      conversationId: turn.conversationId,
+      messageIds,
+      delivery,
+      ...(partial && { metadata: { partial: true } }),
+      ...(timestamp !== undefined && { timestamp }),
+      ...(delivery === 'sent' && { turn: asSent(turn, messageIds, timestamp, partial) }),
+    },
+  };
 }
 
 /**

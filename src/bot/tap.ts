@@ -1,3 +1,4 @@
+import { ColloquyError, StoreError } from '../errors.js';
 import type { ConversationStore } from '../store.js';
 import type { MessageDeletion, MessageEdit, StoredMessage } from '../types.js';
 
@@ -29,4 +30,40 @@ export async function applyChange(store: ConversationStore, change: CapturedChan
     await store.append(turn);
   } else if (change.kind === 'edit') await store.recordEdit(change.edit);
   else await store.recordDeletion(change.deletion);
+}
+
+/**
+ * Tells the other stores and the watchers a change capture committed: copied into every
+ * agent's own store (before it resolves, so the agent's next read holds it), then told to the
+ * watchers (`History`). Never throws: a copy that fails is reported and the capture stands.
+ */
+export async function tellChange(
+  change: CapturedChange,
+  stores: readonly ConversationStore[],
+  watchers: Iterable<(change: CapturedChange) => void>,
+  report: (error: ColloquyError) => void,
+): Promise<void> {
+  const where =
+    change.kind === 'append'
+      ? { conversationId: change.message.conversationId, messageId: change.message.id }
+      : {};
+  await Promise.all(
+    stores.map((store) =>
+      applyChange(store, change).catch((cause: unknown) =>
+        report(
+          new StoreError("could not copy a captured turn into an agent's own store", {
+            cause,
+            ...where,
+          }),
+        ),
+      ),
+    ),
+  );
+  for (const watcher of watchers) {
+    try {
+      watcher(change);
+    } catch (cause) {
+      report(new ColloquyError('a capture watcher threw', { cause }));
+    }
+  }
 }

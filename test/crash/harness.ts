@@ -122,6 +122,11 @@ export interface KillReport {
   beforeReady: number;
   /** Runs that ended on their own (not by our signal), with how. */
   unexpectedExits: string[];
+  /**
+   * Kills that landed while the platform had created a reply and not yet answered the call
+   * (`between`): the bot died between the platform call and its confirmation.
+   */
+  betweenCallAndAnswer?: number;
 }
 
 /**
@@ -137,9 +142,16 @@ export async function killRepeatedly(
     afterReadyMs: [number, number];
     duringStartMs: [number, number];
     random: () => number;
+    /** Whether the platform holds the answer to a reply it created, at the moment of a kill. */
+    between?: () => boolean;
   },
 ): Promise<{ last: BotRun; report: KillReport }> {
-  const report: KillReport = { kills: 0, beforeReady: 0, unexpectedExits: [] };
+  const report: KillReport = {
+    kills: 0,
+    beforeReady: 0,
+    unexpectedExits: [],
+    betweenCallAndAnswer: 0,
+  };
   const between = ([min, max]: [number, number]) => min + options.random() * (max - min);
   for (let i = 0; i < options.kills; i++) {
     const run = startBot(setup);
@@ -154,6 +166,7 @@ export async function killRepeatedly(
       report.unexpectedExits.push(ended.signal ?? `exit ${ended.code}`);
       continue;
     }
+    if (options.between?.() === true) report.betweenCallAndAnswer! += 1;
     run.child.kill('SIGKILL');
     await run.exited;
     report.kills++;
@@ -224,6 +237,13 @@ export interface StoredTurns {
    * confirmation, so the record has the reply but not its platform id.
    */
   unconfirmedReplyFor: Set<string>;
+  /**
+   * The text of every reply recorded (whatever its delivery), by the platform key of the turn
+   * it answers (`<channel id>:<reply_to_message_id>`).
+   */
+  replyTexts: Map<TurnKey, string[]>;
+  /** Inbound colloquy ids whose run is recorded `unconfirmed`. */
+  unconfirmedRuns: Set<string>;
   /** Whether the file has the `agent_runs` table at all. */
   hasRuns: boolean;
 }
@@ -276,7 +296,34 @@ export function readStore(file: string): StoredTurns {
             .all() as string[])
         : [],
     );
-    return { byKey, recordedUnanswered, unconfirmedReplyFor, hasRuns };
+    const replyTexts = new Map<TurnKey, string[]>();
+    if (hasDelivery) {
+      const replies = db
+        .prepare(
+          'SELECT channel_id, reply_to_message_id, content FROM messages WHERE delivery IS NOT NULL',
+        )
+        .all() as { channel_id: string; reply_to_message_id: string | null; content: string }[];
+      for (const reply of replies) {
+        const key = `${reply.channel_id}:${reply.reply_to_message_id}`;
+        replyTexts.set(key, [...(replyTexts.get(key) ?? []), reply.content]);
+      }
+    }
+    const unconfirmedRuns = new Set<string>(
+      hasRuns
+        ? (db
+            .prepare("SELECT message_id FROM agent_runs WHERE status = 'unconfirmed'")
+            .pluck()
+            .all() as string[])
+        : [],
+    );
+    return {
+      byKey,
+      recordedUnanswered,
+      unconfirmedReplyFor,
+      replyTexts,
+      unconfirmedRuns,
+      hasRuns,
+    };
   } finally {
     db.close();
   }
@@ -286,8 +333,8 @@ export function readStore(file: string): StoredTurns {
 export interface PlatformRecord {
   /** Turns people wrote that the platform counts as acknowledged (delivered). */
   acknowledged: { key: TurnKey; addressed: boolean }[];
-  /** Replies the platform accepted: their key and the turn each answers. */
-  replies: { key: TurnKey; answers: TurnKey | undefined }[];
+  /** Replies the platform accepted: their key, the turn each answers, and their text. */
+  replies: { key: TurnKey; answers: TurnKey | undefined; text: string }[];
 }
 
 /** Whether every addressed turn the platform acknowledged has a reply on the platform. */
@@ -306,14 +353,20 @@ export interface CrashCounts {
   acknowledged: number;
   acknowledgedMissing: number;
   replies: number;
+  /** Replies on the platform whose text the record lacks (no reply row answering that turn). */
   repliesMissing: number;
-  /** Replies on the platform that the record holds as sent but unconfirmed (no platform id). */
+  /** Replies on the platform the record holds (by text) without their platform id. */
+  repliesWithoutId: number;
+  /** Of those, the ones recorded `unconfirmed` (at most once, where nothing can be found). */
   repliesUnconfirmed: number;
   answeredTwice: number;
   addressed: number;
   unanswered: number;
   /** Unanswered turns the bot recorded as not answered (`RECORDED_UNANSWERED`; accounted for). */
   recordedUnanswered: number;
+  /** Runs recorded `unconfirmed` (a reply the restart could not settle). */
+  runsUnconfirmed: number;
+  killsBetweenCallAndAnswer: number;
   unexpectedExits: string[];
   finalStop: string;
 }
@@ -340,7 +393,13 @@ export function compare(
     else unanswered++;
   }
   const notStored = platform.replies.filter((reply) => !stored.byKey.has(reply.key));
-  const unconfirmedReplies = notStored.filter((reply) => {
+  const recordedText = (reply: PlatformRecord['replies'][number]) =>
+    reply.answers !== undefined &&
+    (stored.replyTexts.get(reply.answers) ?? []).some((text) =>
+      comparable(text).includes(comparable(reply.text)),
+    );
+  const withoutId = notStored.filter(recordedText);
+  const unconfirmedReplies = withoutId.filter((reply) => {
     const turn = reply.answers === undefined ? undefined : stored.byKey.get(reply.answers);
     return turn !== undefined && stored.unconfirmedReplyFor.has(turn);
   }).length;
@@ -353,34 +412,45 @@ export function compare(
     acknowledged: acknowledged.size,
     acknowledgedMissing: [...acknowledged.keys()].filter((key) => !stored.byKey.has(key)).length,
     replies: platform.replies.length,
-    repliesMissing: notStored.length - unconfirmedReplies,
+    repliesMissing: notStored.length - withoutId.length,
+    repliesWithoutId: withoutId.length,
     repliesUnconfirmed: unconfirmedReplies,
     answeredTwice: [...replyCount.values()].filter((count) => count > 1).length,
     addressed: addressed.length,
     unanswered,
     recordedUnanswered: accounted,
+    runsUnconfirmed: stored.unconfirmedRuns.size,
+    killsBetweenCallAndAnswer: base.kills.betweenCallAndAnswer ?? 0,
     unexpectedExits: base.kills.unexpectedExits,
     finalStop: base.finalStop,
   };
 }
 
+/** Text as both sides can compare it: entities decoded, letters and digits only, lower case. */
+function comparable(text: string): string {
+  const decoded = text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return decoded.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+}
+
 /** One line of the table, printed and (with `CRASH_REPORT=<file>`) appended to a file. */
 export function printCounts(counts: CrashCounts, seed: number, notes?: string): void {
   const line =
-    `| ${counts.path}, ${counts.rate}/s, ${counts.kills} kills (${counts.killsBeforeReady} before ready) ` +
+    `| ${counts.path}, ${counts.rate}/s, ${counts.kills} kills (${counts.killsBeforeReady} before ready, ` +
+    `${counts.killsBetweenCallAndAnswer} between a platform call and its answer) ` +
     `| ${counts.acknowledgedMissing} of ${counts.acknowledged} ` +
-    `| ${counts.repliesMissing} of ${counts.replies} (${counts.repliesUnconfirmed} recorded unconfirmed) ` +
+    `| ${counts.repliesMissing} of ${counts.replies} ` +
+    `| ${counts.repliesWithoutId} (${counts.repliesUnconfirmed} recorded unconfirmed) ` +
     `| ${counts.answeredTwice} ` +
     `| ${counts.unanswered} of ${counts.addressed} (${counts.recordedUnanswered} recorded unconfirmed/expired/given up) ` +
-    `| seed ${seed}; sent ${counts.sent}; last stop: ${counts.finalStop}` +
+    `| seed ${seed}; sent ${counts.sent}; ${counts.runsUnconfirmed} runs unconfirmed; last stop: ${counts.finalStop}` +
     (counts.unexpectedExits.length > 0
       ? `; exited by itself: ${counts.unexpectedExits.join(', ')}`
       : '') +
     (notes === undefined ? '' : `; ${notes}`) +
     ' |';
   console.log(
-    '| path | acknowledged but not stored | replies on the platform but not stored | answered twice | addressed, neither answered nor recorded unanswered | run |\n' +
-      '|---|---|---|---|---|---|\n' +
+    '| path | acknowledged but not stored | replies on the platform missing from the record (by text) | replies whose platform id the record lacks | answered twice | addressed turns never answered | run |\n' +
+      '|---|---|---|---|---|---|---|\n' +
       line,
   );
   const file = process.env.CRASH_REPORT;

@@ -185,12 +185,14 @@ function expectNothingLost(counts: CrashCounts): void {
   expect({
     acknowledgedMissing: counts.acknowledgedMissing,
     repliesMissing: counts.repliesMissing,
+    repliesWithoutIdNotUnconfirmed: counts.repliesWithoutId - counts.repliesUnconfirmed,
     answeredTwice: counts.answeredTwice,
     unanswered: counts.unanswered,
     finalStop: counts.finalStop.replace(/ after .*/, ''),
   }).toEqual({
     acknowledgedMissing: 0,
     repliesMissing: 0,
+    repliesWithoutIdNotUnconfirmed: 0,
     answeredTwice: 0,
     unanswered: 0,
     finalStop: 'exit 0',

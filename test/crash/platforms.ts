@@ -55,6 +55,7 @@ export function telegramRecord(telegram: FakeTelegram): PlatformRecord {
         return {
           key: `${sent.chatId}:${(sent.message as Message).message_id}`,
           answers: replyTo === undefined ? undefined : `${sent.chatId}:${replyTo}`,
+          text: sent.text,
         };
       }),
   };
@@ -90,6 +91,7 @@ export function slackRecord(slack: FakeSlack): PlatformRecord {
       return {
         key: `${post.channel}:${post.ts}`,
         answers: token === undefined ? undefined : posts.get(token),
+        text: post.text,
       };
     }),
   };
@@ -154,6 +156,7 @@ export function discordRecord(discord: FakeDiscord): PlatformRecord {
     acknowledged: [...delivered].map(([key, addressed]) => ({ key, addressed })),
     replies: discord.posted.map((post) => ({
       key: `${post.channel_id}:${post.id}`,
+      text: post.content,
       answers:
         post.message_reference === undefined
           ? undefined

@@ -109,12 +109,14 @@ describe.skipIf(!postgresReachable)('a bot on Postgres while the database goes a
       expect({
         acknowledgedMissing: counts.acknowledgedMissing,
         repliesMissing: counts.repliesMissing,
+        repliesWithoutIdNotUnconfirmed: counts.repliesWithoutId - counts.repliesUnconfirmed,
         answeredTwice: counts.answeredTwice,
         unanswered: counts.unanswered,
         finalStop,
       }).toEqual({
         acknowledgedMissing: 0,
         repliesMissing: 0,
+        repliesWithoutIdNotUnconfirmed: 0,
         answeredTwice: 0,
         unanswered: 0,
         finalStop: 'exit 0',

@@ -34,9 +34,24 @@ export async function readPostgres(url: string): Promise<StoredTurns> {
         `SELECT r.message_id AS id FROM agent_runs r JOIN messages m ON m.id = r.reply_id
          WHERE m.delivery = 'unconfirmed'`,
       ),
+      replyTexts: await replyTexts(client),
+      unconfirmedRuns: await ids(
+        `SELECT message_id AS id FROM agent_runs WHERE status = 'unconfirmed'`,
+      ),
       hasRuns: true,
     };
   } finally {
     await client.end();
   }
+}
+
+/** The text of every recorded reply, by the platform key of the turn it answers. */
+async function replyTexts(client: pg.Client): Promise<Map<string, string[]>> {
+  const { rows } = await client.query<{ key: string; content: string }>(
+    `SELECT channel_id || ':' || coalesce(reply_to_message_id, '') AS key, content
+       FROM messages WHERE delivery IS NOT NULL`,
+  );
+  const texts = new Map<string, string[]>();
+  for (const { key, content } of rows) texts.set(key, [...(texts.get(key) ?? []), content]);
+  return texts;
 }

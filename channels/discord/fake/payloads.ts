@@ -65,6 +65,8 @@ export interface FakeDiscordMessage {
   flags: number;
   message_reference?: { type?: number; message_id: string; channel_id: string; guild_id?: string };
   referenced_message?: FakeDiscordMessage | null;
+  /** The nonce the author posted it with, on the create answer and MESSAGE_CREATE. */
+  nonce?: string | number;
   [key: string]: unknown;
 }
 

@@ -30,8 +30,22 @@ export interface RestHost {
   channel(id: string): FakeDiscordChannel | undefined;
   message(id: string): FakeDiscordMessage | undefined;
   nextFailure(): FakeDiscordFailure | undefined;
-  /** The bot posts `content` in `channel` (replying to `referencedId`): record and echo it. */
-  post(channel: FakeDiscordChannel, content: string, referencedId?: string): FakeDiscordMessage;
+  /**
+   * The bot posts `content` in `channel` (replying to `referencedId`): record and echo it. With
+   * `enforce` and a nonce the bot posted within the nonce window, nothing is created and the
+   * message posted then is answered.
+   */
+  post(
+    channel: FakeDiscordChannel,
+    content: string,
+    referencedId?: string,
+    nonce?: { value: string | number; enforce: boolean },
+  ): FakeDiscordMessage;
+  /**
+   * The wait before a created message's HTTP answer (a bot killed meanwhile lacks its id), or
+   * undefined to answer at once.
+   */
+  answerDelay(): Promise<void> | undefined;
   edit(messageId: string, content: string): FakeDiscordMessage;
   remove(messageId: string): void;
   record(request: FakeDiscordRequest): void;
@@ -121,15 +135,17 @@ export async function handleRest(
   return answer(405, { message: '405: Method Not Allowed', code: 0 });
 }
 
-function postMessage(
+async function postMessage(
   host: RestHost,
   channel: FakeDiscordChannel,
   body: unknown,
   answer: Answer,
-): void {
+): Promise<void> {
   const request = (typeof body === 'object' && body !== null ? body : {}) as {
     content?: unknown;
     message_reference?: { message_id?: string; fail_if_not_exists?: boolean };
+    nonce?: unknown;
+    enforce_nonce?: unknown;
   };
   const content = typeof request.content === 'string' ? request.content : '';
   if (content.length === 0) {
@@ -156,7 +172,29 @@ function postMessage(
   ) {
     return answer(400, { message: 'Invalid Form Body', code: 50035 });
   }
-  answer(200, host.post(channel, content, referenced?.id));
+  const { nonce } = request;
+  if (nonce !== undefined && !validNonce(nonce)) {
+    return answer(400, {
+      message: 'Invalid Form Body',
+      code: 50035,
+      errors: { nonce: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH', message: 'Bad nonce.' }] } },
+    });
+  }
+  const posted = host.post(
+    channel,
+    content,
+    referenced?.id,
+    nonce === undefined ? undefined : { value: nonce, enforce: request.enforce_nonce === true },
+  );
+  const held = host.answerDelay();
+  if (held !== undefined) await held;
+  answer(200, posted);
+}
+
+/** Discord takes a nonce of at most 25 characters, as a string or an integer. */
+function validNonce(nonce: unknown): nonce is string | number {
+  if (typeof nonce === 'number') return Number.isInteger(nonce);
+  return typeof nonce === 'string' && nonce.length > 0 && nonce.length <= 25;
 }
 
 function fail(failure: FakeDiscordFailure, answer: Answer): void {

@@ -39,6 +39,12 @@ export interface FakeSlackOptions {
    * 5 min; default 100, 1000, 5000 ms). Off by default: a failed delivery then rejects.
    */
   retries?: boolean | { delaysMs?: number[]; timeoutMs?: number };
+  /**
+   * How long the fake waits between storing a message the bot posted (`chat.postMessage`) and
+   * answering the call, in ms, or a range to draw from (default 0): a bot that dies meanwhile
+   * has posted the message without learning its `ts`.
+   */
+  answerDelayMs?: number | [number, number];
 }
 
 /** One Web API call the fake received. */
@@ -54,6 +60,8 @@ export interface FakeSlackPost {
   text: string;
   ts: string;
   thread_ts?: string;
+  /** The message metadata it was posted with (`event_type`, `event_payload`), as Slack keeps it. */
+  metadata?: FakeSlackMetadata;
   /** Every other parameter the bot sent (blocks, mrkdwn, unfurl_links…). */
   params: Record<string, unknown>;
 }
@@ -63,6 +71,21 @@ export interface FakeSlackReaction {
   channel: string;
   timestamp: string;
   name: string;
+}
+
+/** Slack message metadata: an app's event type and a flat JSON payload. */
+export interface FakeSlackMetadata {
+  event_type: string;
+  event_payload: Record<string, unknown>;
+}
+
+/** A message a person wrote, as the fake keeps it for `conversations.history` / `.replies`. */
+export interface FakeSlackWritten {
+  channel: string;
+  user: string;
+  text: string;
+  ts: string;
+  thread_ts?: string;
 }
 
 /** A scripted failure for the next call of one method. */

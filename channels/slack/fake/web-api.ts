@@ -4,7 +4,14 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FakeSlackPost, FakeSlackReaction, FakeSlackUser } from './types.js';
+import { readConversation } from './history.js';
+import type {
+  FakeSlackMetadata,
+  FakeSlackPost,
+  FakeSlackReaction,
+  FakeSlackUser,
+  FakeSlackWritten,
+} from './types.js';
 
 /** What the Web API answers read from the fake. */
 export interface WebApiState {
@@ -18,6 +25,8 @@ export interface WebApiState {
   /** Thread statuses shown now, by `<channel>:<thread_ts>`. */
   readonly statuses: Map<string, string>;
   readonly reactions: FakeSlackReaction[];
+  /** What people wrote through the fake, for conversation reads. */
+  readonly written: readonly FakeSlackWritten[];
   readonly url: string;
   nextTs(): string;
   /** Called after a post is recorded. */
@@ -74,6 +83,8 @@ export function answerWebApi(
       if (channel === '') return { ok: false, error: 'channel_not_found' };
       const text = String(params.text ?? '');
       if (text === '' && params.blocks === undefined) return { ok: false, error: 'no_text' };
+      const metadata = readMetadata(params.metadata);
+      if (typeof metadata === 'string') return { ok: false, error: metadata };
       const ts = fake.nextTs();
       const threadTs =
         typeof params.thread_ts === 'string' && params.thread_ts !== ''
@@ -85,6 +96,7 @@ export function answerWebApi(
         text,
         ts,
         ...(threadTs !== undefined && { thread_ts: threadTs }),
+        ...(metadata !== undefined && { metadata }),
         params,
       });
       fake.onPosted();
@@ -97,6 +109,7 @@ export function answerWebApi(
         text,
         ts,
         ...(threadTs !== undefined && { thread_ts: threadTs }),
+        ...(metadata !== undefined && { metadata }),
       };
       return { ok: true, channel, ts, message };
     }
@@ -140,6 +153,9 @@ export function answerWebApi(
       }
       return { ok: true };
     }
+    case 'conversations.history':
+    case 'conversations.replies':
+      return readConversation(fake, method, params);
     case 'apps.connections.open':
       return {
         ok: true,
@@ -148,6 +164,27 @@ export function answerWebApi(
     default:
       return { ok: false, error: 'unknown_method' };
   }
+}
+
+/**
+ * A post's `metadata` (an object, or JSON in a form body), or Slack's error code when it is
+ * malformed; undefined when there is none.
+ */
+function readMetadata(value: unknown): FakeSlackMetadata | string | undefined {
+  if (value === undefined || value === '') return undefined;
+  let metadata: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      metadata = JSON.parse(value);
+    } catch {
+      return 'invalid_metadata_format';
+    }
+  }
+  const { event_type: type, event_payload: payload } = (metadata ?? {}) as Record<string, unknown>;
+  if (typeof type !== 'string' || typeof payload !== 'object' || payload === null) {
+    return 'invalid_metadata_schema';
+  }
+  return { event_type: type, event_payload: payload as Record<string, unknown> };
 }
 
 /** `v0=` + HMAC-SHA256(signing secret, `v0:<timestamp>:<body>`), as Slack signs requests. */

@@ -92,7 +92,7 @@ describe('sendParts', () => {
         return { id: `m${index + 1}` };
       },
       (cause, index) => new PlatformError('acme', `part ${index + 1} failed`, { cause }),
-      async (ids) => void told.push(ids),
+      { partPosted: async (ids) => void told.push(ids) },
     ).catch((e: unknown) => e);
 
     expect(told).toEqual([['m1'], ['m1', 'm2']]);
@@ -109,10 +109,30 @@ describe('sendParts', () => {
       ['one', 'two'],
       async () => Promise.reject(new Error('down')),
       (cause) => new NetworkError('down', { cause }),
-      async (ids) => void told.push(ids),
+      { partPosted: async (ids) => void told.push(ids) },
     ).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(NetworkError);
     expect(told).toEqual([]);
+  });
+
+  it('posts only the parts after skipParts, each with its index in the whole reply', async () => {
+    const posted: [string, number][] = [];
+
+    const sent = await sendParts(
+      ['one', 'two', 'three'],
+      async (part, index) => {
+        posted.push([part, index]);
+        return { id: `m${index + 1}`, timestamp: at(index) };
+      },
+      (cause) => new NetworkError('down', { cause }),
+      { skipParts: 1 },
+    );
+
+    expect(posted).toEqual([
+      ['two', 1],
+      ['three', 2],
+    ]);
+    expect(sent).toEqual({ messageIds: ['m2', 'm3'], timestamp: at(1) });
   });
 });

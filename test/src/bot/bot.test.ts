@@ -53,6 +53,7 @@ describe('Bot', () => {
         channelId: 'room',
         replyToMessageId: turn.metadata.messageId,
         content: 're: hi @Support-Agent, where is order 42?',
+        replyId: 'memory:room:in-1:support-agent:reply',
       },
     ]);
     const [inbound, reply] = await store.get(channel.conversationId);

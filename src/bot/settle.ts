@@ -1,0 +1,140 @@
+import type { Channel, OutboundMessage, SentMessage, UnsettledReply } from '../channel.js';
+import { ColloquyError, StoreError, messageOf } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { AgentRun } from '../runs.js';
+import type { ConversationStore } from '../store.js';
+import type { StoredMessage } from '../types.js';
+import { confirmation } from './outbox.js';
+import type { Write } from './outbox.js';
+
+/**
+ * What the bot does with a reply a crash left unconfirmed on a channel that cannot settle it
+ * (one without `Channel.settle`, such as Telegram): `'leave'` it unconfirmed, never sent
+ * again (at most once), or `'resend'` it (at least once: a person may get it twice).
+ */
+export type UnconfirmedReplies = 'leave' | 'resend';
+
+/** How the bot settles a channel's unconfirmed replies: chosen once, at start. */
+export type Settle = (reply: UnsettledReply) => Promise<SentMessage | undefined>;
+
+/**
+ * The way `channel`'s unconfirmed replies are settled: exactly, by the channel (`settle`), or
+ * by sending them again (`'resend'`), or not at all (`undefined`: they stay unconfirmed).
+ *
+ * @example
+ * ```ts
+ * const settle = settlerFor(telegram, 'resend'); // sends the parts not confirmed again
+ * ```
+ */
+export function settlerFor(channel: Channel, unconfirmed: UnconfirmedReplies): Settle | undefined {
+  if (channel.settle !== undefined) return (reply) => channel.settle!(reply);
+  if (unconfirmed === 'leave') return undefined;
+  return (reply) => channel.send(reply.message, { skipParts: reply.confirmed.length });
+}
+
+/**
+ * What settling needs, with each channel's way of settling chosen once (`settlerFor`); a
+ * channel that cannot settle says so in the log, once.
+ */
+export function settling(
+  channels: readonly Channel[],
+  unconfirmed: UnconfirmedReplies = 'leave',
+  deps: Omit<SettleDeps, 'settlerOf'> & { logger: Logger },
+): SettleDeps {
+  const { logger, ...rest } = deps;
+  const settlers = new Map<string, Settle | undefined>();
+  for (const channel of channels) {
+    settlers.set(channel.type, settlerFor(channel, unconfirmed));
+    if (channel.settle !== undefined) continue;
+    const fallback = unconfirmed === 'leave' ? 'left unconfirmed' : 'sent again';
+    logger.debug(`${channel.type}: a reply a crash leaves unconfirmed is ${fallback}`);
+  }
+  return { ...rest, settlerOf: (type) => settlers.get(type ?? '') };
+}
+
+/** The message a recorded reply turn went out as (where it went, its text, its id as key). */
+export function outboundOf(reply: StoredMessage): OutboundMessage {
+  const { channelId, threadId, replyToMessageId } = reply.metadata;
+  return {
+    conversationId: reply.conversationId,
+    scope: reply.scope,
+    channelId: channelId ?? '',
+    ...(threadId !== undefined && { threadId }),
+    ...(replyToMessageId !== undefined && { replyToMessageId }),
+    content: reply.content,
+    replyId: reply.id,
+  };
+}
+
+/** What settling needs from the bot. */
+export interface SettleDeps {
+  store: ConversationStore;
+  write: Write;
+  report(error: ColloquyError): void;
+  /** How replies on the channel of `type` are settled, if they are. */
+  settlerOf(type: string | undefined): Settle | undefined;
+}
+
+/** How an unfinished run whose reply was recorded ends: `undefined` leaves it for a restart. */
+export type Settled = { status: 'answered' | 'unconfirmed'; error?: string } | undefined;
+
+const NEVER_CONFIRMED = 'the reply was recorded but the platform never confirmed it';
+
+/**
+ * Settles the reply of `run`, recorded before a crash: a reply confirmed `sent` answers the
+ * run; one left `sending` is settled on its channel (found by its key, or posted when the
+ * platform lacks it) and confirmed `sent` with every part's platform id, or, where the channel
+ * cannot settle it (or the platform cannot tell), marked `unconfirmed`. A settled reply whose
+ * confirmation is not committed leaves the run as it is: the next start settles it again.
+ *
+ * @example
+ * ```ts
+ * const settled = await settleReply(deps, run); // { status: 'answered' }
+ * ```
+ */
+export async function settleReply(deps: SettleDeps, run: AgentRun): Promise<Settled> {
+  const reply = run.reply;
+  if (reply?.delivery === 'sent') return { status: 'answered' };
+  const id = run.replyId!;
+  const unconfirmed = { status: 'unconfirmed' as const, error: NEVER_CONFIRMED };
+  if (reply === undefined || reply.delivery !== 'sending') return unconfirmed;
+  const where = { conversationId: reply.conversationId, messageId: id };
+  const turn = await deps.store.getMessage?.(reply.conversationId, id).catch(() => undefined);
+  const settle = deps.settlerOf(turn?.metadata.channelType);
+  let sent: SentMessage | undefined;
+  if (turn !== undefined && settle !== undefined) {
+    try {
+      const message = outboundOf(turn);
+      sent = await settle({ message, confirmed: reply.messageIds, recordedAt: turn.timestamp });
+    } catch (cause) {
+      deps.report(
+        cause instanceof ColloquyError
+          ? cause
+          : new ColloquyError(`could not settle reply ${id}: ${messageOf(cause)}`, {
+              cause,
+              ...where,
+            }),
+      );
+    }
+  }
+  try {
+    if (turn === undefined || sent === undefined) {
+      const { messageIds } = reply;
+      const { conversationId } = reply;
+      await deps.write({
+        kind: 'confirm',
+        confirmation: { id, conversationId, messageIds, delivery: 'unconfirmed' },
+      });
+      return unconfirmed;
+    }
+    const messageIds = [...reply.messageIds, ...sent.messageIds];
+    const timestamp = reply.messageIds.length === 0 ? sent.timestamp : undefined;
+    await deps.write(confirmation(turn, messageIds, 'sent', { timestamp }));
+    return { status: 'answered' };
+  } catch (cause) {
+    deps.report(
+      new StoreError(`could not record how reply ${id} was settled`, { cause, ...where }),
+    );
+    return undefined;
+  }
+}

@@ -1,0 +1,80 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Chat, User } from 'grammy/types';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TelegramChannel } from 'colloquy/telegram';
+import { FakeTelegram } from 'colloquy/testing';
+import { crashAndRestart } from '../../fixtures/crash-image.js';
+
+const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
+const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
+
+describe('Telegram: a reply a crash left unconfirmed (no key, no history to read)', () => {
+  let telegram: FakeTelegram;
+  let dir: string;
+  let crash: ReturnType<typeof crashAndRestart>;
+
+  beforeEach(async () => {
+    telegram = await FakeTelegram.start();
+    dir = mkdtempSync(join(tmpdir(), 'colloquy-telegram-settle-'));
+    crash = crashAndRestart(
+      dir,
+      () =>
+        new TelegramChannel({
+          token: telegram.token,
+          client: { apiRoot: telegram.apiRoot },
+          pollingTimeoutSeconds: 5,
+        }),
+    );
+  });
+
+  afterEach(async () => {
+    await crash.stop();
+    await telegram.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const ask = () => telegram.sendUserMessage({ chat: adaDm, from: ada, text: 'where is 4711?' });
+  const replies = () => telegram.sent.filter((sent) => sent.method === 'sendMessage');
+
+  it('by default never sends it again: at most once, recorded unconfirmed', async () => {
+    // given a bot killed after Telegram took its reply, before the answer reached it
+    const { image } = await crash.whileReplying('after the call', ask);
+
+    // when it starts again with the defaults
+    const settled = await crash.restartOn(image);
+
+    // then the reply is not sent twice; the record says it may not have gone out
+    expect(replies()).toHaveLength(1);
+    expect(settled).toMatchObject({ delivery: 'unconfirmed', id: null, status: 'unconfirmed' });
+  });
+
+  it("with unconfirmedReplies: 'resend' sends a reply cut off before the call, once", async () => {
+    // given a bot killed after recording its reply, before calling Telegram
+    const { image } = await crash.whileReplying('before the call', ask);
+
+    // when it starts again and re-sends unconfirmed replies
+    const settled = await crash.restartOn(image, { unconfirmedReplies: 'resend' });
+
+    // then Ada gets the recorded reply, recorded with its message id
+    expect(replies().map((sent) => sent.text)).toEqual(['On it.']);
+    expect(settled).toMatchObject({
+      delivery: 'sent',
+      id: String(replies()[0]!.message.message_id),
+      status: 'answered',
+    });
+  });
+
+  it("with unconfirmedReplies: 'resend' a reply Telegram had is sent twice (at least once)", async () => {
+    // given a bot killed after Telegram took its reply
+    const { image } = await crash.whileReplying('after the call', ask);
+
+    // when it starts again and re-sends unconfirmed replies
+    const settled = await crash.restartOn(image, { unconfirmedReplies: 'resend' });
+
+    // then Ada has it twice: the price of never missing an answer where nothing can be found
+    expect(replies()).toHaveLength(2);
+    expect(settled).toMatchObject({ delivery: 'sent', status: 'answered' });
+  });
+});
