@@ -37,21 +37,18 @@ describe('Discord: a reply a crash left unconfirmed is settled by its nonce', ()
   });
 
   /** Alice asks; the bot is killed at `moment` of its reply's send; the file it left. */
-  async function crashWhileReplying(moment: CrashMoment, reply?: string) {
-    const ask = () =>
-      discord.userMessage({
-        channelId: GENERAL,
-        author: alice,
-        content: `<@${discord.botUser.id}> where is my order?`,
-        mentions: [discord.botUser],
-      });
-    const crashed = await crash.whileReplying(moment, ask, reply);
-    // The restart identifies afresh: resuming the kept gateway session is another suite's subject.
-    const file = new SqliteConversationStore({ path: crashed.image });
-    file.db.prepare("DELETE FROM colloquy_state WHERE key LIKE 'discord:%'").run();
-    await file.close();
-    return crashed;
-  }
+  const crashWhileReplying = (moment: CrashMoment, reply?: string) =>
+    crash.whileReplying(
+      moment,
+      () =>
+        discord.userMessage({
+          channelId: GENERAL,
+          author: alice,
+          content: `<@${discord.botUser.id}> where is my order?`,
+          mentions: [discord.botUser],
+        }),
+      reply,
+    );
 
   it('records the message Discord created before the crash, and posts nothing more', async () => {
     // given a bot killed after Discord created its reply, before the answer reached it
