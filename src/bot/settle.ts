@@ -93,11 +93,13 @@ const NEVER_CONFIRMED = 'the reply was recorded but the platform never confirmed
  * ```
  */
 export async function settleReply(deps: SettleDeps, run: AgentRun): Promise<Settled> {
-  const reply = run.reply;
+  const { reply } = run;
   if (reply?.delivery === 'sent') return { status: 'answered' };
   const id = run.replyId!;
   const unconfirmed = { status: 'unconfirmed' as const, error: NEVER_CONFIRMED };
-  if (reply === undefined || reply.delivery !== 'sending') return unconfirmed;
+  // `unconfirmed` too: a send the network cut off, its run not ended before the crash.
+  const open = reply?.delivery === 'sending' || reply?.delivery === 'unconfirmed';
+  if (reply === undefined || !open) return unconfirmed;
   const where = { conversationId: reply.conversationId, messageId: id };
   const turn = await deps.store.getMessage?.(reply.conversationId, id).catch(() => undefined);
   const settle = deps.settlerOf(turn?.metadata.channelType);
@@ -119,8 +121,7 @@ export async function settleReply(deps: SettleDeps, run: AgentRun): Promise<Sett
   }
   try {
     if (turn === undefined || sent === undefined) {
-      const { messageIds } = reply;
-      const { conversationId } = reply;
+      const { conversationId, messageIds } = reply;
       await deps.write({
         kind: 'confirm',
         confirmation: { id, conversationId, messageIds, delivery: 'unconfirmed' },

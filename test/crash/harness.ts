@@ -115,6 +115,15 @@ export function seededRandom(seed: number): () => number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How much longer than its moment a kill waits for a held answer before it lands anyway. */
+const HELD_WAIT_MS = 5000;
+
+/** Resolves once `condition()` holds (looked at every few ms), or after `maxMs`. */
+async function until(condition: () => boolean, maxMs: number): Promise<void> {
+  const end = Date.now() + maxMs;
+  while (!condition() && Date.now() < end) await sleep(2);
+}
+
 /** What the kill loop did. */
 export interface KillReport {
   kills: number;
@@ -133,7 +142,9 @@ export interface KillReport {
  * Starts the bot and SIGKILLs it `kills` times, starting it again after each kill: most kills
  * land a random `afterReadyMs` after the run printed its ready line (under traffic), one in
  * five a random `duringStartMs` after it was spawned (while it starts and recovers, whatever
- * the machine's load). Then starts it once more and waits until it is ready; returns that run.
+ * the machine's load). With `between`, one in three of the kills after ready waits until the
+ * platform holds the answer to a reply it created: the bot dies between the call and its
+ * confirmation. Then starts it once more and waits until it is ready; returns that run.
  */
 export async function killRepeatedly(
   setup: CrashSetup,
@@ -158,9 +169,16 @@ export async function killRepeatedly(
     let isReady = false;
     void run.ready.then((ok) => (isReady = ok));
     const duringStart = options.random() < 0.2;
+    // One kill in three after ready waits for a reply the platform created and has not answered.
+    const held = options.between;
+    const atAnswer = held !== undefined && !duringStart && options.random() < 1 / 3;
+    const afterReady = between(options.afterReadyMs);
     const moment = duringStart
       ? sleep(between(options.duringStartMs))
-      : run.ready.then((ok) => (ok ? sleep(between(options.afterReadyMs)) : new Promise(() => {})));
+      : run.ready.then((ok) => {
+          if (!ok) return new Promise(() => {});
+          return atAnswer ? until(held, afterReady + HELD_WAIT_MS) : sleep(afterReady);
+        });
     const ended = await Promise.race([moment.then(() => undefined), run.exited]);
     if (ended !== undefined) {
       report.unexpectedExits.push(ended.signal ?? `exit ${ended.code}`);
