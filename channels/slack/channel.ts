@@ -45,7 +45,7 @@ import {
   slackParticipantId,
   slackUserIdsToResolve,
 } from './parse.js';
-import type { ParsedSlackEvent, SlackParseContext, SlackSelf } from './parse.js';
+import type { ParsedSlackEvent, SlackParseContext, SlackSelf, SocketModeEvent } from './parse.js';
 
 export interface SlackChannelOptions {
   /** Bot token (`xoxb-…`). Required unless `app` is given. */
@@ -487,15 +487,6 @@ export class SlackChannel implements Channel {
     trim(this.channelNames, NAMES_KEPT);
     return lookup;
   }
-}
-
-/** What Bolt's Socket Mode client emits as `slack_event`. */
-interface SocketModeEvent {
-  type: string;
-  body: Record<string, unknown>;
-  ack(response?: unknown): Promise<void>;
-  retry_num?: number;
-  retry_reason?: string;
 }
 
 /** How many user and channel names the channel keeps looked up. */

@@ -356,3 +356,12 @@ function str(value: unknown): string | undefined {
 function nonEmpty(value: unknown): string | undefined {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
+
+/** What Bolt's Socket Mode client emits as `slack_event`. */
+export interface SocketModeEvent {
+  type: string;
+  body: Record<string, unknown>;
+  ack(response?: unknown): Promise<void>;
+  retry_num?: number;
+  retry_reason?: string;
+}
