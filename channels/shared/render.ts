@@ -53,7 +53,10 @@ export function renderMarkdown(markdown: string, dialect: Dialect): string[] {
         (line) => splitLine(line, (l) => size(renderLines([l], dialect)) <= dialect.limit),
       );
     } else if (block.kind === 'table' || block.code.trim() !== '') {
-      const { lang, code } = block.kind === 'code' ? block : { lang: '', code: tableText(block) };
+      const { lang: written, code } =
+        block.kind === 'code' ? block : { lang: '', code: tableText(block) };
+      // A language whose fence takes half a part leaves the code no room: the code goes bare.
+      const lang = size(dialect.code(written, '')) * 2 <= dialect.limit ? written : '';
       parts.block(
         code.split('\n'),
         (lines) => dialect.code(lang, lines.join('\n')),
@@ -138,9 +141,24 @@ class Parts {
       } else if (this.#current !== '') {
         this.#flush();
       } else {
-        queue.splice(0, 1, ...explode(queue[0] as T));
+        const unit = queue[0] as T;
+        const pieces = explode(unit);
+        if (pieces.length === 1 && !this.#fitsAlone(render(pieces))) {
+          // Nothing smaller renders within a part: the unit's text is cut wherever it must be.
+          for (const piece of hardCut(render([unit]), (p) => this.size(p) <= this.limit)) {
+            this.#current = piece;
+            this.#flush();
+          }
+          queue = queue.slice(1);
+        } else {
+          queue.splice(0, 1, ...pieces);
+        }
       }
     }
+  }
+
+  #fitsAlone(text: string): boolean {
+    return this.size(text) <= this.limit;
   }
 
   done(): string[] {
@@ -163,7 +181,8 @@ class Parts {
  * stays on the first. A word longer than a part is cut at grapheme boundaries.
  */
 function splitLine(line: Line, fits: (line: Line) => boolean): Line[] {
-  let words: Run[] = line.runs.flatMap((run) =>
+  const holds = (run: Run) => fits({ ...line, lead: '', runs: [{ ...run, text: 'x' }] });
+  let words: Run[] = roomy(line.runs, holds).flatMap((run) =>
     run.atom
       ? [run]
       : (run.text.match(/\S+\s*|\s+/g) ?? []).map((text) => ({ text, marks: run.marks })),
@@ -182,10 +201,32 @@ function splitLine(line: Line, fits: (line: Line) => boolean): Line[] {
     } else {
       const word = words[0] as Run;
       const cut = hardCut(word.text, (text) => fits(make([{ ...word, text }])));
-      words.splice(0, 1, ...cut.map((text) => ({ ...word, text })));
+      if (cut.length > 1) {
+        words.splice(0, 1, ...cut.map((text) => ({ ...word, text })));
+      } else {
+        // One grapheme that fits no part even bare: the caller cuts its rendered text.
+        pieces.push(make([word]));
+        words = words.slice(1);
+      }
     }
   }
   return pieces;
+}
+
+/**
+ * Runs whose markup leaves no room for a single character (a link to a URL as long as a
+ * part) as plain text: a link's label followed by its URL, which platforms show as a link.
+ */
+function roomy(runs: readonly Run[], holds: (run: Run) => boolean): Run[] {
+  return runs.map((run, index) => {
+    if (run.marks.length === 0 || holds(run)) return run;
+    const next = runs[index + 1];
+    const url = run.marks
+      .filter((mark) => mark.kind === 'link' && !next?.marks.includes(mark))
+      .map((mark) => ` ${(mark as { url: string }).url}`)
+      .join('');
+    return { text: run.text + url, marks: [] };
+  });
 }
 
 /**

@@ -76,4 +76,48 @@ describe.each(PLATFORMS)('$name formatting', ({ format, limit, size, wellFormed 
   it('gives no part for a blank answer', () => {
     expect(format('  \n\n ')).toEqual([]);
   });
+
+  it('drops a fence language too long to leave the code room', { timeout: 20_000 }, () => {
+    const parts = format('```' + 'a'.repeat(limit + 100) + '\nx = 1\n```');
+    expect(parts.join('\n')).toContain('x = 1');
+    for (const part of parts) expect(size(part)).toBeLessThanOrEqual(limit);
+  });
+
+  it('shows a link whose URL fills a part as its label and URL', { timeout: 20_000 }, () => {
+    const url = `https://example.com/${'a'.repeat(limit * 10)}`;
+    for (const link of [`[docs](${url})`, `[docs](<${url}>)`]) {
+      const parts = format(`see ${link} now`);
+      expect(parts.join('').replace(/\s/g, '')).toContain('docs');
+      for (const part of parts) expect(size(part)).toBeLessThanOrEqual(limit);
+    }
+  });
+});
+
+describe('formatting any long token', () => {
+  // A seeded generator: the same inputs on every run, varied enough to cover what models write.
+  function* inputs(count: number): Generator<string> {
+    let seed = 7;
+    const next = (n: number) => (seed = (seed * 48271) % 2147483647) % n;
+    const token = () => ['a', '👨‍👩‍👧‍👦', 'é', '*', '_', '`', '<', '&', '|', 'Я'][next(10)]!;
+    const long = () => Array.from({ length: 1000 + next(9000) }, token).join('');
+    const shapes = [
+      () => '```' + long().replace(/[`\s]/g, 'a') + '\ncode\n```',
+      () => `[label](https://x.io/${long()})`,
+      () => `[label](<https://x.io/${long()}>)`,
+      () => `**[${long()}](https://x.io/${long()})**`,
+      () => `> - ${long()}`,
+      () => `# ${long()} \`${long()}\``,
+    ];
+    for (let i = 0; i < count; i++) yield shapes[next(shapes.length)]!();
+  }
+
+  it.each(PLATFORMS)(
+    'ends in $name with every part within the limit',
+    { timeout: 60_000 },
+    ({ format, limit, size }) => {
+      for (const input of inputs(12)) {
+        for (const part of format(input)) expect(size(part)).toBeLessThanOrEqual(limit);
+      }
+    },
+  );
 });
