@@ -13,6 +13,7 @@ import { registerSql } from './commands/sql.js';
 import { registerStats } from './commands/stats.js';
 import { registerStudio } from './commands/studio.js';
 import { registerTail } from './commands/tail.js';
+import { registerTry } from './commands/try.js';
 
 /**
  * The `colloquy` command line: every command, the global `--db` option, help and version.
@@ -53,6 +54,7 @@ Examples:
   $ colloquy studio                              # look through it all in a browser
   $ colloquy import colloquy.db.dead-letter.jsonl  # turns a bot could not store
   $ colloquy copy --from colloquy.db --to postgres://bot@db/colloquy  # move to Postgres
+  $ colloquy try telegram                        # a fake Telegram and the example bot
 
 Errors print one line and exit 1 (2 for a wrong command line); COLLOQUY_DEBUG=1 adds stacks.`,
     );
@@ -68,6 +70,7 @@ Errors print one line and exit 1 (2 for a wrong command line); COLLOQUY_DEBUG=1 
     registerMigrate,
     registerImport,
     registerCopy,
+    registerTry,
   ]) {
     register(program);
   }
