@@ -1,3 +1,4 @@
+import type { BurstOption } from './bot/bursts.js';
 import type { ColloquyError } from './errors.js';
 import type { ConversationStore } from './store.js';
 import type { MessageSource, NewMessage, StoredMessage } from './types.js';
@@ -56,6 +57,8 @@ export interface Agent {
   conversationHistory?: ConversationStore;
   /** Whether to answer this turn; by default, when it concerns the agent (see `concerns`). */
   shouldRespond?(message: NewMessage, aliases: readonly string[]): boolean;
+  /** What this agent does with a person's burst of turns; default: the bot's `bursts`. */
+  bursts?: BurstOption;
   /**
    * Called once by `Bot.start`, before the store opens or a channel starts: check settings
    * (the model from the environment, say) and throw to refuse to start, so a bad one is

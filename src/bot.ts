@@ -22,6 +22,8 @@ import { stoppingController, writeCommitted } from './bot/write.js';
 import { settleReply, settling } from './bot/settle.js';
 import type { SettleDeps, UnconfirmedReplies } from './bot/settle.js';
 import type { CapturedChange } from './bot/tap.js';
+import { Bursts } from './bot/bursts.js';
+import type { BurstOption } from './bot/bursts.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
 import { ConversationLeases, type HeldLease, type SharedOptions, hasLeases } from './bot/shared.js';
@@ -77,6 +79,11 @@ export interface BotOptions {
   maxAgentDepth?: number;
   /** Answer turns written by other bots (default false: they are only recorded). */
   answerBots?: boolean;
+  /**
+   * What agents do with a person's burst of turns (see `BurstMode`); an agent's own `bursts`
+   * wins. Default `queue`: every turn is answered, in order.
+   */
+  bursts?: BurstOption;
   /** Run the agents again when a person edits a recent turn (default false). */
   rerunOnEdit?: boolean;
   /** How long `stop` waits for queued writes to reach the store (default 5000 ms). */
@@ -312,6 +319,13 @@ export class Bot {
     return isAgentMap(agents) ? (agents.get(channel) ?? []) : agents;
   }
 
+  /** The burst mode of an agent: its own, else the bot's (`queue` by default). */
+  #burstOption(agentId: string): BurstOption {
+    const agents = this.#options.channels.flatMap((channel) => this.agentsOn(channel));
+    const agent = agents.find((a) => a.id === agentId);
+    return agent?.bursts ?? this.#options.bursts ?? 'queue';
+  }
+
   /** Everything an agent is known by: id, name, its aliases and its channels' bot identities. */
   aliasesOf(agent: Agent): readonly string[] {
     const aliases = new Set([agent.id, agent.name, ...(agent.agentAliases ?? [])]);
@@ -382,6 +396,7 @@ export class Bot {
       maxAgentDepth: this.#options.maxAgentDepth ?? 5,
       answerBots: this.#options.answerBots ?? false,
       signal: this.#abort.signal,
+      bursts: new Bursts((agentId) => this.#burstOption(agentId), this.#abort.signal),
       write: (op) => this.#write(op),
       track: (work) => void this.#track(() => work),
       ...promptBytes(this.#options.recordPrompts),

@@ -9,6 +9,7 @@ import type { Logger } from '../logger.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage, Participant } from '../types.js';
 import { cappedJson, runId, usageOf } from '../runs.js';
+import type { Bursts } from './bursts.js';
 import type { AgentRun, RunStatus } from '../runs.js';
 import { isoTimestamp } from '../types.js';
 import { deliveryAfterFailure, replyTurn, sendThroughOutbox, throughHooks } from './outbox.js';
@@ -41,6 +42,8 @@ export interface RunnerDeps {
   maxAgentDepth: number;
   answerBots: boolean;
   signal: AbortSignal;
+  /** Which turns of a person's burst are answered. */
+  bursts: Bursts;
 }
 
 /**
@@ -102,7 +105,10 @@ export class TurnRunner {
     return this.deps
       .agentsOn(channel)
       .filter((agent) => this.#wantsNow(agent, turn, this.deps.aliasesOf(agent), false))
-      .map((agent) => newRun(turn, agent.id, createdAt));
+      .map((agent) => {
+        this.deps.bursts.arrived(turn, agent.id);
+        return newRun(turn, agent.id, createdAt);
+      });
   }
 
   /** A turn a channel delivered, already committed: interceptors, then agents. */
@@ -332,6 +338,7 @@ export class TurnRunner {
   ): Promise<void> {
     const { message } = ctx;
     const id = message.conversationId;
+    if (await this.#answeredLater(agent, message, recorded)) return;
     // A resumed run was taken up before and interrupted, even when the bot went down before
     // that start was recorded: it counts as one.
     const before = resumed ? Math.max(recorded?.attempts ?? 0, 1) : (recorded?.attempts ?? 0);
@@ -396,6 +403,30 @@ export class TurnRunner {
       if (left > 0) this.#answering.set(id, left);
       else this.#answering.delete(id);
     }
+  }
+
+  /**
+   * True when a later turn of the person's burst is answered instead of `message` (see
+   * `Bursts`): its run is then settled as answered by that turn, and never resumed.
+   */
+  async #answeredLater(
+    agent: Agent,
+    message: NewMessage,
+    recorded: AgentRun | undefined,
+  ): Promise<boolean> {
+    if (message.participant.kind !== 'user' || message.metadata.rerunForEdit !== undefined) {
+      return false;
+    }
+    const newer = await this.deps.bursts.newer(message, agent.id);
+    if (newer === undefined) return false;
+    const now = isoTimestamp();
+    await this.#save({
+      ...(recorded ?? newRun(message, agent.id, now)),
+      status: 'answered',
+      finishedAt: now,
+      error: `answered with the later turn ${newer}`,
+    });
+    return true;
   }
 
   /** Keeps a reply's confirmation until it is committed or failed. */
