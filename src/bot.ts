@@ -346,7 +346,8 @@ export class Bot {
    * Opens the store if needed and starts every channel. Each channel's bot identity (known
    * once it has started) joins the aliases of the agents on it. Rejects with a `ColloquyError`
    * (its cause the channel's last error) when a channel has not started within
-   * `startTimeoutMs`; `stop` then stops it.
+   * `startTimeoutMs`, once the bot has stopped again (every channel, the one still starting
+   * too), so the process can exit with that one line.
    */
   start(): Promise<void> {
     this.#started ??= this.#start();
@@ -409,8 +410,18 @@ export class Bot {
     });
     this.#accepting = true;
     const deadline = Date.now() + startTimeout;
-    for (const channel of this.#options.channels) {
-      await startWithin(channel, this.#handlers(channel), deadline, startTimeout);
+    try {
+      for (const channel of this.#options.channels) {
+        await startWithin(channel, this.#handlers(channel), deadline, startTimeout);
+      }
+    } catch (error) {
+      // A half-started bot would take turns without recovery: what started stops, and the
+      // caller hears why (unless a stop asked for elsewhere is already under way).
+      if (this.#stopped === undefined) {
+        this.#stopped = this.#stop(false);
+        await this.#stopped;
+      }
+      throw error;
     }
     if (this.#leases === undefined) await this.#recover();
     else {
@@ -907,8 +918,9 @@ export class Bot {
     return this.#stopped;
   }
 
-  async #stop(): Promise<void> {
-    await this.#started?.catch(() => undefined);
+  /** `afterStart`: wait for a start under way first (false when the failing start stops). */
+  async #stop(afterStart = true): Promise<void> {
+    if (afterStart) await this.#started?.catch(() => undefined);
     clearInterval(this.#sweeper);
     for (const channel of this.#options.channels) {
       try {

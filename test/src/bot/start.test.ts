@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Bot, ColloquyError, InMemoryConversationStore, silentLogger } from 'colloquy';
 import { TelegramChannel } from 'colloquy/telegram';
+import { MemoryChannel } from 'colloquy/testing';
 import { startTimeoutOf } from '../../../src/bot/start.js';
 import { scriptedAgent } from './bot.fixtures.js';
 
@@ -83,6 +84,38 @@ describe('Bot.start is bounded', () => {
     );
     expect(failed.cause).toBe(refused);
     expect(reported).toEqual([refused]);
+    await bot.stop();
+  });
+
+  it('stops the channels that started when another misses the bound', async () => {
+    // given a channel that starts at once and one that never becomes ready
+    const live = new MemoryChannel();
+    const stopped: string[] = [];
+    const hanging = {
+      type: 'hanging',
+      start: () => new Promise<void>(() => {}),
+      stop: async () => void stopped.push('hanging'),
+      send: async () => ({ id: 'never', messageIds: [] }),
+      botIdentity: undefined,
+    };
+    const bot = new Bot({
+      channels: [live, hanging],
+      agents: [scriptedAgent('support-agent', () => 'hi')],
+      store: new InMemoryConversationStore(),
+      logger: silentLogger,
+      startTimeoutMs: 100,
+    });
+
+    // when the bot starts
+    const failed = (await bot.start().catch((error: unknown) => error)) as Error;
+
+    // then it rejects once both channels are stopped: none takes turns or keeps trying
+    expect(failed.message).toBe(
+      'the hanging channel did not start within 0.1 s (it reported no error)',
+    );
+    expect(live.botIdentity).toBeUndefined();
+    expect(stopped).toEqual(['hanging']);
+    await expect(live.receive('hello @support-agent')).rejects.toThrow();
     await bot.stop();
   });
 
