@@ -37,7 +37,8 @@ export interface ConsoleChannelOptions {
   /**
    * A stream log lines are written to that shares the screen with the chat: while the channel
    * runs on a terminal, what is written to it is printed on its own line above the prompt
-   * (default `process.stderr` when it is a terminal too; `false` leaves it alone).
+   * (default `process.stderr` when the output is `process.stdout` and both are terminals;
+   * `false` leaves it alone).
    */
   logs?: NodeJS.WritableStream | false;
 }
@@ -100,7 +101,9 @@ export class ConsoleChannel implements Channel {
     this.#session = options.session ?? 'local';
     this.#prompt = options.prompt ?? '> ';
     this.#terminal = options.terminal ?? (isTTY(this.#input) && isTTY(this.#output));
-    const logs = options.logs ?? (isTTY(process.stderr) ? process.stderr : false);
+    // Standard error shares the screen when both it and the output are this terminal.
+    const shared = this.#output === process.stdout && isTTY(process.stderr);
+    const logs = options.logs ?? (shared ? process.stderr : false);
     this.#logs = this.#terminal && logs !== false && logs !== this.#output ? logs : undefined;
     this.conversationId = `console:${this.#session}`;
     this.user = options.user ?? consoleUser();
