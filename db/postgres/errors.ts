@@ -36,6 +36,21 @@ export function isRolledBackConflict(error: unknown): boolean {
   return code === '40P01' || code === '40001';
 }
 
+/**
+ * How long to wait before running again a transaction rolled back by a conflict (attempt 1
+ * is the first retry): a short random pause, longer at each attempt, so two instances that
+ * collided do not run again in lockstep and collide again. Milliseconds, from 5 × attempt up
+ * to 25 × attempt.
+ *
+ * @example
+ * ```ts
+ * await setTimeout(conflictBackoffMs(attempt));
+ * ```
+ */
+export function conflictBackoffMs(attempt: number, random: () => number = Math.random): number {
+  return Math.round(attempt * (5 + 20 * random()));
+}
+
 /** A short reason for a Postgres failure: its message and SQLSTATE. */
 export function describePgError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);

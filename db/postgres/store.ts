@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { conversationExists, placeOf } from '../../src/conversations.js';
 import { ColloquyError, StoreError } from '../../src/errors.js';
@@ -32,6 +33,7 @@ import {
   withClient,
 } from './connection.js';
 import {
+  conflictBackoffMs,
   describePgError,
   isRolledBackConflict,
   isTransientPg,
@@ -589,7 +591,8 @@ export class PostgresConversationStore implements ConversationStore {
   /**
    * Runs `fn` in a transaction on one connection of the pool, first locking the rows `ops`
    * share with other instances (`lockSharedRows`). A transaction Postgres rolled back as a
-   * deadlock victim or a serialization failure is run again, a few times.
+   * deadlock victim or a serialization failure is run again, a few times, each after a short
+   * random pause (`conflictBackoffMs`) so the instances it met do not meet again at once.
    */
   async #transaction<T>(
     fn: (client: pg.PoolClient) => Promise<T>,
@@ -611,6 +614,7 @@ export class PostgresConversationStore implements ConversationStore {
         });
       } catch (error) {
         if (attempt >= TRANSACTION_ATTEMPTS || !isRolledBackConflict(error)) throw error;
+        await sleep(conflictBackoffMs(attempt));
       }
     }
   }
