@@ -270,9 +270,12 @@ export class DiscordChannel implements Channel {
     this.sessions.release();
     await this.queue;
     if (this.ownsClient) {
+      const { token } = this.client;
       const shards = Array.from({ length: this.shardCount }, (_, shard) => shard);
       await this.close(this.client, shards);
       for (const shard of shards) this.sessions.drop(shard);
+      // The replies the bot still finishes after the gateway closed go out over REST.
+      if (token !== null) this.client.rest.setToken(token);
     }
   }
 
