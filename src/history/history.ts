@@ -5,8 +5,7 @@ import { InMemoryConversationStore } from '../memory-store.js';
 import type { ConversationStore } from '../store.js';
 import { defaultTokenizer } from '../tokenizer.js';
 import type { Tokenizer } from '../tokenizer.js';
-import { defaultMetadata, isoTimestamp } from '../types.js';
-import type { StoredMessage } from '../types.js';
+import { defaultMetadata, isoTimestamp, type StoredMessage } from '../types.js';
 import { coveredThrough, summaryRow } from '../assemble/summary.js';
 import { completeEntry, entryToRows, entryTokens, frozenEntry } from './entries.js';
 import { rowsToEntries, sourcedEntries, summaryEntry } from './entries.js';
@@ -225,8 +224,8 @@ export class History {
   /**
    * Adds one entry at the end of the conversation (stored as its turns, like a captured one):
    * subscribers, `entry` listeners and plugins' `afterAdd` hear of it. Left out, `id` is new,
-   * `timestamp` now, and `participant` `user`, `assistant` or `system` by role. Resolves to
-   * the entry as the snapshot holds it.
+   * `timestamp` now, `participant` by role. Resolves to the entry as the snapshot holds it;
+   * a failed write rejects, and the snapshot shows the entry's turns stored before it.
    *
    * @example
    * ```ts
@@ -240,10 +239,13 @@ export class History {
       const place = await this.#place_();
       const entry = completeEntry(input, this.conversationId, randomUUID());
       const stored: StoredMessage[] = [];
-      for (const row of entryToRows(entry, this.conversationId, place)) {
-        stored.push((await this.store.append(row)).message);
+      try {
+        for (const row of entryToRows(entry, this.conversationId, place)) {
+          stored.push((await this.store.append(row)).message);
+        }
+      } finally {
+        this.#add(...stored);
       }
-      this.#add(...stored);
       const key = entry.role === 'tool' ? entry.messageId : entry.id;
       return (
         this.#snapshot.findLast((e) => (e.role === 'tool' ? e.messageId : e.id) === key) ??

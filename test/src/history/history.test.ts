@@ -224,6 +224,38 @@ describe('History', () => {
     }
   });
 
+  it('shows exactly what an entry stored when its store fails partway', async () => {
+    // given a history whose store refuses the second turn it is asked to write
+    let appends = 0;
+    const store = new (class extends InMemoryConversationStore {
+      override async append(...args: Parameters<ConversationStore['append']>) {
+        if (++appends === 2) throw new Error('disk full (test)');
+        return super.append(...args);
+      }
+    })();
+    const history = new History(store, C);
+    await history.ready;
+    const heard: string[] = [];
+    history.on('entry', (entry) => void heard.push(entry.content));
+
+    // when an entry of a text and two calls is added
+    const calls = [
+      { id: 'call_1', name: 'lookup_order', arguments: { orderId: '42' } },
+      { id: 'call_2', name: 'lookup_order', arguments: { orderId: '43' } },
+    ];
+    const added = history.addEntry({ role: 'assistant', content: 'Let me look.', calls });
+
+    // then it rejects, and the snapshot and its listeners hold what the store holds
+    await expect(added).rejects.toThrow('disk full (test)');
+    const reread = new History(store, C);
+    await reread.ready;
+    expect(reread.getSnapshot()).toHaveLength(1);
+    expect(history.getSnapshot()).toEqual(reread.getSnapshot());
+    expect(heard).toEqual(['Let me look.']);
+    history.close();
+    reread.close();
+  });
+
   it('tells subscribers once per turn the bot captures, live', async () => {
     // given a bot and a history of its DM, with polling off
     const store = new InMemoryConversationStore();
