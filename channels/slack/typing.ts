@@ -1,4 +1,4 @@
-import type { WebClient } from '@slack/web-api';
+import type { webApi } from '@slack/bolt';
 import type { OutboundMessage, TypingIndicator } from '../../src/channel.js';
 
 /**
@@ -34,7 +34,7 @@ export interface SlackTypingOptions {
  * ```
  */
 export function slackTyping(
-  client: () => WebClient,
+  client: () => webApi.WebClient,
   options: SlackTypingOptions = {},
 ): TypingIndicator {
   const status = options.status ?? 'is thinking…';
