@@ -16,6 +16,7 @@ import type {
   OutboundMessage,
   SendOptions,
   SentMessage,
+  TypingIndicator,
   UnsettledReply,
 } from '../../src/channel.js';
 import {
@@ -34,6 +35,7 @@ import {
   type DiscordAllowedMentions,
 } from './format.js';
 import { guardedSharding } from './guard.js';
+import { discordTyping } from './typing.js';
 import { leaseNames } from '../../src/leases.js';
 import {
   lacksContent,
@@ -101,6 +103,8 @@ export class DiscordChannel implements Channel {
     return this.#client;
   }
   readonly #client: Client;
+  /** Discord's typing indicator while an agent works on a reply (see `discordTyping`). */
+  readonly typing: TypingIndicator = discordTyping(() => this.client.rest);
   /** Sharing the store with other instances: this one's turns at holding the shards. */
   private leading: { stop: AbortController; done: Promise<unknown> } | undefined;
   /** The gateway client of each shard this instance holds by lease. */

@@ -226,9 +226,11 @@ describe('a Bot on Discord (discord.js against FakeDiscord, SQLite store)', () =
     discord.failNext({ status: 429, retryAfter: 0.05 });
     discord.userMessage(mention('busy?'));
     await discord.waitForPosted(1);
-    expect(discord.requests.filter((r) => r.method === 'POST').map((r) => r.status)).toEqual([
-      429, 200,
-    ]);
+    expect(
+      discord.requests
+        .filter((r) => r.method === 'POST' && r.path.endsWith('/messages'))
+        .map((r) => r.status),
+    ).toEqual([429, 200]);
     await db.turns(inGeneral, (t) => t.length === 2);
     expect(errors).toEqual([]);
   });
