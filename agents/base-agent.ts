@@ -1,4 +1,4 @@
-import { generateText, stepCountIs } from 'ai';
+import { stepCountIs } from 'ai';
 import type { LanguageModel, LanguageModelUsage, StepResult, ToolSet } from 'ai';
 import type { Agent, AgentResult, AgentRunContext } from '../src/agent.js';
 import { DELEGATE_TOOL_NAME, delegateTool } from './delegation.js';
@@ -14,6 +14,7 @@ import { PluginError, PluginHost } from '../src/history/plugins.js';
 import type { HistoryPlugin } from '../src/history/plugins.js';
 import { isoTimestamp, samePlace, withMetadata } from '../src/types.js';
 import type { NewMessage, Participant } from '../src/types.js';
+import { callModel } from './model-call.js';
 import { describeModel, modelFromEnv } from './models.js';
 import { isOfflineModel } from './offline-model.js';
 import { sourcesOf } from './provenance.js';
@@ -71,6 +72,11 @@ export abstract class BaseAgent implements Agent {
   tools: ToolSet = {};
   /** Writes rolling summaries when the history outgrows `assemblerOptions.rollingSummaryThreshold`. */
   summarizer?: Summarizer;
+  /**
+   * Show the answer as the model writes it, where the channel can (default true); false sends
+   * it whole once the model is done.
+   */
+  stream = true;
   /** Most model steps per turn (each tool round trip is one). */
   maxSteps = 5;
   /** Where assembly problems the agent worked around are reported. */
@@ -179,15 +185,18 @@ export abstract class BaseAgent implements Agent {
       tokenBudget: this.assemblerOptions.tokenBudget ?? DEFAULT_ASSEMBLER_OPTIONS.tokenBudget,
     });
     try {
-      const result = await generateText({
-        model,
-        messages: prompt.messages,
-        allowSystemInMessages: true,
-        tools: { ...this.builtInTools(ctx, input), ...this.tools },
-        stopWhen: stepCountIs(this.maxSteps),
-        abortSignal: ctx.signal,
-        onStepFinish: (step) => this.recordToolUse(step, input, ctx),
-      });
+      const result = await callModel(
+        {
+          model,
+          messages: prompt.messages,
+          allowSystemInMessages: true,
+          tools: { ...this.builtInTools(ctx, input), ...this.tools },
+          stopWhen: stepCountIs(this.maxSteps),
+          abortSignal: ctx.signal,
+          onStepFinish: (step) => this.recordToolUse(step, input, ctx),
+        },
+        this.stream ? ctx.stream?.bind(ctx) : undefined,
+      );
       const reasoning = reasoningOf(result.steps);
       const sources = sourcesOf(result.steps);
       return {

@@ -27,6 +27,12 @@ export interface AgentRunContext {
   /** How many agent turns in a row led to this one. */
   depth: number;
   signal?: AbortSignal;
+  /**
+   * Shows the answer as it is written, when the channel can (absent otherwise): call it with
+   * the whole text so far as the model writes it. What `run` returns is still the answer: it
+   * replaces what was shown and is what is recorded.
+   */
+  stream?(textSoFar: string): void;
 }
 
 export interface AgentResult {

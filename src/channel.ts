@@ -188,6 +188,46 @@ export interface TypingIndicator {
   clear?(place: OutboundMessage): Promise<void>;
 }
 
+/** What a channel streaming a reply says each time what is shown changed. */
+export interface StreamProgress {
+  /** The platform ids of the parts shown so far, in order (the last one may still grow). */
+  messageIds: readonly string[];
+  /** The reply's text as far as it is shown, every part. */
+  shown: string;
+}
+
+/**
+ * A reply shown as it is written (see `Channel.stream`): `update` with the answer so far, then
+ * `end` with the whole of it.
+ *
+ * @example
+ * ```ts
+ * const reply = channel.stream!(outboundFor(turn, ''), { progress: (p) => record(p) });
+ * reply.update('The order');
+ * reply.update('The order ships tomorrow');
+ * const sent = await reply.end('The order ships tomorrow.');
+ * ```
+ */
+export interface ReplyStream {
+  /**
+   * The answer so far (usually longer than the last). Shown as soon as the platform allows:
+   * edits are paced to its rate limits, and the latest text wins. Never throws: a failure
+   * stops the showing and is thrown by `end`.
+   */
+  update(text: string): void;
+  /**
+   * Shows `text` as the whole reply (split into parts where it is longer than one message) and
+   * resolves with every part's ids once the platform has it all; throws like `send`.
+   */
+  end(text: string): Promise<SentMessage>;
+}
+
+/** How the runtime follows a streamed reply. */
+export interface StreamOptions {
+  /** Called (not awaited) each time what is shown changed: the runtime records it. */
+  progress?(progress: StreamProgress): void;
+}
+
 /**
  * A platform adapter. Everything platform-specific stays behind this.
  *
@@ -249,6 +289,11 @@ export interface Channel {
    * ```
    */
   settle?(reply: UnsettledReply): Promise<SentMessage | undefined>;
+  /**
+   * Shows a reply as it is written, at the place `message` names (its `content` is empty), by
+   * posting and editing messages (optional: without it a reply is sent whole with `send`).
+   */
+  stream?(message: OutboundMessage, options?: StreamOptions): ReplyStream;
   /** Known after `start` resolves. */
   readonly botIdentity: BotIdentity | undefined;
 }

@@ -290,6 +290,10 @@ export class InMemoryConversationStore implements ConversationStore {
         if (rest.length > 0) meta.partMessageIds = rest;
         Object.assign(meta, metadata);
         row.message.delivery = delivery;
+        if (op.confirmation.content !== undefined) {
+          row.message.content = op.confirmation.content;
+          row.words = searchKeys(op.confirmation.content);
+        }
         if (op.confirmation.timestamp !== undefined) {
           const rows = this.#conversations.get(conversationId)?.rows;
           const at = rows?.indexOf(row) ?? -1;

@@ -85,6 +85,11 @@ export interface ReplyConfirmation {
   delivery: ReplyDelivery;
   /** When the platform says the first part was posted (ISO 8601 UTC). */
   timestamp?: string;
+  /**
+   * The reply's text when it differs from what was recorded: a streamed reply is recorded with
+   * its first words and confirmed with what was shown so far, then with its final text.
+   */
+  content?: string;
   /** Kept on the turn's metadata (`partial: true` for a split reply that failed part way). */
   metadata?: Record<string, unknown>;
   /**

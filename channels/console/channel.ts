@@ -6,7 +6,9 @@ import type {
   Channel,
   ChannelHandlers,
   OutboundMessage,
+  ReplyStream,
   SentMessage,
+  StreamOptions,
   TypingIndicator,
 } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
@@ -256,6 +258,29 @@ export class ConsoleChannel implements Channel {
     if (!this.#thinking) return;
     this.#thinking = false;
     this.#output.write(ERASE_LINE);
+  }
+
+  /** Prints a reply's words as they come, and ends its line when it is whole. */
+  stream(_message: OutboundMessage, options?: StreamOptions): ReplyStream {
+    let printed = '';
+    const id = `${this.#run}-r${++this.#replies}`;
+    const print = (text: string) => {
+      // Words are only ever added on a console: text that is not a continuation is printed whole.
+      const more = text.startsWith(printed) ? text.slice(printed.length) : `\n${text}`;
+      if (more === '') return;
+      if (printed === '') this.#erase();
+      this.#output.write(more);
+      printed = text;
+      options?.progress?.({ messageIds: [id], shown: text });
+    };
+    return {
+      update: print,
+      end: async (text) => {
+        print(text);
+        this.#output.write('\n');
+        return { messageIds: [id], timestamp: isoTimestamp() };
+      },
+    };
   }
 
   async send(message: OutboundMessage): Promise<SentMessage> {

@@ -15,7 +15,9 @@ import type {
   ChannelHandlers,
   OutboundMessage,
   SendOptions,
+  ReplyStream,
   SentMessage,
+  StreamOptions,
   TypingIndicator,
   UnsettledReply,
 } from '../../src/channel.js';
@@ -36,6 +38,7 @@ import {
 } from './format.js';
 import { guardedSharding } from './guard.js';
 import { discordTyping } from './typing.js';
+import { discordStream } from './stream.js';
 import { leaseNames } from '../../src/leases.js';
 import {
   lacksContent,
@@ -337,6 +340,12 @@ export class DiscordChannel implements Channel {
     const age = Date.now() - Date.parse(recordedAt);
     if (message.replyId === undefined || !(age < DISCORD_NONCE_WINDOW_MS)) return undefined;
     return this.send(message, { skipParts: confirmed.length });
+  }
+
+  /** Shows a reply as it is written: posted, then edited (see `discordStream`). */
+  stream(message: OutboundMessage, options?: StreamOptions): ReplyStream {
+    const mentions = this.options.allowedMentions ?? DEFAULT_ALLOWED_MENTIONS;
+    return discordStream(this.client.rest, message, mentions, options);
   }
 
   private detach(client: Client): void {

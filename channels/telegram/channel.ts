@@ -11,7 +11,9 @@ import type {
   ChannelHandlers,
   OutboundMessage,
   SendOptions,
+  ReplyStream,
   SentMessage,
+  StreamOptions,
   TypingIndicator,
 } from '../../src/channel.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
@@ -20,6 +22,7 @@ import { sendParts } from '../shared/platform.js';
 import { refusedMarkup, retryTransformer, telegramParts, toColloquyError } from './format.js';
 import { pollUpdates } from './polling.js';
 import { telegramTyping } from './typing.js';
+import { telegramStream } from './stream.js';
 import { leaseNames } from '../../src/leases.js';
 import type { RetryOptions, SendMessagePayload } from './format.js';
 import {
@@ -260,6 +263,11 @@ export class TelegramChannel implements Channel {
       (error) => toColloquyError(error, 'sendMessage', { conversationId: message.conversationId }),
       options,
     );
+  }
+
+  /** Shows a reply as it is written: posted, then edited (see `telegramStream`). */
+  stream(message: OutboundMessage, options?: StreamOptions): ReplyStream {
+    return telegramStream(this.bot.api, message, options);
   }
 
   private async startPolling(): Promise<void> {

@@ -63,7 +63,8 @@ export async function confirmReply(db: Queryable, confirmation: ReplyConfirmatio
   const { rowCount } = await db.query(
     `UPDATE messages SET delivery = $3, timestamp = coalesce($4, timestamp),
        platform_message_id = coalesce($5, platform_message_id),
-       metadata = CASE WHEN $6::jsonb IS NULL THEN metadata ELSE metadata || $6::jsonb END
+       metadata = CASE WHEN $6::jsonb IS NULL THEN metadata ELSE metadata || $6::jsonb END,
+       content = coalesce($7, content)
      WHERE id = $1 AND conversation_id = $2`,
     [
       confirmation.id,
@@ -72,6 +73,7 @@ export async function confirmReply(db: Queryable, confirmation: ReplyConfirmatio
       timestamp,
       first ?? null,
       Object.keys(extra).length === 0 ? null : JSON.stringify(extra),
+      confirmation.content ?? null,
     ],
   );
   const changed = (rowCount ?? 0) > 0;

@@ -49,6 +49,7 @@ export class RunStatements {
     this.#retime = db.prepare(`UPDATE message_mentions SET timestamp = @timestamp
       WHERE message_seq = (SELECT seq FROM messages WHERE id = @id)`);
     this.#confirm = db.prepare(`UPDATE messages SET delivery = @delivery,
+        content = coalesce(@content, content),
         timestamp = coalesce(@timestamp, timestamp),
         platform_message_id = coalesce(@first, platform_message_id),
         metadata = CASE WHEN @extra IS NULL THEN metadata
@@ -107,6 +108,7 @@ export class RunStatements {
         conversation_id: confirmation.conversationId,
         delivery: confirmation.delivery,
         first: first ?? null,
+        content: confirmation.content ?? null,
         timestamp,
         extra: Object.keys(extra).length === 0 ? null : JSON.stringify(extra),
       }).changes > 0;

@@ -137,8 +137,16 @@ export async function sendThroughOutbox(
   return { sent: asSent(turn, messageIds, timestamp), confirmed };
 }
 
-/** The turn as it went out: the platform's ids and time on the recorded reply. */
-function asSent(
+/**
+ * The reply turn as it went out: the platform's ids and time on the recorded turn (`partial`
+ * when only some parts went out).
+ *
+ * @example
+ * ```ts
+ * asSent(turn, ['8', '9']).metadata; // { …, messageId: '8', partMessageIds: ['9'] }
+ * ```
+ */
+export function asSent(
   turn: NewMessage,
   messageIds: readonly string[],
   timestamp?: string,
@@ -158,20 +166,23 @@ function asSent(
 }
 
 /**
- * The write that records what the platform said about the reply `turn`: the ids of its parts
- * posted so far, how far it went, and (when it ends a send) the turn as it went out.
+ * The write that confirms how far `turn`, recorded `sending`, went: its platform ids so far,
+ * and the text shown when it differs from the recorded one (a streamed reply). The
+ * confirmation that ends a send (`sent`) carries the turn as it went out.
  *
  * @example
  * ```ts
- * await write(confirmation(turn, ['8'], 'sent', { timestamp }));
+ * await write(confirmation(turn, ['8'], 'sending', { content: 'The order ships' }));
  * ```
  */
 export function confirmation(
   turn: NewMessage,
   messageIds: readonly string[],
   delivery: ReplyDelivery,
-  { partial = false, timestamp }: { partial?: boolean; timestamp?: string | undefined } = {},
+  options: { partial?: boolean; timestamp?: string | undefined; content?: string } = {},
 ): StoreOperation {
+  const { partial = false, timestamp, content } = options;
+  const final = content === undefined ? turn : { ...turn, content };
   return {
     kind: 'confirm',
     confirmation: {
@@ -179,9 +190,10 @@ export function confirmation(
       conversationId: turn.conversationId,
       messageIds,
       delivery,
+      ...(content !== undefined && { content }),
       ...(partial && { metadata: { partial: true } }),
       ...(timestamp !== undefined && { timestamp }),
-      ...(delivery === 'sent' && { turn: asSent(turn, messageIds, timestamp, partial) }),
+      ...(delivery === 'sent' && { turn: asSent(final, messageIds, timestamp, partial) }),
     },
   };
 }

@@ -16,6 +16,8 @@ import { deliveryAfterFailure, replyTurn, sendThroughOutbox, throughHooks } from
 import type { Write } from './outbox.js';
 import { trailingAgentRun, withAgentMentions, withHandoff } from './turn.js';
 import { typingFor } from './typing.js';
+import { liveReplyFor } from './stream.js';
+import type { LiveReply } from './stream.js';
 import { messageOf } from '../errors.js';
 
 /** Most rows the loop guard reads back through, however many tool rows there are. */
@@ -53,7 +55,12 @@ export interface RunnerDeps {
 type SendReply = (
   content: string,
   from: Participant,
-  answering?: { run: AgentRun; about: Omit<AgentResult, 'output'>; recorded: readonly string[] },
+  answering?: {
+    run: AgentRun;
+    about: Omit<AgentResult, 'output'>;
+    recorded: readonly string[];
+    live?: LiveReply | undefined;
+  },
 ) => Promise<NewMessage>;
 
 /**
@@ -171,7 +178,9 @@ export class TurnRunner {
       const run = answering?.run;
       const count = (sends.get(from.id) ?? 0) + 1;
       sends.set(from.id, count);
-      const id = `${run?.id ?? runId(message, from.id)}:reply${count > 1 ? `:${count}` : ''}`;
+      const live = answering?.live?.started === true ? answering.live : undefined;
+      const id =
+        live?.id ?? `${run?.id ?? runId(message, from.id)}:reply${count > 1 ? `:${count}` : ''}`;
       const place = channel.replyPlace?.(message);
       const mentioning = withAgentMentions(
         replyTurn({
@@ -201,14 +210,18 @@ export class TurnRunner {
           run.replyId = id;
           void this.#save(run);
         }
-        const { sent, confirmed } = await sendThroughOutbox(this.deps.write, {
-          channel,
-          inbound: message,
-          turn: reply,
-          ...(place !== undefined && { place }),
-          // The run is answered in the confirmation's commit.
-          ...(run !== undefined && { onSent: () => this.#finish(run, 'answered') }),
-        });
+        // The run is answered in the confirmation's commit.
+        const onSent = run === undefined ? undefined : () => this.#finish(run, 'answered');
+        const { sent, confirmed } =
+          live !== undefined
+            ? await live.finish(reply, onSent)
+            : await sendThroughOutbox(this.deps.write, {
+                channel,
+                inbound: message,
+                turn: reply,
+                ...(place !== undefined && { place }),
+                ...(onSent !== undefined && { onSent }),
+              });
         // Kept under the conversation of the turn answered (its runs'), wherever the reply went.
         this.#behind(
           message.conversationId,
@@ -356,6 +369,10 @@ export class TurnRunner {
     let status: RunStatus = 'answered';
     const rows: string[] = [];
     const typing = typingFor(ctx, this.deps.signal, this.deps.logger);
+    const from: Participant = { kind: 'agent', id: agent.id, displayName: agent.name };
+    const { write } = this.deps;
+    const save = () => void this.#save(run);
+    const live = liveReplyFor({ ctx, run, from, write, save, showing: () => typing.stop() });
     try {
       const result = await agent.run(message, {
         conversationId: message.conversationId,
@@ -372,14 +389,14 @@ export class TurnRunner {
         }),
         depth: ctx.depth,
         signal: this.deps.signal,
+        ...(live !== undefined && { stream: (text: string) => live.update(text) }),
       });
       Object.assign(run, usageOf(result.metadata));
       if (result.output.trim() === '') return;
-      const from: Participant = { kind: 'agent', id: agent.id, displayName: agent.name };
       const { output: _, ...about } = result;
       let reply: NewMessage;
       try {
-        reply = await send(result.output, from, { run, about, recorded: rows });
+        reply = await send(result.output, from, { run, about, recorded: rows, live });
       } catch (cause) {
         if (run.replyId !== undefined && deliveryAfterFailure(cause) === 'unconfirmed') {
           status = 'unconfirmed';
@@ -398,6 +415,7 @@ export class TurnRunner {
       );
     } finally {
       typing.stop();
+      await live?.abandon();
       if (run.finishedAt === undefined) this.#finish(run, status);
       const left = (this.#answering.get(id) ?? 1) - 1;
       if (left > 0) this.#answering.set(id, left);

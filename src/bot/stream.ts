@@ -1,0 +1,191 @@
+import type { TurnContext } from '../chain.js';
+import type { Channel, ReplyPlace, ReplyStream, StreamProgress } from '../channel.js';
+import type { AgentRun } from '../runs.js';
+import type { NewMessage, Participant } from '../types.js';
+import { asSent, confirmation, deliveryAfterFailure, replyTurn } from './outbox.js';
+import type { Write } from './outbox.js';
+import { outboundFor } from './turn.js';
+
+/** What a streamed reply needs from the run it answers. */
+export interface LiveReplyOptions {
+  /** The reply turn's id, which the final reply keeps. */
+  id: string;
+  write: Write;
+  channel: Channel;
+  inbound: NewMessage;
+  place?: ReplyPlace;
+  /** The reply turn for a text, with `id`. */
+  turn(content: string): NewMessage;
+  /** The reply is about to be recorded: its run names it (`replyId`). */
+  recording(): void;
+  /** Its first words are about to be shown: the sign of life can go. */
+  showing(): void;
+}
+
+/**
+ * An agent's reply shown as the model writes it, through the channel's `stream`, with one
+ * outbox row for it however many edits it takes: the row is recorded `sending` (with the first
+ * words) before anything is shown, confirmed `sending` with the parts' platform ids and the text
+ * shown as they change, and `sent` with the final text and every part's id at the end. A crash
+ * in between leaves the row `sending`, with what was shown, which recovery marks `unconfirmed`
+ * and never shows again.
+ *
+ * @example
+ * ```ts
+ * const live = new LiveReply({ write, channel, inbound, turn, recording, showing });
+ * live.update('The order');
+ * const { sent, confirmed } = await live.finish(finalTurn);
+ * ```
+ */
+export class LiveReply {
+  readonly #options: LiveReplyOptions;
+  #latest = '';
+  #opening: Promise<void> | undefined;
+  #stream: ReplyStream | undefined;
+  #recorded: NewMessage | undefined;
+  #failure: unknown;
+  #shown: StreamProgress = { messageIds: [], shown: '' };
+  #done = false;
+
+  constructor(options: LiveReplyOptions) {
+    this.#options = options;
+  }
+
+  get id(): string {
+    return this.#options.id;
+  }
+
+  /** True once the reply was recorded to be shown: the final reply goes through `finish`. */
+  get started(): boolean {
+    return this.#opening !== undefined;
+  }
+
+  /** The answer so far. The first call with words records the reply and starts showing it. */
+  update(text: string): void {
+    if (this.#done || this.#failure !== undefined) return;
+    this.#latest = text;
+    if (this.#stream !== undefined) return this.#stream.update(text);
+    if (this.#opening === undefined && text.trim() !== '') this.#opening = this.#open();
+  }
+
+  async #open(): Promise<void> {
+    const { write, channel, inbound, place } = this.#options;
+    const turn = this.#options.turn(this.#latest);
+    this.#options.recording();
+    try {
+      await write({ kind: 'reply', message: turn });
+    } catch (error) {
+      this.#failure = error;
+      void write(confirmation(turn, [], 'failed')).catch(() => undefined);
+      return;
+    }
+    this.#recorded = turn;
+    this.#options.showing();
+    this.#stream = channel.stream!(
+      { ...outboundFor(inbound, '', place), replyId: turn.id },
+      {
+        progress: (progress) => {
+          this.#shown = progress;
+          if (this.#done) return;
+          const op = confirmation(turn, progress.messageIds, 'sending', {
+            content: progress.shown,
+          });
+          void write(op).catch(() => undefined); // the final confirmation says it all again
+        },
+      },
+    );
+    this.#stream.update(this.#latest);
+  }
+
+  /**
+   * Shows `reply` (the final turn, after the send hooks) as the whole answer and confirms it
+   * `sent` with its text and every part's id; `onSent` is called as that confirmation is
+   * handed to `write`. Throws when the record or the platform failed, after recording what
+   * was shown.
+   */
+  async finish(
+    reply: NewMessage,
+    onSent?: () => void,
+  ): Promise<{ sent: NewMessage; confirmed: Promise<unknown> }> {
+    await this.#opening;
+    const stream = this.#stream;
+    if (stream === undefined) throw this.#failure;
+    this.#done = true;
+    let ended;
+    try {
+      ended = await stream.end(reply.content);
+    } catch (error) {
+      const { messageIds, shown } = this.#shown;
+      const delivery = messageIds.length > 0 ? 'sent' : deliveryAfterFailure(error);
+      const op = confirmation(reply, messageIds, delivery, { partial: true, content: shown });
+      await this.#options.write(op).catch(() => undefined);
+      throw error;
+    }
+    const { messageIds, timestamp } = ended;
+    const op = confirmation(reply, messageIds, 'sent', { timestamp, content: reply.content });
+    // The record was made with the first words: the final turn's metadata joins it.
+    if (op.kind === 'confirm') {
+      op.confirmation.metadata = { ...reply.metadata, ...op.confirmation.metadata };
+    }
+    const confirmed = this.#options.write(op);
+    onSent?.();
+    return { sent: asSent(reply, messageIds, timestamp), confirmed };
+  }
+
+  /**
+   * Ends a reply that was started and never finished (the agent failed after its first words,
+   * or a send hook dropped the reply): what was shown stays, and is what the record keeps.
+   */
+  async abandon(): Promise<void> {
+    if (this.#opening === undefined || this.#done) return;
+    await this.#opening;
+    const turn = this.#recorded;
+    if (turn === undefined) return;
+    await this.finish({ ...turn, content: this.#latest }).catch(() => undefined);
+  }
+}
+
+/**
+ * The live reply of `run` on a channel that streams (undefined on one that does not): recorded
+ * as `<run id>:reply`, naming it on the run, taking the sign of life down as it shows.
+ *
+ * @example
+ * ```ts
+ * const live = liveReplyFor({ ctx, run, from, write, save, showing: () => typing.stop() });
+ * ```
+ */
+export function liveReplyFor(options: {
+  ctx: Pick<TurnContext, 'message' | 'channel'>;
+  run: AgentRun;
+  from: Participant;
+  write: Write;
+  save(): void;
+  showing(): void;
+}): LiveReply | undefined {
+  const { ctx, run, from } = options;
+  const { message, channel } = ctx;
+  if (channel.stream === undefined) return undefined;
+  const place = channel.replyPlace?.(message);
+  const id = `${run.id}:reply`;
+  return new LiveReply({
+    id,
+    write: options.write,
+    channel,
+    inbound: message,
+    ...(place !== undefined && { place }),
+    turn: (content) =>
+      replyTurn({
+        id,
+        inbound: message,
+        channelType: channel.type,
+        content,
+        from,
+        ...(place !== undefined && { place }),
+      }),
+    recording: () => {
+      run.replyId = id;
+      options.save();
+    },
+    showing: options.showing,
+  });
+}
