@@ -116,6 +116,14 @@ export async function until(condition: () => boolean, timeoutMs = 10_000): Promi
 export const hasScript =
   spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux') ?? false;
 
+/** Why the terminal tests cannot run here; under CI=true a missing `script` fails the file. */
+export const scriptSkipReason =
+  'util-linux `script` is missing (Debian: apt-get install -y bsdutils)';
+if (!hasScript && process.env.CI === 'true') throw new Error(scriptSkipReason);
+
+/** Options for a test that needs a pseudo-terminal: skipped with its reason without `script`. */
+export const onTerminal = { skip: !hasScript, meta: { skipReason: scriptSkipReason } };
+
 /** The console bot on a pseudo-terminal (util-linux `script`): keys in, the screen out. */
 export function startOnTerminal(env: Record<string, string>) {
   const child = spawn('script', ['-qefc', `"${process.execPath}" "${consoleBot}"`, '/dev/null'], {

@@ -6,7 +6,7 @@ import { FakeOpenAIServer } from 'colloquy/testing';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
 import {
   buildIfStale,
-  hasScript,
+  onTerminal,
   render,
   startConsoleBot,
   startOnTerminal,
@@ -136,8 +136,9 @@ describe('npm start: the console bot', () => {
     }
   });
 
-  it.runIf(hasScript)(
+  it(
     'on a terminal, Ctrl-C says what it finishes, lets the pending answer finish, answers the lines typed meanwhile, and exits',
+    onTerminal,
     async () => {
       // given the console bot on a real terminal and a model that holds its first answer
       const model = await new FakeOpenAIServer().start();

@@ -4,7 +4,7 @@ import { FakeOpenAIServer } from 'colloquy/testing';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
 import {
   buildIfStale,
-  hasScript,
+  onTerminal,
   render,
   startConsoleBot,
   startOnTerminal,
@@ -66,8 +66,9 @@ describe('the console bot on Ctrl-C and at a restart', () => {
     }
   });
 
-  it.runIf(hasScript)(
+  it(
     'on a terminal prints a log line above the prompt, leaving what is being typed whole',
+    onTerminal,
     async () => {
       // given the console bot on a terminal, its model holding an answer it will refuse
       const model = await new FakeOpenAIServer({
@@ -106,8 +107,9 @@ describe('the console bot on Ctrl-C and at a restart', () => {
     },
   );
 
-  it.runIf(hasScript)(
+  it(
     'on a terminal, Ctrl-C says what it finishes and a second Ctrl-C quits at once',
+    onTerminal,
     async () => {
       // given the console bot on a terminal, its model holding the first answer
       const model = await new FakeOpenAIServer().start();
