@@ -36,7 +36,7 @@ import {
 } from './platforms.js';
 import { readPostgres } from './postgres.js';
 
-// Several instances on one Postgres (issue 13): real example bots as child processes share a
+// Several instances on one Postgres: real example bots as child processes share a
 // database; one of them is SIGKILLed under traffic and not restarted. The others must take up
 // its work: every event the platform counts as acknowledged is stored, every addressed one is
 // answered once (or recorded unconfirmed), and nothing is answered twice.

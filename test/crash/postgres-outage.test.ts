@@ -13,7 +13,7 @@ import { compare, drain, freePort, printCounts, scratch, startBot, stopBot } fro
 import { telegramRecord, telegramTraffic } from './platforms.js';
 import { readPostgres } from './postgres.js';
 
-// The database goes away under traffic (issue 13, "a locked, full, read-only or corrupt
+// The database goes away under traffic ("a locked, full, read-only or corrupt
 // database"): a bot on Postgres reaches it through a TCP proxy that is cut for two seconds,
 // every connection dropped and new ones refused. The bot keeps running; what Telegram
 // delivered meanwhile is refused (not acknowledged) and delivered again; afterwards the
