@@ -20,7 +20,7 @@ function figures(t: Timing): string {
 }
 
 /**
- * Issue 3: `assemblePrompt` on one long conversation where the agent is addressed once in
+ * `assemblePrompt` on one long conversation where the agent is addressed once in
  * 100 turns, next to load-latest-then-filter baselines. The measuring is `benchAssemble`
  * (test/bench/assemble.ts); this prints it.
  */

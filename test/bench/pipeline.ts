@@ -233,7 +233,7 @@ async function sendAll(pipeline: Pipeline, count: number, senders: number): Prom
 }
 
 /**
- * Issue 4: Telegram webhook updates per second through the whole pipeline with capture into
+ * Telegram webhook updates per second through the whole pipeline with capture into
  * SQLite (writes on the store's writer thread, the default; and inline, for comparison), next
  * to the same pipeline with capture off.
  */

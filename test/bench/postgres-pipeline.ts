@@ -10,7 +10,7 @@ import type { Outcome } from './store.js';
 const SECRET = 'bench-webhook-secret';
 
 /**
- * Issue 13: the whole pipeline on Postgres with one bot instance and with two. The built
+ * The whole pipeline on Postgres with one bot instance and with two. The built
  * Telegram example runs as separate processes in webhook mode on one database (shared, as a
  * `postgres://` COLLOQUY_DB makes it), with the offline model; FakeTelegram posts `events`
  * updates from `senders` people at once (each waiting for its 200), spread over the instances,

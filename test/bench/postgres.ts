@@ -8,7 +8,7 @@ import { type Latency, int, latency, line, ms, note, percentiles, verdict } from
 import type { Outcome } from './store.js';
 
 /**
- * Issue 13: `colloquy/postgres` on a database of `messages` turns (a tenth of them in one
+ * `colloquy/postgres` on a database of `messages` turns (a tenth of them in one
  * conversation, the rest over 1,000), each figure next to hand-written `pg` statements doing
  * the least the same job needs, in the same run. The server is `COLLOQUY_BENCH_DATABASE_URL`
  * (default the local one); the bench makes a database of its own and drops it after.

@@ -45,7 +45,7 @@ export interface Outcome {
 }
 
 /**
- * Issue 2: capture `append` against hand-written inserts, then `get` and `search` on an
+ * Capture `append` against hand-written inserts, then `get` and `search` on an
  * N-turn database against hand-written SELECT and LIKE. Prints as it goes.
  */
 export async function benchStore(options: StoreBenchOptions): Promise<Outcome[]> {

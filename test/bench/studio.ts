@@ -46,7 +46,7 @@ function turn(i: number): NewMessage {
 }
 
 /**
- * Issue 16: `colloquy studio`'s first screen of a 100,000-turn conversation (the newest 100
+ * `colloquy studio`'s first screen of a 100,000-turn conversation (the newest 100
  * turns with their edits, reply links and agent runs, rendered to HTML), timed as server time:
  * from the request to the whole body, through the Hono app in this process (no socket).
  */

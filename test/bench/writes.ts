@@ -21,7 +21,7 @@ import type { Outcome } from './store.js';
 import { fileSize, removeDb } from './store-write.js';
 
 /**
- * Issue 12, part 4-5: the one write path against a hand-written lean schema (FTS5, mention
+ * The one write path against a hand-written lean schema (FTS5, mention
  * rows, a newest-N index, the same pragmas), side by side on fresh files.
  */
 export async function benchWrites(options: {
