@@ -644,7 +644,7 @@ export class FakeSlack {
     }
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const token = bearer ?? (typeof params.token === 'string' ? params.token : undefined);
-    const call = { method, token, params };
+    const call = { method, token, params, at: Date.now() };
     this.calls.push(call);
     const hold = this.holds.get(method)?.shift();
     if (hold !== undefined) {

@@ -21,6 +21,8 @@ export type FakeUpdateInput = Update | ({ update_id?: number } & Record<string, 
 export interface FakeTelegramCall {
   method: string;
   payload: Record<string, unknown>;
+  /** When the fake received the call, in ms since the epoch. */
+  at: number;
 }
 
 /** A message the bot posted with `sendMessage` (or changed with `editMessageText`). */
@@ -396,7 +398,7 @@ export class FakeTelegram {
     if (token !== this.token) {
       return reply(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
     }
-    this.calls.push({ method, payload });
+    this.calls.push({ method, payload, at: Date.now() });
     for (const waiter of [...this.waiters]) if (waiter.check()) this.waiters.delete(waiter);
     const failure = this.failures.get(method)?.shift();
     if (failure !== undefined) {

@@ -3,9 +3,9 @@
  * measured in the same run and the target with PASS / MISS. Nothing here is asserted by the
  * unit tests.
  *
- *   npm run bench -- [--messages 1000000] [--only store|writes|assemble|pipeline|studio|sql|redis|postgres]
+ *   npm run bench -- [--messages 1000000] [--only store|writes|assemble|pipeline|studio|sql|redis|postgres|latency]
  *                    [--store postgres] [--dir path]
- *                    [--events 64000] [--senders 4]
+ *                    [--events 64000] [--senders 4] [--turns 20]
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { benchAssembleSection } from './assemble-section.js';
+import { benchLatency } from './latency.js';
 import { benchPipeline } from './pipeline.js';
 import { benchPostgres } from './postgres.js';
 import { benchPostgresPipeline } from './postgres-pipeline.js';
@@ -32,17 +33,20 @@ const SECTIONS = [
   'sql',
   'redis',
   'postgres',
+  'latency',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
 const USAGE = `usage: npm run bench -- [options]
   --messages N   turns in the store benchmark's database, in 1,000 conversations (default 1,000,000)
   --only S       run one section: store | writes | assemble | pipeline | studio | sql | redis | postgres
+                 | latency
   --store postgres  the Postgres section alone (same as --only postgres; COLLOQUY_BENCH_DATABASE_URL)
   --dir PATH     keep the database files in PATH (default: a temporary folder, deleted after)
   --events N     inbound Telegram updates per pipeline variant (default 64,000)
   --senders N    people writing to the pipeline's bot at once, each waiting for the answer
-                 (default 4; Telegram's own webhook default is up to 40 connections)`;
+                 (default 4; Telegram's own webhook default is up to 40 connections)
+  --turns N      answers per platform in the latency section (default 20)`;
 
 function count(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
@@ -66,6 +70,7 @@ async function main(): Promise<void> {
       dir: { type: 'string' },
       events: { type: 'string' },
       senders: { type: 'string' },
+      turns: { type: 'string' },
       store: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -77,6 +82,7 @@ async function main(): Promise<void> {
   const messages = count(values.messages, 1_000_000, 'messages');
   const events = count(values.events, 64000, 'events');
   const senders = count(values.senders, 4, 'senders');
+  const turns = count(values.turns, 20, 'turns');
   if (values.store !== undefined && values.store !== 'postgres') {
     throw new Error('--store takes postgres (the SQLite store is the default sections)');
   }
@@ -116,6 +122,7 @@ async function main(): Promise<void> {
         ...(await benchPostgresPipeline({ events: Math.min(events, 4000), senders: 8 })),
       );
     }
+    if (runs('latency')) outcomes.push(...(await benchLatency({ turns, dir })));
   } finally {
     if (values.dir === undefined) rmSync(dir, { recursive: true, force: true });
   }

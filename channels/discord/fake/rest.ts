@@ -18,6 +18,8 @@ export interface FakeDiscordRequest {
   path: string;
   body: unknown;
   status: number;
+  /** When the fake answered the request, in ms since the epoch. */
+  at: number;
 }
 
 /** What the REST half needs from FakeDiscord. */
@@ -75,7 +77,7 @@ export async function handleRest(
   const method = req.method ?? 'GET';
   const path = new URL(req.url ?? '/', 'http://x').pathname;
   const answer: Answer = (status, data, headers = {}) => {
-    host.record({ method, path, body, status });
+    host.record({ method, path, body, status, at: Date.now() });
     res.writeHead(status, {
       ...(data !== undefined && { 'content-type': 'application/json' }),
       ...headers,

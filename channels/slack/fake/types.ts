@@ -52,6 +52,8 @@ export interface FakeSlackCall {
   method: string;
   token: string | undefined;
   params: Record<string, unknown>;
+  /** When the fake received the call, in ms since the epoch. */
+  at: number;
 }
 
 /** A message the bot posted (chat.postMessage), as the fake stored it. */
