@@ -394,6 +394,8 @@ export class TurnRunner {
       Object.assign(run, usageOf(result.metadata));
       if (result.output.trim() === '') return;
       const { output: _, ...about } = result;
+      // The answer is the sign of life from here on: the indicator never outlives it.
+      typing.stop();
       let reply: NewMessage;
       try {
         reply = await send(result.output, from, { run, about, recorded: rows, live });

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { OutboundMessage, TypingIndicator } from 'colloquy';
+import type {
+  Agent,
+  AgentResult,
+  OutboundMessage,
+  SendOptions,
+  SentMessage,
+  TypingIndicator,
+} from 'colloquy';
+import { MemoryChannel } from 'colloquy/testing';
 import { startTyping } from '../../../src/bot/typing.js';
+import { botOn } from '../../fixtures/gated-agent.js';
 
 const place: OutboundMessage = {
   conversationId: 'telegram:1001',
@@ -76,5 +85,36 @@ describe('startTyping', () => {
     typing.stop();
     expect(failures).toHaveLength(1);
     expect(String(failures[0])).toContain('429');
+  });
+});
+
+describe('the sign of life in a run', () => {
+  it('is taken down before a whole answer is sent, not after', async () => {
+    // given a channel whose indicator and sends log in one list, and an agent that answers whole
+    const answer: AgentResult = { output: 'On it.' };
+    const calls: string[] = [];
+    class LoggingChannel extends MemoryChannel {
+      readonly typing: TypingIndicator = {
+        repeatMs: 60_000,
+        show: async () => void calls.push('show'),
+        clear: async () => void calls.push('clear'),
+      };
+      override async send(message: OutboundMessage, options?: SendOptions): Promise<SentMessage> {
+        calls.push('send');
+        return super.send(message, options);
+      }
+    }
+    const channel = new LoggingChannel({ scope: 'dm' });
+    const agent: Agent = { id: 'support-agent', name: 'support-agent', run: async () => answer };
+    const bot = await botOn(channel, agent);
+    try {
+      // when a person writes in a DM and the agent answers
+      await channel.receive('hello');
+      await bot.idle();
+      // then the indicator came down before the answer went out
+      expect(calls).toEqual(['show', 'clear', 'send']);
+    } finally {
+      await bot.stop();
+    }
   });
 });
