@@ -27,6 +27,8 @@ import type { BurstOption } from './bot/bursts.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
 import { ConversationLeases, type HeldLease, type SharedOptions, hasLeases } from './bot/shared.js';
+import { interactionsInterceptor, registerCommands, resolveInteraction } from './interactions.js';
+import type { Command } from './interactions.js';
 
 /** A store a bot opened for itself, and whether other instances of the bot may share it. */
 export interface DefaultStore {
@@ -64,6 +66,12 @@ export interface BotOptions {
   agents: readonly Agent[] | ReadonlyMap<Channel, readonly Agent[]>;
   /** Default: `SqliteConversationStore` at `COLLOQUY_DB` or `./colloquy.db`, opened by `start`. */
   store?: ConversationStore;
+  /**
+   * Slash commands: registered on the platforms that list them at start, and each invocation
+   * answered by its `agent` or its `handler`; an undeclared command is answered with one line
+   * (see `Command`).
+   */
+  commands?: readonly Command[];
   /** Run after capture and before the agents, in order. */
   interceptors?: readonly Interceptor<TurnContext>[];
   /** Wrap every reply before it is recorded and posted, in order (see `SendHook`). */
@@ -387,7 +395,10 @@ export class Bot {
     this.#runner = new TurnRunner({
       store: this.#store,
       storeFor: (agent) => this.#storeFor(agent),
-      interceptors: this.#options.interceptors ?? [],
+      interceptors: [
+        interactionsInterceptor(this.#options.commands),
+        ...(this.#options.interceptors ?? []),
+      ],
       sendHooks: this.#options.sendHooks ?? [],
       agentsOn: (channel) => this.agentsOn(channel),
       aliasesOf: (agent) => this.aliasesOf(agent),
@@ -422,6 +433,12 @@ export class Bot {
         await this.#stopped;
       }
       throw error;
+    }
+    const { commands } = this.#options;
+    if (commands !== undefined && commands.length > 0) {
+      await registerCommands(this.#options.channels, commands, (cause, type) =>
+        this.report(new ColloquyError(`could not register commands on ${type}`, { cause })),
+      );
     }
     if (this.#leases === undefined) await this.#recover();
     else {
@@ -684,13 +701,15 @@ export class Bot {
 
   #handlers(channel: Channel): ChannelHandlers {
     return {
-      message: (message, complete) =>
-        this.#inOrder(
+      message: (message, given) => {
+        const complete = this.#interaction(message, given, channel);
+        return this.#inOrder(
           { waiting: this.#intake.has(message.conversationId), complete },
           (work) => this.#intake.message(message, work),
           (turn) => this.#inbound(turn, channel),
           message,
-        ),
+        );
+      },
       edit: (edit, complete) =>
         this.#inOrder(
           { waiting: this.#intake.hasRef(edit), complete },
@@ -800,6 +819,20 @@ export class Bot {
         }),
       );
     });
+  }
+
+  /** An interaction turn made whole: who answers it (see `resolveInteraction`). */
+  #interaction(
+    message: NewMessage,
+    complete: Promise<NewMessage> | undefined,
+    channel: Channel,
+  ): Promise<NewMessage> | undefined {
+    if (message.metadata.interaction === undefined) return complete;
+    const agentIds = this.agentsOn(channel).map((agent) => agent.id);
+    const { commands } = this.#options;
+    return (complete ?? Promise.resolve(message)).then((turn) =>
+      resolveInteraction(turn, commands, this.store, agentIds),
+    );
   }
 
   #edited(edit: MessageEdit): Promise<Delivery> {

@@ -104,6 +104,51 @@ export interface OutboundMessage {
    * metadata), by which the part is found again after a crash.
    */
   replyId?: string;
+  /** Buttons shown under the reply (a channel without `actions` shows the text alone). */
+  actions?: readonly Action[];
+  /** A simple select (one choice) shown under the reply. */
+  select?: ActionSelect;
+}
+
+/**
+ * A button under a reply. Its press comes back as a turn whose `metadata.interaction` is
+ * `{ type: 'button', id, value, on }` (`value` defaults to `id`).
+ *
+ * @example
+ * ```ts
+ * const approve: Action = { id: 'approve', label: 'Approve', style: 'primary' };
+ * ```
+ */
+export interface Action {
+  /** Short and unique under one message (Telegram allows 64 bytes of data per button). */
+  id: string;
+  label: string;
+  style?: 'primary' | 'secondary' | 'danger';
+  value?: string;
+}
+
+/**
+ * A select under a reply: one option is picked, and comes back as a press of `id` whose
+ * `value` is the option's.
+ *
+ * @example
+ * ```ts
+ * const size: ActionSelect = { id: 'size', placeholder: 'Size', options: [{ label: 'Small', value: 's' }] };
+ * ```
+ */
+export interface ActionSelect {
+  id: string;
+  placeholder?: string;
+  options: readonly { label: string; value: string }[];
+}
+
+/** A command as a platform registers it (`setMyCommands`, Discord application commands). */
+export interface CommandSpec {
+  /** Lowercase letters, digits, `_` or `-`, as the person types it after `/`. */
+  name: string;
+  description: string;
+  /** Named arguments (Discord shows them as options; elsewhere they are the text after the name). */
+  options?: readonly { name: string; description: string; required?: boolean }[];
 }
 
 /**
@@ -294,6 +339,12 @@ export interface Channel {
    * posting and editing messages (optional: without it a reply is sent whole with `send`).
    */
   stream?(message: OutboundMessage, options?: StreamOptions): ReplyStream;
+  /**
+   * Registers the bot's commands where the platform lists them (called by the bot after
+   * `start`, when it has commands; optional: a platform that reads commands from elsewhere,
+   * Slack's app manifest, has none).
+   */
+  registerCommands?(commands: readonly CommandSpec[]): Promise<void>;
   /** Known after `start` resolves. */
   readonly botIdentity: BotIdentity | undefined;
 }

@@ -47,6 +47,7 @@ export type * from './channel.js';
 export type {
   ChannelType,
   ConversationScope,
+  Interaction,
   MessageDeletion,
   MessageEdit,
   MessageMetadata,
@@ -63,6 +64,7 @@ export type { Agent, AgentResult, AgentRunContext } from './agent.js';
 export type { CaptureOptions, CaptureStats, DeadLetter } from './capture.js';
 export type { AssembledPrompt, AssemblerOptions, SummarizeInput, Summarizer } from './assemble.js';
 export type { BotOptions, ErrorHandler } from './bot.js';
+export type { Command, CommandHandler } from './interactions.js';
 export type { UnconfirmedReplies } from './bot/settle.js';
 export type { CapturedChange } from './bot/tap.js';
 export type { BurstMode, BurstOption } from './bot/bursts.js';

@@ -89,12 +89,42 @@ export interface MessageMetadata {
    * get ids of their own (edit times can repeat within a second).
    */
   rerunForEdit?: number;
+  /**
+   * Set on a turn that is a slash command or a press on a reply's button or select (see
+   * `Interaction`); absent on text.
+   */
+  interaction?: Interaction;
   /** Tool call / tool result linkage, for turns that record a model's tool use. */
   toolCallId?: string;
   toolName?: string;
   /** Anything else a channel or interceptor wants to keep; stored as JSON. */
   [key: string]: unknown;
 }
+
+/**
+ * What a person did that is not text: ran a command (`/refund 4242`: name `refund`, args
+ * `4242`) or pressed a button (or picked from a select) under a message the bot sent (`on`: its
+ * platform id; `value`: the option picked, else the button's value). The bot adds who answers
+ * it: `agent` (the command's agent, or the agent whose message was pressed), `handler` (a
+ * command handled by its handler), or `refused` (why it is answered with one line and no agent:
+ * an unknown command, a button on an unknown message, a press by someone the message was not
+ * for).
+ *
+ * @example
+ * ```ts
+ * const press: Interaction = { type: 'button', id: 'approve', value: 'approve', on: '4711' };
+ * ```
+ */
+export type Interaction =
+  | {
+      type: 'command';
+      name: string;
+      args: string;
+      agent?: string;
+      handler?: true;
+      refused?: string;
+    }
+  | { type: 'button'; id: string; value: string; on: string; agent?: string; refused?: string };
 
 /** A turn as colloquy stores it. */
 export interface StoredMessage {

@@ -8,7 +8,13 @@ import type {
 } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
 import { isoTimestamp } from '../../src/types.js';
-import type { ChannelType, ConversationScope, NewMessage, Participant } from '../../src/types.js';
+import type {
+  ChannelType,
+  ConversationScope,
+  Interaction,
+  NewMessage,
+  Participant,
+} from '../../src/types.js';
 
 export interface MemoryChannelOptions {
   /** Default `memory`. */
@@ -30,6 +36,8 @@ export interface ReceiveOptions {
   messageId?: string;
   replyTo?: { messageId: string; participantId?: string };
   scope?: ConversationScope;
+  /** A command or a press instead of text (`metadata.interaction`). */
+  interaction?: Interaction;
 }
 
 /**
@@ -108,6 +116,7 @@ export class MemoryChannel implements Channel {
         channelId: this.channelId,
         messageId,
         mentions: options.mentions ?? [],
+        ...(options.interaction && { interaction: options.interaction }),
         ...(options.replyTo && {
           replyToMessageId: options.replyTo.messageId,
           replyToParticipantId: options.replyTo.participantId,

@@ -5,7 +5,7 @@ import type { ReplyDelivery } from '../runs.js';
 import type { StoreOperation } from '../store.js';
 import type { NewMessage } from '../types.js';
 import { isoTimestamp, samePlace } from '../types.js';
-import { outboundFor } from './turn.js';
+import { actionsOf, outboundFor } from './turn.js';
 
 /** Commits one operation; rejects with a `StoreError` when it was not committed. */
 export type Write = (op: StoreOperation) => Promise<unknown>;
@@ -115,6 +115,7 @@ export async function sendThroughOutbox(
   const outbound: OutboundMessage = {
     ...outboundFor(inbound, turn.content, place),
     replyId: turn.id,
+    ...actionsOf(turn),
   };
   let messageIds: readonly string[];
   let timestamp: string | undefined;

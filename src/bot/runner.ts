@@ -19,6 +19,7 @@ import { typingFor } from './typing.js';
 import { liveReplyFor } from './stream.js';
 import type { LiveReply } from './stream.js';
 import { messageOf } from '../errors.js';
+import { answeredBy } from '../interactions.js';
 
 /** Most rows the loop guard reads back through, however many tool rows there are. */
 const LOOP_GUARD_MAX_ROWS = 5000;
@@ -308,6 +309,8 @@ export class TurnRunner {
 
   /** Whether `agent` answers `message`, from the turn alone (the runs planned at commit). */
   #wantsNow(agent: Agent, message: NewMessage, aliases: readonly string[], ours: boolean): boolean {
+    const target = answeredBy(message);
+    if (target !== undefined) return target === agent.id;
     try {
       if (ours && !(message.metadata.mentions ?? []).some((id) => aliases.includes(id)))
         return false;

@@ -1,5 +1,5 @@
 import type { Agent } from '../agent.js';
-import type { OutboundMessage, ReplyPlace, SentMessage } from '../channel.js';
+import type { Action, ActionSelect, OutboundMessage, ReplyPlace, SentMessage } from '../channel.js';
 import { isoTimestamp, samePlace } from '../types.js';
 import type { ChannelType, NewMessage, Participant, StoredMessage } from '../types.js';
 
@@ -92,6 +92,23 @@ export function outboundFor(
     ...(threadId === undefined ? {} : { threadId }),
     ...(messageId === undefined ? {} : { replyToMessageId: messageId }),
     content,
+  };
+}
+
+/**
+ * The buttons and select a reply turn carries (`metadata.actions`, `metadata.select`: an
+ * agent's `AgentResult.metadata` sets them), for the message that shows it.
+ *
+ * @example
+ * ```ts
+ * const outbound = { ...outboundFor(inbound, reply.content), ...actionsOf(reply) };
+ * ```
+ */
+export function actionsOf(turn: NewMessage): Pick<OutboundMessage, 'actions' | 'select'> {
+  const { actions, select } = turn.metadata;
+  return {
+    ...(Array.isArray(actions) && actions.length > 0 && { actions: actions as Action[] }),
+    ...(typeof select === 'object' && select !== null && { select: select as ActionSelect }),
   };
 }
 

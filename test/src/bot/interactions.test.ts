@@ -1,0 +1,94 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
+import type { Command } from 'colloquy';
+import { MemoryChannel } from 'colloquy/testing';
+import { scriptedAgent } from './bot.fixtures.js';
+
+const approve = { id: 'approve', label: 'Approve', style: 'primary' as const };
+
+describe('commands and presses', () => {
+  let bot: Bot | undefined;
+  afterEach(async () => {
+    await bot?.stop();
+  });
+
+  function setUp(commands?: Command[]) {
+    const channel = new MemoryChannel({ scope: 'dm' });
+    const support = scriptedAgent('support', (m) => `support: ${m.content}`);
+    const billing = scriptedAgent('billing', (m) => `billing: ${m.content}`);
+    Object.assign(billing, {
+      run: async () => ({ output: 'Refund?', metadata: { actions: [approve] } }),
+    });
+    const store = new InMemoryConversationStore();
+    bot = new Bot({
+      channels: [channel],
+      agents: [support, billing],
+      store,
+      logger: silentLogger,
+      ...(commands && { commands }),
+    });
+    return { channel, support, billing, store };
+  }
+
+  it('answers a command by its agent only', async () => {
+    const { channel, support } = setUp([
+      { name: 'ask', description: 'Ask support', agent: 'support' },
+    ]);
+    await bot!.start();
+    await channel.receive('/ask where is 4242', {
+      interaction: { type: 'command', name: 'ask', args: 'where is 4242' },
+    });
+    await bot!.idle();
+    expect(channel.sent.map((m) => m.content)).toEqual(['support: /ask where is 4242']);
+    expect(support.runs[0]?.metadata.interaction).toMatchObject({ agent: 'support' });
+  });
+
+  it('answers an unknown command with one line and no agent', async () => {
+    const { channel, support } = setUp([{ name: 'ask', description: 'Ask', agent: 'support' }]);
+    await bot!.start();
+    await channel.receive('/nope', { interaction: { type: 'command', name: 'nope', args: '' } });
+    await bot!.idle();
+    expect(channel.sent.map((m) => m.content)).toEqual(['There is no /nope command; try /ask.']);
+    expect(support.runs).toHaveLength(0);
+  });
+
+  it('answers a command by its handler', async () => {
+    const { channel } = setUp([{ name: 'ping', description: 'Ping', handler: () => 'pong' }]);
+    await bot!.start();
+    await channel.receive('/ping', { interaction: { type: 'command', name: 'ping', args: '' } });
+    await bot!.idle();
+    expect(channel.sent.map((m) => m.content)).toEqual(['pong']);
+  });
+
+  it('routes a press to the agent whose message carried the button', async () => {
+    const { channel, support, store } = setUp([
+      { name: 'refund', description: 'Refund', agent: 'billing' },
+    ]);
+    Object.assign(support, { shouldRespond: () => true });
+    await bot!.start();
+    await channel.receive('/refund 1', {
+      interaction: { type: 'command', name: 'refund', args: '1' },
+    });
+    await bot!.idle();
+    expect(channel.sent[0]?.actions).toEqual([approve]);
+    const press = { type: 'button' as const, id: 'approve', value: '', on: 'out-2' };
+    await channel.receive('Approve', { interaction: press, messageId: 'press-1' });
+    await channel.receive('Approve', { interaction: press, messageId: 'press-1' });
+    await bot!.idle();
+    expect(channel.sent.map((m) => m.content)).toEqual(['Refund?', 'Refund?']);
+    const turns = await store.get(channel.conversationId);
+    const pressed = turns.find((t) => t.metadata.messageId === 'press-1');
+    expect(pressed?.metadata.interaction).toMatchObject({ agent: 'billing', value: 'approve' });
+    expect(pressed?.metadata.replyToParticipantId).toBe('billing');
+  });
+
+  it('refuses a press on a message it does not know', async () => {
+    const { channel } = setUp();
+    await bot!.start();
+    await channel.receive('Approve', {
+      interaction: { type: 'button', id: 'approve', value: '', on: 'nowhere' },
+    });
+    await bot!.idle();
+    expect(channel.sent.map((m) => m.content)).toEqual(['That button is no longer available.']);
+  });
+});
