@@ -6,10 +6,14 @@
  *
  *   node dist/examples/try.js telegram
  */
+import { userInfo } from 'node:os';
 import { exitWith } from './launch.js';
+import { trySession, type FakePlatform } from './try-session.js';
 
-const platforms: Record<string, () => Promise<unknown>> = {
-  telegram: () => import('./try-telegram.js'),
+const platforms: Record<string, (person: string) => Promise<FakePlatform>> = {
+  telegram: async (person) => (await import('./try-telegram.js')).fakeTelegram(person),
+  slack: async (person) => (await import('./try-slack.js')).fakeSlack(person),
+  discord: async (person) => (await import('./try-discord.js')).fakeDiscord(person),
 };
 
 const platform = process.argv[2]?.trim().toLowerCase() ?? '';
@@ -19,4 +23,19 @@ if (start === undefined) {
     `colloquy: no fake platform "${platform}" to try; one of: ${Object.keys(platforms).join(', ')}`,
   );
 }
-await start();
+const person = personName();
+await trySession(await start(person), {
+  person,
+  db: process.env.COLLOQUY_DB?.trim() || 'colloquy-try.db',
+});
+
+/** COLLOQUY_USER_NAME, else the login name. */
+function personName(): string {
+  const name = process.env.COLLOQUY_USER_NAME?.trim();
+  if (name) return name;
+  try {
+    return userInfo().username || 'you';
+  } catch {
+    return 'you';
+  }
+}

@@ -12,7 +12,9 @@ import { CliError } from '../errors.js';
 export function registerTry(program: Command): void {
   program
     .command('try <platform>')
-    .description('talk to the example bot on a fake platform, no account needed (telegram)')
+    .description(
+      'talk to the example bot on a fake platform, no account needed (telegram, slack, discord)',
+    )
     .addHelpText(
       'after',
       '\nExample:\n  $ colloquy try telegram   # then /group, @mentions, /reply',
