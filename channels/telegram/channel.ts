@@ -4,10 +4,11 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Bot as GrammyBot } from 'grammy';
 import type { ApiClientOptions } from 'grammy';
-import type { Update, UserFromGetMe } from 'grammy/types';
+import type { CallbackQuery, Update, UserFromGetMe } from 'grammy/types';
 import type {
   BotIdentity,
   Channel,
+  CommandSpec,
   ChannelHandlers,
   OutboundMessage,
   SendOptions,
@@ -23,6 +24,7 @@ import { refusedMarkup, retryTransformer, telegramParts, toColloquyError } from 
 import { pollUpdates } from './polling.js';
 import { telegramTyping } from './typing.js';
 import { telegramStream } from './stream.js';
+import { pressTurn, setTelegramCommands, withKeyboard } from './interactions.js';
 import { leaseNames } from '../../src/leases.js';
 import type { RetryOptions, SendMessagePayload } from './format.js';
 import {
@@ -250,7 +252,7 @@ export class TelegramChannel implements Channel {
       return { id: String(sent.message_id), timestamp: new Date(sent.date * 1000).toISOString() };
     };
     return sendParts(
-      telegramParts(message),
+      withKeyboard(telegramParts(message), message),
       async ({ payload, plainText }) => {
         try {
           return await post(payload);
@@ -263,6 +265,11 @@ export class TelegramChannel implements Channel {
       (error) => toColloquyError(error, 'sendMessage', { conversationId: message.conversationId }),
       options,
     );
+  }
+
+  /** Lists the bot's commands in Telegram's command menu (`setMyCommands`). */
+  async registerCommands(commands: readonly CommandSpec[]): Promise<void> {
+    await setTelegramCommands(this.bot.api, commands);
   }
 
   /** Shows a reply as it is written: posted, then edited (see `telegramStream`). */
@@ -341,6 +348,7 @@ export class TelegramChannel implements Channel {
 
   private async handOver(update: Update, handlers: ChannelHandlers): Promise<void> {
     const self = this.self ?? { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
+    if (update.callback_query !== undefined) return this.pressed(update.callback_query, handlers);
     const parsed = parseUpdate(update, self);
     if (parsed.kind === 'malformed') {
       const error = new MalformedEventError(
@@ -350,6 +358,20 @@ export class TelegramChannel implements Channel {
       this.report(error);
     } else if (parsed.kind === 'message') await handlers.message(parsed.message);
     else if (parsed.kind === 'edit') await handlers.edit(parsed.edit);
+  }
+
+  /**
+   * A button press: committed as a turn, then answered (`answerCallbackQuery`, which stops the
+   * button's spinner); a query that is not colloquy's is answered and not recorded.
+   */
+  private async pressed(query: CallbackQuery, handlers: ChannelHandlers): Promise<void> {
+    const turn = pressTurn(query);
+    if (turn !== undefined) await handlers.message(turn);
+    try {
+      await this.bot.api.answerCallbackQuery(query.id);
+    } catch (error) {
+      this.report(toColloquyError(error, 'answerCallbackQuery'));
+    }
   }
 
   private report(error: ColloquyError): void {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Chat, Message, MessageEntity, Update, User, UserFromGetMe } from 'grammy/types';
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { HtmlRefused, parseTelegramHtml } from './fake-html.js';
+import { FakeTelegramInteractions } from './fake-interactions.js';
 
 /** A failure `failNext` makes the fake answer with instead of the real result. */
 export type FakeTelegramFailure =
@@ -61,6 +62,8 @@ export interface FakeTelegramOptions {
    * Off by default: tests then post with `postWebhook` themselves.
    */
   webhookDelivery?: boolean | { retryMs?: number; timeoutMs?: number };
+  /** How long a button press may wait for `answerCallbackQuery` (see `FakeTelegramInteractions`). */
+  callbackDeadlineMs?: number;
 }
 
 interface PendingUpdate {
@@ -118,6 +121,8 @@ export class FakeTelegram {
    * two instances polling one token).
    */
   conflicts = 0;
+  /** Commands registered and button presses (`pressButton`) with their answers. */
+  readonly interactions: FakeTelegramInteractions;
   /** The webhook set with `setWebhook`, if any. */
   webhook: { url: string; secret_token?: string; max_connections?: number } | undefined;
 
@@ -155,7 +160,27 @@ export class FakeTelegram {
       const { retryMs = 200, timeoutMs = 10_000 } = delivery === true ? {} : delivery;
       this.delivery = { retryMs, timeoutMs };
     }
+    this.interactions = new FakeTelegramInteractions(
+      options.callbackDeadlineMs === undefined
+        ? {}
+        : { callbackDeadlineMs: options.callbackDeadlineMs },
+    );
     this.server = createServer((req, res) => void this.handle(req, res));
+  }
+
+  /**
+   * A person presses a button under a message the bot sent (`data`: the button's
+   * `callback_data`): queues the `callback_query` update Telegram sends.
+   *
+   * @example
+   * ```ts
+   * const [sent] = await telegram.waitForSent(1);
+   * telegram.pressButton(sent.message, ada, 'b:approve');
+   * ```
+   */
+  pressButton(message: Message, from: User, data: string): Update {
+    const current = this.messages.get(`${message.chat.id}:${message.message_id}`) ?? message;
+    return this.pushUpdate({ callback_query: this.interactions.press(current, from, data) });
   }
 
   /**
@@ -453,6 +478,10 @@ export class FakeTelegram {
         return this.sendMessage(payload);
       case 'editMessageText':
         return this.editMessageText(payload);
+      case 'setMyCommands':
+        return this.interactions.setMyCommands(payload);
+      case 'answerCallbackQuery':
+        return this.interactions.answerCallbackQuery(payload);
       default:
         throw fail(404, 'Not Found: method not found');
     }
@@ -602,6 +631,7 @@ export class FakeTelegram {
           is_topic_message: true,
         }),
       ...(replied !== undefined && { reply_to_message: replied }),
+      ...(payload.reply_markup !== undefined && { reply_markup: payload.reply_markup }),
     } as Message;
     this.messages.set(`${chatId}:${message.message_id}`, message);
     this.record({ method: 'sendMessage', chatId, text, payload, message });

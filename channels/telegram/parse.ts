@@ -17,7 +17,13 @@
  * ```
  */
 import type { Chat, Message, MessageEntity, Update, User } from 'grammy/types';
-import type { ConversationScope, MessageEdit, NewMessage, Participant } from '../../src/types.js';
+import type {
+  ConversationScope,
+  Interaction,
+  MessageEdit,
+  NewMessage,
+  Participant,
+} from '../../src/types.js';
 
 /** What the parser needs to know about our own bot. */
 export interface TelegramSelf {
@@ -111,6 +117,8 @@ export function parseMessage(message: Message, self: TelegramSelf): ParsedUpdate
     if (author !== undefined) metadata.replyToParticipantId = participantId(author.id);
   }
   if (content === undefined && media !== undefined) metadata.media = media;
+  const command = commandOf(content ?? '', message.entities ?? [], self);
+  if (command !== undefined) metadata.interaction = command;
 
   return {
     kind: 'message',
@@ -199,6 +207,28 @@ function within(text: string, entity: MessageEntity): boolean {
   );
 }
 
+/**
+ * The command a message runs, when it opens with a `bot_command` entity addressed to no bot
+ * or to this one (`/help@other_bot` is not ours).
+ *
+ * @example
+ * ```ts
+ * commandOf('/refund@orders_bot 4242', [{ type: 'bot_command', offset: 0, length: 18 }], self);
+ * // { type: 'command', name: 'refund', args: '4242' }
+ * ```
+ */
+export function commandOf(
+  text: string,
+  entities: readonly MessageEntity[],
+  self: TelegramSelf,
+): Interaction | undefined {
+  const entity = entities.find((e) => e.type === 'bot_command' && e.offset === 0);
+  if (entity === undefined || entity.length > text.length) return undefined;
+  const [name = '', to] = text.slice(1, entity.length).split('@');
+  if (to !== undefined && to.toLowerCase() !== self.username?.toLowerCase()) return undefined;
+  return { type: 'command', name: name.toLowerCase(), args: text.slice(entity.length).trim() };
+}
+
 /** `telegram:<id>` for a user, bot or chat id. */
 export function participantId(id: number | string): string {
   return `telegram:${id}`;
@@ -232,7 +262,7 @@ function author(message: Message, self: TelegramSelf): Participant {
 }
 
 /** The forum topic a message belongs to, if any. */
-function topicId(message: Message): number | undefined {
+export function topicId(message: Message): number | undefined {
   return message.is_topic_message === true && typeof message.message_thread_id === 'number'
     ? message.message_thread_id
     : undefined;
@@ -251,12 +281,12 @@ function replyTarget(message: Message, topic: number | undefined): Message | und
   return reply as Message;
 }
 
-function scopeOf(chat: Chat, topic: number | undefined): ConversationScope {
+export function scopeOf(chat: Chat, topic: number | undefined): ConversationScope {
   if (chat.type === 'private') return 'dm';
   return topic === undefined ? 'channel' : 'thread';
 }
 
-function chatName(chat: Chat): string | undefined {
+export function chatName(chat: Chat): string | undefined {
   const { title, first_name, last_name, username } = chat as Partial<Chat.PrivateChat> &
     Partial<Chat.GroupChat> & { id: number };
   if (title !== undefined) return title;

@@ -3,6 +3,7 @@
 // model server, all on 127.0.0.1, and an in-memory channel, for testing bots offline with the
 // real platform libraries.
 export * from '../telegram/fake.js';
+export * from '../telegram/fake-interactions.js';
 export * from '../slack/fake.js';
 export * from '../discord/fake.js';
 export * from './fake-model-server.js';

@@ -1,0 +1,167 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Chat, MessageEntity, User } from 'grammy/types';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Bot, silentLogger } from 'colloquy';
+import type { ColloquyError } from 'colloquy';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { TelegramChannel } from 'colloquy/telegram';
+import { FakeTelegram } from 'colloquy/testing';
+import type { FakeTelegramOptions } from 'colloquy/testing';
+import { interactionAgents } from '../interactions.fixtures.js';
+
+const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
+const grace: User = { id: 1002, is_bot: false, first_name: 'Grace' };
+const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
+const group: Chat = { id: -1001234567890, type: 'supergroup', title: 'Orders Team' };
+
+function command(text: string): MessageEntity[] {
+  return [{ type: 'bot_command', offset: 0, length: text.split(' ')[0]!.length }];
+}
+
+describe('commands and buttons on Telegram (grammy against FakeTelegram)', () => {
+  let telegram: FakeTelegram;
+  let dir: string;
+  let store: SqliteConversationStore;
+  let bot: Bot;
+  let errors: ColloquyError[];
+  let agents: ReturnType<typeof interactionAgents>;
+
+  async function startBot(fake: FakeTelegramOptions = {}) {
+    telegram = await FakeTelegram.start(fake);
+    const channel = new TelegramChannel({
+      token: telegram.token,
+      client: { apiRoot: telegram.apiRoot },
+      pollingTimeoutSeconds: 5,
+      retry: { baseDelayMs: 5, maxRetries: 0 },
+    });
+    bot = new Bot({
+      channels: [channel],
+      agents: [agents.support, agents.billing],
+      commands: agents.commands,
+      store,
+      logger: silentLogger,
+    });
+    bot.catch((error) => void errors.push(error));
+    await bot.start();
+  }
+
+  function say(chat: Chat, from: User, text: string) {
+    return telegram.sendUserMessage({ chat, from, text, entities: command(text) });
+  }
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'colloquy-telegram-interactions-'));
+    store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
+    errors = [];
+    agents = interactionAgents();
+  });
+
+  afterEach(async () => {
+    await bot?.stop();
+    await telegram.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('lists the commands with setMyCommands at start', async () => {
+    await startBot();
+    expect(telegram.interactions.commands).toEqual([
+      { command: 'refund', description: 'Refund an order' },
+      { command: 'status', description: 'Order status' },
+      { command: 'ping', description: 'Is the bot up?' },
+    ]);
+  });
+
+  it('has a command answered by its agent, recorded as a command turn', async () => {
+    await startBot();
+    say(adaDm, ada, '/status 4242');
+    const [reply] = await telegram.waitForSent(1);
+    expect(reply!.text).toBe('support: /status 4242');
+    await bot.idle();
+    expect(agents.billing.turns).toHaveLength(0);
+    const [turn] = await store.get('telegram:1001', {
+      limit: 1,
+      participantIds: ['telegram:1001'],
+    });
+    expect(turn!.metadata.interaction).toEqual({
+      type: 'command',
+      name: 'status',
+      args: '4242',
+      agent: 'support',
+    });
+  });
+
+  it('routes a button press to the agent whose message it is under, once', async () => {
+    await startBot();
+    say(group, ada, '/refund@colloquy_test_bot 4242');
+    const [asked] = await telegram.waitForSent(1);
+    expect(asked!.text).toBe('Refund order 4242?');
+    expect(asked!.message.reply_markup).toEqual({
+      inline_keyboard: [
+        [
+          { text: 'Approve', callback_data: 'b:approve' },
+          { text: 'Deny', callback_data: 'b:deny' },
+        ],
+      ],
+    });
+    telegram.pressButton(asked!.message, ada, 'b:approve');
+    telegram.pressButton(asked!.message, ada, 'b:approve');
+    await telegram.waitForSent(2);
+    await bot.idle();
+    await telegram.waitForCall('answerCallbackQuery', 2);
+    expect(telegram.sent.map((s) => s.text)).toEqual(['Refund order 4242?', 'billing: approve']);
+    expect(telegram.interactions.answers.map((a) => a.inTime)).toEqual([true, true]);
+    expect(agents.support.turns).toHaveLength(0);
+    const presses = await store.get(`telegram:${group.id}`, { participantIds: ['telegram:1001'] });
+    const press = presses.find((t) => t.metadata.interaction?.type === 'button');
+    expect(press).toMatchObject({
+      content: 'Approve',
+      metadata: {
+        replyToParticipantId: 'billing',
+        interaction: { type: 'button', id: 'approve', value: 'approve', agent: 'billing' },
+      },
+    });
+  });
+
+  it('refuses a press by someone the message did not answer, with one line', async () => {
+    await startBot();
+    say(group, ada, '/refund 4242');
+    const [asked] = await telegram.waitForSent(1);
+    telegram.pressButton(asked!.message, grace, 'b:approve');
+    const sent = await telegram.waitForSent(2);
+    expect(sent[1]!.text).toBe('Those buttons are for the person the message answered.');
+    await bot.idle();
+    expect(agents.billing.turns).toHaveLength(1);
+  });
+
+  it('answers a command it does not know with a clear line', async () => {
+    await startBot();
+    say(adaDm, ada, '/frobnicate now');
+    const [reply] = await telegram.waitForSent(1);
+    expect(reply!.text).toBe('There is no /frobnicate command; try /refund, /status, /ping.');
+    await bot.idle();
+    expect(agents.support.turns).toHaveLength(0);
+    expect(agents.billing.turns).toHaveLength(0);
+  });
+
+  it('answers a command by its handler', async () => {
+    await startBot();
+    say(adaDm, ada, '/ping');
+    const [reply] = await telegram.waitForSent(1);
+    expect(reply!.text).toBe('pong');
+  });
+
+  it('reports an answer to a press that came after the deadline, as the fake refuses it', async () => {
+    await startBot({ callbackDeadlineMs: 0 });
+    say(adaDm, ada, '/refund 7');
+    const [asked] = await telegram.waitForSent(1);
+    telegram.pressButton(asked!.message, ada, 'b:deny');
+    await telegram.waitForSent(2);
+    await telegram.waitForCall('answerCallbackQuery');
+    await bot.idle();
+    expect(telegram.interactions.answers).toEqual([{ id: expect.any(String), inTime: false }]);
+    expect(errors.map((e) => e.message).join('\n')).toMatch(/query is too old/);
+  });
+});
