@@ -1,4 +1,4 @@
-import { searchKeys, searchWords, wordKey } from '../src/search-words.js';
+import { bm25, searchKeys, searchWords, wordKey } from '../src/search-words.js';
 
 /** At most this many distinct words of a query are searched for. */
 const MAX_WORDS = 16;
@@ -89,32 +89,13 @@ export function rankCandidates(
   total: number,
   found: Map<string, number>,
 ): number[] {
-  const lengths = new Map<number, number>();
-  const counts = new Map<number, Map<string, number>>();
-  let sum = 0;
-  for (const { seq, content } of candidates) {
-    const tokens = searchKeys(content);
-    const tf = new Map<string, number>();
-    for (const token of tokens) if (found.has(token)) tf.set(token, (tf.get(token) ?? 0) + 1);
-    lengths.set(seq, tokens.length);
-    counts.set(seq, tf);
-    sum += tokens.length;
-  }
-  const average = Math.max(1, sum / Math.max(1, candidates.length));
-  const n = Math.max(total, candidates.length);
-  const score = (seq: number): number => {
-    const length = lengths.get(seq) ?? 0;
-    let value = 0;
-    for (const key of keys) {
-      const tf = counts.get(seq)?.get(key) ?? 0;
-      if (tf === 0) continue;
-      const df = Math.min(n, found.get(key) ?? n);
-      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      value += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * length) / average));
-    }
-    return value;
-  };
-  const scores = new Map(candidates.map((c) => [c.seq, score(c.seq)]));
+  const scored = bm25(
+    candidates.map((c) => searchKeys(c.content)),
+    keys,
+    total,
+    found,
+  );
+  const scores = new Map(candidates.map((c, i) => [c.seq, scored[i]!]));
   return candidates
     .map((c) => c.seq)
     .sort((a, b) => (scores.get(b) ?? 0) - (scores.get(a) ?? 0) || b - a);

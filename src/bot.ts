@@ -9,7 +9,15 @@ import { consoleLogger, logLevelProblem } from './logger.js';
 import { installSignalHandlers } from './bot/signals.js';
 import { startTimeoutOf, startWithin } from './bot/start.js';
 import type { Logger } from './logger.js';
-import type { AppendResult, ConversationStore, StoreOperation } from './store.js';
+import { capabilitiesOf } from './store.js';
+import type {
+  AppendResult,
+  CapturedChange,
+  ConversationStore,
+  RunLedger,
+  StoreCapabilities,
+  StoreOperation,
+} from './store.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from './types.js';
 import { TurnOrder, refKey } from './turn-order.js';
 import { withAgentMentions } from './bot/turn.js';
@@ -21,12 +29,11 @@ import { tellChange } from './bot/tap.js';
 import { stoppingController, writeCommitted } from './bot/write.js';
 import { settleReply, settling } from './bot/settle.js';
 import type { SettleDeps, UnconfirmedReplies } from './bot/settle.js';
-import type { CapturedChange } from './bot/tap.js';
 import { Bursts } from './bot/bursts.js';
 import type { BurstOption } from './bot/bursts.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
-import { ConversationLeases, type HeldLease, type SharedOptions, hasLeases } from './bot/shared.js';
+import { ConversationLeases, type HeldLease, type SharedOptions } from './bot/shared.js';
 import { interactionsInterceptor, registerCommands, resolveInteraction } from './interactions.js';
 import type { Command } from './interactions.js';
 
@@ -190,6 +197,8 @@ export class Bot {
   #leases: ConversationLeases | undefined;
   #sweeper: NodeJS.Timeout | undefined;
   #store: ConversationStore | undefined;
+  /** What the store can do, read once at start. */
+  #ledger: RunLedger | undefined;
   #ownsStore = false;
   /** Whether the store the bot opened for itself is shared by default (Postgres). */
   #sharedStore = false;
@@ -377,7 +386,15 @@ export class Bot {
       this.#ownsStore = true;
       this.#sharedStore = opened.shared;
     }
-    this.#leases = this.#sharing(this.#store);
+    const capabilities = capabilitiesOf(this.#store);
+    this.#ledger = capabilities.ledger;
+    if (this.#ledger === undefined) {
+      this.#logger.warn(
+        'the store keeps no run ledger: turns are answered as they come, and work a stop ' +
+          'interrupts is not resumed',
+      );
+    }
+    this.#leases = this.#sharing(capabilities);
     const capture = new Capture(this.#store, {
       logger: this.#logger,
       deadLetterPath: deadLetterPathOf(this.#store),
@@ -450,19 +467,18 @@ export class Bot {
   }
 
   /** The conversation leases when the store is shared (`BotOptions.shared`). */
-  #sharing(store: ConversationStore): ConversationLeases | undefined {
+  #sharing({ leasing }: StoreCapabilities): ConversationLeases | undefined {
     const { shared = this.#sharedStore } = this.#options;
     if (shared === false) return undefined;
-    if (!hasLeases(store)) {
+    if (leasing === undefined) {
       throw new ColloquyError(
-        'BotOptions.shared needs a store with leases and agent runs (SQLite, Postgres or ' +
-          'in-memory); this store lacks acquireLease, renewLease, releaseLease, ' +
-          'claimUnfinishedRuns or getRuns',
+        'BotOptions.shared needs a store with leases and agent runs (a run ledger and ' +
+          'leasing: SQLite, Postgres or in-memory); this store lacks them',
       );
     }
     // `true` (given, or the default for Postgres) takes its settings from the environment.
     const options = shared === true ? leaseOptionsFromEnv() : shared;
-    return new ConversationLeases(store, options, this.#stopping.signal);
+    return new ConversationLeases(leasing, options, this.#stopping.signal);
   }
 
   /**
@@ -481,7 +497,7 @@ export class Bot {
     for (const { lease, runs } of claimed) {
       const conversationId = runs[0]?.conversationId;
       if (conversationId === undefined) {
-        await this.#store!.releaseLease?.(lease).catch(() => {});
+        await leases.release(lease);
         continue;
       }
       void this.#track(() =>
@@ -505,7 +521,7 @@ export class Bot {
   ): Promise<void> {
     const store = this.#store!;
     const open =
-      (await store.getRuns?.({ conversationId, statuses: ['pending', 'running'] })) ?? [];
+      (await this.#ledger?.getRuns({ conversationId, statuses: ['pending', 'running'] })) ?? [];
     const byTurn = new Map<string, AgentRun[]>();
     for (const run of open) byTurn.set(run.messageId, [...(byTurn.get(run.messageId) ?? []), run]);
     for (const [messageId, runs] of byTurn) {
@@ -523,7 +539,7 @@ export class Bot {
         await this.#onMessage(local.turn, local.channel, whole ? local.plan : plan);
         continue;
       }
-      const turn = await store.getMessage?.(conversationId, messageId).catch(() => undefined);
+      const turn = await store.getMessage(conversationId, messageId).catch(() => undefined);
       const channel = this.#options.channels.find((c) => c.type === turn?.metadata.channelType);
       if (turn === undefined || channel === undefined) {
         for (const run of resumable)
@@ -546,10 +562,11 @@ export class Bot {
    */
   async #recover(): Promise<void> {
     const store = this.#store!;
-    if (store.getRuns === undefined) return;
+    const ledger = this.#ledger;
+    if (ledger === undefined) return;
     let runs: AgentRun[];
     try {
-      runs = await store.getRuns({ statuses: ['pending', 'running'] });
+      runs = await ledger.getRuns({ statuses: ['pending', 'running'] });
     } catch (cause) {
       this.report(new StoreError('could not read the unfinished agent runs', { cause }));
       return;
@@ -567,7 +584,7 @@ export class Bot {
     }
     for (const open of byTurn.values()) {
       const { conversationId, messageId } = open[0]!;
-      const turn = await store.getMessage?.(conversationId, messageId).catch(() => undefined);
+      const turn = await store.getMessage(conversationId, messageId).catch(() => undefined);
       const channel = this.#options.channels.find((c) => c.type === turn?.metadata.channelType);
       if (turn === undefined || channel === undefined) {
         for (const run of open) this.#end(run, 'expired', 'cannot resume: turn or channel gone');
@@ -653,7 +670,7 @@ export class Bot {
    * recorded is settled here (shared, under the conversation's lease).
    */
   async #resumable(turn: NewMessage): Promise<RunPlan | undefined> {
-    const runs = await this.#store!.getRuns?.({ messageId: turn.id }).catch(() => []);
+    const runs = await this.#ledger?.getRuns({ messageId: turn.id }).catch(() => []);
     const open: AgentRun[] = [];
     for (const run of runs ?? []) {
       if (!isUnfinished(run)) continue;
@@ -730,7 +747,7 @@ export class Bot {
         ),
       capacity: (limit) => this.#capacity(limit),
       error: (error) => this.report(error),
-      ...(this.#store?.getState !== undefined && { state: this.#state() }),
+      ...(this.#ledger !== undefined && { state: this.#state(this.#ledger) }),
       ...(this.#leases !== undefined && {
         lead: (name, work, signal) =>
           this.#leases!.lead(name, work, signal, (error) => this.report(error)),
@@ -882,10 +899,9 @@ export class Bot {
   }
 
   /** Channels' small values, read from the store and written through capture. */
-  #state(): ChannelState {
-    const store = this.#store!;
+  #state(ledger: RunLedger): ChannelState {
     return {
-      get: (key) => store.getState!(key),
+      get: (key) => ledger.getState(key),
       set: async (key, value) => void (await this.#write({ kind: 'state', key, value })),
     };
   }
@@ -1062,8 +1078,8 @@ type CaptureOutcome = 'stored' | 'duplicate' | 'buffered' | 'rejected';
 
 /** `<database file>.dead-letter.jsonl` for a store kept in a file (its `path`). */
 function deadLetterPathOf(store: ConversationStore | undefined): string | undefined {
-  const path = (store as { path?: unknown } | undefined)?.path;
-  return typeof path === 'string' && path !== '' && path !== ':memory:'
+  const path = store?.path;
+  return path !== undefined && path !== '' && path !== ':memory:'
     ? `${path}.dead-letter.jsonl`
     : undefined;
 }

@@ -2,8 +2,16 @@ import { appendFileSync } from 'node:fs';
 import { StoreError } from './errors.js';
 import { messageOf } from './errors.js';
 import { consoleLogger, type Logger } from './logger.js';
-import type { CapturedChange } from './bot/tap.js';
-import type { CommitResult, ConversationStore, OperationResults, StoreOperation } from './store.js';
+import { capabilitiesOf } from './store.js';
+import type {
+  CapturedChange,
+  CommitResult,
+  ConversationLog,
+  ConversationStore,
+  OperationResults,
+  RunLedger,
+  StoreOperation,
+} from './store.js';
 
 export interface CaptureOptions {
   /** Most operations waiting at once; past it a write is refused at once (default 10 000). */
@@ -100,7 +108,9 @@ interface Entry {
  * ```
  */
 export class Capture {
-  readonly #store: ConversationStore;
+  readonly #store: ConversationLog;
+  /** The store's run ledger, read once: without one, ops go through the log's calls. */
+  readonly #ledger: RunLedger | undefined;
   readonly #maxBuffer: number;
   readonly #retryBaseMs: number;
   readonly #retryMaxMs: number;
@@ -128,6 +138,7 @@ export class Capture {
 
   constructor(store: ConversationStore, options: CaptureOptions = {}) {
     this.#store = store;
+    this.#ledger = capabilitiesOf(store).ledger;
     this.#maxBuffer = Math.max(1, options.maxBuffer ?? 10_000);
     this.#retryBaseMs = options.retryBaseMs ?? 50;
     this.#retryMaxMs = options.retryMaxMs ?? 5_000;
@@ -275,6 +286,7 @@ export class Capture {
     const batch = this.#queue.splice(0);
     const results = await commitWith(
       this.#store,
+      this.#ledger,
       batch.map((entry) => entry.op),
     );
     if (this.#committed !== undefined) await this.#tell(batch, results);
@@ -414,22 +426,24 @@ export class Capture {
 }
 
 /**
- * Commits `ops` through `store.commit` or, for a store without it, the seed calls one by one.
- * Never rejects: whatever goes wrong is a failed result per op (transient unless the store
- * says otherwise). A seed store's `append` that resolves to nothing counts as stored.
+ * Commits `ops` through the store's run ledger or, for a store without one, the log's calls one
+ * by one. Never rejects: whatever goes wrong is a failed result per op (transient unless the
+ * store says otherwise). A log's `append` that resolves to nothing counts as stored.
  *
  * @example
  * ```ts
- * const [result] = await commitWith(store, [{ kind: 'append', message: turn }]);
+ * const { ledger } = capabilitiesOf(store);
+ * const [result] = await commitWith(store, ledger, [{ kind: 'append', message: turn }]);
  * ```
  */
 export async function commitWith(
-  store: ConversationStore,
+  store: ConversationLog,
+  ledger: RunLedger | undefined,
   ops: readonly StoreOperation[],
 ): Promise<CommitResult[]> {
   try {
-    if (store.commit !== undefined) {
-      const results = await store.commit(ops);
+    if (ledger !== undefined) {
+      const results = await ledger.commit(ops);
       if (Array.isArray(results) && results.length === ops.length) {
         return results.map((result, i) =>
           result?.ok === true ? result : failure(ops[i]!, result?.error),
@@ -458,7 +472,7 @@ export async function commitWith(
   return results;
 }
 
-async function applyOne(store: ConversationStore, op: StoreOperation): Promise<unknown> {
+async function applyOne(store: ConversationLog, op: StoreOperation): Promise<unknown> {
   switch (op.kind) {
     case 'append': {
       const result = (await store.append(op.message)) as
@@ -469,13 +483,9 @@ async function applyOne(store: ConversationStore, op: StoreOperation): Promise<u
       };
     }
     case 'edit':
-      return typeof store.recordEdit === 'function'
-        ? (await store.recordEdit(op.edit)) !== false
-        : false;
+      return (await store.recordEdit(op.edit)) !== false;
     case 'delete':
-      return typeof store.recordDeletion === 'function'
-        ? (await store.recordDeletion(op.deletion)) !== false
-        : false;
+      return (await store.recordDeletion(op.deletion)) !== false;
     // A store without `commit` keeps no outbox: its reply is a plain turn, appended once it
     // went out, with the platform's ids and time (as the confirmation that ends a send says).
     case 'reply':

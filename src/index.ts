@@ -66,7 +66,6 @@ export type { AssembledPrompt, AssemblerOptions, SummarizeInput, Summarizer } fr
 export type { BotOptions, ErrorHandler } from './bot.js';
 export type { Command, CommandHandler } from './interactions.js';
 export type { UnconfirmedReplies } from './bot/settle.js';
-export type { CapturedChange } from './bot/tap.js';
 export type { BurstMode, BurstOption } from './bot/bursts.js';
 export type { HistoryEvents, HistoryJSON, HistoryOptions } from './history/options.js';
 export type {

@@ -1,6 +1,6 @@
 import { concerns } from './agent.js';
 import { conversationExists, forgetLinks, placeOf } from './conversations.js';
-import { searchKeys } from './search-words.js';
+import { bm25, searchKeys } from './search-words.js';
 import {
   type ClaimedRuns,
   type Lease,
@@ -65,9 +65,6 @@ const KEPT_RUN_FIELDS = [
   'replyId',
   'prompt',
 ] as const;
-
-const BM25_K1 = 1.2;
-const BM25_B = 0.75;
 
 /**
  * A `ConversationStore` that lives in process memory: for tests, examples and bots that do
@@ -583,28 +580,20 @@ function optionalTimestamp(value: string | undefined, what: string): string | un
   return value === undefined ? undefined : normalizeTimestamp(value, what);
 }
 
-/** Ranks the rows that contain any term by BM25; ties go to the newest turn. */
+/** Ranks the rows that contain any term by BM25 (`bm25`); ties go to the newest turn. */
 function rankBm25(rows: Row[], terms: string[]): Row[] {
-  if (rows.length === 0) return [];
-  const averageLength = rows.reduce((sum, r) => sum + r.words.length, 0) / rows.length || 1;
-  const idf = new Map(
-    terms.map((term) => {
-      const n = rows.filter((r) => r.words.includes(term)).length;
-      return [term, Math.log(1 + (rows.length - n + 0.5) / (n + 0.5))];
-    }),
+  const found = new Map(terms.map((t) => [t, rows.filter((r) => r.words.includes(t)).length]));
+  const scores = bm25(
+    rows.map((r) => r.words),
+    terms,
+    rows.length,
+    found,
   );
-  const scored: { row: Row; score: number }[] = [];
-  for (const row of rows) {
-    let score = 0;
-    for (const term of terms) {
-      const tf = row.words.reduce((count, word) => count + (word === term ? 1 : 0), 0);
-      if (tf === 0) continue;
-      const norm = 1 - BM25_B + (BM25_B * row.words.length) / averageLength;
-      score += (idf.get(term) ?? 0) * ((tf * (BM25_K1 + 1)) / (tf + BM25_K1 * norm));
-    }
-    if (score > 0) scored.push({ row, score });
-  }
-  return scored.sort((a, b) => b.score - a.score || compareRows(b.row, a.row)).map((s) => s.row);
+  return rows
+    .map((row, i) => ({ row, score: scores[i]! }))
+    .filter((s) => s.score > 0)
+    .sort((a, b) => b.score - a.score || compareRows(b.row, a.row))
+    .map((s) => s.row);
 }
 
 function compareRows(a: Row, b: Row): number {

@@ -60,6 +60,41 @@ export function searchKeys(text: string): string[] {
     .filter((key) => key !== '');
 }
 
+/**
+ * BM25 scores (k1 = 1.2, b = 0.75) of `docs` (each given as its keys, {@link searchKeys}) for a
+ * query's `keys`, over a conversation of `total` turns where `found` says in how many turns
+ * each key was found (a key it does not name is taken as found everywhere: it weighs little).
+ * Every store ranks its search results with it.
+ *
+ * @example
+ * ```ts
+ * import { bm25 } from './search-words.js';
+ * bm25([['refund', 'please'], ['hello']], ['refund'], 2, new Map([['refund', 1]])); // [0.9…, 0]
+ * ```
+ */
+export function bm25(
+  docs: readonly (readonly string[])[],
+  keys: readonly string[],
+  total: number,
+  found: ReadonlyMap<string, number>,
+): number[] {
+  const sum = docs.reduce((words, doc) => words + doc.length, 0);
+  const average = Math.max(1, sum / Math.max(1, docs.length));
+  const n = Math.max(total, docs.length);
+  return docs.map((doc) => {
+    let score = 0;
+    for (const key of keys) {
+      let tf = 0;
+      for (const word of doc) if (word === key) tf++;
+      if (tf === 0) continue;
+      const df = Math.min(n, found.get(key) ?? n);
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      score += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * doc.length) / average));
+    }
+    return score;
+  });
+}
+
 function unaccent(letter: string): string {
   return letter.normalize('NFD').replace(/\p{M}+/gu, '');
 }

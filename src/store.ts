@@ -124,6 +124,20 @@ export type StoreOperation =
   | { kind: 'delete'; deletion: MessageDeletion }
   | FlowOperation;
 
+/**
+ * One change capture committed to the bot's store: a new turn, an edit or a deletion. Capture
+ * hands it to the bot (which copies it to agents' own stores) and `History` follows it.
+ *
+ * @example
+ * ```ts
+ * const change: CapturedChange = { kind: 'append', message: stored };
+ * ```
+ */
+export type CapturedChange =
+  | { kind: 'append'; message: StoredMessage }
+  | { kind: 'edit'; edit: MessageEdit }
+  | { kind: 'delete'; deletion: MessageDeletion };
+
 /** What each kind of operation answers when it is committed. */
 export interface OperationResults {
   append: AppendResult;
@@ -153,18 +167,19 @@ export interface ForgetOptions {
 }
 
 /**
- * Where conversations live. One contract suite (test/store-contract.ts) runs against every
- * implementation.
+ * The calls every store has: the seed calls (`append`, `get`, `search`, `deleteMessages`) and
+ * the conversation-level calls. A store with only these keeps the log and nothing of the bot's
+ * work in progress (see `RunLedger`).
  *
  * @example
  * ```ts
  * import { InMemoryConversationStore } from 'colloquy';
- * const store = new InMemoryConversationStore();
- * await store.append(turn);
- * const recent = await store.get(turn.conversationId, { limit: 20 });
+ * const log: ConversationLog = new InMemoryConversationStore();
+ * await log.append(turn);
+ * const recent = await log.get(turn.conversationId, { limit: 20 });
  * ```
  */
-export interface ConversationStore {
+export interface ConversationLog {
   /** Stores a turn once: a repeated `id`, or a repeated platform message, stores nothing. */
   append(message: NewMessage): Promise<AppendResult>;
   /** The most recent `limit` matching turns, oldest first (ties: insertion order). */
@@ -180,12 +195,11 @@ export interface ConversationStore {
   deleteConversation(conversationId: string): Promise<boolean>;
   /**
    * Creates an empty conversation with a title and metadata, before its first turn (turns
-   * appended later with its id join it). A StoreError when the id is taken. Optional: every
-   * store colloquy ships has it.
+   * appended later with its id join it). A StoreError when the id is taken.
    */
-  createConversation?(conversation: NewConversation): Promise<ConversationSummary>;
+  createConversation(conversation: NewConversation): Promise<ConversationSummary>;
   /** Sets or clears a conversation's title and metadata; undefined when it is unknown. */
-  updateConversation?(
+  updateConversation(
     conversationId: string,
     update: ConversationUpdate,
   ): Promise<ConversationSummary | undefined>;
@@ -204,42 +218,116 @@ export interface ConversationStore {
   getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined>;
   /**
    * One turn by its colloquy id, only if it belongs to this conversation (deleted turns
-   * included: check `deletedAt`). Optional: callers fall back to a bounded `get`.
+   * included: check `deletedAt`).
    */
-  getMessage?(conversationId: string, id: string): Promise<StoredMessage | undefined>;
+  getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined>;
+
+  /** The file the store keeps its data in, when it has one (capture's dead letters go beside it). */
+  readonly path?: string;
+  close?(): Promise<void>;
+}
+
+/**
+ * What a store needs to keep the bot's work in progress: one batch write path, the agent runs
+ * (`agent_runs`, the one queue of agent work) and channels' small values. A store without it
+ * runs the bot in a weaker mode, said once at start: each write goes through the log's calls
+ * one by one, no run is recorded, and work a stop interrupts is not resumed.
+ *
+ * @example
+ * ```ts
+ * const [appended] = await ledger.commit([{ kind: 'append', message: turn }]);
+ * const open = await ledger.getRuns({ conversationId, statuses: ['pending', 'running'] });
+ * ```
+ */
+export interface RunLedger {
   /**
    * Commits `ops` in one transaction, in order, each failing alone (a failed one leaves the
-   * others written), and answers one result per op, in order. Optional: capture hands a store
-   * without it the same operations one by one (`append`, `recordEdit`, `recordDeletion`).
+   * others written), and answers one result per op, in order.
    */
-  commit?(ops: readonly StoreOperation[]): Promise<CommitResult[]>;
+  commit(ops: readonly StoreOperation[]): Promise<CommitResult[]>;
+  /** Agent runs (`agent_runs`), by the turn answered or by status, oldest first, each with how far its reply went. */
+  getRuns(query: RunQuery): Promise<AgentRun[]>;
+  /** A value kept with `{ kind: 'state' }` (the Discord gateway session). */
+  getState(key: string): Promise<string | undefined>;
+}
 
-  /**
-   * Agent runs (`agent_runs`), by the turn answered or by status, oldest first, each with how
-   * far its reply went. Optional: a store without it keeps no runs, and nothing is resumed.
-   */
-  getRuns?(query: RunQuery): Promise<AgentRun[]>;
-  /** A value kept with `{ kind: 'state' }` (the Discord gateway session). Optional. */
-  getState?(key: string): Promise<string | undefined>;
-
+/**
+ * What lets several instances share a store (docs/leases.md): named leases on the database's
+ * clock, and the hand-over of a dead instance's unfinished runs.
+ *
+ * @example
+ * ```ts
+ * const lease = await leasing.acquireLease('conversation:telegram:42', holder, 30_000);
+ * if (lease !== undefined) await leasing.releaseLease(lease);
+ * ```
+ */
+export interface Leasing {
   /**
    * Takes the lease `name` for `ttlMs` when it is free or expired, or extends it when `holder`
-   * already holds it (same token); undefined while someone else holds it. Time is the
-   * database's clock. Optional, with `renewLease` and `releaseLease`: a store shared by several
-   * instances has them (docs/leases.md).
+   * already holds it (same token); undefined while someone else holds it.
    */
-  acquireLease?(name: string, holder: string, ttlMs: number): Promise<Lease | undefined>;
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | undefined>;
   /** Extends a lease still held by this token; undefined when it was lost to another holder. */
-  renewLease?(lease: Lease, ttlMs: number): Promise<Lease | undefined>;
+  renewLease(lease: Lease, ttlMs: number): Promise<Lease | undefined>;
   /** Gives a lease up; does nothing when the token no longer holds it. */
-  releaseLease?(lease: Lease): Promise<void>;
+  releaseLease(lease: Lease): Promise<void>;
   /**
    * Hands `holder` the unfinished (pending or running) runs of conversations nobody holds:
    * for each, it takes the `conversation:<id>` lease for `ttlMs` and answers the lease with
    * the runs, oldest first. A conversation goes to one caller only, even when several
-   * instances ask at once. Optional: needs `getRuns` and the leases.
+   * instances ask at once.
    */
-  claimUnfinishedRuns?(holder: string, ttlMs: number): Promise<ClaimedRuns[]>;
+  claimUnfinishedRuns(holder: string, ttlMs: number): Promise<ClaimedRuns[]>;
+}
 
-  close?(): Promise<void>;
+/**
+ * Where conversations live: a `ConversationLog`, with a `RunLedger` and `Leasing` when it has
+ * them (every store colloquy ships but Redis has both). The bot reads which it has once, at
+ * start (`capabilitiesOf`). One contract suite (test/contracts/store-contract.ts) runs against
+ * every implementation.
+ *
+ * @example
+ * ```ts
+ * import { InMemoryConversationStore } from 'colloquy';
+ * const store: ConversationStore = new InMemoryConversationStore();
+ * ```
+ */
+export interface ConversationStore extends ConversationLog, Partial<RunLedger>, Partial<Leasing> {}
+
+/** What a store can do, read once from its members. */
+export interface StoreCapabilities {
+  log: ConversationLog;
+  /** The store itself, when it keeps runs. */
+  ledger?: ConversationLog & RunLedger;
+  /** The store itself, when it keeps runs and leases (it can be shared). */
+  leasing?: ConversationLog & RunLedger & Leasing;
+}
+
+/**
+ * Reads what `store` can do, once: the one place the core asks which members a store has.
+ *
+ * @example
+ * ```ts
+ * const { ledger } = capabilitiesOf(store);
+ * if (ledger === undefined) logger.warn('this store keeps no agent runs');
+ * ```
+ */
+export function capabilitiesOf(store: ConversationStore): StoreCapabilities {
+  const ledger =
+    store.commit !== undefined && store.getRuns !== undefined && store.getState !== undefined
+      ? (store as ConversationLog & RunLedger)
+      : undefined;
+  const leasing =
+    ledger !== undefined &&
+    store.acquireLease !== undefined &&
+    store.renewLease !== undefined &&
+    store.releaseLease !== undefined &&
+    store.claimUnfinishedRuns !== undefined
+      ? (store as ConversationLog & RunLedger & Leasing)
+      : undefined;
+  return {
+    log: store,
+    ...(ledger !== undefined && { ledger }),
+    ...(leasing !== undefined && { leasing }),
+  };
 }

@@ -4,15 +4,11 @@ import type { ConversationStore } from '../../src/store.js';
 import type { StoredMessage } from '../../src/types.js';
 import { validateObject } from './validate.js';
 
-/** How many of the agent's own recent turns the fallback looks through, for stores without `getMessage`. */
-const RECALL_WINDOW = 1000;
-
 /**
  * The `recall_tool_result` tool: returns the full text of a tool result that prompt assembly
  * masked (`call recall_tool_result with id "<message id>"`). Bound to one conversation and
  * one agent: a row of another conversation, a row another agent wrote, or a row that is not
- * a tool result is "not found". The row is read by id (`store.getMessage`); a store without
- * it is searched among the agent's last 1000 turns.
+ * a tool result is "not found". The row is read by id (`store.getMessage`).
  *
  * @example
  * ```ts
@@ -24,14 +20,8 @@ export function recallToolResultTool(
   conversationId: string,
   agentId: string,
 ): Tool<{ id: string }, string> {
-  const find = async (id: string): Promise<StoredMessage | undefined> => {
-    if (store.getMessage !== undefined) return store.getMessage(conversationId, id);
-    const mine = await store.get(conversationId, {
-      limit: RECALL_WINDOW,
-      participantIds: [agentId],
-    });
-    return mine.find((turn) => turn.id === id);
-  };
+  const find = (id: string): Promise<StoredMessage | undefined> =>
+    store.getMessage(conversationId, id);
   return tool({
     description:
       'Read the full output of an earlier tool result that was masked in the conversation history.',

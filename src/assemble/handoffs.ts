@@ -42,11 +42,7 @@ export async function withHandoffs(
 
 async function readByIds(ctx: Context, ids: readonly string[]): Promise<StoredMessage[]> {
   const { store, conversationId } = ctx;
-  if (store.getMessage === undefined) {
-    const wanted = new Set(ids);
-    return (await store.get(conversationId, { limit: 1000 })).filter((t) => wanted.has(t.id));
-  }
-  const found = await Promise.all(ids.map((id) => store.getMessage!(conversationId, id)));
+  const found = await Promise.all(ids.map((id) => store.getMessage(conversationId, id)));
   return found.filter((turn): turn is StoredMessage => turn !== undefined);
 }
 

@@ -96,9 +96,7 @@ export async function withThreadParent(
     .threadParent;
   if (ref === undefined || turns.some((turn) => turn.id === ref.id)) return turns;
   try {
-    const parent = ctx.store.getMessage
-      ? await ctx.store.getMessage(ref.conversationId, ref.id)
-      : (await ctx.store.get(ref.conversationId, { limit: 1000 })).find((t) => t.id === ref.id);
+    const parent = await ctx.store.getMessage(ref.conversationId, ref.id);
     return parent === undefined || parent.deletedAt !== undefined ? turns : [parent, ...turns];
   } catch (cause) {
     ctx.report(

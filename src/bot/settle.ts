@@ -101,7 +101,7 @@ export async function settleReply(deps: SettleDeps, run: AgentRun): Promise<Sett
   const open = reply?.delivery === 'sending' || reply?.delivery === 'unconfirmed';
   if (reply === undefined || !open) return unconfirmed;
   const where = { conversationId: reply.conversationId, messageId: id };
-  const turn = await deps.store.getMessage?.(reply.conversationId, id).catch(() => undefined);
+  const turn = await deps.store.getMessage(reply.conversationId, id).catch(() => undefined);
   const settle = deps.settlerOf(turn?.metadata.channelType);
   let sent: SentMessage | undefined;
   if (turn !== undefined && settle !== undefined) {

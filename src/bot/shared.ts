@@ -1,7 +1,7 @@
 import { type Lease, leaseNames, newLeaseHolder } from '../leases.js';
 
 import type { ClaimedRuns } from '../leases.js';
-import type { ConversationStore } from '../store.js';
+import type { ConversationLog, Leasing, RunLedger } from '../store.js';
 
 /**
  * How a bot shares its store with other instances of itself (`BotOptions.shared`).
@@ -19,26 +19,6 @@ export interface SharedOptions {
   leaseTtlMs?: number;
   /** How often unfinished work nobody holds (a dead instance's) is looked for. Default: the ttl. */
   claimEveryMs?: number;
-}
-
-/** What a shared store has: leases, and the agent runs they hand over. */
-export type LeasingStore = ConversationStore &
-  Required<
-    Pick<
-      ConversationStore,
-      'acquireLease' | 'renewLease' | 'releaseLease' | 'claimUnfinishedRuns' | 'getRuns'
-    >
-  >;
-
-/** Whether `store` can be shared: it has leases and keeps agent runs. */
-export function hasLeases(store: ConversationStore): store is LeasingStore {
-  return (
-    store.acquireLease !== undefined &&
-    store.renewLease !== undefined &&
-    store.releaseLease !== undefined &&
-    store.claimUnfinishedRuns !== undefined &&
-    store.getRuns !== undefined
-  );
 }
 
 /** A lease while it is held: `lost` once a renewal found it taken by another instance. */
@@ -66,7 +46,7 @@ export class ConversationLeases {
   readonly claimEveryMs: number;
 
   constructor(
-    private readonly store: LeasingStore,
+    private readonly store: ConversationLog & RunLedger & Leasing,
     options: SharedOptions,
     private readonly signal: AbortSignal,
   ) {
@@ -170,6 +150,11 @@ export class ConversationLeases {
         await this.store.releaseLease(held).catch(() => {});
       }
     }
+  }
+
+  /** Gives up a lease this instance took and will not use; a failure leaves it to expire. */
+  async release(lease: Lease): Promise<void> {
+    await this.store.releaseLease(lease).catch(() => {});
   }
 
   /** The conversations with unfinished runs that nobody holds, each with its lease taken. */

@@ -1,19 +1,5 @@
 import { ColloquyError, StoreError } from '../errors.js';
-import type { ConversationStore } from '../store.js';
-import type { MessageDeletion, MessageEdit, StoredMessage } from '../types.js';
-
-/**
- * One change capture committed to the bot's store: a new turn, an edit or a deletion.
- *
- * @example
- * ```ts
- * const change: CapturedChange = { kind: 'append', message: stored };
- * ```
- */
-export type CapturedChange =
-  | { kind: 'append'; message: StoredMessage }
-  | { kind: 'edit'; edit: MessageEdit }
-  | { kind: 'delete'; deletion: MessageDeletion };
+import type { CapturedChange, ConversationStore } from '../store.js';
 
 /**
  * Applies a change to another store (an agent's own `conversationHistory`): the same turn,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CapturedChange } from '../bot/tap.js';
+import type { CapturedChange } from '../store.js';
 import { ColloquyError, StoreError } from '../errors.js';
 import { InMemoryConversationStore } from '../memory-store.js';
 import type { ConversationStore } from '../store.js';

@@ -1,4 +1,4 @@
-import type { CapturedChange } from '../bot/tap.js';
+import type { CapturedChange } from '../store.js';
 import type { ColloquyError } from '../errors.js';
 import type { Tokenizer } from '../tokenizer.js';
 import type { HistoryEntry, HistoryPlace } from './entries.js';

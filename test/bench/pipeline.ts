@@ -92,6 +92,15 @@ class NoopStore implements ConversationStore {
   async getSummary(): Promise<undefined> {
     return undefined;
   }
+  async getMessage(): Promise<undefined> {
+    return undefined;
+  }
+  async createConversation(): Promise<ConversationSummary> {
+    throw new Error('this store keeps nothing');
+  }
+  async updateConversation(): Promise<undefined> {
+    return undefined;
+  }
 }
 
 interface Pipeline {

@@ -44,6 +44,9 @@ class FlakyStore implements ConversationStore {
   deleteConversation = this.inner.deleteConversation.bind(this.inner);
   forgetParticipant = this.inner.forgetParticipant.bind(this.inner);
   getSummary = this.inner.getSummary.bind(this.inner);
+  getMessage = this.inner.getMessage.bind(this.inner);
+  createConversation = this.inner.createConversation.bind(this.inner);
+  updateConversation = this.inner.updateConversation.bind(this.inner);
 }
 
 /** A logger that keeps its lines, so tests can read what was said. */
@@ -372,6 +375,8 @@ describe('Capture with a store written to the seed interface', () => {
       get: async () => [],
       search: async () => [],
       deleteMessages: async () => 0,
+      recordEdit: async () => false,
+      recordDeletion: async () => false,
     } as unknown as ConversationStore;
     return { store, appended };
   }
@@ -384,7 +389,7 @@ describe('Capture with a store written to the seed interface', () => {
     expect(appended.map((m) => m.id)).toEqual([turn(1).id]);
   });
 
-  it('answers an edit or deletion it cannot record with false, never a crash', async () => {
+  it('answers an edit or deletion of a turn the store does not know with false', async () => {
     const { store } = seedStore();
     const { capture } = captureFor(store);
     const edit = { ...ref(1), content: 'x', editedAt: '2026-01-01T00:01:00.000Z' };
@@ -404,6 +409,8 @@ describe('Capture with a store written to the seed interface', () => {
     const nonsense = {
       ...seedStore().store,
       commit: async () => 'ok',
+      getRuns: async () => [],
+      getState: async () => undefined,
     } as unknown as ConversationStore;
     for (const store of [throwing, nonsense]) {
       const { capture } = captureFor(store, { retryBaseMs: 1000 });

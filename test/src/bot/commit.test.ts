@@ -55,14 +55,16 @@ describe('Bot: a channel handler resolves once the turn is committed', () => {
     await bot.stop();
   });
 
-  it('works on a custom store with only the seed calls, whose append resolves to nothing', async () => {
-    // given a store written to the seed interface
+  it('works on a custom store without a run ledger, whose append resolves to nothing', async () => {
+    // given a store written to the seed interface, that knows no turn to edit or delete
     const turns: NewMessage[] = [];
     const store = {
       append: async (message: NewMessage) => void turns.push(message),
       get: async () => [],
       search: async () => [],
       deleteMessages: async () => 0,
+      recordEdit: async () => false,
+      recordDeletion: async () => false,
     } as unknown as ConversationStore;
     const channel = new MemoryChannel();
     const agent = scriptedAgent('support-agent', () => 'hello');
