@@ -15,13 +15,11 @@ export interface BuiltQuery {
 
 /**
  * What differs between the SQL dialects in `buildGetQuery`: the selected columns (in
- * `MESSAGE_COLUMN_NAMES` order), how a summary is told apart and where authors are read.
+ * `MESSAGE_COLUMN_NAMES` order) and how a summary is told apart.
  */
 export interface GetDialect {
   columns: string;
   notSummary: string;
-  /** The table the authors' kind and name are read from (`p`). */
-  authors: string;
   /**
    * Whether `concerning` reads a DM's turns from `messages_dm_time_idx`. Without that index
    * (SQLite), the store asks for a DM's turns without `concerning`: all of them concern it.
@@ -115,7 +113,7 @@ export function buildGetQuery(
 
   if (concerning === undefined && authors === undefined) {
     return {
-      sql: `SELECT ${dialect.columns} FROM messages m JOIN ${dialect.authors} p ON p.id = m.participant_id
+      sql: `SELECT ${dialect.columns} FROM messages m JOIN participants p ON p.id = m.participant_id
         WHERE m.conversation_id = @conversation${where} ${newestFirst}`,
       params,
     };
@@ -151,7 +149,7 @@ export function buildGetQuery(
     sql: `WITH top(seq, ts) AS MATERIALIZED (${branches.join('\nUNION ')}
         ORDER BY 2 DESC, 1 DESC ${LIMIT})
       SELECT ${dialect.columns} FROM top h
-      JOIN messages m ON m.seq = h.seq JOIN ${dialect.authors} p ON p.id = m.participant_id
+      JOIN messages m ON m.seq = h.seq JOIN participants p ON p.id = m.participant_id
       ORDER BY h.ts DESC, h.seq DESC`,
     params,
   };

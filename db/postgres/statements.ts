@@ -17,7 +17,6 @@ export const PG_MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant
 export const POSTGRES_DIALECT: GetDialect = {
   columns: PG_MESSAGE_COLUMNS,
   notSummary: 'NOT m.is_summary',
-  authors: 'participants',
   dmIndex: true,
   wrote: (alias, where) => [
     `SELECT m.seq, m.timestamp FROM messages m

@@ -7,7 +7,6 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { StoreError } from '../../src/errors.js';
 import { assertColloquyFile } from './colloquy-file.js';
 import { type SqliteDurability, configureConnection } from './pragmas.js';
-import { recountTalliesIfLost } from './tallies.js';
 
 /**
  * How to open a colloquy SQLite database.
@@ -125,7 +124,6 @@ export function openDatabase(options: SqliteStoreOptions): Database.Database {
     configureConnection(db, { busyTimeoutMs, readonly, durability });
     bringSchemaUpToDate(db, path, readonly);
     if (!readonly && path !== ':memory:' && path !== '') assertWritable(db, path);
-    if (!readonly) recountTalliesIfLost(db);
     return db;
   } catch (error) {
     db.close();

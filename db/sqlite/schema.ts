@@ -4,7 +4,6 @@ import {
   integer,
   primaryKey,
   sqliteTable,
-  sqliteView,
   text,
   uniqueIndex,
 } from 'drizzle-orm/sqlite-core';
@@ -15,27 +14,12 @@ import {
  */
 
 /**
- * How many turns the `conversations` view counts on top of the stored tallies at most: the
- * `messages_fold_conversations` trigger folds them in when the turn past this many is
- * inserted, however it is inserted.
+ * One row per conversation (a DM, a channel, or a thread inside a channel), with its turns
+ * counted: `message_count`, `created_at` and `last_message_at` follow every turn inserted or
+ * deleted (triggers on `messages`, whoever writes).
  */
-export const FOLD_EVERY = 256;
-
-/**
- * The same for the authors' first and latest times (`participants`, trigger
- * `messages_fold_participants`, migration 0016): a fold rewrites the row of nearly every
- * recent author, so it comes less often; only the `participants` view reads those times.
- */
-export const FOLD_PARTICIPANTS_EVERY = 1024;
-
-/**
- * What is kept of each conversation (a DM, a channel, or a thread inside a channel): written
- * when it first appears or changes, not per turn. Its turn count and first and latest times
- * are tallies folded in every `FOLD_EVERY` turns; the `conversations` view adds the turns not
- * folded yet, so it is always exact.
- */
-export const conversationRows = sqliteTable(
-  'conversation_rows',
+export const conversations = sqliteTable(
+  'conversations',
   {
     id: text('id').primaryKey(),
     channelType: text('channel_type').notNull(),
@@ -62,43 +46,18 @@ export const conversationRows = sqliteTable(
   ],
 );
 
-/** One row per conversation, with its turns counted: `conversation_rows` plus what is not folded. */
-export const conversations = sqliteView('conversations', {
-  id: text('id').notNull(),
-  channelType: text('channel_type').notNull(),
-  channelId: text('channel_id').notNull(),
-  channelName: text('channel_name'),
-  threadId: text('thread_id'),
-  scope: text('scope', { enum: ['channel', 'dm', 'thread'] }).notNull(),
-  createdAt: text('created_at').notNull(),
-  lastMessageAt: text('last_message_at').notNull(),
-  messageCount: integer('message_count').notNull(),
-  number: integer('number'),
-  title: text('title'),
-  metadata: text('metadata'),
-}).existing();
-
 /**
- * What is kept of everyone who ever wrote a turn (people, our agents, other bots, the
- * system): written when they first appear or their kind or name changes; the first and
- * latest times are folded in every `FOLD_PARTICIPANTS_EVERY` turns.
+ * Everyone who ever wrote a turn (people, our agents, other bots, the system): their latest
+ * kind and name, and the times of their first and latest turns (kept by a trigger on
+ * `messages`).
  */
-export const participantRows = sqliteTable('participant_rows', {
+export const participants = sqliteTable('participants', {
   id: text('id').primaryKey(),
   kind: text('kind', { enum: ['user', 'agent', 'system'] }).notNull(),
   displayName: text('display_name'),
   firstSeenAt: text('first_seen_at').notNull(),
   lastSeenAt: text('last_seen_at').notNull(),
 });
-
-/** Everyone who ever wrote a turn: `participant_rows` plus what is not folded. */
-export const participants = sqliteView('participants', {
-  id: text('id').notNull(),
-  kind: text('kind', { enum: ['user', 'agent', 'system'] }).notNull(),
-  displayName: text('display_name'),
-  firstSeenAt: text('first_seen_at').notNull(),
-  lastSeenAt: text('last_seen_at').notNull(),
-}).existing();
 
 /**
  * One row per turn. `seq` is the monotonic insertion order, never reused: the store numbers a

@@ -2,13 +2,14 @@ import type Database from 'better-sqlite3';
 import { LIMIT, type GetDialect } from '../queries.js';
 
 /**
- * The columns every SQLite read selects (`MESSAGE_COLUMN_NAMES` order), `m` = messages, `p` = participant_rows; the mentions come
- * back as a JSON array in insertion order (collected only for turns that have any: the
- * ordered subquery costs more than the lookup that skips it).
+ * The columns every SQLite read selects (`MESSAGE_COLUMN_NAMES` order), `m` = messages,
+ * `p` = participants; the mentions come back as a JSON array in insertion order (collected
+ * only for turns that have any: the ordered subquery costs more than the lookup that skips
+ * it).
  *
  * @example
  * ```ts
- * db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages m JOIN participant_rows p ON p.id = m.participant_id`);
+ * db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages m JOIN participants p ON p.id = m.participant_id`);
  * ```
  */
 export const MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant_id, p.kind, p.display_name,
@@ -25,9 +26,6 @@ export const MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant_id
 export const SQLITE_DIALECT: GetDialect = {
   columns: MESSAGE_COLUMNS,
   notSummary: 'm.is_summary = 0',
-  // The authors' stored rows: their kind and name are all a read needs, so the reads skip
-  // the tallies the `participants` view adds.
-  authors: 'participant_rows',
   // A DM's addressed-only query is its whole history: the store asks for it so (`get`), and a
   // turn's commit writes no DM index (migration 0014).
   dmIndex: false,
@@ -61,7 +59,7 @@ function wroteIn(who: string): string {
     OR ${wroteAsPerson(who, 'c.id')} AND EXISTS (${turn} AND m.author_kind = 'user'))`;
 }
 
-const FROM_MESSAGES = `FROM messages m JOIN participant_rows p ON p.id = m.participant_id`;
+const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participant_id`;
 
 /** "@participant wrote a turn in conversation c" (the listing, the web page, forgetting). */
 export const WROTE_IN = wroteIn('participant');
@@ -69,22 +67,9 @@ export const WROTE_IN = wroteIn('participant');
 /** `listingQuery`'s authored filters: an agent is one whose latest kind is `agent`. */
 export const AUTHORED = {
   wroteIn: WROTE_IN,
-  agentWroteIn: `EXISTS (SELECT 1 FROM participant_rows p WHERE p.id = @agent AND p.kind = 'agent')
+  agentWroteIn: `EXISTS (SELECT 1 FROM participants p WHERE p.id = @agent AND p.kind = 'agent')
     AND ${wroteIn('agent')}`,
 };
-
-/** The newest seq whose turn is counted in the conversations' stored tallies. */
-const FOLDED = `(SELECT CAST(value AS INTEGER) FROM colloquy_state
-  WHERE key = 'messages_folded_seq')`;
-
-/** The same for the authors' stored times (migration 0016). */
-const PARTICIPANTS_FOLDED = `(SELECT CAST(value AS INTEGER) FROM colloquy_state
-  WHERE key = 'participants_folded_seq')`;
-
-/** In the participant upsert: the timestamp of the author's newest stored turn. */
-const NEWEST_OF_AUTHOR = `max(last_seen_at, coalesce((SELECT max(m.timestamp)
-  FROM messages m NOT INDEXED
-  WHERE m.seq > ${PARTICIPANTS_FOLDED} AND m.participant_id = excluded.id), ''))`;
 
 /** Every fixed statement of the store, prepared once when it opens. */
 const SQL = {
@@ -98,22 +83,22 @@ const SQL = {
   findByPlatform: `SELECT seq, content, edited_at FROM messages
     WHERE channel_type = ? AND channel_id = ? AND platform_message_id = ?`,
 
-  // Written when the author is new or their kind or name changes, not per turn (their times
-  // are folded in). A turn older than their newest one does not rename them.
-  upsertParticipant: `INSERT INTO participant_rows
+  // Written when the author is new or their kind or name changes (a trigger on `messages`
+  // keeps their times). A turn older than their newest one does not rename them.
+  upsertParticipant: `INSERT INTO participants
       (id, kind, display_name, first_seen_at, last_seen_at)
     VALUES (@id, @kind, @name, @ts, @ts)
     ON CONFLICT (id) DO UPDATE SET
-      kind = CASE WHEN excluded.last_seen_at >= ${NEWEST_OF_AUTHOR} THEN excluded.kind
-        ELSE kind END,
+      kind = CASE WHEN excluded.last_seen_at >= last_seen_at THEN excluded.kind ELSE kind END,
       display_name = CASE
         WHEN excluded.display_name IS NOT NULL
-          AND (display_name IS NULL OR excluded.last_seen_at >= ${NEWEST_OF_AUTHOR})
+          AND (display_name IS NULL OR excluded.last_seen_at >= last_seen_at)
         THEN excluded.display_name ELSE display_name END
     WHERE excluded.kind IS NOT kind
       OR (excluded.display_name IS NOT NULL AND excluded.display_name IS NOT display_name)`,
-  // Written when the conversation is new or its name or thread becomes known, not per turn.
-  upsertConversation: `INSERT INTO conversation_rows (id, channel_type, channel_id,
+  // Written when the conversation is new or its name or thread becomes known (a trigger on
+  // `messages` keeps its count and times).
+  upsertConversation: `INSERT INTO conversations (id, channel_type, channel_id,
       channel_name, thread_id, scope, created_at, last_message_at, message_count)
     VALUES (@conversationId, @channelType, @channelId, @channelName, @threadId, @scope,
       @timestamp, @timestamp, 0)
@@ -152,62 +137,43 @@ const SQL = {
 
   deleteMessages: `DELETE FROM messages
     WHERE +conversation_id = ? AND id IN (SELECT value FROM json_each(?))`,
-  // After deletions: the stored tallies again, over the folded turns that remain.
-  refreshConversation: `UPDATE conversation_rows SET
-      message_count = (SELECT count(*) FROM messages
-        WHERE conversation_id = @id AND seq <= ${FOLDED}),
-      created_at = coalesce((SELECT min(timestamp) FROM messages
-        WHERE conversation_id = @id AND seq <= ${FOLDED}), created_at),
-      last_message_at = coalesce((SELECT max(timestamp) FROM messages
-        WHERE conversation_id = @id AND seq <= ${FOLDED}), last_message_at)
-    WHERE id = @id`,
-  conversationScope: `SELECT scope FROM conversation_rows WHERE id = ?`,
-  // The `conversations` view's row for one conversation (the same rules, migration 0013): the
-  // view counts every unfolded turn by conversation, this only the conversation's own.
-  getConversation: `SELECT c.id, c.channel_type, c.channel_id, c.channel_name, c.thread_id,
-      c.scope,
-      CASE WHEN t.n = 0 THEN c.created_at WHEN c.message_count = 0 THEN t.first_at
-        ELSE min(c.created_at, t.first_at) END AS created_at,
-      CASE WHEN t.n = 0 THEN c.last_message_at WHEN c.message_count = 0 THEN t.last_at
-        ELSE max(c.last_message_at, t.last_at) END AS last_message_at,
-      c.message_count + t.n AS message_count, c.number, c.title, c.metadata
-    FROM conversation_rows c, (SELECT count(*) AS n, min(timestamp) AS first_at,
-        max(timestamp) AS last_at
-      FROM messages NOT INDEXED WHERE seq > ${FOLDED} AND conversation_id = @id) t
-    WHERE c.id = @id`,
-  createConversation: `INSERT INTO conversation_rows (id, channel_type, channel_id, channel_name,
+  conversationScope: `SELECT scope FROM conversations WHERE id = ?`,
+  getConversation: `SELECT id, channel_type, channel_id, channel_name, thread_id, scope,
+      created_at, last_message_at, message_count, number, title, metadata
+    FROM conversations WHERE id = @id`,
+  createConversation: `INSERT INTO conversations (id, channel_type, channel_id, channel_name,
       thread_id, scope, created_at, last_message_at, message_count, title, metadata)
     VALUES (@id, @channelType, @channelId, @channelName, @threadId, @scope, @now, @now, 0,
       @title, @metadata)
     ON CONFLICT DO NOTHING`,
-  updateConversation: `UPDATE conversation_rows SET
+  updateConversation: `UPDATE conversations SET
       title = CASE @titleHow WHEN 'set' THEN @title WHEN 'clear' THEN NULL ELSE title END,
       metadata = CASE @metadataHow WHEN 'set' THEN @metadata WHEN 'clear' THEN NULL
         ELSE metadata END
     WHERE id = @id`,
-  deleteConversation: `DELETE FROM conversation_rows WHERE id = ?`,
+  deleteConversation: `DELETE FROM conversations WHERE id = ?`,
   authorsIn: `SELECT DISTINCT participant_id FROM conversation_authors WHERE conversation_id = ?`,
-  deleteSilentParticipants: `DELETE FROM participant_rows
+  deleteSilentParticipants: `DELETE FROM participants
     WHERE id IN (SELECT value FROM json_each(?))
-      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.participant_id = participant_rows.id)`,
+      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.participant_id = participants.id)`,
   // A contentless index only marks deleted turns; their words stay in its segments until
   // they are merged. 'optimize' merges them all, dropping those words now.
   optimizeSearch: `INSERT INTO messages_fts (messages_fts) VALUES ('optimize')`,
-  deleteEmptyConversation: `DELETE FROM conversation_rows
+  deleteEmptyConversation: `DELETE FROM conversations
     WHERE id = @id AND NOT EXISTS (SELECT 1 FROM messages WHERE conversation_id = @id)`,
 
-  conversationsOf: `SELECT c.id FROM conversation_rows c
+  conversationsOf: `SELECT c.id FROM conversations c
     WHERE ${WROTE_IN}`,
   deleteMessagesOf: `DELETE FROM messages WHERE participant_id = ?`,
   deleteSummaries: `DELETE FROM messages WHERE conversation_id = ? AND is_summary = 1`,
   deleteMentionsOf: `DELETE FROM message_mentions WHERE participant_id = ?`,
   clearRepliesTo: `UPDATE messages SET reply_to_participant_id = NULL
     WHERE reply_to_participant_id = ?`,
-  deleteParticipant: `DELETE FROM participant_rows WHERE id = ?`,
+  deleteParticipant: `DELETE FROM participants WHERE id = ?`,
   redactRevisions: `DELETE FROM message_revisions
     WHERE message_seq IN (SELECT seq FROM messages WHERE participant_id = ?)`,
   redactMessages: `UPDATE messages SET content = '[redacted]' WHERE participant_id = ?`,
-  redactParticipant: `UPDATE participant_rows SET display_name = NULL WHERE id = ?`,
+  redactParticipant: `UPDATE participants SET display_name = NULL WHERE id = ?`,
 
   insertRevision: `INSERT INTO message_revisions (message_seq, content, replaced_at)
     VALUES (?, ?, ?)`,

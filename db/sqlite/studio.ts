@@ -118,7 +118,7 @@ export class SqliteStudioSource implements StudioSource {
     const authors = this.db
       .prepare<[string], AuthorSqlRow>(
         `select a.conversation_id, a.participant_id, p.kind, p.display_name
-         from conversation_authors a join participant_rows p on p.id = a.participant_id
+         from conversation_authors a join participants p on p.id = a.participant_id
          where a.conversation_id in (select value from json_each(?))`,
       )
       .all(json);
@@ -131,7 +131,7 @@ export class SqliteStudioSource implements StudioSource {
            where x.conversation_id = j.value and x.is_summary = 0
              and json_extract(x.metadata, '$.toolRole') is null
            order by x.timestamp desc, x.seq desc limit 1)
-         left join participant_rows p on p.id = m.participant_id`,
+         left join participants p on p.id = m.participant_id`,
       )
       .all(json);
     return conversationPeople(authors, lastTurns);

@@ -4,13 +4,9 @@ import type Database from 'better-sqlite3';
 
 const CREATE_VIEW = /CREATE\s+VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?[`"[]?(\w+)/i;
 const DROP_VIEW = /DROP\s+VIEW\s+(?:IF\s+EXISTS\s+)?[`"[]?(\w+)/i;
-const VIEW_TRIGGER =
-  /CREATE\s+TRIGGER\s+[`"[]?(\w+)[`"\]]?\s+INSTEAD\s+OF\s[\s\S]*?\sON\s+[`"[]?(\w+)/i;
-const DROP_TRIGGER = /DROP\s+TRIGGER\s+(?:IF\s+EXISTS\s+)?[`"[]?(\w+)/i;
 
 /**
- * The views the migrations leave behind, each with the statement that last created it and
- * the INSTEAD OF triggers written through it (dropped with a view, so restored with it): the
+ * The views the migrations leave behind, each with the statement that last created it: the
  * migrations are read in order, a `CREATE VIEW` replaces an earlier one and a `DROP VIEW`
  * removes it.
  *
@@ -20,26 +16,18 @@ const DROP_TRIGGER = /DROP\s+TRIGGER\s+(?:IF\s+EXISTS\s+)?[`"[]?(\w+)/i;
  * ```
  */
 export function viewsOfMigrations(folder: string, tags: readonly string[]): Map<string, string> {
-  const views = new Map<string, { view: string; triggers: Map<string, string> }>();
+  const views = new Map<string, string>();
   for (const tag of tags) {
     const sql = readFileSync(resolve(folder, `${tag}.sql`), 'utf8');
     for (const piece of sql.split('--> statement-breakpoint')) {
       const statement = piece.trim();
-      const created = CREATE_VIEW.exec(statement)?.[1];
       const dropped = DROP_VIEW.exec(statement)?.[1];
-      const trigger = VIEW_TRIGGER.exec(statement);
-      const droppedTrigger = DROP_TRIGGER.exec(statement)?.[1];
+      const created = CREATE_VIEW.exec(statement)?.[1];
       if (dropped !== undefined) views.delete(dropped);
-      if (created !== undefined) views.set(created, { view: statement, triggers: new Map() });
-      if (trigger !== null) views.get(trigger[2]!)?.triggers.set(trigger[1]!, statement);
-      if (droppedTrigger !== undefined) {
-        for (const { triggers } of views.values()) triggers.delete(droppedTrigger);
-      }
+      if (created !== undefined) views.set(created, statement);
     }
   }
-  return new Map(
-    [...views].map(([name, { view, triggers }]) => [name, [view, ...triggers.values()].join('\n')]),
-  );
+  return views;
 }
 
 /**

@@ -12,7 +12,6 @@ export interface AppendInput {
   mentions: string[];
 }
 
-/** A new turn's sequence number, or the stored row (raw, `MESSAGE_COLUMNS` order) it repeats. */
 /** The bound parameters of `createConversation` (metadata as JSON). */
 export interface ConversationInsert {
   id: string;
@@ -35,6 +34,7 @@ export interface ConversationChange {
   metadata: string | null;
 }
 
+/** A new turn's sequence number, or the stored row (raw, `MESSAGE_COLUMNS` order) it repeats. */
 export type AppendOutcome = { seq: number } | { existing: unknown[] };
 
 /**
@@ -149,9 +149,7 @@ export class StoreWrites {
   }
 
   deleteMessages(conversationId: string, ids: string[]): number {
-    const { changes } = this.sql.deleteMessages.run(conversationId, JSON.stringify(ids));
-    if (changes > 0) this.sql.refreshConversation.run({ id: conversationId });
-    return changes;
+    return this.sql.deleteMessages.run(conversationId, JSON.stringify(ids)).changes;
   }
 
   /** Inserts an empty conversation; false when the id is taken. */
@@ -191,10 +189,7 @@ export class StoreWrites {
       s.clearRepliesTo.run(participantId);
       s.deleteParticipant.run(participantId);
     }
-    for (const id of touched) {
-      s.refreshConversation.run({ id });
-      s.deleteEmptyConversation.run({ id });
-    }
+    for (const id of touched) s.deleteEmptyConversation.run({ id });
     if (changes + summaries > 0) s.optimizeSearch.run();
     return changes;
   }

@@ -5,7 +5,7 @@
  *
  *   npm run bench -- [--messages 1000000] [--only store|writes|assemble|pipeline|studio|sql|redis|postgres|latency]
  *                    [--store postgres] [--dir path]
- *                    [--events 64000] [--senders 4] [--turns 20]
+ *                    [--events 64000] [--senders 16] [--turns 20]
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -45,7 +45,7 @@ const USAGE = `usage: npm run bench -- [options]
   --dir PATH     keep the database files in PATH (default: a temporary folder, deleted after)
   --events N     inbound Telegram updates per pipeline variant (default 64,000)
   --senders N    people writing to the pipeline's bot at once, each waiting for the answer
-                 (default 4; Telegram's own webhook default is up to 40 connections)
+                 (default 16; Telegram's own webhook default is up to 40 connections)
   --turns N      answers per platform in the latency section (default 20)`;
 
 function count(value: string | undefined, fallback: number, name: string): number {
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   }
   const messages = count(values.messages, 1_000_000, 'messages');
   const events = count(values.events, 64000, 'events');
-  const senders = count(values.senders, 4, 'senders');
+  const senders = count(values.senders, 16, 'senders');
   const turns = count(values.turns, 20, 'turns');
   if (values.store !== undefined && values.store !== 'postgres') {
     throw new Error('--store takes postgres (the SQLite store is the default sections)');

@@ -24,7 +24,7 @@ export interface PipelineBenchOptions {
   events: number;
   /** Folder for the database file. */
   dir: string;
-  /** Concurrent senders, each in its own DM (default 4). */
+  /** Concurrent senders, each in its own DM (default 16). */
   senders?: number;
   /** Untimed updates per variant first (default 1,000). */
   warmUp?: number;
@@ -248,7 +248,7 @@ async function sendAll(pipeline: Pipeline, count: number, senders: number): Prom
  */
 export async function benchPipeline(options: PipelineBenchOptions): Promise<Outcome[]> {
   const { events, dir } = options;
-  const senders = options.senders ?? 4;
+  const senders = options.senders ?? 16;
   const warmUp = options.warmUp ?? 1000;
   console.log(`\n── Pipeline: Telegram webhook → Bot → capture → agent → reply ──`);
   const stores = [true, false].map((writerThread) => {

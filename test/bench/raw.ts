@@ -52,16 +52,16 @@ export function handWrittenBatch(db: Database.Database): (turns: readonly NewMes
 }
 
 function handWrittenWrite(db: Database.Database): (turn: NewMessage) => void {
-  // The conversation's and author's rows are written when new or changed; their tallies are
-  // the store's fold (migration 0013), which this baseline leaves to the store.
+  // The conversation's and author's rows are written when new or changed; the triggers on
+  // `messages` keep their tallies.
   const participant = db.prepare(
-    `INSERT INTO participant_rows (id, kind, display_name, first_seen_at, last_seen_at)
+    `INSERT INTO participants (id, kind, display_name, first_seen_at, last_seen_at)
      VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (id) DO UPDATE SET display_name = excluded.display_name
      WHERE excluded.display_name IS NOT NULL AND excluded.display_name IS NOT display_name`,
   );
   const conversation = db.prepare(
-    `INSERT INTO conversation_rows (id, channel_type, channel_id, channel_name, thread_id, scope,
+    `INSERT INTO conversations (id, channel_type, channel_id, channel_name, thread_id, scope,
        created_at, last_message_at, message_count)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
      ON CONFLICT (id) DO NOTHING`,
@@ -120,7 +120,7 @@ export function handWrittenNewest(db: Database.Database): (conversationId: strin
   const select = db.prepare(
     `SELECT m.seq, m.id, m.participant_id, p.kind, p.display_name, m.content, m.timestamp,
        m.scope, m.platform_message_id, m.reply_to_participant_id, m.metadata
-     FROM messages m JOIN participant_rows p ON p.id = m.participant_id
+     FROM messages m JOIN participants p ON p.id = m.participant_id
      WHERE m.conversation_id = ? AND m.is_summary = 0 AND m.deleted_at IS NULL
      ORDER BY m.timestamp DESC, m.seq DESC LIMIT 100`,
   );
@@ -140,7 +140,7 @@ export function handWrittenNewestWhole(
       `SELECT m.*, p.kind, p.display_name,
        (SELECT json_group_array(mm.participant_id) FROM message_mentions mm
         WHERE mm.message_seq = m.seq) AS mentions
-     FROM messages m JOIN participant_rows p ON p.id = m.participant_id
+     FROM messages m JOIN participants p ON p.id = m.participant_id
      WHERE m.conversation_id = ? AND m.is_summary = 0 AND m.deleted_at IS NULL
      ORDER BY m.timestamp DESC, m.seq DESC LIMIT 100`,
     )

@@ -284,7 +284,7 @@ describe('SqliteConversationStore: opening a file', () => {
     expect(alices.items.map((c) => c.id).sort()).toEqual([C1, 'slack:T1:C2']);
   });
 
-  it("migrates a file folding the authors' times with the conversations' (0015) to their own fold", async () => {
+  it('migrates a file folding the tallies (0015) to tallies kept per turn', async () => {
     // given a database at migration 0015 with 300 turns, the first 256 folded in
     const path = join(dir, 'v15.db');
     const old = new Database(path);
@@ -302,25 +302,17 @@ describe('SqliteConversationStore: opening a file', () => {
 
     // when the store opens it and more turns come
     const store = storeAt(path);
-    const folded = store.db.prepare(`SELECT value FROM colloquy_state WHERE key = ?`).pluck();
-    const before = folded.get('participants_folded_seq');
     for (let i = 301; i <= 600; i++) {
       const timestamp = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
       await store.append(turn({ id: `m${i}`, messageId: String(i), timestamp }));
     }
 
-    // then the authors' fold starts where the conversations' was, folds no sooner than its own
-    // cadence, and the views read what the turns say
-    expect(before).toBe('256');
-    expect(folded.get('messages_folded_seq')).toBe('512');
-    expect(folded.get('participants_folded_seq')).toBe('256');
-    const triggers = store.db
-      .prepare(
-        `SELECT name FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'messages_fold%'`,
-      )
+    // then no fold is left and the tables read what the turns say
+    const folds = store.db
+      .prepare(`SELECT name FROM sqlite_schema WHERE name LIKE '%fold%'`)
       .pluck()
       .all();
-    expect(triggers.sort()).toEqual(['messages_fold_conversations', 'messages_fold_participants']);
+    expect(folds).toEqual([]);
     const seen = store.db
       .prepare(`SELECT first_seen_at, last_seen_at FROM participants WHERE id = 'slack:U1'`)
       .get();
