@@ -271,6 +271,11 @@ export interface ReplyStream {
 export interface StreamOptions {
   /** Called (not awaited) each time what is shown changed: the runtime records it. */
   progress?(progress: StreamProgress): void;
+  /**
+   * Called when the person stopped the reply being written (Telegram's stop button on a
+   * draft): the runtime stops the run and ends the reply with what was shown.
+   */
+  stopped?(): void;
 }
 
 /**

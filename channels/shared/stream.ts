@@ -52,17 +52,7 @@ export function editedStream<Part>(
   let final = false;
   let failure: ColloquyError | undefined;
   let running: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
-
-  /** Waits `ms`, or less when the final text comes. */
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => (wake = undefined));
+  const { pause, wake } = pauses();
 
   /** Runs a platform call, waiting out rate limits. */
   const attempt = async (call: () => Promise<void>, index: number) => {
@@ -128,7 +118,7 @@ export function editedStream<Part>(
     async end(text) {
       final = true;
       latest = text;
-      wake?.();
+      wake();
       while (running !== undefined) await running;
       kick();
       while (running !== undefined) await running;
@@ -137,5 +127,30 @@ export function editedStream<Part>(
       const sent: SentMessage = { messageIds };
       return timestamp === undefined ? sent : { ...sent, timestamp };
     },
+  };
+}
+
+/**
+ * Pauses between two changes of a reply that the final text cuts short: `pause(ms)` waits,
+ * `wake()` ends the pause under way (if any) at once.
+ *
+ * @example
+ * ```ts
+ * const { pause, wake } = pauses();
+ * await pause(1000); // resolves early when end() calls wake()
+ * ```
+ */
+export function pauses(): { pause(ms: number): Promise<void>; wake(): void } {
+  let wake: (() => void) | undefined;
+  return {
+    pause: (ms) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }).finally(() => (wake = undefined)),
+    wake: () => wake?.(),
   };
 }

@@ -20,13 +20,14 @@ import type {
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
 import { sendParts } from '../shared/platform.js';
-import { refusedMarkup, retryTransformer, telegramParts, toColloquyError } from './format.js';
+import { retryTransformer, telegramParts, toColloquyError } from './format.js';
 import { pollUpdates } from './polling.js';
 import { telegramTyping } from './typing.js';
-import { telegramStream } from './stream.js';
+import { postTelegramPart, telegramStream } from './stream.js';
+import { draftStream, TelegramDrafts } from './draft.js';
 import { pressTurn, setTelegramCommands, withKeyboard } from './interactions.js';
 import { leaseNames } from '../../src/leases.js';
-import type { RetryOptions, SendMessagePayload } from './format.js';
+import type { RetryOptions } from './format.js';
 import {
   BodyTooLargeError,
   DEFAULT_MAX_WEBHOOK_BODY_BYTES,
@@ -80,6 +81,11 @@ export interface TelegramChannelOptions {
    * being handled (default 300): they wait with Telegram, not in memory.
    */
   maxUnprocessed?: number;
+  /**
+   * Show a reply in a private chat as it is written with `sendMessageDraft` (default true),
+   * with a button the person can stop it with; false: post it, then edit it, as in groups.
+   */
+  drafts?: boolean;
 }
 
 /**
@@ -116,6 +122,7 @@ export class TelegramChannel implements Channel {
   private self: TelegramSelf | undefined;
   private polling: { done: Promise<void>; stop: AbortController } | undefined;
   private server: Server | undefined;
+  private readonly drafts = new TelegramDrafts();
 
   constructor(options: TelegramChannelOptions) {
     addSecret(options.token);
@@ -247,21 +254,9 @@ export class TelegramChannel implements Channel {
    * parts that did get through were reported to `options.partPosted`.
    */
   async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
-    const post = async ({ chat_id, text, ...other }: SendMessagePayload) => {
-      const sent = await this.bot.api.sendMessage(chat_id, text, other);
-      return { id: String(sent.message_id), timestamp: new Date(sent.date * 1000).toISOString() };
-    };
     return sendParts(
       withKeyboard(telegramParts(message), message),
-      async ({ payload, plainText }) => {
-        try {
-          return await post(payload);
-        } catch (error) {
-          if (!refusedMarkup(error)) throw error;
-          const { parse_mode: _html, ...plain } = payload;
-          return post({ ...plain, text: plainText });
-        }
-      },
+      (part) => postTelegramPart(this.bot.api, part),
       (error) => toColloquyError(error, 'sendMessage', { conversationId: message.conversationId }),
       options,
     );
@@ -272,8 +267,14 @@ export class TelegramChannel implements Channel {
     await setTelegramCommands(this.bot.api, commands);
   }
 
-  /** Shows a reply as it is written: posted, then edited (see `telegramStream`). */
+  /**
+   * Shows a reply as it is written: as a draft in a private chat (see `draftStream`; the
+   * person can stop it), else posted, then edited (see `telegramStream`).
+   */
   stream(message: OutboundMessage, options?: StreamOptions): ReplyStream {
+    if (message.scope === 'dm' && this.options.drafts !== false) {
+      return draftStream(this.bot.api, message, this.drafts, options);
+    }
     return telegramStream(this.bot.api, message, options);
   }
 
@@ -347,6 +348,12 @@ export class TelegramChannel implements Channel {
   }
 
   private async handOver(update: Update, handlers: ChannelHandlers): Promise<void> {
+    const stop = update.stopped_message_generation;
+    if (stop !== undefined) {
+      // The person stopped a reply being written: the reply ends with what it showed.
+      this.drafts.stopped(stop.chat.id, stop.draft_id);
+      return;
+    }
     const self = this.self ?? { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
     if (update.callback_query !== undefined) return this.pressed(update.callback_query, handlers);
     const parsed = parseUpdate(update, self);

@@ -5,6 +5,17 @@ import type { Chat, Message, MessageEntity, Update, User, UserFromGetMe } from '
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { HtmlRefused, parseTelegramHtml } from './fake-html.js';
 import { FakeTelegramInteractions } from './fake-interactions.js';
+import type { EditLimit } from '../testing/edit-limit.js';
+import {
+  DEFAULT_TELEGRAM_DRAFT_LIMIT,
+  DEFAULT_TELEGRAM_EDIT_LIMIT,
+  FakeTelegramStreaming,
+  NOT_MODIFIED,
+  unchanged,
+} from './fake-stream.js';
+import type { FakeTelegramDraft } from './fake-stream.js';
+
+export type { FakeTelegramDraft } from './fake-stream.js';
 
 /** A failure `failNext` makes the fake answer with instead of the real result. */
 export type FakeTelegramFailure =
@@ -64,6 +75,13 @@ export interface FakeTelegramOptions {
   webhookDelivery?: boolean | { retryMs?: number; timeoutMs?: number };
   /** How long a button press may wait for `answerCallbackQuery` (see `FakeTelegramInteractions`). */
   callbackDeadlineMs?: number;
+  /**
+   * How often the bot may edit messages of one chat before `editMessageText` answers 429 with
+   * `parameters.retry_after` (default 5 within 3 s; `false`: no limit).
+   */
+  editLimit?: EditLimit;
+  /** How often the bot may update drafts of one chat (default 10 a second; `false`: no limit). */
+  draftLimit?: EditLimit;
 }
 
 interface PendingUpdate {
@@ -86,7 +104,8 @@ interface Waiter {
  * with JSON or form bodies, `{ ok, result }` answers. It speaks `getMe`, `deleteWebhook`,
  * `setWebhook`, `getWebhookInfo`, long-polling `getUpdates` (held open until an update
  * arrives or `timeout`; `offset` confirms delivered updates), `sendMessage`,
- * `sendChatAction` and `editMessageText`.
+ * `sendChatAction`, `editMessageText` (rate-limited per chat, refusing an edit that changes
+ * nothing) and `sendMessageDraft` (private chats, with the person's stop button).
  *
  * @example
  * ```ts
@@ -137,6 +156,7 @@ export class FakeTelegram {
   private readonly delivery: { retryMs: number; timeoutMs: number } | undefined;
   private readonly aborts = new AbortController();
   private retryTimer: NodeJS.Timeout | undefined;
+  private readonly streaming: FakeTelegramStreaming;
 
   constructor(options: FakeTelegramOptions = {}) {
     this.token = options.token ?? '123456789:AAFakeTelegramTokenForColloquyTests';
@@ -165,7 +185,32 @@ export class FakeTelegram {
         ? {}
         : { callbackDeadlineMs: options.callbackDeadlineMs },
     );
+    this.streaming = new FakeTelegramStreaming(
+      options.editLimit ?? DEFAULT_TELEGRAM_EDIT_LIMIT,
+      options.draftLimit ?? DEFAULT_TELEGRAM_DRAFT_LIMIT,
+    );
     this.server = createServer((req, res) => void this.handle(req, res));
+  }
+
+  /** The drafts the bot showed (`sendMessageDraft`), as people see them last, in order. */
+  get drafts(): FakeTelegramDraft[] {
+    return [...this.streaming.drafts.values()];
+  }
+
+  /**
+   * The person presses stop on a draft shown with `can_stop`: Telegram sends the bot a
+   * `stopped_message_generation` update. False when the draft had no stop button.
+   *
+   * @example
+   * ```ts
+   * const [draft] = telegram.drafts;
+   * telegram.stopGeneration(adaDm, draft.draftId);
+   * ```
+   */
+  stopGeneration(chat: Chat, draftId: number): boolean {
+    const update = this.streaming.stop(chat, draftId);
+    if (update !== undefined) this.pushUpdate(update);
+    return update !== undefined;
   }
 
   /**
@@ -443,8 +488,13 @@ export class FakeTelegram {
     try {
       reply(res, 200, { ok: true, result: this.call(method, payload) });
     } catch (error) {
-      const { code, description } = error as ApiFailure;
-      reply(res, code, { ok: false, error_code: code, description });
+      const { code, description, retryAfter } = error as ApiFailure;
+      reply(res, code, {
+        ok: false,
+        error_code: code,
+        description,
+        ...(retryAfter !== undefined && { parameters: { retry_after: retryAfter } }),
+      });
     }
   }
 
@@ -482,6 +532,16 @@ export class FakeTelegram {
         return this.interactions.setMyCommands(payload);
       case 'answerCallbackQuery':
         return this.interactions.answerCallbackQuery(payload);
+      case 'sendMessageDraft': {
+        const shown = this.streaming.draft(
+          this.chatOf(Number(payload.chat_id)),
+          payload,
+          shownText,
+        );
+        if (shown !== true) throw shown;
+        this.wake();
+        return true;
+      }
       default:
         throw fail(404, 'Not Found: method not found');
     }
@@ -651,6 +711,9 @@ export class FakeTelegram {
     const original = this.messages.get(`${chatId}:${Number(payload.message_id)}`);
     if (original === undefined) throw fail(400, 'Bad Request: message to edit not found');
     const { text, entities } = shownText(payload);
+    if (unchanged(original, { text, entities })) throw fail(400, NOT_MODIFIED);
+    const limited = this.streaming.editRefusal(chatId);
+    if (limited !== undefined) throw limited;
     const { entities: _before, ...rest } = original;
     const message = {
       ...rest,
@@ -727,6 +790,8 @@ function shownText(payload: Record<string, unknown>): { text: string; entities: 
 interface ApiFailure {
   code: number;
   description: string;
+  /** Seconds, for a 429 (`parameters.retry_after`). */
+  retryAfter?: number;
 }
 
 function fail(code: number, description: string): ApiFailure {

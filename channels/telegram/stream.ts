@@ -1,13 +1,42 @@
 import type { Api } from 'grammy';
 import type { OutboundMessage, ReplyStream, StreamOptions } from '../../src/channel.js';
+import type { PostedPart } from '../shared/platform.js';
 import { editedStream } from '../shared/stream.js';
-import { toColloquyError, toSendMessagePayloads } from './format.js';
+import { refusedMarkup, telegramParts, toColloquyError } from './format.js';
+import type { TelegramPart } from './format.js';
+
+/** Least time between two edits of one message while the answer is written. */
+const EDIT_EVERY_MS = 1000;
 
 /**
- * A Telegram reply shown as it is written: `sendMessage` with the first words, then
- * `editMessageText` at most once a second (Telegram refuses an edit that changes nothing, so
- * none is sent), a next message once the text passes 4096 characters. Rate limits (429) are
- * waited out by the channel's retrying transformer.
+ * Posts one part of a reply with `sendMessage`, as HTML, and again as plain text when Telegram
+ * refuses the markup.
+ *
+ * @example
+ * ```ts
+ * const { id } = await postTelegramPart(bot.api, telegramParts(outbound)[0]!);
+ * ```
+ */
+export async function postTelegramPart(api: Api, part: TelegramPart): Promise<PostedPart> {
+  const post = async ({ chat_id, text, ...other }: TelegramPart['payload']) => {
+    const sent = await api.sendMessage(chat_id, text, other);
+    return { id: String(sent.message_id), timestamp: new Date(sent.date * 1000).toISOString() };
+  };
+  try {
+    return await post(part.payload);
+  } catch (error) {
+    if (!refusedMarkup(error)) throw error;
+    const { parse_mode: _html, ...plain } = part.payload;
+    return post({ ...plain, text: part.plainText });
+  }
+}
+
+/**
+ * A Telegram reply shown as it is written with `sendMessage` and then `editMessageText` (HTML,
+ * plain text when the markup is refused) at most once a second, never an edit that changes
+ * nothing (Telegram refuses one: "message is not modified"), a next message once the text
+ * passes 4096 characters. Rate limits (429 `retry_after`) are waited out by the channel's
+ * retrying transformer.
  *
  * @example
  * ```ts
@@ -25,16 +54,19 @@ export function telegramStream(
     toColloquyError(error, method, { conversationId: message.conversationId });
   return editedStream(
     {
-      parts: (text) => toSendMessagePayloads({ ...message, content: text }),
-      textOf: (part) => part.text,
-      post: async ({ chat_id, text, ...other }) => {
-        const sent = await api.sendMessage(chat_id, text, other);
-        return { id: String(sent.message_id), timestamp: new Date(sent.date * 1000).toISOString() };
+      parts: (text) => telegramParts({ ...message, content: text }),
+      textOf: (part) => part.payload.text,
+      post: (part) => postTelegramPart(api, part),
+      edit: async (id, { payload, plainText }) => {
+        const { chat_id, text, parse_mode } = payload;
+        try {
+          await api.editMessageText(chat_id, Number(id), text, { parse_mode });
+        } catch (error) {
+          if (!refusedMarkup(error)) throw error;
+          await api.editMessageText(chat_id, Number(id), plainText);
+        }
       },
-      edit: async (id, { chat_id, text }) => {
-        await api.editMessageText(chat_id, Number(id), text);
-      },
-      editEveryMs: 1000,
+      editEveryMs: EDIT_EVERY_MS,
       retryAfterMs: () => undefined,
       fail: (error, index) => fail(error, index === 0 ? 'sendMessage' : 'editMessageText'),
     },

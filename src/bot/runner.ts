@@ -391,7 +391,8 @@ export class TurnRunner {
             (run.prompt = cappedJson(prompt, this.deps.promptBytes!)),
         }),
         depth: ctx.depth,
-        signal: this.deps.signal,
+        signal:
+          live === undefined ? this.deps.signal : AbortSignal.any([this.deps.signal, live.signal]),
         ...(live !== undefined && { stream: (text: string) => live.update(text) }),
       });
       Object.assign(run, usageOf(result.metadata));
@@ -413,6 +414,11 @@ export class TurnRunner {
       if (run.finishedAt === undefined) this.#finish(run, status);
       await this.#followUp(reply, ctx);
     } catch (cause) {
+      if (live?.stopped === true) {
+        // The person stopped the reply: what was shown is the answer (see `LiveReply.abandon`).
+        run.error = 'stopped by the person';
+        return;
+      }
       if (status === 'answered') status = 'failed';
       run.error = messageOf(cause);
       this.deps.report(

@@ -46,6 +46,7 @@ export class LiveReply {
   #failure: unknown;
   #shown: StreamProgress = { messageIds: [], shown: '' };
   #done = false;
+  readonly #stop = new AbortController();
 
   constructor(options: LiveReplyOptions) {
     this.#options = options;
@@ -53,6 +54,16 @@ export class LiveReply {
 
   get id(): string {
     return this.#options.id;
+  }
+
+  /** Aborted when the person stopped the reply being written: the run stops. */
+  get signal(): AbortSignal {
+    return this.#stop.signal;
+  }
+
+  /** True when the person stopped the reply being written. */
+  get stopped(): boolean {
+    return this.#stop.signal.aborted;
   }
 
   /** True once the reply was recorded to be shown: the final reply goes through `finish`. */
@@ -92,22 +103,32 @@ export class LiveReply {
           });
           void write(op).catch(() => undefined); // the final confirmation says it all again
         },
+        stopped: () => this.#stop.abort(new Error('stopped by the person')),
       },
     );
     this.#stream.update(this.#latest);
   }
 
   /**
-   * Shows `reply` (the final turn, after the send hooks) as the whole answer and confirms it
-   * `sent` with its text and every part's id; `onSent` is called as that confirmation is
+   * Shows `whole` (the final turn, after the send hooks) as the whole answer (what was shown,
+   * marked `stoppedBy: 'person'`, when the person stopped it) and confirms it `sent` with its
+   * text and every part's id; `onSent` is called as that confirmation is
    * handed to `write`. Throws when the record or the platform failed, after recording what
    * was shown.
    */
   async finish(
-    reply: NewMessage,
+    whole: NewMessage,
     onSent?: () => void,
   ): Promise<{ sent: NewMessage; confirmed: Promise<unknown> }> {
     await this.#opening;
+    // Stopped by the person: the answer is what they saw.
+    const reply = this.stopped
+      ? {
+          ...whole,
+          content: this.#shown.shown || whole.content,
+          metadata: { ...whole.metadata, stoppedBy: 'person' },
+        }
+      : whole;
     const stream = this.#stream;
     if (stream === undefined) throw this.#failure;
     this.#done = true;
@@ -134,7 +155,8 @@ export class LiveReply {
 
   /**
    * Ends a reply that was started and never finished (the agent failed after its first words,
-   * or a send hook dropped the reply): what was shown stays, and is what the record keeps.
+   * a send hook dropped the reply, or the person stopped it): what was shown stays, and is
+   * what the record keeps (`metadata.stoppedBy: 'person'` when the person stopped it).
    */
   async abandon(): Promise<void> {
     if (this.#opening === undefined || this.#done) return;
