@@ -12,6 +12,7 @@ import {
 import type {
   BotIdentity,
   Channel,
+  CommandSpec,
   ChannelHandlers,
   OutboundMessage,
   SendOptions,
@@ -39,6 +40,7 @@ import {
 import { guardedSharding } from './guard.js';
 import { discordTyping } from './typing.js';
 import { discordStream } from './stream.js';
+import { DiscordInteractions, withComponents } from './interactions.js';
 import { leaseNames } from '../../src/leases.js';
 import {
   lacksContent,
@@ -80,6 +82,11 @@ export interface DiscordChannelOptions {
    * the store, each shard is held by one instance at a time, under a lease.
    */
   shardCount?: number;
+  /**
+   * Register the bot's commands on these guilds (they show at once there) instead of as
+   * global commands (default).
+   */
+  commandGuildIds?: readonly string[];
 }
 
 /**
@@ -119,6 +126,12 @@ export class DiscordChannel implements Channel {
   private warnedAboutContent = false;
   /** The gateway sessions, kept in the store (see `GatewaySessions`). */
   private readonly sessions = new GatewaySessions(() => this.handlers?.state);
+  /** Slash commands, buttons and selects (see `DiscordInteractions`). */
+  private readonly interactions = new DiscordInteractions(
+    () => this.client.rest,
+    () => this.client.application?.id ?? this.client.user?.id ?? this.sessions.anyUser()?.id,
+    (error, what) => this.handlers?.error(toColloquyError(error, what)),
+  );
   /** Dispatches discord.js threw on (already reported): not reported again when parsed. */
   private readonly broken = new WeakSet<object>();
 
@@ -297,8 +310,16 @@ export class DiscordChannel implements Channel {
       message,
       this.options.allowedMentions ?? DEFAULT_ALLOWED_MENTIONS,
     );
+    if (this.interactions.answers(message)) {
+      const answered = await this.interactions.send(message, bodies).catch((error: unknown) => {
+        throw toColloquyError(error, `the answer to interaction ${message.replyToMessageId}`, {
+          conversationId: message.conversationId,
+        });
+      });
+      if (answered !== undefined) return answered;
+    }
     const sent = await sendParts(
-      bodies,
+      withComponents(bodies, message),
       async (body) => {
         const posted = (await this.client.rest.post(Routes.channelMessages(channelId), {
           body,
@@ -344,8 +365,16 @@ export class DiscordChannel implements Channel {
 
   /** Shows a reply as it is written: posted, then edited (see `discordStream`). */
   stream(message: OutboundMessage, options?: StreamOptions): ReplyStream {
+    if (this.interactions.answers(message)) {
+      return this.interactions.stream(message, (whole) => this.send(whole));
+    }
     const mentions = this.options.allowedMentions ?? DEFAULT_ALLOWED_MENTIONS;
     return discordStream(this.client.rest, message, mentions, options);
+  }
+
+  /** Registers the commands as application commands (global, or on `commandGuildIds`). */
+  async registerCommands(commands: readonly CommandSpec[]): Promise<void> {
+    await this.interactions.register(commands, this.options.commandGuildIds);
   }
 
   private detach(client: Client): void {
@@ -410,7 +439,8 @@ export class DiscordChannel implements Channel {
       packet.t !== 'MESSAGE_CREATE' &&
       packet.t !== 'MESSAGE_UPDATE' &&
       packet.t !== 'MESSAGE_DELETE' &&
-      packet.t !== 'MESSAGE_DELETE_BULK'
+      packet.t !== 'MESSAGE_DELETE_BULK' &&
+      packet.t !== 'INTERACTION_CREATE'
     ) {
       return;
     }
@@ -429,7 +459,18 @@ export class DiscordChannel implements Channel {
     const data = packet.d as unknown;
     try {
       const context = await this.contextFor(data, shardId);
-      if (event === 'MESSAGE_CREATE') {
+      if (event === 'INTERACTION_CREATE') {
+        const turn = this.interactions.turnOf(data, context);
+        if (turn === undefined) return;
+        const interaction = data as { id: string; token: string; type: number };
+        // Acknowledged once committed: an interaction not committed fails on the person's side.
+        const committed = handlers.message(turn);
+        void committed.then(
+          () => this.interactions.acknowledge(interaction),
+          () => undefined,
+        );
+        this.committed(committed, turn.conversationId, turn.id);
+      } else if (event === 'MESSAGE_CREATE') {
         const turn = parseMessageCreate(data, context);
         if ('ignored' in turn) return;
         if (!this.warnedAboutContent && lacksContent(data)) {

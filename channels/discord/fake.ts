@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { AnswerDelay } from '../testing/answer-delay.js';
 import { FakeGateway, type FakeDiscordDispatch, type FakeDiscordIdentify } from './fake/gateway.js';
+import { FakeDiscordInteractions } from './fake/interactions.js';
+export type { FakeDiscordAcknowledgement } from './fake/interactions.js';
+export { FakeDiscordInteractions };
 import {
   handleRest,
   type FakeDiscordFailure,
@@ -69,6 +72,11 @@ export interface FakeDiscordOptions {
    * that dies meanwhile has posted the message without learning its id.
    */
   answerDelayMs?: number | [number, number];
+  /**
+   * How long after an INTERACTION_CREATE its acknowledgement is accepted (default 3000, as
+   * Discord); later, 404 Unknown interaction. 0 refuses every one (a test of a late one).
+   */
+  ackDeadlineMs?: number;
 }
 
 export interface FakeDiscordUserMessage {
@@ -114,6 +122,8 @@ export class FakeDiscord {
   readonly posted: FakeDiscordMessage[] = [];
   /** Every REST call, in order. */
   readonly requests: FakeDiscordRequest[] = [];
+  /** Slash commands and button presses, their registration and acknowledgements. */
+  readonly interactions: FakeDiscordInteractions;
   private readonly nextId = snowflakes();
   private readonly guilds = new Map<string, FakeDiscordGuild>();
   private readonly channels = new Map<string, FakeDiscordChannel>();
@@ -159,6 +169,28 @@ export class FakeDiscord {
         ],
       },
       () => this.gatewayUrl,
+    );
+    this.interactions = new FakeDiscordInteractions(
+      {
+        botUser: this.botUser,
+        channel: (id) => this.channels.get(id),
+        message: (id) => this.messages.get(id),
+        nextId: () => this.nextId(),
+        dispatch: (t, d) => this.gateway.dispatch(t, d),
+        post: (channelId, body) => {
+          const message = this.restHost().post(this.channels.get(channelId)!, body.content ?? '');
+          if (body.components !== undefined) message.components = body.components;
+          return message;
+        },
+        edit: (messageId, body) => {
+          const message = this.requireMessage(messageId);
+          if (body.components !== undefined) message.components = body.components;
+          return body.content === undefined
+            ? message
+            : this.editMessage({ messageId, content: body.content });
+        },
+      },
+      options.ackDeadlineMs === undefined ? {} : { ackDeadlineMs: options.ackDeadlineMs },
     );
     this.server = createServer((req, res) => void handleRest(this.restHost(), req, res));
     this.server.on('upgrade', (req, socket, head) => {
@@ -456,6 +488,7 @@ export class FakeDiscord {
       answerDelay: () => this.answerDelay.wait(),
       edit: (messageId, content) => this.editMessage({ messageId, content }),
       remove: (messageId) => this.deleteMessage({ messageId }),
+      interactions: (method, route, body) => this.interactions.handle(method, route, body),
       record: (request) => {
         this.requests.push(request);
         this.events.emit('request', request);

@@ -51,6 +51,12 @@ export interface RestHost {
   edit(messageId: string, content: string): FakeDiscordMessage;
   remove(messageId: string): void;
   record(request: FakeDiscordRequest): void;
+  /** The interaction routes (callbacks, webhooks, commands), or undefined for another route. */
+  interactions(
+    method: string,
+    route: string,
+    body: unknown,
+  ): { status: number; data?: unknown } | undefined;
 }
 
 type Answer = (status: number, data?: unknown, headers?: Record<string, string>) => void;
@@ -84,10 +90,14 @@ export async function handleRest(
     });
     res.end(data === undefined ? undefined : JSON.stringify(data));
   };
-  if (req.headers.authorization !== `Bot ${host.token}`) {
+  const route = path.replace(/^\/api\/v10/, '');
+  // An interaction's token is its credential: its callback and webhook take no bot token.
+  const tokenRoute = /^\/(interactions|webhooks)\//.test(route);
+  if (!tokenRoute && req.headers.authorization !== `Bot ${host.token}`) {
     return answer(401, { message: '401: Unauthorized', code: 0 });
   }
-  const route = path.replace(/^\/api\/v10/, '');
+  const interaction = host.interactions(method, route, body);
+  if (interaction !== undefined) return answer(interaction.status, interaction.data);
   if (method === 'GET' && route === '/gateway/bot') {
     return answer(200, {
       url: host.gatewayUrl,
@@ -188,6 +198,8 @@ async function postMessage(
     referenced?.id,
     nonce === undefined ? undefined : { value: nonce, enforce: request.enforce_nonce === true },
   );
+  const { components } = request as { components?: unknown };
+  if (Array.isArray(components)) posted.components = components;
   const held = host.answerDelay();
   if (held !== undefined) await held;
   answer(200, posted);

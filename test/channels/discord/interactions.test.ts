@@ -1,0 +1,166 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Bot, silentLogger } from 'colloquy';
+import type { ColloquyError } from 'colloquy';
+import { DiscordChannel } from 'colloquy/discord';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { FakeDiscord, type FakeDiscordOptions, type FakeDiscordUser } from 'colloquy/testing';
+import { interactionAgents } from '../interactions.fixtures.js';
+
+const GUILD = '81384788765712384';
+const GENERAL = '290926798999357250';
+const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice', global_name: 'Alice' };
+const bob: FakeDiscordUser = { id: '80351110224678913', username: 'bob', global_name: 'Bob' };
+const inGeneral = `discord:${GUILD}:${GENERAL}`;
+
+describe('commands and buttons on Discord (discord.js against FakeDiscord)', () => {
+  let discord: FakeDiscord;
+  let dir: string;
+  let store: SqliteConversationStore;
+  let bot: Bot;
+  let errors: ColloquyError[];
+  let agents: ReturnType<typeof interactionAgents>;
+
+  async function startBot(fake: FakeDiscordOptions = {}, guildCommands = false) {
+    discord = await FakeDiscord.start(fake);
+    discord.addGuild({
+      id: GUILD,
+      name: 'Test Guild',
+      channels: [{ id: GENERAL, name: 'general' }],
+    });
+    const channel = new DiscordChannel({
+      token: discord.token,
+      clientOptions: { rest: { api: discord.restApi } },
+      ...(guildCommands && { commandGuildIds: [GUILD] }),
+    });
+    bot = new Bot({
+      channels: [channel],
+      agents: [agents.support, agents.billing],
+      commands: agents.commands,
+      store,
+      logger: silentLogger,
+    });
+    bot.catch((error) => void errors.push(error));
+    await bot.start();
+  }
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'colloquy-discord-interactions-'));
+    store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
+    errors = [];
+    agents = interactionAgents();
+  });
+
+  afterEach(async () => {
+    await bot?.stop();
+    await discord.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('registers the commands as global application commands, or per guild', async () => {
+    await startBot({}, true);
+    expect(discord.interactions.commands).toBeUndefined();
+    expect(discord.interactions.guildCommands.get(GUILD)).toEqual([
+      { name: 'refund', description: 'Refund an order', type: 1, options: [] },
+      { name: 'status', description: 'Order status', type: 1, options: [] },
+      { name: 'ping', description: 'Is the bot up?', type: 1, options: [] },
+    ]);
+  });
+
+  it('defers a command and edits the answer of its agent into the original response', async () => {
+    await startBot();
+    expect(discord.interactions.commands).toHaveLength(3);
+    const id = discord.interactions.command({
+      channelId: GENERAL,
+      user: alice,
+      name: 'status',
+      options: { order: '4242' },
+    });
+    const [answer] = await discord.waitForPosted(1);
+    expect(answer!.content).toBe('support: /status 4242');
+    expect(discord.interactions.acknowledgements).toEqual([
+      { interactionId: id, type: 5, accepted: true },
+    ]);
+    expect(
+      discord.requests.some(
+        (r) => r.method === 'PATCH' && decodeURIComponent(r.path).endsWith('/messages/@original'),
+      ),
+    ).toBe(true);
+    await bot.idle();
+    const [turn] = await store.get(inGeneral, { participantIds: [`discord:${alice.id}`] });
+    expect(turn).toMatchObject({
+      content: '/status 4242',
+      metadata: {
+        interaction: { type: 'command', name: 'status', args: '4242', agent: 'support' },
+      },
+    });
+    const [reply] = await store.get(inGeneral, { participantIds: ['support'] });
+    expect(reply!.metadata.messageId).toBe(answer!.id);
+  });
+
+  it('routes a button press to the agent that sent the buttons, and answers a double press once', async () => {
+    await startBot();
+    discord.interactions.command({
+      channelId: GENERAL,
+      user: alice,
+      name: 'refund',
+      options: { order: '7' },
+    });
+    const [asked] = await discord.waitForPosted(1);
+    expect(asked!.content).toBe('Refund order 7?');
+    expect(asked!.components).toEqual([
+      {
+        type: 1,
+        components: [
+          { type: 2, custom_id: 'approve', label: 'Approve', style: 1 },
+          { type: 2, custom_id: 'deny', label: 'Deny', style: 4 },
+        ],
+      },
+    ]);
+    await bot.idle();
+    discord.interactions.press({ messageId: asked!.id, user: alice, customId: 'deny' });
+    discord.interactions.press({ messageId: asked!.id, user: alice, customId: 'deny' });
+    await discord.waitForPosted(2);
+    await discord.waitForRequest((r) => r.path.endsWith('/callback'), 3);
+    await bot.idle();
+    expect(discord.posted.map((m) => m.content)).toEqual(['Refund order 7?', 'billing: deny']);
+    expect(discord.interactions.acknowledgements.map((a) => [a.type, a.accepted])).toEqual([
+      [5, true],
+      [6, true],
+      [6, true],
+    ]);
+    expect(agents.support.turns).toHaveLength(0);
+  });
+
+  it('refuses a press by someone else with one line', async () => {
+    await startBot();
+    discord.interactions.command({ channelId: GENERAL, user: alice, name: 'refund' });
+    const [asked] = await discord.waitForPosted(1);
+    await bot.idle();
+    discord.interactions.press({ messageId: asked!.id, user: bob, customId: 'approve' });
+    const posted = await discord.waitForPosted(2);
+    expect(posted[1]!.content).toBe('Those buttons are for the person the message answered.');
+    await bot.idle();
+    expect(agents.billing.turns).toHaveLength(1);
+  });
+
+  it('answers a command it does not know with a clear line', async () => {
+    await startBot();
+    discord.interactions.command({ channelId: GENERAL, user: alice, name: 'frobnicate' });
+    const [answer] = await discord.waitForPosted(1);
+    expect(answer!.content).toBe('There is no /frobnicate command; try /refund, /status, /ping.');
+  });
+
+  it('reports an acknowledgement the fake refused as late, and still answers in the channel', async () => {
+    await startBot({ ackDeadlineMs: 0 });
+    discord.interactions.command({ channelId: GENERAL, user: alice, name: 'ping' });
+    const [answer] = await discord.waitForPosted(1);
+    await bot.idle();
+    expect(answer!.content).toBe('pong');
+    expect(discord.interactions.acknowledgements.map((a) => a.accepted)).toEqual([false]);
+    expect(errors.map((e) => e.message).join('\n')).toMatch(/Unknown interaction/);
+  });
+});
