@@ -4,13 +4,14 @@ import type { NewMessage } from '../../src/types.js';
 import { withMetadata } from '../../src/types.js';
 import { normalizeTimestamp, toInsert } from '../rows.js';
 import { jsonWithoutNul, withoutNul } from './errors.js';
-import { CONVERSATION_UPSERT, PARTICIPANT_UPSERT } from './statements.js';
+import { CONVERSATION_UPSERT } from './statements.js';
 
 /**
  * Many new turns in one statement (group commit): the message insert is the claim, as in
- * `PG.append`, over arrays; the participants and conversations of the turns it inserted are
- * upserted once each (a conversation's count moves by how many of its turns went in), and
- * their mentions written. Answers the seq of each turn it inserted, by id; a turn repeated
+ * `PG.append`, over arrays; the conversations of the turns it inserted are upserted once each
+ * (a conversation's count moves by how many of its turns went in), their participants created
+ * when missing (tallied as the transaction commits, `commitTransaction`), and their mentions
+ * written. Answers the seq of each turn it inserted, by id; a turn repeated
  * (stored before, or twice in the batch) is left out.
  */
 const APPEND_MANY = `WITH m AS (
@@ -27,11 +28,11 @@ const APPEND_MANY = `WITH m AS (
   who AS (
     SELECT * FROM unnest($22::text[], $23::text[], $24::text[]) AS w(id, kind, display_name)),
   p AS (
-    INSERT INTO participants AS t (id, kind, display_name, first_seen_at, last_seen_at)
+    INSERT INTO participants (id, kind, display_name, first_seen_at, last_seen_at)
     SELECT w.id, w.kind, w.display_name, s.first, s.last
     FROM (SELECT participant_id, min(timestamp) AS first, max(timestamp) AS last
           FROM m GROUP BY participant_id) s JOIN who w ON w.id = s.participant_id
-    ${PARTICIPANT_UPSERT}),
+    ON CONFLICT (id) DO NOTHING),
   place AS (
     SELECT * FROM unnest($25::text[], $26::text[], $27::text[], $28::text[], $29::text[],
       $30::text[]) AS pl(id, channel_type, channel_id, channel_name, thread_id, scope)),

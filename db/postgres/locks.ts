@@ -2,19 +2,44 @@ import type pg from 'pg';
 import type { StoreOperation } from '../../src/store.js';
 import { withMetadata } from '../../src/types.js';
 import { normalizeTimestamp } from '../rows.js';
-import { withoutNul } from './errors.js';
+import { jsonWithoutNul, withoutNul } from './errors.js';
 
 /**
- * Participants a transaction writes, created when missing, locked in id order. The lock is the
- * one the upsert of a turn takes (`DO UPDATE … WHERE false` locks the row and changes nothing).
+ * Participants a transaction's turns name, created when missing, in id order. One that exists
+ * is not locked (`DO NOTHING`): its tallies are written by the last statement of the
+ * transaction (`TALLY_PARTICIPANTS`), so a row every reply names (the bot's own) is held only
+ * while the transaction commits.
  */
-const LOCK_PARTICIPANTS = `INSERT INTO participants AS t (id, kind, display_name, first_seen_at,
+const ENSURE_PARTICIPANTS = `INSERT INTO participants AS t (id, kind, display_name, first_seen_at,
     last_seen_at)
   SELECT w.id, w.kind, w.display_name, w.seen, w.seen
   FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
     AS w(id, kind, display_name, seen)
   ORDER BY w.id
-  ON CONFLICT (id) DO UPDATE SET last_seen_at = t.last_seen_at WHERE false`;
+  ON CONFLICT (id) DO NOTHING`;
+
+/**
+ * The seen-times, kind and name of the participants whose turns this transaction inserted
+ * (`txid`), locked in id order: the newest turn names a participant, the seen-times span every
+ * turn. `$1` is a JSON array of `{ id, kind, display_name }`.
+ */
+const TALLY_PARTICIPANTS = (who: string) => `WITH seen AS (
+    SELECT participant_id AS id, min(timestamp) AS first, max(timestamp) AS last
+    FROM messages WHERE txid = pg_current_xact_id() GROUP BY participant_id),
+  locked AS MATERIALIZED (
+    SELECT t.id FROM participants t WHERE t.id IN (SELECT id FROM seen)
+    ORDER BY t.id FOR NO KEY UPDATE)
+  UPDATE participants AS t SET
+    kind = CASE WHEN s.last >= t.last_seen_at THEN coalesce(w.kind, t.kind) ELSE t.kind END,
+    display_name = CASE
+      WHEN w.display_name IS NOT NULL AND (s.last >= t.last_seen_at OR t.display_name IS NULL)
+      THEN w.display_name ELSE t.display_name END,
+    first_seen_at = least(t.first_seen_at, s.first),
+    last_seen_at = greatest(t.last_seen_at, s.last)
+  FROM locked l JOIN seen s ON s.id = l.id
+    LEFT JOIN jsonb_to_recordset(${who}::jsonb) AS w(id text, kind text, display_name text)
+      ON w.id = l.id
+  WHERE t.id = l.id`;
 
 /**
  * Conversations a transaction writes, locked in id order: one a new turn goes to is created
@@ -103,9 +128,10 @@ function sharedRows(ops: readonly StoreOperation[]): Shared {
 
 /**
  * Takes, first thing in a transaction, the row locks its ops will take on rows that other
- * instances write too: participants, then conversations, then existing turns, each in key
- * order. Every transaction takes them in this one order, so two instances never wait on each
- * other in a cycle (a deadlock); the ops after find their rows locked already.
+ * instances write too: participants created, then conversations, then existing turns, each in
+ * key order; the participants' own rows last, as the transaction commits (`commitTransaction`).
+ * Every transaction takes them in this one order, so two instances never wait on each other in
+ * a cycle (a deadlock); the ops after find their rows locked already.
  *
  * @example
  * ```ts
@@ -121,7 +147,7 @@ export async function lockSharedRows(
   if (participants.size > 0) {
     const values = [...participants.values()];
     await client.query(
-      LOCK_PARTICIPANTS,
+      ENSURE_PARTICIPANTS,
       withoutNul([[...participants.keys()], ...[0, 1, 2].map((i) => values.map((v) => v[i]))]),
     );
   }
@@ -138,4 +164,29 @@ export async function lockSharedRows(
   if (replies.length > 0 || platform[0].length > 0) {
     await client.query(LOCK_MESSAGES, withoutNul([replies, ...platform]));
   }
+}
+
+/**
+ * Commits the transaction `lockSharedRows` began for `ops`: the tallies of the participants
+ * whose turns it inserted, then COMMIT, sent together (one round trip, so those rows stay
+ * locked only while Postgres commits).
+ *
+ * @example
+ * ```ts
+ * await commitTransaction(client, ops);
+ * ```
+ */
+export async function commitTransaction(
+  client: pg.PoolClient,
+  ops: readonly StoreOperation[],
+): Promise<void> {
+  const { participants } = sharedRows(ops);
+  if (participants.size === 0) {
+    await client.query('COMMIT');
+    return;
+  }
+  const who = [...participants].map(([id, [kind, name]]) => ({ id, kind, display_name: name }));
+  // No parameters, so that both statements go in one message; the JSON is a quoted literal.
+  const literal = client.escapeLiteral(jsonWithoutNul(JSON.stringify(who)));
+  await client.query(`${TALLY_PARTICIPANTS(literal)};\nCOMMIT`);
 }

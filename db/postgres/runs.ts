@@ -126,11 +126,27 @@ export async function findRuns(db: Queryable, query: RunQuery): Promise<AgentRun
 }
 
 const UNTIL = `clock_timestamp() + $4::float8 * interval '1 millisecond'`;
-const TAKE = `INSERT INTO leases AS l (name, holder, token, expires_at)
-  VALUES ($1, $2, $3, ${UNTIL})
-  ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at,
-    token = CASE WHEN l.holder = excluded.holder THEN l.token ELSE excluded.token END`;
 const RETURNING = 'RETURNING name, holder, token, expires_at AS "expiresAt"';
+
+/**
+ * Takes lease `$1` for `$2` when it is free, or when it has expired (`$5`: or when `$2` holds
+ * it, which extends it, keeping its token). A lease someone else holds is neither locked nor
+ * written: the update's condition is false and the insert does nothing, so an instance that
+ * keeps asking for a busy lease costs the database a read, not a commit to disk. Two
+ * instances taking an expired lease at once both update its row; the second finds it no
+ * longer expired and takes nothing.
+ */
+const TAKE = `WITH taken AS (
+    UPDATE leases AS l SET holder = $2, expires_at = ${UNTIL},
+      token = CASE WHEN l.holder = $2 THEN l.token ELSE $3 END
+    WHERE l.name = $1 AND (l.expires_at <= clock_timestamp() OR ($5 AND l.holder = $2))
+    ${RETURNING}),
+  added AS (
+    INSERT INTO leases (name, holder, token, expires_at)
+    SELECT $1, $2, $3, ${UNTIL} WHERE NOT EXISTS (SELECT FROM leases WHERE name = $1)
+    ON CONFLICT (name) DO NOTHING
+    ${RETURNING})
+  SELECT * FROM taken UNION ALL SELECT * FROM added`;
 
 /**
  * Takes `name` when it is free or expired, or extends it for its holder; one statement, so
@@ -142,10 +158,7 @@ export async function acquireLease(
   holder: string,
   ttlMs: number,
 ): Promise<Lease | undefined> {
-  const { rows } = await db.query<Lease>(
-    `${TAKE} WHERE l.expires_at <= clock_timestamp() OR l.holder = excluded.holder ${RETURNING}`,
-    [name, holder, newLeaseToken(), ttlMs],
-  );
+  const { rows } = await db.query<Lease>(TAKE, [name, holder, newLeaseToken(), ttlMs, true]);
   return rows[0];
 }
 
@@ -177,10 +190,13 @@ export async function claimConversations(
   );
   const claimed: { lease: Lease; conversationId: string }[] = [];
   for (const { conversation_id: conversationId } of rows) {
-    const taken = await db.query<Lease>(
-      `${TAKE} WHERE l.expires_at <= clock_timestamp() ${RETURNING}`,
-      [`${CONVERSATION_LEASE_PREFIX}${conversationId}`, holder, newLeaseToken(), ttlMs],
-    );
+    const taken = await db.query<Lease>(TAKE, [
+      `${CONVERSATION_LEASE_PREFIX}${conversationId}`,
+      holder,
+      newLeaseToken(),
+      ttlMs,
+      false,
+    ]);
     if (taken.rows[0] !== undefined) claimed.push({ lease: taken.rows[0], conversationId });
   }
   return claimed;

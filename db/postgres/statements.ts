@@ -26,16 +26,6 @@ export const POSTGRES_DIALECT: GetDialect = {
 
 const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participant_id`;
 
-/** A participant seen again: the newest turn names it, the seen-times span every turn. */
-export const PARTICIPANT_UPSERT = `ON CONFLICT (id) DO UPDATE SET
-      kind = CASE WHEN excluded.last_seen_at >= t.last_seen_at THEN excluded.kind ELSE t.kind END,
-      display_name = CASE
-        WHEN excluded.display_name IS NOT NULL
-          AND (excluded.last_seen_at >= t.last_seen_at OR t.display_name IS NULL)
-        THEN excluded.display_name ELSE t.display_name END,
-      first_seen_at = least(t.first_seen_at, excluded.first_seen_at),
-      last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at)`;
-
 /**
  * A conversation with more turns: counted, spanned (one created empty spans its turns from
  * the first), named when a turn names it.
@@ -51,8 +41,9 @@ export const CONVERSATION_UPSERT = `ON CONFLICT (id) DO UPDATE SET
 
 /**
  * A new turn in one statement: the message insert is the claim (`ON CONFLICT DO NOTHING`
- * on either unique key), and the participant, the conversation and the mentions are written
- * only when it inserted. Foreign keys are checked at the end of the statement, after the
+ * on either unique key), and the conversation and the mentions are written only when it
+ * inserted; the participant is created when missing, its tallies written as the transaction
+ * commits (`commitTransaction`). Foreign keys are checked at the end of the statement, after the
  * conversation and participant rows exist.
  */
 const APPEND = `WITH m AS (
@@ -65,9 +56,9 @@ const APPEND = `WITH m AS (
     ON CONFLICT DO NOTHING
     RETURNING seq),
   p AS (
-    INSERT INTO participants AS t (id, kind, display_name, first_seen_at, last_seen_at)
+    INSERT INTO participants (id, kind, display_name, first_seen_at, last_seen_at)
     SELECT $3, $23, $24, $5, $5 WHERE EXISTS (SELECT FROM m)
-    ${PARTICIPANT_UPSERT}),
+    ON CONFLICT (id) DO NOTHING),
   c AS (
     INSERT INTO conversations AS t (id, channel_type, channel_id, channel_name, thread_id, scope,
       created_at, last_message_at, message_count)

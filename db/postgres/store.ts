@@ -40,7 +40,7 @@ import {
   jsonWithoutNul,
   withoutNul,
 } from './errors.js';
-import { lockSharedRows } from './locks.js';
+import { commitTransaction, lockSharedRows } from './locks.js';
 import * as runs from './runs.js';
 import { appendMany, createRuns } from './batch.js';
 import { PG, POSTGRES_DIALECT, positional, searchWordSql } from './statements.js';
@@ -605,7 +605,7 @@ export class PostgresConversationStore implements ConversationStore {
             await client.query('BEGIN');
             await lockSharedRows(client, ops);
             const value = await fn(client);
-            await client.query('COMMIT');
+            await commitTransaction(client, ops);
             return value;
           } catch (error) {
             await client.query('ROLLBACK').catch(discard);

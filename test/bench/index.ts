@@ -3,7 +3,7 @@
  * measured in the same run and the target with PASS / MISS. Nothing here is asserted by the
  * unit tests.
  *
- *   npm run bench -- [--messages 1000000] [--only store|writes|assemble|pipeline|studio|sql|redis|postgres|latency]
+ *   npm run bench -- [--messages 1000000] [--only store|writes|assemble|pipeline|studio|sql|redis|postgres|instances|latency]
  *                    [--store postgres] [--dir path]
  *                    [--events 64000] [--senders 16] [--turns 20]
  */
@@ -16,6 +16,7 @@ import { benchAssembleSection } from './assemble-section.js';
 import { benchLatency } from './latency.js';
 import { benchPipeline } from './pipeline.js';
 import { benchPostgres } from './postgres.js';
+import { benchPostgresInstances } from './postgres-instances.js';
 import { benchPostgresPipeline } from './postgres-pipeline.js';
 import { benchRedis } from './redis.js';
 import { int, peakRss, verdict } from './report.js';
@@ -33,6 +34,7 @@ const SECTIONS = [
   'sql',
   'redis',
   'postgres',
+  'instances',
   'latency',
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -40,7 +42,7 @@ type Section = (typeof SECTIONS)[number];
 const USAGE = `usage: npm run bench -- [options]
   --messages N   turns in the store benchmark's database, in 1,000 conversations (default 1,000,000)
   --only S       run one section: store | writes | assemble | pipeline | studio | sql | redis | postgres
-                 | latency
+                 | instances | latency
   --store postgres  the Postgres section alone (same as --only postgres; COLLOQUY_BENCH_DATABASE_URL)
   --dir PATH     keep the database files in PATH (default: a temporary folder, deleted after)
   --events N     inbound Telegram updates per pipeline variant (default 64,000)
@@ -122,6 +124,7 @@ async function main(): Promise<void> {
         ...(await benchPostgresPipeline({ events: Math.min(events, 4000), senders: 8 })),
       );
     }
+    if (runs('instances')) await benchPostgresInstances({ seconds: 8 });
     if (runs('latency')) outcomes.push(...(await benchLatency({ turns, dir })));
   } finally {
     if (values.dir === undefined) rmSync(dir, { recursive: true, force: true });

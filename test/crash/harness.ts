@@ -68,9 +68,13 @@ export function builtExample(example: string): string {
 
 const runs = new Map<string, number>();
 
-/** Starts one run of the example. */
+/**
+ * Starts one run of the example, with `CRASH_NODE_ARGS` (space-separated) before it: a profile
+ * of each run, say (`--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ */
 export function startBot(setup: CrashSetup): BotRun {
-  const child = spawn(process.execPath, [builtExample(setup.example)], {
+  const nodeArgs = process.env.CRASH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, builtExample(setup.example)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...setup.env },
     stdio: ['ignore', 'pipe', 'pipe'],

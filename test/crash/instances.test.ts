@@ -52,8 +52,19 @@ const TIMEOUT_MS = 120_000;
  */
 const WEBHOOK_RATE = Number(process.env.CRASH_RATE ?? 10);
 const WEBHOOK_KILLS = Number(process.env.CRASH_KILLS ?? 2);
+/**
+ * Sets of five chats the traffic is spread over, about 2 updates a second each: a chat's turns
+ * are answered one after another (and Telegram lets a bot post about once a second in a chat).
+ */
+const WEBHOOK_SETS = Math.max(1, Math.round(WEBHOOK_RATE / 10));
 /** How long the drain after the traffic may take (`CRASH_DRAIN_MS` for the heavy run). */
 const WEBHOOK_DRAIN_MS = Number(process.env.CRASH_DRAIN_MS ?? 60_000);
+/**
+ * The lease ttl of the webhook scenario: a conversation a killed instance held waits this long;
+ * its holder renews each lease every third of it, so under this load a shorter ttl is mostly
+ * renewals (and one that lapses on a busy machine lets the other instance answer a turn again).
+ */
+const WEBHOOK_LEASE_TTL_MS = Number(process.env.CRASH_LEASE_TTL_MS ?? 3000);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let model: FakeOpenAIServer;
@@ -399,6 +410,7 @@ describe.skipIf(!postgresReachable)('several bot instances on one Postgres', () 
         example: 'telegram-bot',
         env: {
           ...baseEnv(url, quick),
+          COLLOQUY_LEASE_TTL_MS: String(WEBHOOK_LEASE_TTL_MS),
           TELEGRAM_BOT_TOKEN: telegram.token,
           TELEGRAM_API_ROOT: telegram.apiRoot,
           TELEGRAM_WEBHOOK_URL: `http://127.0.0.1:${balancer.port}/telegram`,
@@ -412,7 +424,7 @@ describe.skipIf(!postgresReachable)('several bot instances on one Postgres', () 
       let last: BotRun | undefined;
       try {
         expect(await steady.ready).toBe(true);
-        const traffic = telegramTraffic(telegram, WEBHOOK_RATE);
+        const traffic = telegramTraffic(telegram, WEBHOOK_RATE, WEBHOOK_SETS);
         // One instance dies at random moments and comes back; the other serves throughout.
         const killed = await killRepeatedly(setup(ports[0]!), {
           kills: WEBHOOK_KILLS,

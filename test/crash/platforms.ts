@@ -9,27 +9,32 @@ import type {
 import type { PlatformRecord } from './harness.js';
 
 const people = [1001, 1002, 1003].map((id) => ({ id, is_bot: false, first_name: `User ${id}` }));
-const dms = [1001, 1002].map((id) => ({ id, type: 'private' as const, first_name: `User ${id}` }));
-const groups = [-2001, -2002, -2003].map((id) => ({
-  id,
-  type: 'group' as const,
-  title: `G${id}`,
-}));
 
 /**
  * Telegram traffic: two DMs (always addressed) and three groups where every other message
- * mentions the bot: five conversations, each answered in order, so the load stays well within
- * what the bot does.
+ * mentions the bot, five conversations in all — times `sets`, for a load spread over more
+ * chats. Each conversation is answered in order, so a conversation's own rate (`rate / (5 *
+ * sets)`) must stay within what one run after another does.
  */
-export function telegramTraffic(telegram: FakeTelegram, rate: number): SteadyTraffic {
+export function telegramTraffic(telegram: FakeTelegram, rate: number, sets = 1): SteadyTraffic {
   const mention = `@${telegram.botInfo.username}`;
   return telegram.traffic(rate, (i) => {
+    const set = Math.floor(i / 5) % sets;
+    const slot = i % 5;
     const from = people[i % 3] as (typeof people)[number];
-    const chat = i % 5 < 2 ? dms[i % 5] : groups[(i % 5) - 2];
-    if (chat?.type === 'private')
-      return { chat, from: { ...from, id: chat.id }, text: `q${i} order?` };
-    const text = Math.floor(i / 5) % 2 === 0 ? `${mention} q${i} refund?` : `q${i} hi`;
-    return { chat: chat as (typeof groups)[number], from, text };
+    if (slot < 2) {
+      const id = 1001 + slot + 10 * set;
+      const chat = { id, type: 'private' as const, first_name: `User ${id}` };
+      return { chat, from: { ...from, id }, text: `q${i} order?` };
+    }
+    const chat = {
+      id: -2001 - (slot - 2) - 10 * set,
+      type: 'group' as const,
+      title: `G${slot}:${set}`,
+    };
+    const round = Math.floor(i / (5 * sets));
+    const text = round % 2 === 0 ? `${mention} q${i} refund?` : `q${i} hi`;
+    return { chat, from, text };
   });
 }
 
