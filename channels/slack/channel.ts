@@ -39,6 +39,8 @@ import { slackTyping, type SlackTypingOptions } from './typing.js';
 import { refuseSkewedRequests } from './request-bounds.js';
 import { replyMetadata, settleSlackReply } from './settle.js';
 import { addSecret } from '../../src/logger.js';
+import { commandTurn, pressTurn, slackBlocks } from './interactions.js';
+import type { SlackBlockActionsBody } from './interactions.js';
 import {
   parseSlackEvent,
   slackMessageId,
@@ -181,6 +183,10 @@ export class SlackChannel implements Channel {
     }
     this.app.event('message', ({ body, context }) => this.dispatch(body, context.retryNum));
     this.app.event('app_mention', ({ body, context }) => this.dispatch(body, context.retryNum));
+    this.app.command(/.*/, ({ body, ack }) => this.interaction(commandTurn(body), ack));
+    this.app.action(/.*/, ({ body, ack }) =>
+      this.interaction(pressTurn(body as SlackBlockActionsBody, this.teamId ?? ''), ack),
+    );
   }
 
   get botIdentity(): BotIdentity | undefined {
@@ -335,9 +341,11 @@ export class SlackChannel implements Channel {
     const sent = await sendParts(
       parts,
       async (text, index) => {
+        const blocks = index === parts.length - 1 ? slackBlocks(text, message) : undefined;
         const { ts } = await this.app.client.chat.postMessage({
           channel: message.channelId,
           text,
+          ...(blocks !== undefined && { blocks }),
           ...(message.threadId !== undefined && { thread_ts: message.threadId }),
           ...(message.replyId !== undefined && { metadata: replyMetadata(message.replyId, index) }),
         });
@@ -407,6 +415,23 @@ export class SlackChannel implements Channel {
         throw error;
       },
     );
+  }
+
+  /**
+   * A slash command or a press: acknowledged (`ack`, within Slack's 3 s) once its turn is
+   * committed; not acknowledged when it could not be, so the person sees it failed.
+   */
+  private async interaction(turn: NewMessage | undefined, ack: () => Promise<void>) {
+    const handlers = this.handlers;
+    if (handlers === undefined) return;
+    if (turn === undefined) return ack();
+    try {
+      await handlers.message(turn);
+    } catch (error) {
+      this.report(error);
+      return;
+    }
+    await ack();
   }
 
   /** The event parsed again with the display names of its people (and a turn's channel name). */

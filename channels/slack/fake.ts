@@ -31,6 +31,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { AnswerDelay } from '../testing/answer-delay.js';
+import { FakeSlackInteractions } from './fake/interactions.js';
 import type {
   FakeSlackAcknowledged,
   FakeSlackDelivery,
@@ -57,6 +58,8 @@ import {
 
 export type * from './fake/types.js';
 export { signSlackRequest } from './fake/web-api.js';
+export { FakeSlackInteractions } from './fake/interactions.js';
+export type { FakeSlackInteractionAck } from './fake/interactions.js';
 
 export class FakeSlack {
   readonly token: string;
@@ -93,6 +96,8 @@ export class FakeSlack {
   readonly written: FakeSlackWritten[] = [];
 
   private readonly users = new Map<string, FakeSlackUser>();
+  /** Slash commands and button presses, and how the bot acknowledged them. */
+  readonly interactions: FakeSlackInteractions;
   private readonly channels = new Map<string, string>();
   private readonly failures = new Map<string, FakeSlackFailure[]>();
   private readonly holds = new Map<
@@ -159,6 +164,21 @@ export class FakeSlack {
         for (const check of [...this.waiters]) check();
       },
     };
+    this.interactions = new FakeSlackInteractions(
+      {
+        teamId: this.teamId,
+        signingSecret: this.signingSecret,
+        eventsUrl: () => this.eventsUrl,
+        users: this.users,
+        channels: this.channels,
+        posted: this.posted,
+        socket: (type, payload) =>
+          this.socket === undefined
+            ? undefined
+            : this.pushEnvelope(payload, '', {}, type).then((delivery) => delivery.status),
+      },
+      options.ackDeadlineMs === undefined ? {} : { ackDeadlineMs: options.ackDeadlineMs },
+    );
     this.server = createServer((req, res) => void this.handleHttp(req, res));
     this.server.on('upgrade', (req, socket, head) => {
       if (!req.url?.startsWith('/socket')) return socket.destroy();
@@ -570,6 +590,7 @@ export class FakeSlack {
     envelope: object,
     eventId: string,
     options: FakeSlackSendOptions,
+    type = 'events_api',
   ): Promise<FakeSlackDelivery> {
     const socket = this.socket;
     if (socket === undefined)
@@ -583,8 +604,8 @@ export class FakeSlack {
     socket.send(
       JSON.stringify({
         envelope_id: envelopeId,
-        type: 'events_api',
-        accepts_response_payload: false,
+        type,
+        accepts_response_payload: type !== 'events_api',
         retry_attempt: options.retryNum ?? 0,
         retry_reason: options.retryNum === undefined ? '' : (options.retryReason ?? 'timeout'),
         payload: envelope,

@@ -45,6 +45,11 @@ export interface FakeSlackOptions {
    * has posted the message without learning its `ts`.
    */
   answerDelayMs?: number | [number, number];
+  /**
+   * How long the bot has to acknowledge a slash command or a press (default 3000, as Slack);
+   * 0 makes every acknowledgement late (see `FakeSlackInteractions.acks`).
+   */
+  ackDeadlineMs?: number;
 }
 
 /** One Web API call the fake received. */

@@ -1,0 +1,192 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LogLevel } from '@slack/bolt';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Bot, silentLogger } from 'colloquy';
+import type { ColloquyError } from 'colloquy';
+import { SlackChannel } from 'colloquy/slack';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { FakeSlack } from 'colloquy/testing';
+import type { FakeSlackOptions } from 'colloquy/testing';
+import { interactionAgents } from '../interactions.fixtures.js';
+
+const GENERAL = 'C0GENERAL';
+const inGeneral = `slack:T0FAKE:${GENERAL}`;
+
+describe('commands and buttons on Slack (Bolt against FakeSlack)', () => {
+  let slack: FakeSlack;
+  let dir: string;
+  let store: SqliteConversationStore;
+  let bot: Bot;
+  let errors: ColloquyError[];
+  let agents: ReturnType<typeof interactionAgents>;
+
+  async function startBot(fake: FakeSlackOptions = {}, socket = false) {
+    slack = await FakeSlack.start(fake);
+    const channel = new SlackChannel({
+      token: slack.token,
+      ...(socket
+        ? { appToken: slack.appToken }
+        : { signingSecret: slack.signingSecret, port: 0, host: '127.0.0.1' }),
+      logLevel: LogLevel.ERROR,
+      clientOptions: { slackApiUrl: slack.slackApiUrl },
+    });
+    bot = new Bot({
+      channels: [channel],
+      agents: [agents.support, agents.billing],
+      commands: agents.commands,
+      store,
+      logger: silentLogger,
+    });
+    bot.catch((error) => void errors.push(error));
+    await bot.start();
+    if (socket) await slack.waitForSocket();
+    else slack.eventsUrl = channel.eventsUrl;
+  }
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'colloquy-slack-interactions-'));
+    store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
+    errors = [];
+    agents = interactionAgents();
+  });
+
+  afterEach(async () => {
+    await bot?.stop();
+    await slack.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('acknowledges a signed slash command in time and has its agent answer it', async () => {
+    await startBot();
+    const ack = await slack.interactions.command({
+      channel: GENERAL,
+      user: 'U0ALICE',
+      command: '/status',
+      text: '4242',
+    });
+    expect(ack).toEqual({ kind: 'command', status: 200, inTime: true });
+    await bot.idle();
+    expect(slack.posted.map((p) => p.text)).toEqual(['support: /status 4242']);
+    const [turn] = await store.get(inGeneral, { participantIds: ['slack:U0ALICE'] });
+    expect(turn).toMatchObject({
+      content: '/status 4242',
+      metadata: {
+        interaction: { type: 'command', name: 'status', args: '4242', agent: 'support' },
+      },
+    });
+  });
+
+  it('routes a Block Kit press to the agent that posted the buttons, once for a double press', async () => {
+    await startBot();
+    await slack.interactions.command({
+      channel: GENERAL,
+      user: 'U0ALICE',
+      command: '/refund',
+      text: '9',
+    });
+    await bot.idle();
+    const [asked] = slack.posted;
+    expect(JSON.parse(asked!.params.blocks as string)).toEqual([
+      { type: 'section', text: { type: 'mrkdwn', text: 'Refund order 9?' } },
+      {
+        type: 'actions',
+        elements: [
+          {
+            type: 'button',
+            action_id: 'approve',
+            text: { type: 'plain_text', text: 'Approve' },
+            value: 'approve',
+            style: 'primary',
+          },
+          {
+            type: 'button',
+            action_id: 'deny',
+            text: { type: 'plain_text', text: 'Deny' },
+            value: 'deny',
+            style: 'danger',
+          },
+        ],
+      },
+    ]);
+    const presses = await Promise.all([
+      slack.interactions.press({ ts: asked!.ts, user: 'U0ALICE', actionId: 'approve' }),
+      slack.interactions.press({ ts: asked!.ts, user: 'U0ALICE', actionId: 'approve' }),
+    ]);
+    expect(presses.map((p) => p.inTime)).toEqual([true, true]);
+    await bot.idle();
+    expect(slack.posted.map((p) => p.text)).toEqual(['Refund order 9?', 'billing: approve']);
+    expect(agents.support.turns).toHaveLength(0);
+  });
+
+  it('takes commands and presses over Socket Mode too', async () => {
+    await startBot({}, true);
+    await slack.interactions.command({
+      channel: GENERAL,
+      user: 'U0ALICE',
+      command: '/refund',
+      text: '3',
+    });
+    await bot.idle();
+    const ack = await slack.interactions.press({
+      ts: slack.posted[0]!.ts,
+      user: 'U0ALICE',
+      actionId: 'deny',
+    });
+    expect(ack.inTime).toBe(true);
+    await bot.idle();
+    expect(slack.posted.map((p) => p.text)).toEqual(['Refund order 3?', 'billing: deny']);
+  });
+
+  it('answers a command it does not know with a clear line', async () => {
+    await startBot();
+    await slack.interactions.command({ channel: GENERAL, user: 'U0ALICE', command: '/frobnicate' });
+    await bot.idle();
+    expect(slack.posted.map((p) => p.text)).toEqual([
+      'There is no /frobnicate command; try /refund, /status, /ping.',
+    ]);
+  });
+
+  it('refuses a press by someone else with one line', async () => {
+    await startBot();
+    await slack.interactions.command({
+      channel: GENERAL,
+      user: 'U0ALICE',
+      command: '/refund',
+      text: '5',
+    });
+    await bot.idle();
+    await slack.interactions.press({ ts: slack.posted[0]!.ts, user: 'U0BOB', actionId: 'approve' });
+    await bot.idle();
+    expect(slack.posted.map((p) => p.text)).toEqual([
+      'Refund order 5?',
+      'Those buttons are for the person the message answered.',
+    ]);
+  });
+
+  it('refuses a slash command with a bad signature and records nothing', async () => {
+    await startBot();
+    const ack = await slack.interactions.command({
+      channel: GENERAL,
+      user: 'U0ALICE',
+      command: '/status',
+      signingSecret: 'forged',
+    });
+    expect(ack.status).toBe(401);
+    await bot.idle();
+    expect(slack.posted).toEqual([]);
+    expect(await store.get(inGeneral)).toEqual([]);
+  });
+
+  it('catches an acknowledgement that comes after the deadline', async () => {
+    await startBot({ ackDeadlineMs: 0 });
+    const ack = await slack.interactions.command({
+      channel: GENERAL,
+      user: 'U0ALICE',
+      command: '/ping',
+    });
+    expect(ack).toEqual({ kind: 'command', status: 200, inTime: false });
+  });
+});
