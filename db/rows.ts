@@ -1,3 +1,4 @@
+import type { MessageAttachment } from '../src/attachments.js';
 import type {
   ConversationScope,
   MessageMetadata,
@@ -50,6 +51,7 @@ export interface SelectedMessageRow {
   delegation_id: string | null;
   delegated_by: string | null;
   delegated_to: string | null;
+  attachments: string | null;
 }
 
 /** The names of `MESSAGE_COLUMNS`, in order; `fromValues` reads the same positions by index. */
@@ -82,6 +84,7 @@ export const MESSAGE_COLUMN_NAMES = [
   'delegated_by',
   'delegated_to',
   'delivery',
+  'attachments',
 ] as const satisfies readonly (keyof SelectedMessageRow)[];
 
 /**
@@ -123,6 +126,7 @@ export function fromValues(v: unknown[]): SelectedMessageRow {
     delegated_by: v[25],
     delegated_to: v[26],
     delivery: v[27],
+    attachments: v[28],
   } as SelectedMessageRow;
 }
 
@@ -173,6 +177,8 @@ export interface MessageInsert {
   metadata: string;
   traceId: string | null;
   sources: string | null;
+  /** The turn's attachments as a JSON array (one row each in the `message_attachments` view). */
+  attachments: string | null;
   reasoning: string | null;
   delegationId: string | null;
   delegatedBy: string | null;
@@ -225,6 +231,7 @@ export function toInsert(
     metadata: JSON.stringify(rest),
     traceId: message.traceId ?? null,
     sources: message.sources?.length ? JSON.stringify(message.sources) : null,
+    attachments: message.attachments?.length ? JSON.stringify(message.attachments) : null,
     reasoning: textKey(meta, 'reasoning'),
     delegationId: textKey(meta, 'delegationId'),
     delegatedBy: textKey(meta, 'delegatedBy'),
@@ -281,6 +288,9 @@ export function toMessage(row: SelectedMessageRow): StoredMessage {
   if (row.deleted_at !== null) message.deletedAt = row.deleted_at;
   if (row.trace_id !== null) message.traceId = row.trace_id;
   if (row.sources !== null) message.sources = JSON.parse(row.sources) as MessageSource[];
+  if (row.attachments != null) {
+    message.attachments = JSON.parse(row.attachments) as MessageAttachment[];
+  }
   if (row.delivery != null) message.delivery = row.delivery;
   return message;
 }

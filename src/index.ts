@@ -58,6 +58,7 @@ export type {
   PlatformMessageRef,
   StoredMessage,
 } from './types.js';
+export type { AttachmentKind, MessageAttachment } from './attachments.js';
 export type { ConsoleLoggerOptions, Logger, LogLevel } from './logger.js';
 export type { Tokenizer } from './tokenizer.js';
 export type { Agent, AgentResult, AgentRunContext } from './agent.js';

@@ -1,3 +1,4 @@
+import type { MessageAttachment } from './attachments.js';
 import { StoreError } from './errors.js';
 
 /**
@@ -150,6 +151,11 @@ export interface StoredMessage {
   traceId?: string;
   /** What an agent's reply drew on (RAG citations), in the order given. */
   sources?: MessageSource[];
+  /**
+   * The files, images, voice notes, videos and stickers the turn carried, in the order the
+   * platform gave them, as references (never the bytes); a caption is the turn's `content`.
+   */
+  attachments?: MessageAttachment[];
   /**
    * For a reply the bot sent through its outbox: `sending` (recorded, platform not yet
    * confirmed), `sent`, or `unconfirmed` (never confirmed; not sent again).

@@ -7,6 +7,7 @@ import { FakeGateway, type FakeDiscordDispatch, type FakeDiscordIdentify } from 
 import { FakeDiscordInteractions } from './fake/interactions.js';
 export type { FakeDiscordAcknowledgement } from './fake/interactions.js';
 export { FakeDiscordInteractions };
+import { FakeDiscordFiles, IS_VOICE_MESSAGE, type FakeDiscordFile } from './fake/files.js';
 import {
   handleRest,
   type FakeDiscordFailure,
@@ -29,6 +30,7 @@ import {
   type FakeDiscordUser,
 } from './fake/payloads.js';
 
+export type { FakeDiscordFile } from './fake/files.js';
 export type {
   FakeDiscordChannel,
   FakeDiscordDispatch,
@@ -91,6 +93,8 @@ export interface FakeDiscordUserMessage {
   nick?: string;
   /** Stickers sent with the message (Discord's sticker items: id, name, format type). */
   stickers?: FakeDiscordStickerItem[];
+  /** Files posted with the message, served by the fake's CDN. */
+  files?: FakeDiscordFile[];
 }
 
 const DEFAULT_BOT = { id: '1100000000000000001', username: 'colloquy-bot', global_name: null };
@@ -124,6 +128,8 @@ export class FakeDiscord {
   readonly requests: FakeDiscordRequest[] = [];
   /** Slash commands and button presses, their registration and acknowledgements. */
   readonly interactions: FakeDiscordInteractions;
+  /** The files people posted, served by the fake's CDN. */
+  readonly files = new FakeDiscordFiles(() => `http://127.0.0.1:${this.port}`);
   private readonly nextId = snowflakes();
   private readonly guilds = new Map<string, FakeDiscordGuild>();
   private readonly channels = new Map<string, FakeDiscordChannel>();
@@ -192,7 +198,9 @@ export class FakeDiscord {
       },
       options.ackDeadlineMs === undefined ? {} : { ackDeadlineMs: options.ackDeadlineMs },
     );
-    this.server = createServer((req, res) => void handleRest(this.restHost(), req, res));
+    this.server = createServer(
+      (req, res) => void (this.files.serve(req, res) || handleRest(this.restHost(), req, res)),
+    );
     this.server.on('upgrade', (req, socket, head) => {
       if (new URL(req.url ?? '/', 'http://x').pathname === '/gateway') {
         this.gateway.upgrade(req, socket, head);
@@ -307,6 +315,7 @@ export class FakeDiscord {
       referencedMessage: init.referencedMessage,
       nick: init.nick,
       stickers: init.stickers,
+      files: init.files,
     });
     this.gateway.dispatch('MESSAGE_CREATE', message);
     return message;
@@ -516,6 +525,10 @@ export class FakeDiscord {
       referenced,
       stickers: init.stickers,
     });
+    if (init.files !== undefined && init.files.length > 0) {
+      message.attachments = this.files.attach(channel.id, init.files, () => this.nextId());
+      if (init.files.some((file) => file.voice === true)) message.flags |= IS_VOICE_MESSAGE;
+    }
     this.messages.set(message.id, message);
     return message;
   }

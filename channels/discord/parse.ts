@@ -5,6 +5,7 @@ import type {
   MessageEdit,
   NewMessage,
 } from '../../src/types.js';
+import { discordAttachments } from './attachments.js';
 
 /**
  * Pure functions from Discord gateway payloads (MESSAGE_CREATE / MESSAGE_UPDATE /
@@ -111,8 +112,7 @@ export function parseMessageCreate(
   const displayName = firstString(member.nick, author.global_name, author.username);
 
   const reply = type === 19 ? replyOf(d) : {};
-  const attachments = Array.isArray(d.attachments) ? d.attachments.flatMap(attachmentOf) : [];
-  const stickers = Array.isArray(d.sticker_items) ? d.sticker_items.flatMap(stickerOf) : [];
+  const attachments = discordAttachments(d);
 
   return {
     id: `discord:${channelId}:${id}`,
@@ -135,9 +135,8 @@ export function parseMessageCreate(
       messageId: id,
       mentions: mentionsOf(content, d.mentions),
       ...reply,
-      ...(attachments.length > 0 && { attachments }),
-      ...(stickers.length > 0 && { stickers }),
     },
+    ...(attachments.length > 0 && { attachments }),
   };
 }
 
@@ -321,21 +320,6 @@ function replyOf(d: Record<string, unknown>): {
     replyToMessageId: reference.message_id,
     ...(typeof authorId === 'string' && { replyToParticipantId: participantId(authorId) }),
   };
-}
-
-function attachmentOf(value: unknown): Array<{ filename: string; url: string }> {
-  const a = value as { filename?: unknown; url?: unknown } | null;
-  return typeof a?.filename === 'string' && typeof a.url === 'string'
-    ? [{ filename: a.filename, url: a.url }]
-    : [];
-}
-
-/** A sticker item (`{ id, name, format_type }`) as recorded: its id and name. */
-function stickerOf(value: unknown): Array<{ id: string; name: string }> {
-  const s = value as { id?: unknown; name?: unknown } | null;
-  return typeof s?.id === 'string' && typeof s.name === 'string'
-    ? [{ id: s.id, name: s.name }]
-    : [];
 }
 
 function record(value: unknown, what: string): Record<string, unknown> {

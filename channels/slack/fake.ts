@@ -28,6 +28,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeSlackFiles, type FakeSlackFile } from './fake/files.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { AnswerDelay } from '../testing/answer-delay.js';
@@ -57,6 +58,7 @@ import {
 } from './fake/web-api.js';
 
 export type * from './fake/types.js';
+export type { FakeSlackFile } from './fake/files.js';
 export { signSlackRequest } from './fake/web-api.js';
 export { FakeSlackInteractions } from './fake/interactions.js';
 export type { FakeSlackInteractionAck } from './fake/interactions.js';
@@ -66,6 +68,8 @@ export class FakeSlack {
   readonly appToken: string;
   readonly signingSecret: string;
   readonly teamId: string;
+  /** The files people shared, served at their `url_private`. */
+  readonly files: FakeSlackFiles;
   readonly teamName: string;
   readonly enterprise: { id: string; orgWideInstall?: boolean } | undefined;
   readonly bot: { userId: string; botId: string; name: string };
@@ -123,6 +127,7 @@ export class FakeSlack {
     this.appToken = options.appToken ?? 'xapp-fake-token';
     this.signingSecret = options.signingSecret ?? 'fake-signing-secret';
     this.teamId = options.teamId ?? 'T0FAKE';
+    this.files = new FakeSlackFiles(() => this.url, this.teamId);
     this.teamName = options.teamName ?? 'Fake Workspace';
     this.enterprise = options.enterprise;
     this.bot = {
@@ -344,6 +349,22 @@ export class FakeSlack {
     const event = this.messageEvent(input);
     this.keep(event);
     return { event, delivery: await this.sendEvent(event, options) };
+  }
+
+  /**
+   * A person shares files: the `file_share` message Slack sends, its `files` served at their
+   * `url_private` (to the bot token) by the fake.
+   */
+  async fileShare(
+    input: FakeSlackMessageInput & { files: FakeSlackFile[] },
+    options: FakeSlackSendOptions = {},
+  ) {
+    const { files, ...message } = input;
+    const shared = this.files.share(files, message.user);
+    return this.message(
+      { ...message, subtype: 'file_share', upload: false, files: shared },
+      options,
+    );
   }
 
   /**
@@ -648,6 +669,7 @@ export class FakeSlack {
   }
 
   private async handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.files.serve(req, res, this.token)) return;
     const match = /^\/api\/([\w.]+)/.exec(req.url ?? '');
     if (req.method !== 'POST' || match === null) {
       res.writeHead(404).end();

@@ -17,6 +17,7 @@ import type {
   NewMessage,
   Participant,
 } from '../../src/types.js';
+import { slackAttachments } from './attachments.js';
 
 /** Our own ids on Slack, from `auth.test`. */
 export interface SlackSelf {
@@ -248,6 +249,7 @@ function parseTurn(
   const eventId = str(envelope.event_id);
 
   const content = slackTextToPlain(text, names);
+  const attachments = slackAttachments(event);
   const message: NewMessage = {
     id: slackMessageId(teamId, channel, ts),
     conversationId: slackConversationId(teamId, channel, inThread ? threadTs : undefined),
@@ -276,6 +278,7 @@ function parseTurn(
       ...(eventId !== undefined && { slackEventId: eventId }),
       ...(content !== text && { slackText: text }),
     },
+    ...(attachments.length > 0 && { attachments }),
   };
   return { kind: 'message', message };
 }

@@ -5,6 +5,7 @@ import type { Chat, Message, MessageEntity, Update, User, UserFromGetMe } from '
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { HtmlRefused, parseTelegramHtml } from './fake-html.js';
 import { FakeTelegramInteractions } from './fake-interactions.js';
+import { FakeTelegramFiles, type FakeTelegramMedia } from './fake-files.js';
 import type { EditLimit } from '../testing/edit-limit.js';
 import {
   DEFAULT_TELEGRAM_DRAFT_LIMIT,
@@ -16,6 +17,7 @@ import {
 import type { FakeTelegramDraft } from './fake-stream.js';
 
 export type { FakeTelegramDraft } from './fake-stream.js';
+export type { FakeTelegramMedia, FakeTelegramMediaKind } from './fake-files.js';
 
 /** A failure `failNext` makes the fake answer with instead of the real result. */
 export type FakeTelegramFailure =
@@ -59,6 +61,8 @@ export interface FakeUserMessage {
   message_thread_id?: number;
   /** Send as `edited_message` of this message id instead of a new message. */
   editOf?: number;
+  /** A file sent with the message; `text` is then its caption (empty: none). */
+  file?: FakeTelegramMedia;
 }
 
 /** Options of {@link FakeTelegram}. */
@@ -142,6 +146,8 @@ export class FakeTelegram {
   conflicts = 0;
   /** Commands registered and button presses (`pressButton`) with their answers. */
   readonly interactions: FakeTelegramInteractions;
+  /** The files people sent, served by `getFile` and the file download URL. */
+  readonly files = new FakeTelegramFiles();
   /** The webhook set with `setWebhook`, if any. */
   webhook: { url: string; secret_token?: string; max_connections?: number } | undefined;
 
@@ -435,6 +441,7 @@ export class FakeTelegram {
       ...(input.editOf !== undefined && { edit_date: this.tick() }),
     } as Message;
     if (message.entities?.length === 0) delete message.entities;
+    if (input.file !== undefined) withFile(message, input.file, this.files);
     if (input.editOf === undefined)
       this.messages.set(`${input.chat.id}:${message.message_id}`, message);
     return message;
@@ -451,6 +458,7 @@ export class FakeTelegram {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.files.serve(req, res, this.token)) return;
     const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(new URL(req.url ?? '/', 'http://x').pathname);
     if (match === null)
       return reply(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
@@ -522,6 +530,8 @@ export class FakeTelegram {
           has_custom_certificate: false,
           pending_update_count: this.pending.length,
         };
+      case 'getFile':
+        return this.files.getFile(payload);
       case 'sendChatAction':
         return this.sendChatAction(payload);
       case 'sendMessage':
@@ -785,6 +795,17 @@ function shownText(payload: Record<string, unknown>): { text: string; entities: 
   if (shown.text.trim().length === 0) throw fail(400, 'Bad Request: message text is empty');
   if (shown.text.length > 4096) throw fail(400, 'Bad Request: message is too long');
   return shown;
+}
+
+/** The message carries the file, and its text becomes the file's caption. */
+function withFile(message: Message, file: FakeTelegramMedia, files: FakeTelegramFiles): void {
+  const { text, entities } = message;
+  delete (message as { text?: string }).text;
+  delete message.entities;
+  Object.assign(message, files.media(file));
+  if (text !== undefined && text !== '') {
+    Object.assign(message, { caption: text, ...(entities && { caption_entities: entities }) });
+  }
 }
 
 interface ApiFailure {

@@ -24,6 +24,7 @@ import type {
   NewMessage,
   Participant,
 } from '../../src/types.js';
+import { telegramAttachments } from './attachments.js';
 
 /** What the parser needs to know about our own bot. */
 export interface TelegramSelf {
@@ -119,6 +120,7 @@ export function parseMessage(message: Message, self: TelegramSelf): ParsedUpdate
   if (content === undefined && media !== undefined) metadata.media = media;
   const command = commandOf(content ?? '', message.entities ?? [], self);
   if (command !== undefined) metadata.interaction = command;
+  const attachments = telegramAttachments(message);
 
   return {
     kind: 'message',
@@ -130,6 +132,7 @@ export function parseMessage(message: Message, self: TelegramSelf): ParsedUpdate
       timestamp: unixToIso(message.date),
       scope: scopeOf(chat, topic),
       metadata,
+      ...(attachments.length > 0 && { attachments }),
     },
   };
 }

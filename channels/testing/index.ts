@@ -9,3 +9,4 @@ export * from '../discord/fake.js';
 export * from './fake-model-server.js';
 export * from './memory-channel.js';
 export * from './traffic.js';
+export type { FakeFile } from './fake-files.js';

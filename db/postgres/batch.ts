@@ -18,11 +18,11 @@ const APPEND_MANY = `WITH m AS (
     INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
       channel_type, channel_id, thread_id, platform_message_id, reply_to_message_id,
       reply_to_participant_id, is_summary, summary_for_agent_id, metadata, trace_id, sources,
-      reasoning, delegation_id, delegated_by, delegated_to)
+      reasoning, delegation_id, delegated_by, delegated_to, attachments)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
       $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
       $13::boolean[], $14::text[], $15::jsonb[], $16::text[], $17::jsonb[], $18::text[],
-      $19::text[], $20::text[], $21::text[])
+      $19::text[], $20::text[], $21::text[], $34::jsonb[])
     ON CONFLICT DO NOTHING
     RETURNING seq, id, conversation_id, participant_id, timestamp),
   who AS (
@@ -123,6 +123,7 @@ export async function appendMany(
     [...places.keys()],
     ...[0, 1, 2, 3, 4].map((i) => [...places.values()].map((place) => place[i] ?? null)),
     ...mentions,
+    rows.map((row) => jsonWithoutNul(row.attachments)),
   ]);
   const { rows: inserted } = await client.query<{ seq: number; id: string }>(APPEND_MANY, values);
   const seqOf = new Map(inserted.map((row) => [row.id, row.seq]));

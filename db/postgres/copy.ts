@@ -187,7 +187,7 @@ async function insertAll(
   return inserted;
 }
 
-const JSON_COLUMNS = new Set(['metadata', 'sources']);
+const JSON_COLUMNS = new Set(['metadata', 'sources', 'attachments']);
 
 function insertRows(
   to: pg.Pool,

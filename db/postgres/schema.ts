@@ -89,6 +89,8 @@ export const messages = pgTable(
     metadata: jsonb('metadata').notNull().default({}),
     traceId: text('trace_id'),
     sources: jsonb('sources'),
+    /** The files the turn carried, as references (one row each in `message_attachments`). */
+    attachments: jsonb('attachments'),
     reasoning: text('reasoning'),
     delegationId: text('delegation_id'),
     delegatedBy: text('delegated_by'),
@@ -129,6 +131,9 @@ export const messages = pgTable(
     index('messages_sources_idx')
       .on(t.seq)
       .where(sql`${t.sources} is not null`),
+    index('messages_attachments_idx')
+      .on(t.timestamp)
+      .where(sql`${t.attachments} is not null`),
     index('messages_dm_time_idx')
       .on(t.conversationId, t.timestamp, t.seq)
       .where(sql`${t.scope} = 'dm'`),

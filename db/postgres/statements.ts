@@ -11,7 +11,7 @@ export const PG_MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant
   m.metadata, coalesce((SELECT json_agg(mm.participant_id ORDER BY mm.position)
     FROM message_mentions mm WHERE mm.message_seq = m.seq), '[]') AS mentions,
   m.trace_id, m.sources, m.reasoning, m.delegation_id, m.delegated_by, m.delegated_to,
-  m.delivery`;
+  m.delivery, m.attachments`;
 
 /** How `buildGetQuery` speaks Postgres. */
 export const POSTGRES_DIALECT: GetDialect = {
@@ -50,9 +50,9 @@ const APPEND = `WITH m AS (
     INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
       channel_type, channel_id, thread_id, platform_message_id, reply_to_message_id,
       reply_to_participant_id, is_summary, summary_for_agent_id, metadata, trace_id, sources,
-      reasoning, delegation_id, delegated_by, delegated_to, delivery)
+      reasoning, delegation_id, delegated_by, delegated_to, delivery, attachments)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-      $19, $20, $21, $22)
+      $19, $20, $21, $22, $27)
     ON CONFLICT DO NOTHING
     RETURNING seq),
   p AS (

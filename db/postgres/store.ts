@@ -268,6 +268,7 @@ export class PostgresConversationStore implements ConversationStore {
       message.participant.displayName ?? null,
       message.metadata.channelName ?? null,
       message.metadata.mentions ?? [],
+      jsonWithoutNul(row.attachments),
     ]);
     const inserted = await db.query<{ seq: number }>(PG.append, values);
     const seq = inserted.rows[0]?.seq;

@@ -98,6 +98,11 @@ export const messages = sqliteTable(
     traceId: text('trace_id'),
     /** An agent reply's sources as a JSON array (one row each in the `message_sources` view). */
     sources: text('sources'),
+    /**
+     * The files, images, voice notes and stickers the turn carried, as a JSON array of
+     * references (one row each in the `message_attachments` view).
+     */
+    attachments: text('attachments'),
     /** An agent reply's reasoning (the model's thinking), when it gave one. */
     reasoning: text('reasoning'),
     /** The delegation a turn belongs to: the task turn's id (see `delegate`). */
@@ -149,6 +154,10 @@ export const messages = sqliteTable(
     index('messages_sources_idx')
       .on(t.seq)
       .where(sql`${t.sources} is not null`),
+    /** The turns with attachments: what the `message_attachments` view reads. */
+    index('messages_attachments_idx')
+      .on(t.timestamp)
+      .where(sql`${t.attachments} is not null`),
   ],
 );
 

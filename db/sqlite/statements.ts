@@ -20,7 +20,7 @@ export const MESSAGE_COLUMNS = `m.seq, m.id, m.conversation_id, m.participant_id
     THEN (SELECT json_group_array(participant_id) FROM
       (SELECT participant_id FROM message_mentions WHERE message_seq = m.seq ORDER BY rowid))
     ELSE '[]' END AS mentions, m.trace_id, m.sources, m.reasoning, m.delegation_id,
-  m.delegated_by, m.delegated_to, m.delivery`;
+  m.delegated_by, m.delegated_to, m.delivery, m.attachments`;
 
 /** How `buildGetQuery` speaks SQLite. */
 export const SQLITE_DIALECT: GetDialect = {
@@ -111,14 +111,14 @@ const SQL = {
       timestamp, scope, channel_type, channel_id, thread_id, platform_message_id,
       reply_to_message_id, reply_to_participant_id, is_summary, summary_for_agent_id, metadata,
       trace_id, sources, reasoning, delegation_id, delegated_by, delegated_to, delivery,
-      author_kind)
+      author_kind, attachments)
     VALUES (max(coalesce((SELECT max(seq) FROM messages), 0), coalesce((SELECT CAST(value AS
         INTEGER) FROM colloquy_state WHERE key = 'messages_seq_floor'), 0)) + 1,
       @id, @conversationId, @participantId, @content, @timestamp, @scope, @channelType,
       @channelId, @threadId, @platformMessageId, @replyToMessageId, @replyToParticipantId,
       @isSummary, @summaryForAgentId, @metadata, @traceId, @sources, @reasoning, @delegationId,
       @delegatedBy, @delegatedTo, @delivery,
-      @authorKind)
+      @authorKind, @attachments)
     ON CONFLICT DO NOTHING`,
   insertMention: `INSERT OR IGNORE INTO message_mentions
     (message_seq, conversation_id, participant_id, timestamp) VALUES (?, ?, ?, ?)`,

@@ -75,6 +75,7 @@ ol.transcript, ol.hits, ol.prompt { list-style: none; padding: 0; }
 .kind-another-bot { background: var(--other); }
 .turn.summary { border-style: dashed; }
 .turn.deleted .tombstone { color: var(--warn); font-style: italic; }
+.turn .attachments { list-style: none; margin: 0.25rem 0 0; padding: 0; }
 .meta { font-size: .85rem; color: var(--dim); display: flex; gap: .6rem; flex-wrap: wrap; align-items: baseline; }
 .speaker { color: var(--fg); font-weight: 600; }
 .badge { font-size: .75rem; padding: 0 .4rem; border-radius: 10px; background: var(--soft); border: 1px solid var(--line); color: var(--dim); }

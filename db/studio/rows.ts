@@ -13,6 +13,7 @@ import type {
   RunRow,
   SpeakerKind,
   Turn,
+  TurnAttachment,
   TurnPage,
 } from './source.js';
 
@@ -119,6 +120,8 @@ export interface TurnSqlRow {
   metadata: string;
   delivery: string | null;
   reasoning: string | null;
+  /** The turn's files as a JSON array (NULL in files written before they were kept). */
+  attachments: string | null;
   delegated_by: string | null;
   delegated_to: string | null;
   reply_seq: number | null;
@@ -209,6 +212,7 @@ function turnOf(
     ...(metadata['delegationAnswer'] === true ? { answer: true } : {}),
   };
   const reasoning = text(row.reasoning, 'reasoning');
+  const attachments = attachmentsOf(row.attachments);
   return {
     seq: row.seq,
     id: row.id,
@@ -243,9 +247,33 @@ function turnOf(
         }),
     ...(Object.keys(delegation).length === 0 ? {} : { delegation }),
     ...(reasoning === undefined || reasoning === '' ? {} : { reasoning }),
+    ...(attachments.length === 0 ? {} : { attachments }),
     ...(row.delivery === null ? {} : { delivery: row.delivery }),
     runs,
   };
+}
+
+/** The files of a turn as the page lists them: kind, name, MIME type and size, nothing fetched. */
+function attachmentsOf(json: string | null | undefined): TurnAttachment[] {
+  const parsed = json == null ? undefined : parseJson(json);
+  if (!Array.isArray(parsed)) return [];
+  return parsed.flatMap((value: unknown) => {
+    if (typeof value !== 'object' || value === null) return [];
+    const a = value as Record<string, unknown>;
+    const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+    const kind = str(a.kind) ?? 'file';
+    const name = str(a.name);
+    const mimeType = str(a.mimeType);
+    const size = typeof a.size === 'number' ? a.size : undefined;
+    return [
+      {
+        kind,
+        ...(name === undefined ? {} : { name }),
+        ...(mimeType === undefined ? {} : { mimeType }),
+        ...(size === undefined ? {} : { size }),
+      },
+    ];
+  });
 }
 
 export function parseJson(text: string): unknown {

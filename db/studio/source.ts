@@ -148,10 +148,20 @@ export interface Turn {
   delegation?: { by?: string; to?: string; answer?: boolean };
   /** The model's reasoning, kept on a reply when the model gave any. */
   reasoning?: string;
+  /** The files the turn carried, as references (the page fetches none of them). */
+  attachments?: TurnAttachment[];
   /** `sending` / `sent` / `unconfirmed` for turns the bot sent (NULL column: undefined). */
   delivery?: string;
   /** Runs started by this turn (an inbound turn) or that produced it (a reply). */
   runs: RunRow[];
+}
+
+/** A file a turn carried, as the studio shows it. */
+export interface TurnAttachment {
+  kind: string;
+  name?: string;
+  mimeType?: string;
+  size?: number;
 }
 
 export interface SearchHit {

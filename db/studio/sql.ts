@@ -15,7 +15,7 @@ export function turnSelect(
   return `select ${extra.map((e) => `${e}, `).join('')}m.seq, m.id, m.conversation_id, m.participant_id, p.kind, p.display_name,
       m.content, m.timestamp, m.platform_message_id, m.edited_at, m.deleted_at,
       m.summary_for_agent_id, m.is_summary, m.metadata,
-      ${column('delivery')}, ${column('reasoning')},
+      ${column('delivery')}, ${column('reasoning')}, ${column('attachments')},
       ${column('delegated_by')}, ${column('delegated_to')},
       r.seq as reply_seq, r.conversation_id as reply_conversation_id,
       coalesce(rp.display_name, rp.id) as reply_name

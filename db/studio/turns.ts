@@ -1,3 +1,4 @@
+import { formatBytes } from '../../src/attachments.js';
 import { matchedSpans } from '../search.js';
 import { h, href } from './html.js';
 import type { Html } from './html.js';
@@ -56,6 +57,7 @@ ${delegationMark(turn)}
 ${turn.delivery && turn.delivery !== 'sent' ? h`<span class="mark warn">delivery: ${turn.delivery}</span>` : ''}
 </div>
 ${body(turn)}
+${attachments(turn)}
 ${revisions(turn)}
 ${turn.reasoning ? h`<details class="reasoning"><summary>the model's reasoning</summary><pre>${turn.reasoning}</pre></details>` : ''}
 ${extra.tools && extra.tools.length > 0 ? toolGroup(extra.tools) : ''}
@@ -81,6 +83,15 @@ function body(turn: Turn): Html {
     return h`<div class="text">${turn.content}</div><div class="note">summary kept by ${turn.summaryFor}, not something anyone said</div>`;
   }
   return h`<div class="text">${turn.content}</div>`;
+}
+
+/** The turn's files by kind and name (the page links to none: nothing is fetched from it). */
+function attachments(turn: Turn): Html {
+  if (turn.attachments === undefined) return h``;
+  return h`<ul class="attachments">${turn.attachments.map(
+    (a) =>
+      h`<li><span class="badge">${a.kind}</span> ${a.name ?? h`<span class="dim">no name</span>`}${a.mimeType ? h` <span class="dim">${a.mimeType}</span>` : ''}${a.size === undefined ? '' : h` <span class="dim">${formatBytes(a.size)}</span>`}</li>`,
+  )}</ul>`;
 }
 
 function revisions(turn: Turn): Html {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { concerns } from '../../src/agent.js';
+import { describeAttachmentContract } from './attachment-contract.js';
 import type { ConversationStore } from '../../src/store.js';
 import { defaultTokenizer } from '../../src/tokenizer.js';
 import type { NewMessage, Participant, StoredMessage } from '../../src/types.js';
@@ -787,6 +788,8 @@ export function describeStoreContract(
         expect(alices.items.map((c) => c.id)).toEqual(all.slice(6));
       });
     });
+
+    describeAttachmentContract(() => store);
 
     describe('provenance', () => {
       it('keeps a reply’s traceId and sources, read every way', async () => {

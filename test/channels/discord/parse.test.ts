@@ -39,7 +39,7 @@ describe('parsing Discord messages', () => {
     const turn = parseMessageCreate(fixture('message-create-sticker'), general);
     expect(turn).toMatchObject({
       content: '',
-      metadata: { stickers: [{ id: '749054660769218631', name: 'Wave' }] },
+      attachments: [{ kind: 'sticker', name: 'Wave', platformFileId: '749054660769218631' }],
     });
   });
 
@@ -83,10 +83,17 @@ describe('parsing Discord messages', () => {
       conversationId: 'discord:dm:1202570000000000001',
       scope: 'dm',
       participant: { displayName: 'nelly' },
-      metadata: {
-        channelId: '1202570000000000001',
-        attachments: [{ filename: 'receipt.png' }],
-      },
+      metadata: { channelId: '1202570000000000001' },
+      attachments: [
+        {
+          kind: 'image',
+          name: 'receipt.png',
+          mimeType: 'image/png',
+          size: 1024,
+          platformFileId: '1202580000000000002',
+          url: 'https://cdn.discordapp.com/attachments/1202570000000000001/1202580000000000002/receipt.png',
+        },
+      ],
     });
   });
 

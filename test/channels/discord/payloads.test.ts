@@ -105,7 +105,15 @@ describe('DiscordChannel with real gateway payloads', () => {
 
     const { messages, errors } = await events.until((s) => s.messages.length === 1);
     expect(messages[0]?.content).toBe('');
-    expect(messages[0]?.metadata.stickers).toEqual([{ id: '749054660769218631', name: 'Wave' }]);
+    expect(messages[0]?.attachments).toEqual([
+      {
+        kind: 'sticker',
+        name: 'Wave',
+        mimeType: 'application/json',
+        platformFileId: '749054660769218631',
+        url: 'https://media.discordapp.net/stickers/749054660769218631.json',
+      },
+    ]);
     expect(errors).toEqual([]); // a sticker is content: no Message Content warning
   });
 

@@ -58,6 +58,9 @@ describe.skipIf(!postgresReachable)('docs/postgres.md on a real Postgres', () =>
     expect(await run('Which answers cited a document')).toEqual([
       expect.objectContaining({ position: 1, chunk: '2', score: 0.91, content: refund }),
     ]);
+    expect(await run('Every PDF people sent')).toEqual([
+      expect.objectContaining({ sender: 'Alice Martin', name: 'invoice-march.pdf', size: 245760 }),
+    ]);
     expect(await run('Conversations by title and metadata')).toEqual([
       expect.objectContaining({ title: 'Refund for invoice 88', ticket: 'T-88', message_count: 3 }),
     ]);

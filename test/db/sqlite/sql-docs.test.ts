@@ -70,6 +70,9 @@ describe('docs/sql.md', () => {
     expect(run('The model call behind a reply')).toEqual([
       expect.objectContaining({ trace_id: 'chatcmpl-refund-88', content: refund }),
     ]);
+    expect(run('Every PDF people sent in the last month')).toEqual([
+      expect.objectContaining({ sender: 'Alice Martin', name: 'invoice-march.pdf', size: 245760 }),
+    ]);
     expect(run('Conversations by title and metadata')).toEqual([
       expect.objectContaining({ title: 'Refund for invoice 88', ticket: 'T-88', message_count: 3 }),
     ]);

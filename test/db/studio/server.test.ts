@@ -201,6 +201,19 @@ describe('studio pages', () => {
     expect(html).toContain('a short answer. &lt;script&gt;alert(4)&lt;/script&gt;');
   });
 
+  it('lists the files a turn carried under it by kind, name, type and size, fetching none', async () => {
+    const html = await s.text(`/c/${enc(general)}`);
+    const invoice = html.split('<li class="turn ').find((t) => t.includes('invoice-march.pdf'))!;
+    expect(invoice).toContain('The invoice for March is attached');
+    expect(invoice).toContain('<span class="badge">file</span> invoice-march.pdf');
+    expect(invoice).toContain('application/pdf');
+    expect(invoice).toContain('240 KB');
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt; <span class="dim">&lt;/script&gt;');
+    expect(html).toContain('1.5 KB');
+    expect(html).not.toContain('tracker.example');
+    expect(html).not.toContain('files.slack.com');
+  });
+
   it('keeps hostile names and text as text everywhere', async () => {
     for (const url of [
       '/',

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import type { MessageAttachment } from '../../src/attachments.js';
+import type { ConversationStore } from '../../src/store.js';
+import type { NewMessage } from '../../src/types.js';
+
+/**
+ * What every store keeps of a turn's files: `StoredMessage.attachments`, read back the same
+ * by every read, through an edit and a deletion, and through a batch commit. Called from the
+ * store contract, so every store runs it.
+ *
+ * @example
+ * ```ts
+ * describeAttachmentContract(() => store);
+ * ```
+ */
+export function describeAttachmentContract(store: () => ConversationStore): void {
+  describe('attachments', () => {
+    it('reads a photo with its caption and a document back the same every way', async () => {
+      const photo = turn('p-1', 'the broken invoice', [PHOTO, PDF]);
+      await store().append(photo);
+      const plain = turn('p-2', 'no files here');
+      await store().append(plain);
+
+      const [first, second] = await store().get(C);
+      expect(first).toMatchObject({ content: 'the broken invoice', attachments: [PHOTO, PDF] });
+      expect(second).not.toHaveProperty('attachments');
+      expect(await store().getMessage?.(C, photo.id)).toMatchObject({ attachments: [PHOTO, PDF] });
+      expect((await store().search(C, 'invoice'))[0]).toMatchObject({ attachments: [PHOTO, PDF] });
+    });
+
+    it('keeps a voice note with no caption, a huge file and an unknown MIME type', async () => {
+      const odd: MessageAttachment[] = [
+        { kind: 'voice', mimeType: 'audio/ogg', size: 5123, platformFileId: 'AwACAgIAAxk' },
+        { kind: 'file', name: 'disk.img', mimeType: 'application/x-made-up', size: 2 ** 40 },
+        { kind: 'sticker' },
+      ];
+      await store().append(turn('p-3', '', odd));
+      const [stored] = await store().get(C);
+      expect(stored).toMatchObject({ content: '', attachments: odd });
+    });
+
+    it('keeps them through an edit of the caption and a deletion', async () => {
+      await store().append(turn('p-4', 'first caption', [PHOTO]));
+      await store().recordEdit({ ...REF, messageId: 'p-4', content: 'new caption', editedAt: AT });
+      await store().recordDeletion({ ...REF, messageId: 'p-4', deletedAt: AT });
+      const [stored] = await store().get(C, { includeDeleted: true });
+      expect(stored).toMatchObject({ content: 'new caption', attachments: [PHOTO] });
+    });
+
+    it('commits a turn with files in a batch like one appended alone', async () => {
+      const commit = store().commit?.bind(store());
+      if (commit === undefined) return;
+      const [result] = await commit([{ kind: 'append', message: turn('p-5', 'batch', [PDF]) }]);
+      expect(result).toMatchObject({ ok: true });
+      expect((await store().get(C))[0]).toMatchObject({ attachments: [PDF] });
+    });
+  });
+}
+
+const C = 'telegram:77';
+const REF = { channelType: 'telegram', channelId: '77' };
+const AT = '2026-01-01T00:05:00.000Z';
+
+const PHOTO: MessageAttachment = {
+  kind: 'image',
+  size: 48213,
+  platformFileId: 'AgACAgIAAxkBAAIBZ2V',
+  mimeType: 'image/jpeg',
+};
+const PDF: MessageAttachment = {
+  kind: 'file',
+  name: 'invoice 88 (final).pdf',
+  mimeType: 'application/pdf',
+  size: 245760,
+  platformFileId: 'BQACAgIAAxkBAAIBaGV',
+  url: 'https://files.example.com/f/invoice%2088.pdf',
+};
+
+function turn(messageId: string, content: string, attachments?: MessageAttachment[]): NewMessage {
+  return {
+    id: `telegram:77:${messageId}`,
+    conversationId: C,
+    participant: { kind: 'user', id: 'telegram:1001', displayName: 'Alice' },
+    content,
+    timestamp: '2026-01-01T00:00:00.000Z',
+    scope: 'dm',
+    metadata: { channelType: 'telegram', channelId: '77', messageId, mentions: [] },
+    ...(attachments === undefined ? {} : { attachments }),
+  };
+}
