@@ -6,35 +6,6 @@ import type { NewMessage } from '../../src/types.js';
  * the same schema, triggers and pragmas, without going through the store.
  */
 
-class Duplicate extends Error {}
-
-/**
- * One turn per call, one IMMEDIATE transaction per turn (like `store.append`): upsert the
- * participant and the conversation, insert the message (a repeated id or platform message is
- * refused by the unique indexes and rolls the turn back), insert its mentions. The message's
- * `metadata` JSON holds what has no column, as the store writes it. Returns false for a
- * duplicate.
- *
- * @example
- * ```ts
- * const insert = handWrittenInsert(db);
- * insert(turn); // true
- * ```
- */
-export function handWrittenInsert(db: Database.Database): (turn: NewMessage) => boolean {
-  const write = handWrittenWrite(db);
-  const transaction = db.transaction(write);
-  return (turn) => {
-    try {
-      transaction.immediate(turn);
-      return true;
-    } catch (error) {
-      if (error instanceof Duplicate) return false;
-      throw error;
-    }
-  };
-}
-
 /**
  * Many turns per transaction, for filling a database fast (not what capture does). The
  * generated turns are unique, so a duplicate fails the whole batch.
@@ -105,7 +76,7 @@ function handWrittenWrite(db: Database.Database): (turn: NewMessage) => void {
       meta.replyToParticipantId ?? null,
       meta.channelName === undefined ? '{}' : JSON.stringify({ channelName: meta.channelName }),
     );
-    if (inserted.changes === 0) throw new Duplicate();
+    if (inserted.changes === 0) throw new Error(`turn ${turn.id} is stored already`);
     for (const mentioned of meta.mentions ?? []) {
       mention.run(inserted.lastInsertRowid, turn.conversationId, mentioned, timestamp);
     }

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SqliteConversationStore } from '../../db/sqlite/index.js';
-import { measureAppendModes } from './append-modes.js';
 import { Corpus } from './corpus.js';
 import { handWrittenNewest, likeScan } from './raw.js';
 import {
@@ -16,22 +15,13 @@ import {
   rng,
   verdict,
 } from './report.js';
-import {
-  fileSize,
-  fill,
-  measureAppend,
-  measureWalPerAppend,
-  removeDb,
-  warmUpWriters,
-} from './store-write.js';
+import { fileSize, fill, removeDb } from './store-write.js';
 
 export interface StoreBenchOptions {
   /** Turns in the database (in 1,000 conversations). */
   messages: number;
   /** Folder for the database files. */
   dir: string;
-  /** Turns written one by one through each writer (default min(100,000, messages)). */
-  measured?: number;
   /** Timed `get` calls (default 2,000). */
   reads?: number;
   /** Timed calls of each search (default 1,000). */
@@ -45,30 +35,20 @@ export interface Outcome {
 }
 
 /**
- * Capture `append` against hand-written inserts, then `get` and `search` on an
- * N-turn database against hand-written SELECT and LIKE. Prints as it goes.
+ * `get` and `search` on an N-turn database (built once per run, in the bench's folder)
+ * against a hand-written SELECT and a LIKE scan. Prints as it goes.
  */
 export async function benchStore(options: StoreBenchOptions): Promise<Outcome[]> {
   const { messages, dir } = options;
-  const measured = Math.min(options.measured ?? 100_000, messages);
   const storePath = join(dir, 'store.db');
-  const rawPath = join(dir, 'raw.db');
-  for (const path of [storePath, rawPath]) removeDb(path);
+  removeDb(storePath);
   console.log(`\n── Store: ${int(messages)} turns in 1,000 conversations ──`);
 
   const corpus = new Corpus();
-  await warmUpWriters(new Corpus({ seed: 1 }));
   const store = new SqliteConversationStore({ path: storePath });
   const outcomes: Outcome[] = [];
   try {
-    const appendPass = await measureAppend(store, corpus, measured, rawPath);
-    outcomes.push({ label: 'append ≥ 80% of raw', pass: appendPass });
-    await measureAppendModes(corpus, dir, Math.min(20_000, messages));
-    // Few enough that the writer thread's own autocheckpoint (1,000 frames) does not restart
-    // the WAL part way and hide the pages written before it.
-    const probe = Math.min(40, messages - measured);
-    if (probe > 0) await measureWalPerAppend(store, corpus.take(probe));
-    if (messages - measured - probe > 0) fill(store.db, corpus, messages - measured - probe);
+    fill(store.db, corpus, messages);
 
     const random = rng(7);
     const ids = corpus.conversationIds;
