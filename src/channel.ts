@@ -276,6 +276,11 @@ export interface StreamOptions {
    * draft): the runtime stops the run and ends the reply with what was shown.
    */
   stopped?(): void;
+  /**
+   * The participant id of the person the reply answers (`slack:U123`): Slack streams to a
+   * person by id outside a DM.
+   */
+  recipientId?: string;
 }
 
 /**

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { AnswerDelay } from '../testing/answer-delay.js';
+import { EditWindow, type EditLimit } from '../testing/edit-limit.js';
 import { FakeGateway, type FakeDiscordDispatch, type FakeDiscordIdentify } from './fake/gateway.js';
 import { FakeDiscordInteractions } from './fake/interactions.js';
 export type { FakeDiscordAcknowledgement } from './fake/interactions.js';
@@ -79,6 +80,8 @@ export interface FakeDiscordOptions {
    * Discord); later, 404 Unknown interaction. 0 refuses every one (a test of a late one).
    */
   ackDeadlineMs?: number;
+  /** Edits of one channel before a `PATCH` gets 429 `retry_after` (default 5 in 5 s). */
+  editLimit?: EditLimit;
 }
 
 export interface FakeDiscordUserMessage {
@@ -147,6 +150,7 @@ export class FakeDiscord {
   private constructor(options: FakeDiscordOptions) {
     this.nonceWindowMs = options.nonceWindowMs ?? 300_000;
     this.answerDelay = new AnswerDelay(options.answerDelayMs);
+    const edits = new EditWindow(options.editLimit ?? { calls: 5, perMs: 5000 });
     this.token = options.token ?? 'fake-discord-token';
     this.shards = options.shards ?? 1;
     this.botUser = { ...DEFAULT_BOT, ...options.bot, bot: true };
@@ -184,7 +188,10 @@ export class FakeDiscord {
         nextId: () => this.nextId(),
         dispatch: (t, d) => this.gateway.dispatch(t, d),
         post: (channelId, body) => {
-          const message = this.restHost().post(this.channels.get(channelId)!, body.content ?? '');
+          const message = this.restHost(edits).post(
+            this.channels.get(channelId)!,
+            body.content ?? '',
+          );
           if (body.components !== undefined) message.components = body.components;
           return message;
         },
@@ -199,7 +206,7 @@ export class FakeDiscord {
       options.ackDeadlineMs === undefined ? {} : { ackDeadlineMs: options.ackDeadlineMs },
     );
     this.server = createServer(
-      (req, res) => void (this.files.serve(req, res) || handleRest(this.restHost(), req, res)),
+      (req, res) => void (this.files.serve(req, res) || handleRest(this.restHost(edits), req, res)),
     );
     this.server.on('upgrade', (req, socket, head) => {
       if (new URL(req.url ?? '/', 'http://x').pathname === '/gateway') {
@@ -464,7 +471,7 @@ export class FakeDiscord {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private restHost(): RestHost {
+  private restHost(edits: EditWindow): RestHost {
     return {
       token: this.token,
       botUser: this.botUser,
@@ -473,6 +480,7 @@ export class FakeDiscord {
       channel: (id) => this.channels.get(id),
       message: (id) => this.messages.get(id),
       nextFailure: () => this.failures.shift(),
+      edits,
       post: (channel, content, referencedMessage, nonce) => {
         const key = nonce === undefined ? undefined : String(nonce.value);
         const kept = key === undefined ? undefined : this.nonces.get(key);

@@ -26,8 +26,10 @@ import type {
   ChannelHandlers,
   OutboundMessage,
   ReplyPlace,
+  ReplyStream,
   SendOptions,
   SentMessage,
+  StreamOptions,
   TypingIndicator,
   UnsettledReply,
 } from '../../src/channel.js';
@@ -36,8 +38,9 @@ import { ColloquyError, PlatformError } from '../../src/errors.js';
 import { sendParts } from '../shared/platform.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
 import { slackTyping, type SlackTypingOptions } from './typing.js';
+import { postSlackPart, slackStream } from './stream.js';
 import { refuseSkewedRequests } from './request-bounds.js';
-import { replyMetadata, settleSlackReply } from './settle.js';
+import { settleSlackReply } from './settle.js';
 import { addSecret } from '../../src/logger.js';
 import { commandTurn, pressTurn, slackBlocks } from './interactions.js';
 import type { SlackBlockActionsBody } from './interactions.js';
@@ -124,6 +127,7 @@ export class SlackChannel implements Channel {
   /** The Bolt app (its `client` is the Web API client). */
   readonly app: App;
   readonly typing: TypingIndicator;
+  private readonly native = { supported: true }; // false once Slack refused to stream
   private readonly options: SlackChannelOptions;
   private readonly ownsApp: boolean;
   private readonly httpReceiver: HTTPReceiver | undefined;
@@ -335,22 +339,12 @@ export class SlackChannel implements Channel {
    * `options.partPosted`.
    */
   async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
-    const parts = formatSlackText(message.content, this.options.textLimit ?? SLACK_TEXT_LIMIT, {
-      allowBroadcastMentions: this.options.allowBroadcastMentions === true,
-    });
+    const parts = this.parts(message.content);
     const sent = await sendParts(
       parts,
-      async (text, index) => {
+      (text, index) => {
         const blocks = index === parts.length - 1 ? slackBlocks(text, message) : undefined;
-        const { ts } = await this.app.client.chat.postMessage({
-          channel: message.channelId,
-          text,
-          ...(blocks !== undefined && { blocks }),
-          ...(message.threadId !== undefined && { thread_ts: message.threadId }),
-          ...(message.replyId !== undefined && { metadata: replyMetadata(message.replyId, index) }),
-        });
-        if (typeof ts !== 'string') return { id: undefined };
-        return { id: ts, timestamp: new Date(Number(ts) * 1000).toISOString() };
+        return postSlackPart(this.app.client, message, text, index, blocks);
       },
       (error) =>
         toColloquyError(error, {
@@ -367,6 +361,17 @@ export class SlackChannel implements Channel {
       ? sent
       : { ...sent, id: slackMessageId(team, message.channelId, first) };
   }
+
+  /** Shows a reply as it is written: streamed in a thread, else posted and updated. */
+  stream(message: OutboundMessage, options?: StreamOptions): ReplyStream {
+    const { app, native } = this;
+    return slackStream({ client: app.client, parts: this.parts, native }, message, options);
+  }
+
+  private readonly parts = (text: string) =>
+    formatSlackText(text, this.options.textLimit ?? SLACK_TEXT_LIMIT, {
+      allowBroadcastMentions: this.options.allowBroadcastMentions === true,
+    });
 
   /** Settles a reply a crash left unconfirmed (see `settleSlackReply`). */
   settle(reply: UnsettledReply): Promise<SentMessage | undefined> {

@@ -33,6 +33,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { AnswerDelay } from '../testing/answer-delay.js';
 import { FakeSlackInteractions } from './fake/interactions.js';
+import { FakeSlackStreams } from './fake/stream.js';
 import type {
   FakeSlackAcknowledged,
   FakeSlackDelivery,
@@ -117,10 +118,11 @@ export class FakeSlack {
   private readonly wss = new WebSocketServer({ noServer: true });
   private socket: WebSocket | undefined;
   private socketWaiters: (() => void)[] = [];
-  private clock = { second: 0, sequence: 0 };
+  private clock = 0;
   private readonly state: WebApiState;
   private readonly retry: { delaysMs: number[]; timeoutMs: number } | undefined;
   private readonly answerDelay: AnswerDelay;
+  private readonly streams: FakeSlackStreams;
 
   private constructor(options: FakeSlackOptions) {
     this.token = options.token ?? 'xoxb-fake-token';
@@ -184,6 +186,7 @@ export class FakeSlack {
       },
       options.ackDeadlineMs === undefined ? {} : { ackDeadlineMs: options.ackDeadlineMs },
     );
+    this.streams = new FakeSlackStreams(this.state, options);
     this.server = createServer((req, res) => void this.handleHttp(req, res));
     this.server.on('upgrade', (req, socket, head) => {
       if (!req.url?.startsWith('/socket')) return socket.destroy();
@@ -226,12 +229,10 @@ export class FakeSlack {
     );
   }
 
-  /** A fresh, increasing Slack `ts`. */
+  /** A fresh, increasing Slack `ts`: the time in microseconds, as Slack's are. */
   nextTs(): string {
-    const now = Math.floor(Date.now() / 1000);
-    if (now > this.clock.second) this.clock = { second: now, sequence: 0 };
-    this.clock.sequence += 1;
-    return `${this.clock.second}.${String(this.clock.sequence).padStart(6, '0')}`;
+    this.clock = Math.max(Date.now() * 1000, this.clock + 1);
+    return `${Math.floor(this.clock / 1e6)}.${String(this.clock % 1e6).padStart(6, '0')}`;
   }
 
   /** Makes the next call of `method` fail once (queue several calls to fail several times). */
@@ -711,7 +712,11 @@ export class FakeSlack {
     const expected = method === 'apps.connections.open' ? this.appToken : this.token;
     if (token !== expected)
       return reply(200, { ok: false, error: token === undefined ? 'not_authed' : 'invalid_auth' });
-    const result = answerWebApi(this.state, method, params);
+    const retryAfter = this.streams.retryAfter(method);
+    if (retryAfter !== undefined) {
+      return reply(429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(retryAfter) });
+    }
+    const result = this.streams.answer(method, params) ?? answerWebApi(this.state, method, params);
     const held = method === 'chat.postMessage' && result.ok === true && this.answerDelay.wait();
     if (held) await held;
     reply(200, result);

@@ -104,6 +104,7 @@ export class LiveReply {
           void write(op).catch(() => undefined); // the final confirmation says it all again
         },
         stopped: () => this.#stop.abort(new Error('stopped by the person')),
+        recipientId: inbound.participant.id,
       },
     );
     this.#stream.update(this.#latest);

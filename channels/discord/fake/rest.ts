@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EditWindow } from '../../testing/edit-limit.js';
 import type { FakeDiscordChannel, FakeDiscordMessage, FakeDiscordUser } from './payloads.js';
 
 /** A scripted failure for the next message the bot posts. */
@@ -32,6 +33,8 @@ export interface RestHost {
   channel(id: string): FakeDiscordChannel | undefined;
   message(id: string): FakeDiscordMessage | undefined;
   nextFailure(): FakeDiscordFailure | undefined;
+  /** The edits the bot made, by channel: past the limit, a `PATCH` is answered 429. */
+  edits: EditWindow;
   /**
    * The bot posts `content` in `channel` (replying to `referencedId`): record and echo it. With
    * `enforce` and a nonce the bot posted within the nonce window, nothing is created and the
@@ -134,6 +137,8 @@ export async function handleRest(
     return answer(404, { message: 'Unknown Message', code: 10008 });
   }
   if (method === 'PATCH') {
+    const waitMs = host.edits.take(channel.id);
+    if (waitMs !== undefined) return fail({ status: 429, retryAfter: waitMs / 1000 }, answer);
     const content = (body as { content?: unknown } | undefined)?.content;
     return answer(
       200,

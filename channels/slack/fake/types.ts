@@ -1,4 +1,5 @@
 /** Public shapes of `FakeSlack`: its options, what it records, and how deliveries are asked for. */
+import type { EditLimit } from '../../testing/edit-limit.js';
 
 export interface FakeSlackUser {
   name: string;
@@ -50,6 +51,17 @@ export interface FakeSlackOptions {
    * 0 makes every acknowledgement late (see `FakeSlackInteractions.acks`).
    */
   ackDeadlineMs?: number;
+  /**
+   * Whether the workspace has the streaming methods (`chat.startStream`…; default true): without
+   * them Slack answers `unknown_method`.
+   */
+  streaming?: boolean;
+  /**
+   * How often the bot may call `chat.update` and `chat.appendStream` before Slack answers 429
+   * `ratelimited` with `Retry-After` (default Slack's tiers: 50 and 100 a minute; `false`: no
+   * limit).
+   */
+  editLimit?: EditLimit;
 }
 
 /** One Web API call the fake received. */
@@ -71,6 +83,8 @@ export interface FakeSlackPost {
   metadata?: FakeSlackMetadata;
   /** Every other parameter the bot sent (blocks, mrkdwn, unfurl_links…). */
   params: Record<string, unknown>;
+  /** True while a stream writes it (from `chat.startStream` until `chat.stopStream`). */
+  streaming?: boolean;
 }
 
 /** A reaction the bot put on a message (`reactions.add`), until `reactions.remove`. */

@@ -170,7 +170,7 @@ export function answerWebApi(
  * A post's `metadata` (an object, or JSON in a form body), or Slack's error code when it is
  * malformed; undefined when there is none.
  */
-function readMetadata(value: unknown): FakeSlackMetadata | string | undefined {
+export function readMetadata(value: unknown): FakeSlackMetadata | string | undefined {
   if (value === undefined || value === '') return undefined;
   let metadata: unknown = value;
   if (typeof value === 'string') {

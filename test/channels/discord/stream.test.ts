@@ -1,30 +1,32 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BaseAgent, Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
+import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
 import { DiscordChannel } from 'colloquy/discord';
 import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
-import { pacedModel } from '../../fixtures/paced-model.js';
+import { PacedAgent } from '../../fixtures/paced-model.js';
+import { botOn } from '../../fixtures/gated-agent.js';
 
 const GUILD = '81384788765712384';
 const GENERAL = '290926798999357250';
 const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice', global_name: 'Alice' };
 
-class SupportAgent extends BaseAgent {
-  name = 'support-agent';
-  description = 'Answers questions in Discord';
-  instructions = 'Be brief.';
-  readonly paced = pacedModel();
-  override model = this.paced.model;
-}
+/** Alice asks the bot in #general. */
+const askDeploy = (discord: FakeDiscord) =>
+  discord.userMessage({
+    channelId: GENERAL,
+    author: alice,
+    content: `<@${discord.botUser.id}> deploy status?`,
+    mentions: [discord.botUser],
+  });
 
 describe('a reply streamed on Discord (discord.js against FakeDiscord)', () => {
   let discord: FakeDiscord;
-  let agent: SupportAgent;
+  let agent: PacedAgent;
   let bot: Bot;
 
   beforeEach(async () => {
     discord = await FakeDiscord.start();
     discord.addGuild({ id: GUILD, name: 'Guild', channels: [{ id: GENERAL, name: 'general' }] });
-    agent = new SupportAgent();
+    agent = new PacedAgent();
     const channel = new DiscordChannel({
       token: discord.token,
       clientOptions: { rest: { api: discord.restApi } },
@@ -44,12 +46,7 @@ describe('a reply streamed on Discord (discord.js against FakeDiscord)', () => {
   });
 
   it('posts the first words as a reply, edits it with the rest, and records one reply', async () => {
-    const asked = discord.userMessage({
-      channelId: GENERAL,
-      author: alice,
-      content: `<@${discord.botUser.id}> deploy status?`,
-      mentions: [discord.botUser],
-    });
+    const asked = askDeploy(discord);
     await agent.paced.started;
     agent.paced.say('Deploy 812');
     const [posted] = await discord.waitForPosted(1);
@@ -72,5 +69,72 @@ describe('a reply streamed on Discord (discord.js against FakeDiscord)', () => {
       delivery: 'sent',
       metadata: { messageId: posted?.id },
     });
+  });
+});
+
+describe('edits Discord rate-limits (discord.js against FakeDiscord)', () => {
+  it('answers an edit past the limit 429 with retry_after and the rate-limit headers', async () => {
+    const discord = await FakeDiscord.start({ editLimit: { calls: 1, perMs: 60_000 } });
+    discord.addGuild({ id: GUILD, name: 'Guild', channels: [{ id: GENERAL, name: 'general' }] });
+    try {
+      const headers = {
+        authorization: `Bot ${discord.token}`,
+        'content-type': 'application/json',
+      };
+      const url = `${discord.restApi}/v10/channels/${GENERAL}/messages`;
+      const posted = (await (
+        await fetch(url, { method: 'POST', headers, body: JSON.stringify({ content: 'a' }) })
+      ).json()) as { id: string };
+      const edit = () =>
+        fetch(`${url}/${posted.id}`, {
+          method: 'PATCH',
+          headers,
+          body: JSON.stringify({ content: 'b' }),
+        });
+      expect((await edit()).status).toBe(200);
+      const limited = await edit();
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await limited.json()).toMatchObject({
+        retry_after: expect.any(Number),
+        global: false,
+      });
+    } finally {
+      await discord.close();
+    }
+  });
+
+  it('waits out a 429 on an edit and shows the whole answer', async () => {
+    const discord = await FakeDiscord.start({ editLimit: { calls: 1, perMs: 1000 } });
+    discord.addGuild({ id: GUILD, name: 'Guild', channels: [{ id: GENERAL, name: 'general' }] });
+    const agent = new PacedAgent();
+    const channel = new DiscordChannel({
+      token: discord.token,
+      clientOptions: { rest: { api: discord.restApi } },
+    });
+    const bot = await botOn(channel, agent);
+    try {
+      askDeploy(discord);
+      await agent.paced.started;
+      agent.paced.say('Deploy 812');
+      await discord.waitForPosted(1);
+      agent.paced.say(' is');
+      await discord.waitForRequest((request) => request.method === 'PATCH');
+      agent.paced.finish(' live.');
+      await discord.waitForRequest(
+        (request) => request.method === 'PATCH' && request.status === 429,
+      );
+      await discord.waitForRequest(
+        (request) =>
+          request.method === 'PATCH' &&
+          request.status === 200 &&
+          (request.body as { content?: string }).content === 'Deploy 812 is live.',
+      );
+      await bot.idle();
+      expect(discord.posted[0]?.content).toBe('Deploy 812 is live.');
+    } finally {
+      await bot.stop();
+      await discord.close();
+    }
   });
 });

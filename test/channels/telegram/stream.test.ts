@@ -5,38 +5,30 @@ import { Api as GrammyApi } from 'grammy';
 import type { Chat, User } from 'grammy/types';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BaseAgent, Bot, silentLogger } from 'colloquy';
+import { Bot, silentLogger } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
 import { answer } from '../../fixtures/model-answer.js';
-import { pacedModel } from '../../fixtures/paced-model.js';
+import { PacedAgent } from '../../fixtures/paced-model.js';
 import { botOn } from '../../fixtures/gated-agent.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
 const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
 const team: Chat = { id: -2002, type: 'group', title: 'Team' };
 
-class SupportAgent extends BaseAgent {
-  name = 'support-agent';
-  description = 'Answers questions about orders';
-  instructions = 'Be brief.';
-  readonly paced = pacedModel();
-  override model = this.paced.model;
-}
-
 describe('a reply streamed on Telegram (grammy against FakeTelegram, SQLite store)', () => {
   let telegram: FakeTelegram;
   let dir: string;
   let store: SqliteConversationStore;
-  let agent: SupportAgent;
+  let agent: PacedAgent;
   let bot: Bot;
 
   beforeEach(async () => {
     telegram = await FakeTelegram.start();
     dir = mkdtempSync(join(tmpdir(), 'colloquy-telegram-stream-'));
     store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
-    agent = new SupportAgent();
+    agent = new PacedAgent();
     const channel = new TelegramChannel({
       token: telegram.token,
       client: { apiRoot: telegram.apiRoot },
@@ -202,7 +194,7 @@ describe('edits Telegram rate-limits (grammy against FakeTelegram)', () => {
 
   it('waits out a 429 on an edit and shows the whole answer, never an edit that changes nothing', async () => {
     const telegram = await FakeTelegram.start({ editLimit: { calls: 1, perMs: 1000 } });
-    const agent = new SupportAgent();
+    const agent = new PacedAgent();
     const channel = new TelegramChannel({
       token: telegram.token,
       client: { apiRoot: telegram.apiRoot },

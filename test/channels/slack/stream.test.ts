@@ -1,0 +1,205 @@
+import { LogLevel, type App } from '@slack/bolt';
+import { WebClient } from '@slack/web-api';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Bot } from 'colloquy';
+import { FakeSlack, type FakeSlackOptions } from 'colloquy/testing';
+import { slackBotOn } from '../../fixtures/slack-bot.js';
+import { PacedAgent } from '../../fixtures/paced-model.js';
+
+const GENERAL = 'C0GENERAL';
+const DM = 'D0ALICE';
+
+describe('a reply streamed on Slack (Bolt against FakeSlack)', () => {
+  let slack: FakeSlack;
+  let agent: PacedAgent;
+  let bot: Bot;
+
+  beforeEach(() => {
+    agent = new PacedAgent();
+  });
+
+  afterEach(async () => {
+    await bot.stop();
+    await slack.close();
+  });
+
+  async function startBot(fake: FakeSlackOptions = {}) {
+    slack = await FakeSlack.start(fake);
+    bot = await slackBotOn(slack, agent);
+  }
+
+  const methods = () =>
+    slack.calls
+      .map((call) => call.method)
+      .filter((method) => method.startsWith('chat.') && method !== 'chat.postMessage');
+
+  const replies = async (conversationId: string) =>
+    (await bot.store.get(conversationId)).filter((turn) => turn.participant.kind === 'agent');
+
+  it('streams the answer to a mention in its thread with Slack’s streaming methods, to the person', async () => {
+    await startBot();
+    const { event } = await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'deploy?' });
+    await agent.paced.started;
+    agent.paced.say('Deploy 812');
+    const [streaming] = await slack.waitForPosted(1);
+    expect(streaming).toMatchObject({ text: 'Deploy 812', thread_ts: event.ts, streaming: true });
+    const start = slack.calls.find((call) => call.method === 'chat.startStream');
+    expect(start?.params).toMatchObject({
+      channel: GENERAL,
+      thread_ts: event.ts,
+      recipient_user_id: 'U0ALICE',
+      recipient_team_id: 'T0FAKE',
+    });
+
+    agent.paced.finish(' is **live**.');
+    await slack.waitFor(() => slack.posted[0]?.streaming === false);
+    await bot.idle();
+
+    expect(slack.posted).toHaveLength(1);
+    expect(slack.posted[0]).toMatchObject({
+      text: 'Deploy 812 is **live**.',
+      metadata: { event_type: 'colloquy_reply', event_payload: { part: 0 } },
+    });
+    expect(methods().at(-1)).toBe('chat.stopStream');
+    expect(methods()).not.toContain('chat.update');
+    const stored = await replies(`slack:T0FAKE:${GENERAL}:${String(event.ts)}`);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({
+      content: 'Deploy 812 is **live**.',
+      delivery: 'sent',
+      metadata: { messageId: streaming?.ts },
+    });
+  });
+
+  it('streams in a DM thread (an assistant thread) without naming a recipient', async () => {
+    await startBot();
+    const thread = '1700000000.000100';
+    await slack.message({ channel: DM, user: 'U0ALICE', text: 'deploy?', thread_ts: thread });
+    await agent.paced.started;
+    agent.paced.say('Deploy 812');
+    await slack.waitForPosted(1);
+    agent.paced.finish(' is live.');
+    await slack.waitFor(() => slack.posted[0]?.streaming === false);
+    await bot.idle();
+    const start = slack.calls.find((call) => call.method === 'chat.startStream');
+    expect(start?.params).toMatchObject({ channel: DM, thread_ts: thread });
+    expect(start?.params.recipient_user_id).toBeUndefined();
+    expect(slack.posted[0]).toMatchObject({ text: 'Deploy 812 is live.', thread_ts: thread });
+  });
+
+  it('posts a reply at the top level of a DM, then updates it as the answer grows', async () => {
+    await startBot();
+    await slack.message({ channel: DM, user: 'U0ALICE', text: 'deploy?' });
+    await agent.paced.started;
+    agent.paced.say('Deploy 812');
+    const [posted] = await slack.waitForPosted(1);
+    expect(posted).toMatchObject({ channel: DM, text: 'Deploy 812' });
+    agent.paced.finish(' is live.');
+    await slack.waitFor(() => slack.posted[0]?.text === 'Deploy 812 is live.');
+    await bot.idle();
+    expect(methods()).toEqual(['chat.update']);
+    const [stored] = await replies(`slack:T0FAKE:${DM}`);
+    expect(stored).toMatchObject({ content: 'Deploy 812 is live.', delivery: 'sent' });
+  });
+
+  it('posts and updates where the workspace cannot stream, and stops asking', async () => {
+    await startBot({ streaming: false });
+    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'deploy?' });
+    await agent.paced.started;
+    agent.paced.say('Deploy 812');
+    await slack.waitForPosted(1);
+    agent.paced.finish(' is live.');
+    await slack.waitFor(() => slack.posted[0]?.text === 'Deploy 812 is live.');
+    await bot.idle();
+    expect(methods()).toEqual(['chat.startStream', 'chat.update']);
+    expect(slack.posted[0]?.metadata?.event_type).toBe('colloquy_reply');
+  });
+
+  it('waits out a 429 on an append and shows the whole answer', async () => {
+    await startBot({ editLimit: { calls: 1, perMs: 1000 } });
+    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'deploy?' });
+    await agent.paced.started;
+    agent.paced.say('Deploy');
+    await slack.waitForPosted(1);
+    agent.paced.say(' 812');
+    await slack.waitFor(() => slack.posted[0]?.text === 'Deploy 812');
+    agent.paced.say(' is');
+    await slack.waitFor(() => slack.posted[0]?.text === 'Deploy 812 is');
+    agent.paced.finish(' live.');
+    await slack.waitFor(() => slack.posted[0]?.streaming === false);
+    await bot.idle();
+    const appends = slack.calls.filter((call) => call.method === 'chat.appendStream');
+    expect(appends.length).toBe(3); // two appends, one of them refused once with 429
+    expect(slack.posted[0]?.text).toBe('Deploy 812 is live.');
+  });
+});
+
+describe('FakeSlack speaks the streaming methods as Slack does', () => {
+  let slack: FakeSlack;
+  let client: App['client'];
+
+  beforeEach(async () => {
+    slack = await FakeSlack.start();
+    client = new WebClient(slack.token, {
+      slackApiUrl: slack.slackApiUrl,
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+      logLevel: LogLevel.ERROR,
+    });
+  });
+
+  afterEach(async () => {
+    await slack.close();
+  });
+
+  it('refuses a channel stream without its recipient, and a stream without a thread', async () => {
+    await expect(
+      client.chat.startStream({ channel: GENERAL, thread_ts: '1.000001', markdown_text: 'x' }),
+    ).rejects.toMatchObject({ data: { error: 'missing_recipient_user_id' } });
+    await expect(
+      client.chat.startStream({
+        channel: GENERAL,
+        thread_ts: '1.000001',
+        markdown_text: 'x',
+        recipient_user_id: 'U0ALICE',
+      }),
+    ).rejects.toMatchObject({ data: { error: 'missing_recipient_team_id' } });
+    await expect(
+      client.chat.startStream({ channel: DM, thread_ts: '', markdown_text: 'x' }),
+    ).rejects.toMatchObject({ data: { error: 'invalid_arguments' } });
+  });
+
+  it('refuses chat.update while a message streams, and an append once it stopped', async () => {
+    const { ts } = await client.chat.startStream({
+      channel: DM,
+      thread_ts: '1.000001',
+      markdown_text: 'Deploy',
+    });
+    await expect(client.chat.update({ channel: DM, ts: ts!, text: 'x' })).rejects.toMatchObject({
+      data: { error: 'cant_update_message' },
+    });
+    await client.chat.appendStream({ channel: DM, ts: ts!, markdown_text: ' 812' });
+    await client.chat.stopStream({ channel: DM, ts: ts!, markdown_text: '.' });
+    expect(slack.posted[0]).toMatchObject({ text: 'Deploy 812.', streaming: false });
+    await expect(
+      client.chat.appendStream({ channel: DM, ts: ts!, markdown_text: '!' }),
+    ).rejects.toMatchObject({ data: { error: 'message_not_in_streaming_state' } });
+    await client.chat.update({ channel: DM, ts: ts!, text: 'Deploy 812!' });
+  });
+
+  it('answers 429 ratelimited with Retry-After past the edit limit', async () => {
+    await slack.close();
+    slack = await FakeSlack.start({ editLimit: { calls: 1, perMs: 60_000 } });
+    client = new WebClient(slack.token, {
+      slackApiUrl: slack.slackApiUrl,
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+      logLevel: LogLevel.ERROR,
+    });
+    const { ts } = await client.chat.postMessage({ channel: GENERAL, text: 'a' });
+    await client.chat.update({ channel: GENERAL, ts: ts!, text: 'b' });
+    await expect(
+      client.chat.update({ channel: GENERAL, ts: ts!, text: 'c' }),
+    ).rejects.toMatchObject({ code: 'slack_webapi_rate_limited_error', retryAfter: 60 });
+  });
+});
