@@ -4,14 +4,12 @@ import type { NewMessage } from '../../src/types.js';
 import { withMetadata } from '../../src/types.js';
 import { normalizeTimestamp, toInsert } from '../rows.js';
 import { jsonWithoutNul, withoutNul } from './errors.js';
-import { CONVERSATION_UPSERT } from './statements.js';
 
 /**
  * Many new turns in one statement (group commit): the message insert is the claim, as in
- * `PG.append`, over arrays; the conversations of the turns it inserted are upserted once each
- * (a conversation's count moves by how many of its turns went in), their participants created
- * when missing (tallied as the transaction commits, `commitTransaction`), and their mentions
- * written. Answers the seq of each turn it inserted, by id; a turn repeated
+ * `PG.append`, over arrays; the conversations and participants of the turns it inserted are
+ * created when missing (counted and tallied as the transaction commits, `commitTransaction`),
+ * and their mentions written. Answers the seq of each turn it inserted, by id; a turn repeated
  * (stored before, or twice in the batch) is left out.
  */
 const APPEND_MANY = `WITH m AS (
@@ -37,13 +35,13 @@ const APPEND_MANY = `WITH m AS (
     SELECT * FROM unnest($25::text[], $26::text[], $27::text[], $28::text[], $29::text[],
       $30::text[]) AS pl(id, channel_type, channel_id, channel_name, thread_id, scope)),
   c AS (
-    INSERT INTO conversations AS t (id, channel_type, channel_id, channel_name, thread_id, scope,
+    INSERT INTO conversations (id, channel_type, channel_id, channel_name, thread_id, scope,
       created_at, last_message_at, message_count)
     SELECT pl.id, pl.channel_type, pl.channel_id, pl.channel_name, pl.thread_id, pl.scope,
-      s.first, s.last, s.n
-    FROM (SELECT conversation_id, count(*) AS n, min(timestamp) AS first, max(timestamp) AS last
-          FROM m GROUP BY conversation_id) s JOIN place pl ON pl.id = s.conversation_id
-    ${CONVERSATION_UPSERT}),
+      s.first, s.first, 0
+    FROM (SELECT conversation_id, min(timestamp) AS first FROM m GROUP BY conversation_id) s
+      JOIN place pl ON pl.id = s.conversation_id
+    ON CONFLICT (id) DO NOTHING),
   mentions AS (
     INSERT INTO message_mentions (message_seq, conversation_id, participant_id, timestamp,
       position)

@@ -1,5 +1,7 @@
 import type pg from 'pg';
+import type { AgentRun } from '../../src/runs.js';
 import type { StoreOperation } from '../../src/store.js';
+import { createRuns } from './batch.js';
 import { withMetadata } from '../../src/types.js';
 import { normalizeTimestamp } from '../rows.js';
 import { jsonWithoutNul, withoutNul } from './errors.js';
@@ -42,21 +44,51 @@ const TALLY_PARTICIPANTS = (who: string) => `WITH seen AS (
   WHERE t.id = l.id`;
 
 /**
- * Conversations a transaction writes, locked in id order: one a new turn goes to is created
- * empty when missing (the turn's upsert counts it); one only named by a run or a confirmation
- * is locked when it exists.
+ * Conversations a new turn of the transaction goes to, created empty when missing, in id
+ * order. One that exists is not locked: its count and times are written by the statement that
+ * commits the transaction (`TALLY_CONVERSATIONS`).
  */
-const LOCK_CONVERSATIONS = `INSERT INTO conversations AS t (id, channel_type, channel_id,
+const ENSURE_CONVERSATIONS = `INSERT INTO conversations (id, channel_type, channel_id,
     channel_name, thread_id, scope, created_at, last_message_at, message_count)
-  SELECT x.id, coalesce(x.channel_type, c.channel_type), coalesce(x.channel_id, c.channel_id),
-    x.channel_name, x.thread_id, coalesce(x.scope, c.scope), coalesce(x.at, c.created_at),
-    coalesce(x.at, c.last_message_at), 0
+  SELECT x.id, x.channel_type, x.channel_id, x.channel_name, x.thread_id, x.scope, x.at, x.at, 0
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
     $7::timestamptz[]) AS x(id, channel_type, channel_id, channel_name, thread_id, scope, at)
-  LEFT JOIN conversations c ON c.id = x.id
-  WHERE x.channel_type IS NOT NULL OR c.id IS NOT NULL
+  WHERE x.channel_type IS NOT NULL
   ORDER BY x.id
-  ON CONFLICT (id) DO UPDATE SET message_count = t.message_count WHERE false`;
+  ON CONFLICT (id) DO NOTHING`;
+
+/**
+ * The count, span and name of the conversations this transaction inserted turns into
+ * (`txid`), and the last message time of those where it confirmed a reply at a new time (the
+ * newest turn's), locked in id order. `place` is a JSON array of `{ id, channel_name,
+ * thread_id, refresh }`.
+ */
+const TALLY_CONVERSATIONS = (place: string) => `WITH added AS (
+    SELECT conversation_id AS id, count(*) AS n, min(timestamp) AS first, max(timestamp) AS last
+    FROM messages WHERE txid = pg_current_xact_id() GROUP BY conversation_id),
+  place AS (
+    SELECT * FROM jsonb_to_recordset(${place}::jsonb)
+      AS w(id text, channel_name text, thread_id text, refresh boolean)),
+  locked AS MATERIALIZED (
+    SELECT t.id FROM conversations t
+    WHERE t.id IN (SELECT id FROM added) OR t.id IN (SELECT id FROM place WHERE refresh)
+    ORDER BY t.id FOR NO KEY UPDATE)
+  UPDATE conversations AS t SET
+    message_count = t.message_count + coalesce(a.n, 0),
+    created_at = CASE WHEN a.n IS NULL THEN t.created_at WHEN t.message_count = 0 THEN a.first
+      ELSE least(t.created_at, a.first) END,
+    last_message_at = CASE
+      WHEN p.refresh THEN coalesce(
+        (SELECT max(m.timestamp) FROM messages m WHERE m.conversation_id = t.id),
+        t.last_message_at)
+      WHEN a.n IS NULL THEN t.last_message_at
+      WHEN t.message_count = 0 THEN a.last
+      ELSE greatest(t.last_message_at, a.last) END,
+    channel_name = CASE WHEN a.n IS NULL THEN t.channel_name
+      ELSE coalesce(p.channel_name, t.channel_name) END,
+    thread_id = CASE WHEN a.n IS NULL THEN t.thread_id ELSE coalesce(t.thread_id, p.thread_id) END
+  FROM locked l LEFT JOIN added a ON a.id = l.id LEFT JOIN place p ON p.id = l.id
+  WHERE t.id = l.id`;
 
 /** Turns a transaction changes (confirmed replies, edits, deletions), locked in seq order. */
 const LOCK_MESSAGES = `SELECT seq FROM messages WHERE seq IN (
@@ -68,11 +100,16 @@ const LOCK_MESSAGES = `SELECT seq FROM messages WHERE seq IN (
         AND m.platform_message_id = k.platform_message_id)
   ORDER BY seq FOR UPDATE`;
 
+/** Runs a transaction writes, locked in id order (after `createRuns` made the missing ones). */
+const LOCK_RUNS = `SELECT id FROM agent_runs WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`;
+
 /** What the ops of one transaction write to rows other transactions write too. */
 interface Shared {
   participants: Map<string, [kind: string, name: string | null, seen: string]>;
   conversations: Map<string, (string | null)[]>;
   replies: string[];
+  /** Each run written, as the first op that writes it has it. */
+  runs: Map<string, AgentRun>;
   /** Turns by platform key: channel types, channel ids, platform message ids. */
   platform: [string[], string[], string[]];
 }
@@ -82,6 +119,7 @@ function sharedRows(ops: readonly StoreOperation[]): Shared {
     participants: new Map(),
     conversations: new Map(),
     replies: [],
+    runs: new Map(),
     platform: [[], [], []],
   };
   for (const op of ops) {
@@ -101,7 +139,7 @@ function sharedRows(ops: readonly StoreOperation[]): Shared {
         participant.displayName ?? known?.[1] ?? null,
         known?.[2] ?? seen,
       ]);
-      if (shared.conversations.get(message.conversationId)?.[0] == null) {
+      if (!shared.conversations.has(message.conversationId)) {
         shared.conversations.set(message.conversationId, [
           metadata.channelType,
           metadata.channelId,
@@ -111,11 +149,10 @@ function sharedRows(ops: readonly StoreOperation[]): Shared {
           seen,
         ]);
       }
-    } else if (op.kind === 'run' || op.kind === 'confirm') {
-      const conversationId =
-        op.kind === 'run' ? op.run.conversationId : op.confirmation.conversationId;
-      if (!shared.conversations.has(conversationId)) shared.conversations.set(conversationId, []);
-      if (op.kind === 'confirm') shared.replies.push(op.confirmation.id);
+    } else if (op.kind === 'confirm') {
+      shared.replies.push(op.confirmation.id);
+    } else if (op.kind === 'run' && !shared.runs.has(op.run.id)) {
+      shared.runs.set(op.run.id, op.run);
     } else if (op.kind === 'edit' || op.kind === 'delete') {
       const { channelType, channelId, messageId } = op.kind === 'edit' ? op.edit : op.deletion;
       shared.platform[0].push(channelType);
@@ -128,8 +165,9 @@ function sharedRows(ops: readonly StoreOperation[]): Shared {
 
 /**
  * Takes, first thing in a transaction, the row locks its ops will take on rows that other
- * instances write too: participants created, then conversations, then existing turns, each in
- * key order; the participants' own rows last, as the transaction commits (`commitTransaction`).
+ * instances write too: participants and conversations created, then existing turns, then
+ * runs (created when missing), each in key order; the conversations' and the participants' own rows last, as the transaction
+ * commits (`commitTransaction`).
  * Every transaction takes them in this one order, so two instances never wait on each other in
  * a cycle (a deadlock); the ops after find their rows locked already.
  *
@@ -143,7 +181,7 @@ export async function lockSharedRows(
   client: pg.PoolClient,
   ops: readonly StoreOperation[],
 ): Promise<void> {
-  const { participants, conversations, replies, platform } = sharedRows(ops);
+  const { participants, conversations, replies, runs, platform } = sharedRows(ops);
   if (participants.size > 0) {
     const values = [...participants.values()];
     await client.query(
@@ -154,7 +192,7 @@ export async function lockSharedRows(
   if (conversations.size > 0) {
     const values = [...conversations.values()];
     await client.query(
-      LOCK_CONVERSATIONS,
+      ENSURE_CONVERSATIONS,
       withoutNul([
         [...conversations.keys()],
         ...[0, 1, 2, 3, 4, 5].map((i) => values.map((v) => v[i] ?? null)),
@@ -164,12 +202,22 @@ export async function lockSharedRows(
   if (replies.length > 0 || platform[0].length > 0) {
     await client.query(LOCK_MESSAGES, withoutNul([replies, ...platform]));
   }
+  if (runs.size > 0) {
+    // Created when missing, then locked, both in id order: the run ops after only update rows.
+    const ids = [...runs.keys()].sort();
+    await createRuns(
+      client,
+      ids.map((id) => runs.get(id)!),
+    );
+    await client.query(LOCK_RUNS, [withoutNul(ids)]);
+  }
 }
 
 /**
- * Commits the transaction `lockSharedRows` began for `ops`: the tallies of the participants
- * whose turns it inserted, then COMMIT, sent together (one round trip, so those rows stay
- * locked only while Postgres commits).
+ * Commits the transaction `lockSharedRows` began for `ops`: the tallies of the conversations
+ * and then the participants whose turns it inserted (or whose replies it confirmed at a new
+ * time), then COMMIT, all sent together: one round trip, so those rows, which every instance
+ * writes, stay locked only while Postgres commits.
  *
  * @example
  * ```ts
@@ -181,12 +229,43 @@ export async function commitTransaction(
   ops: readonly StoreOperation[],
 ): Promise<void> {
   const { participants } = sharedRows(ops);
-  if (participants.size === 0) {
+  const places = placesOf(ops);
+  if (participants.size === 0 && places.length === 0) {
     await client.query('COMMIT');
     return;
   }
   const who = [...participants].map(([id, [kind, name]]) => ({ id, kind, display_name: name }));
-  // No parameters, so that both statements go in one message; the JSON is a quoted literal.
-  const literal = client.escapeLiteral(jsonWithoutNul(JSON.stringify(who)));
-  await client.query(`${TALLY_PARTICIPANTS(literal)};\nCOMMIT`);
+  // No parameters, so that the statements go in one message; the JSON goes as quoted literals.
+  const literal = (value: unknown) => client.escapeLiteral(jsonWithoutNul(JSON.stringify(value)));
+  await client.query(
+    [
+      ...(places.length > 0 ? [TALLY_CONVERSATIONS(literal(places))] : []),
+      ...(participants.size > 0 ? [TALLY_PARTICIPANTS(literal(who))] : []),
+      'COMMIT',
+    ].join(';\n'),
+  );
+}
+
+/** Per conversation: the name its newest turn gives, its first thread id, whether to refresh. */
+function placesOf(ops: readonly StoreOperation[]) {
+  const places = new Map<
+    string,
+    { id: string; channel_name: string | null; thread_id: string | null; refresh: boolean }
+  >();
+  const place = (id: string) => {
+    const known = places.get(id) ?? { id, channel_name: null, thread_id: null, refresh: false };
+    places.set(id, known);
+    return known;
+  };
+  for (const op of ops) {
+    if (op.kind === 'append' || op.kind === 'reply') {
+      const { metadata } = withMetadata(op.message);
+      const known = place(op.message.conversationId);
+      known.channel_name = metadata.channelName ?? known.channel_name;
+      known.thread_id ??= metadata.threadId ?? null;
+    } else if (op.kind === 'confirm' && op.confirmation.timestamp !== undefined) {
+      place(op.confirmation.conversationId).refresh = true;
+    }
+  }
+  return [...places.values()];
 }

@@ -83,13 +83,6 @@ export async function confirmReply(db: Queryable, confirmation: ReplyConfirmatio
        WHERE message_seq = (SELECT seq FROM messages WHERE id = $1)`,
       [confirmation.id, timestamp],
     );
-    // The reply's time moved: the conversation's last message time is its newest turn's.
-    await db.query(
-      `UPDATE conversations c SET last_message_at = m.newest
-       FROM (SELECT max(timestamp) AS newest FROM messages WHERE conversation_id = $1) m
-       WHERE c.id = $1 AND m.newest IS NOT NULL AND c.last_message_at <> m.newest`,
-      [confirmation.conversationId],
-    );
   }
   return changed;
 }

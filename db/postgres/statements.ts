@@ -27,23 +27,10 @@ export const POSTGRES_DIALECT: GetDialect = {
 const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participant_id`;
 
 /**
- * A conversation with more turns: counted, spanned (one created empty spans its turns from
- * the first), named when a turn names it.
- */
-export const CONVERSATION_UPSERT = `ON CONFLICT (id) DO UPDATE SET
-      message_count = t.message_count + excluded.message_count,
-      created_at = CASE WHEN t.message_count = 0 THEN excluded.created_at
-        ELSE least(t.created_at, excluded.created_at) END,
-      last_message_at = CASE WHEN t.message_count = 0 THEN excluded.last_message_at
-        ELSE greatest(t.last_message_at, excluded.last_message_at) END,
-      channel_name = coalesce(excluded.channel_name, t.channel_name),
-      thread_id = coalesce(t.thread_id, excluded.thread_id)`;
-
-/**
  * A new turn in one statement: the message insert is the claim (`ON CONFLICT DO NOTHING`
- * on either unique key), and the conversation and the mentions are written only when it
- * inserted; the participant is created when missing, its tallies written as the transaction
- * commits (`commitTransaction`). Foreign keys are checked at the end of the statement, after the
+ * on either unique key), and the mentions are written only when it inserted; the conversation
+ * and the participant are created when missing, counted and tallied as the transaction commits
+ * (`commitTransaction`). Foreign keys are checked at the end of the statement, after the
  * conversation and participant rows exist.
  */
 const APPEND = `WITH m AS (
@@ -60,10 +47,10 @@ const APPEND = `WITH m AS (
     SELECT $3, $23, $24, $5, $5 WHERE EXISTS (SELECT FROM m)
     ON CONFLICT (id) DO NOTHING),
   c AS (
-    INSERT INTO conversations AS t (id, channel_type, channel_id, channel_name, thread_id, scope,
+    INSERT INTO conversations (id, channel_type, channel_id, channel_name, thread_id, scope,
       created_at, last_message_at, message_count)
-    SELECT $2, $7, $8, $25, $9, $6, $5, $5, 1 WHERE EXISTS (SELECT FROM m)
-    ${CONVERSATION_UPSERT}),
+    SELECT $2, $7, $8, $25, $9, $6, $5, $5, 0 WHERE EXISTS (SELECT FROM m)
+    ON CONFLICT (id) DO NOTHING),
   mentions AS (
     INSERT INTO message_mentions (message_seq, conversation_id, participant_id, timestamp,
       position)
