@@ -191,6 +191,28 @@ function speakerKind(row: TurnSqlRow, agents: ReadonlySet<string>): SpeakerKind 
     : 'another bot';
 }
 
+/** `command /refund → billing-agent`, `pressed approve → billing-agent`, `… refused: wrong user`. */
+function interactionWords(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const i = value as Record<string, unknown>;
+  const what =
+    i['type'] === 'command'
+      ? `command /${String(i['name'])}`
+      : `pressed ${String(i['value'] ?? i['id'])}`;
+  if (typeof i['refused'] === 'string') return `${what} · refused: ${i['refused']}`;
+  return typeof i['agent'] === 'string' ? `${what} → ${i['agent']}` : what;
+}
+
+/** The labels of a reply's buttons and select options, in order. */
+function actionLabels(metadata: Record<string, unknown>): string[] {
+  const actions = Array.isArray(metadata['actions']) ? metadata['actions'] : [];
+  const select = metadata['select'] as { options?: unknown } | undefined;
+  const options = Array.isArray(select?.options) ? select.options : [];
+  return [...actions, ...options].flatMap((a: { label?: unknown }) =>
+    typeof a?.label === 'string' ? [a.label] : [],
+  );
+}
+
 function turnOf(
   row: TurnSqlRow,
   revisions: Turn['revisions'],
@@ -213,6 +235,8 @@ function turnOf(
   };
   const reasoning = text(row.reasoning, 'reasoning');
   const attachments = attachmentsOf(row.attachments);
+  const interaction = interactionWords(metadata['interaction']);
+  const actions = actionLabels(metadata);
   return {
     seq: row.seq,
     id: row.id,
@@ -248,6 +272,8 @@ function turnOf(
     ...(Object.keys(delegation).length === 0 ? {} : { delegation }),
     ...(reasoning === undefined || reasoning === '' ? {} : { reasoning }),
     ...(attachments.length === 0 ? {} : { attachments }),
+    ...(interaction === undefined ? {} : { interaction }),
+    ...(actions.length === 0 ? {} : { actions }),
     ...(row.delivery === null ? {} : { delivery: row.delivery }),
     runs,
   };

@@ -150,6 +150,10 @@ export interface Turn {
   reasoning?: string;
   /** The files the turn carried, as references (the page fetches none of them). */
   attachments?: TurnAttachment[];
+  /** A slash command or a press, in words (`command /refund → billing-agent`). */
+  interaction?: string;
+  /** The labels of the buttons (and select options) a reply carried. */
+  actions?: string[];
   /** `sending` / `sent` / `unconfirmed` for turns the bot sent (NULL column: undefined). */
   delivery?: string;
   /** Runs started by this turn (an inbound turn) or that produced it (a reply). */

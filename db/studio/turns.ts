@@ -54,10 +54,12 @@ export function renderTurn(
 ${turn.replyTo ? h`<a class="reply" href="${href(['c', turn.replyTo.conversationId], { at: turn.replyTo.seq }, `m${turn.replyTo.seq}`)}">↩ reply to ${turn.replyTo.speakerName}</a>` : ''}
 ${turn.editedAt ? h`<span class="mark">edited</span>` : ''}
 ${delegationMark(turn)}
+${turn.interaction ? h`<span class="badge">${turn.interaction}</span>` : ''}
 ${turn.delivery && turn.delivery !== 'sent' ? h`<span class="mark warn">delivery: ${turn.delivery}</span>` : ''}
 </div>
 ${body(turn)}
 ${attachments(turn)}
+${turn.actions ? h`<div class="note">buttons: ${turn.actions.join(' · ')}</div>` : ''}
 ${revisions(turn)}
 ${turn.reasoning ? h`<details class="reasoning"><summary>the model's reasoning</summary><pre>${turn.reasoning}</pre></details>` : ''}
 ${extra.tools && extra.tools.length > 0 ? toolGroup(extra.tools) : ''}

@@ -125,6 +125,7 @@ describe('the migration to plain conversation and participant tables', () => {
     const views = viewsOfMigrations(migrationsFolder(), tags);
     for (const name of views.keys()) store.db.exec(`DROP VIEW ${name}`);
     expect(restoreViews(store.db, views).sort()).toEqual([
+      'interactions',
       'message_attachments',
       'message_search',
       'message_sources',

@@ -77,4 +77,17 @@ describe('docs/sql.md', () => {
       expect.objectContaining({ title: 'Refund for invoice 88', ticket: 'T-88', message_count: 3 }),
     ]);
   });
+
+  it('counts the buttons people press per agent, and the commands they run', () => {
+    const run = (title: string) => {
+      const example = docs.find((d) => d.title === title);
+      return store.db.prepare(example!.sql).all() as Record<string, unknown>[];
+    };
+    expect(run('Which buttons people press, per agent')).toEqual([
+      { agent: 'billing-agent', button: 'approve', value: 'approve', presses: 1, people: 1 },
+    ]);
+    expect(run('Commands people run, and the ones the bot does not know')).toEqual([
+      { command: 'refund', refused: null, runs: 1, last_run: '2026-03-05T09:00:00.000Z' },
+    ]);
+  });
 });

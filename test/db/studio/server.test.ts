@@ -195,6 +195,13 @@ describe('studio pages', () => {
     expect(html).toContain('answer to the task from support-agent');
   });
 
+  it('marks commands and presses with who answered them, and shows the buttons a reply carried', async () => {
+    const html = await s.text(`/c/${enc('telegram:5551002')}`);
+    expect(html).toContain('<span class="badge">command /refund → billing-agent</span>');
+    expect(html).toContain('<span class="badge">pressed approve → billing-agent</span>');
+    expect(html).toContain('buttons: Approve · Deny');
+  });
+
   it('keeps the model’s reasoning on the reply, folded and escaped', async () => {
     const html = await s.text(`/c/${enc('slack:T0ACME:D0ALICE')}`);
     expect(html).toContain("<summary>the model's reasoning</summary>");
