@@ -123,6 +123,12 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
         interaction: { type: 'button', id: 'approve', value: 'approve', agent: 'billing' },
       },
     });
+    const concerning = async (agent: string) =>
+      (await store.get(`telegram:${group.id}`, { concerning: { aliases: [agent] } })).map(
+        (t) => t.content,
+      );
+    expect(await concerning('billing')).toContain('Approve');
+    expect(await concerning('support')).not.toContain('Approve');
   });
 
   it('refuses a press by someone the message did not answer, with one line', async () => {

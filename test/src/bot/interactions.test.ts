@@ -91,4 +91,23 @@ describe('commands and presses', () => {
     await bot!.idle();
     expect(channel.sent.map((m) => m.content)).toEqual(['That button is no longer available.']);
   });
+
+  it('keeps a press among the turns that concern the agent whose message it was on, not another', async () => {
+    const { channel, store } = setUp([{ name: 'refund', description: 'Refund', agent: 'billing' }]);
+    await bot!.start();
+    await channel.receive('/refund 1', {
+      scope: 'channel',
+      interaction: { type: 'command', name: 'refund', args: '1' },
+    });
+    await bot!.idle();
+    const press = { type: 'button' as const, id: 'approve', value: '', on: 'out-2' };
+    await channel.receive('Approve', { scope: 'channel', interaction: press, messageId: 'p-1' });
+    await bot!.idle();
+    const seen = async (agent: string) =>
+      (await store.get(channel.conversationId, { concerning: { aliases: [agent] } })).map(
+        (t) => t.content,
+      );
+    expect(await seen('billing')).toEqual(['/refund 1', 'Refund?', 'Approve', 'Refund?']);
+    expect(await seen('support')).toEqual([]);
+  });
 });
