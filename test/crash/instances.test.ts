@@ -48,7 +48,7 @@ const TIMEOUT_MS = 120_000;
 /**
  * The webhook scenario's load: CRASH_RATE updates a second, CRASH_KILLS kills of one instance
  * (CRASH_SEED repeats a run's kill moments); small by default, so that two instances on a busy
- * machine keep up. `CRASH_RATE=60 CRASH_KILLS=16` is the heavy run (docs/benchmarks.md).
+ * machine keep up. `CRASH_RATE=60` is the heavy run (docs/benchmarks.md).
  */
 const WEBHOOK_RATE = Number(process.env.CRASH_RATE ?? 10);
 const WEBHOOK_KILLS = Number(process.env.CRASH_KILLS ?? 2);
