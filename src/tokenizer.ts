@@ -1,4 +1,14 @@
-import { decode, encode } from 'gpt-tokenizer';
+import { createRequire } from 'node:module';
+import type * as Bpe from 'gpt-tokenizer';
+
+// The o200k table is 2.4 MB of JavaScript: a process loads it when it first counts tokens,
+// so a CLI command or a bot process that never builds a prompt starts without it.
+let bpe: typeof Bpe | undefined;
+const encode: typeof Bpe.encode = (...args) => loadBpe().encode(...args);
+const decode: typeof Bpe.decode = (...args) => loadBpe().decode(...args);
+function loadBpe(): typeof Bpe {
+  return (bpe ??= createRequire(import.meta.url)('gpt-tokenizer') as typeof Bpe);
+}
 
 /**
  * Counts and truncates text in model tokens. The default is a real BPE tokenizer
