@@ -3,6 +3,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FULL_SUITE_ONLY } from '../vitest.config.js';
 import { buildIfStale } from './channels/console/bot.fixtures.js';
 import { dropPrefix, closeTestClient, redisUrl, uniquePrefix } from './db/redis/redis.fixtures.js';
 
@@ -140,5 +141,21 @@ describe('the numbers the README gives', () => {
     expect(docs).toContain('\n## Example queries\n');
     expect(said).toBeDefined();
     expect([...examples.matchAll(/^```sql$/gm)]).toHaveLength(Number(said));
+  });
+
+  it('names every suite npm run test:quick leaves out, and test:quick is the quick mode', async () => {
+    // Given the README's section on working on colloquy and the scripts in package.json
+    const readme = await readFile(`${root}README.md`, 'utf8');
+    const working = readme.slice(readme.indexOf('\n## Working on colloquy\n'));
+    const { scripts } = JSON.parse(await readFile(`${root}package.json`, 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+
+    // Then test:quick runs vitest in the mode that leaves FULL_SUITE_ONLY out
+    expect(scripts['test:quick']).toMatch(/vitest run --mode quick$/);
+    // and the README names each of those suites (a folder by its name, without the glob)
+    for (const suite of FULL_SUITE_ONLY) {
+      expect(working).toContain(`\`${suite.replace(/\*\*$/, '')}\``);
+    }
   });
 });

@@ -17,10 +17,17 @@ function newestSource(dir: string): number {
   return newest;
 }
 
+/**
+ * The build's record (`tsc -b` rewrites it on every build that looked at a changed source;
+ * an emitted file keeps its time when its output did not change).
+ */
+const buildInfo = join(root, 'dist/tsconfig.tsbuildinfo');
+
 function isFresh(): boolean {
   const sources = ['src', 'agents', 'db', 'channels/console', 'examples'].map((d) => join(root, d));
   const newest = Math.max(...sources.map(newestSource));
-  return existsSync(consoleBot) && statSync(consoleBot).mtimeMs >= newest;
+  const built = statSync(buildInfo, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  return existsSync(consoleBot) && built >= newest;
 }
 
 /**
