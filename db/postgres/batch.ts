@@ -134,33 +134,38 @@ export async function appendMany(
   return { prepared, seqs };
 }
 
+/** New runs in one statement, from arrays (`runColumns`); a run recorded already is left as it is. */
+export const CREATE_RUNS = `INSERT INTO agent_runs (id, message_id, conversation_id, agent_id,
+    status, created_at, started_at, finished_at, model, input_tokens, output_tokens, reply_id,
+    error, attempts, prompt)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+    $6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::text[], $10::int[],
+    $11::int[], $12::text[], $13::text[], $14::int[], $15::text[])
+  ON CONFLICT DO NOTHING`;
+
+/** The 15 arrays `CREATE_RUNS` takes, in its column order. */
+export function runColumns(runs: readonly AgentRun[]): unknown[] {
+  const column = <K extends keyof AgentRun>(key: K) => runs.map((run) => run[key] ?? null);
+  return withoutNul([
+    column('id'),
+    column('messageId'),
+    column('conversationId'),
+    column('agentId'),
+    column('status'),
+    column('createdAt'),
+    column('startedAt'),
+    column('finishedAt'),
+    column('model'),
+    column('inputTokens'),
+    column('outputTokens'),
+    column('replyId'),
+    column('error'),
+    column('attempts'),
+    column('prompt'),
+  ]);
+}
+
 /** Records new runs in one statement (a run recorded already is left as it is). */
 export async function createRuns(client: pg.PoolClient, runs: readonly AgentRun[]) {
-  const column = <K extends keyof AgentRun>(key: K) => runs.map((run) => run[key] ?? null);
-  await client.query(
-    `INSERT INTO agent_runs (id, message_id, conversation_id, agent_id, status, created_at,
-       started_at, finished_at, model, input_tokens, output_tokens, reply_id, error, attempts,
-       prompt)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
-       $6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::text[], $10::int[],
-       $11::int[], $12::text[], $13::text[], $14::int[], $15::text[])
-     ON CONFLICT DO NOTHING`,
-    withoutNul([
-      column('id'),
-      column('messageId'),
-      column('conversationId'),
-      column('agentId'),
-      column('status'),
-      column('createdAt'),
-      column('startedAt'),
-      column('finishedAt'),
-      column('model'),
-      column('inputTokens'),
-      column('outputTokens'),
-      column('replyId'),
-      column('error'),
-      column('attempts'),
-      column('prompt'),
-    ]),
-  );
+  await client.query(CREATE_RUNS, runColumns(runs));
 }

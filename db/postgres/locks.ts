@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { AgentRun } from '../../src/runs.js';
 import type { StoreOperation } from '../../src/store.js';
-import { createRuns } from './batch.js';
+import { CREATE_RUNS, runColumns } from './batch.js';
 import { withMetadata } from '../../src/types.js';
 import { normalizeTimestamp } from '../rows.js';
 import { jsonWithoutNul, withoutNul } from './errors.js';
@@ -100,8 +100,12 @@ const LOCK_MESSAGES = `SELECT seq FROM messages WHERE seq IN (
         AND m.platform_message_id = k.platform_message_id)
   ORDER BY seq FOR UPDATE`;
 
-/** Runs a transaction writes, locked in id order (after `createRuns` made the missing ones). */
-const LOCK_RUNS = `SELECT id FROM agent_runs WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`;
+/**
+ * Runs a transaction writes: those recorded already locked in id order, then the missing ones
+ * created, in id order (the insert, which nothing reads, runs after the locking select).
+ */
+const LOCK_RUNS = `WITH created AS (${CREATE_RUNS} RETURNING id)
+  SELECT id FROM agent_runs WHERE id = ANY($16::text[]) ORDER BY id FOR NO KEY UPDATE`;
 
 /** What the ops of one transaction write to rows other transactions write too. */
 interface Shared {
@@ -166,7 +170,7 @@ function sharedRows(ops: readonly StoreOperation[]): Shared {
 /**
  * Takes, first thing in a transaction, the row locks its ops will take on rows that other
  * instances write too: participants and conversations created, then existing turns, then
- * runs (created when missing), each in key order; the conversations' and the participants' own rows last, as the transaction
+ * runs (locked, then created when missing), each in key order; the conversations' and the participants' own rows last, as the transaction
  * commits (`commitTransaction`).
  * Every transaction takes them in this one order, so two instances never wait on each other in
  * a cycle (a deadlock); the ops after find their rows locked already.
@@ -203,13 +207,8 @@ export async function lockSharedRows(
     await client.query(LOCK_MESSAGES, withoutNul([replies, ...platform]));
   }
   if (runs.size > 0) {
-    // Created when missing, then locked, both in id order: the run ops after only update rows.
     const ids = [...runs.keys()].sort();
-    await createRuns(
-      client,
-      ids.map((id) => runs.get(id)!),
-    );
-    await client.query(LOCK_RUNS, [withoutNul(ids)]);
+    await client.query(LOCK_RUNS, [...runColumns(ids.map((id) => runs.get(id)!)), withoutNul(ids)]);
   }
 }
 
