@@ -16,7 +16,7 @@ interface SqlOptions {
 }
 
 /** What the last statement gave: rows, or how many rows it changed. */
-type Outcome = { rows: ResultSet } | { changes: number; throughView?: boolean };
+type Outcome = { rows: ResultSet } | { changes: number };
 
 /**
  * `colloquy sql "<query>"`: runs SQL against the database and prints the last statement's
@@ -92,23 +92,14 @@ function runAll(db: Database.Database, sql: string, write: boolean): Outcome {
     }
     pending = '';
     if (!statement.readonly && !write) throw new CliError('refusing to write without --write');
-    outcome = runOne(statement, db);
+    outcome = runOne(statement);
   }
   if (outcome === undefined) throw new UsageError('no SQL statement to run');
   return outcome;
 }
 
-function runOne(statement: Database.Statement, db: Database.Database): Outcome {
-  if (!statement.reader) {
-    const total = db.prepare('SELECT total_changes()').pluck();
-    const before = total.get() as number;
-    const { changes } = statement.run();
-    if (changes > 0) return { changes };
-    // A write through a view (`conversations`, `participants`) runs its INSTEAD OF triggers,
-    // whose rows SQLite leaves out of `changes`: count everything the statement wrote.
-    const written = (total.get() as number) - before;
-    return written > 0 ? { changes: written, throughView: true } : { changes: 0 };
-  }
+function runOne(statement: Database.Statement): Outcome {
+  if (!statement.reader) return { changes: statement.run().changes };
   statement.safeIntegers(true);
   const columns = statement.columns().map((column) => column.name);
   const rows = statement.raw(true).all() as unknown[][];
@@ -151,8 +142,7 @@ function render(outcome: Outcome, options: SqlOptions): string {
   if ('changes' in outcome) {
     if (options.json) return JSON.stringify({ changes: outcome.changes });
     if (options.csv) return formatCsv({ columns: ['changes'], rows: [[outcome.changes]] }, csv);
-    const rows = `${outcome.changes} ${outcome.changes === 1 ? 'row' : 'rows'} changed`;
-    return outcome.throughView === true ? `${rows} (through a view: cascades included)` : rows;
+    return `${outcome.changes} ${outcome.changes === 1 ? 'row' : 'rows'} changed`;
   }
   if (options.json) return formatJson(outcome.rows);
   if (options.csv) return formatCsv(outcome.rows, csv);
