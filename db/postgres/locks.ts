@@ -51,8 +51,8 @@ const TALLY_PARTICIPANTS = (who: string) => `WITH seen AS (
 const ENSURE_CONVERSATIONS = `INSERT INTO conversations (id, channel_type, channel_id,
     channel_name, thread_id, scope, created_at, last_message_at, message_count)
   SELECT x.id, x.channel_type, x.channel_id, x.channel_name, x.thread_id, x.scope, x.at, x.at, 0
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-    $7::timestamptz[]) AS x(id, channel_type, channel_id, channel_name, thread_id, scope, at)
+  FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+    $11::timestamptz[]) AS x(id, channel_type, channel_id, channel_name, thread_id, scope, at)
   WHERE x.channel_type IS NOT NULL
   ORDER BY x.id
   ON CONFLICT (id) DO NOTHING`;
@@ -169,7 +169,7 @@ function sharedRows(ops: readonly StoreOperation[]): Shared {
 
 /**
  * Takes, first thing in a transaction, the row locks its ops will take on rows that other
- * instances write too: participants and conversations created, then existing turns, then
+ * instances write too: conversations and participants created, then existing turns, then
  * runs (locked, then created when missing), each in key order; the conversations' and the participants' own rows last, as the transaction
  * commits (`commitTransaction`).
  * Every transaction takes them in this one order, so two instances never wait on each other in
@@ -186,20 +186,18 @@ export async function lockSharedRows(
   ops: readonly StoreOperation[],
 ): Promise<void> {
   const { participants, conversations, replies, runs, platform } = sharedRows(ops);
-  if (participants.size > 0) {
-    const values = [...participants.values()];
+  if (participants.size > 0 || conversations.size > 0) {
+    // One statement: the conversations are created as it runs, then the participants (a
+    // data-modifying WITH that nothing reads runs last), in this order in every transaction.
+    const people = [...participants.values()];
+    const places = [...conversations.values()];
     await client.query(
-      ENSURE_PARTICIPANTS,
-      withoutNul([[...participants.keys()], ...[0, 1, 2].map((i) => values.map((v) => v[i]))]),
-    );
-  }
-  if (conversations.size > 0) {
-    const values = [...conversations.values()];
-    await client.query(
-      ENSURE_CONVERSATIONS,
+      `WITH p AS (${ENSURE_PARTICIPANTS}) ${ENSURE_CONVERSATIONS}`,
       withoutNul([
+        [...participants.keys()],
+        ...[0, 1, 2].map((i) => people.map((v) => v[i])),
         [...conversations.keys()],
-        ...[0, 1, 2, 3, 4, 5].map((i) => values.map((v) => v[i] ?? null)),
+        ...[0, 1, 2, 3, 4, 5].map((i) => places.map((v) => v[i] ?? null)),
       ]),
     );
   }
