@@ -96,7 +96,7 @@ export interface BotOptions {
   answerBots?: boolean;
   /**
    * What agents do with a person's burst of turns (see `BurstMode`); an agent's own `bursts`
-   * wins. Default `queue`: every turn is answered, in order.
+   * wins. Default: what the turn's channel declares (`Channel.bursts`), else `queue`.
    */
   bursts?: BurstOption;
   /** Run the agents again when a person edits a recent turn (default false). */
@@ -336,11 +336,12 @@ export class Bot {
     return isAgentMap(agents) ? (agents.get(channel) ?? []) : agents;
   }
 
-  /** The burst mode of an agent: its own, else the bot's (`queue` by default). */
-  #burstOption(agentId: string): BurstOption {
+  /** The burst mode of an agent: its own, else the bot's, else its channel's (else `queue`). */
+  #burstOption(agentId: string, channelType: string | undefined): BurstOption {
     const agents = this.#options.channels.flatMap((channel) => this.agentsOn(channel));
     const agent = agents.find((a) => a.id === agentId);
-    return agent?.bursts ?? this.#options.bursts ?? 'queue';
+    const channel = this.#options.channels.find((c) => c.type === channelType);
+    return agent?.bursts ?? this.#options.bursts ?? channel?.bursts ?? 'queue';
   }
 
   /** Everything an agent is known by: id, name, its aliases and its channels' bot identities. */
@@ -425,7 +426,10 @@ export class Bot {
       maxAgentDepth: this.#options.maxAgentDepth ?? 5,
       answerBots: this.#options.answerBots ?? false,
       signal: this.#abort.signal,
-      bursts: new Bursts((agentId) => this.#burstOption(agentId), this.#abort.signal),
+      bursts: new Bursts(
+        (agentId, turn) => this.#burstOption(agentId, turn.metadata.channelType),
+        this.#abort.signal,
+      ),
       write: (op) => this.#write(op),
       track: (work) => void this.#track(() => work),
       ...promptBytes(this.#options.recordPrompts),

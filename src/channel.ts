@@ -1,3 +1,4 @@
+import type { BurstOption } from './bot/bursts.js';
 import type { ColloquyError } from './errors.js';
 import type {
   ChannelType,
@@ -318,6 +319,11 @@ export interface Channel {
    * reply comes).
    */
   readonly typing?: TypingIndicator;
+  /**
+   * What a person's burst of turns on this channel gets (see `BurstMode`), unless the bot or
+   * the agent says otherwise. Optional: `queue` without it.
+   */
+  readonly bursts?: BurstOption;
   /**
    * Says that `turn`, left unanswered when the bot last stopped (a crash or a forced quit), is
    * answered now; called at start, before the answer (optional).

@@ -287,6 +287,9 @@ export class InMemoryConversationStore implements ConversationStore {
         if (rest.length > 0) meta.partMessageIds = rest;
         Object.assign(meta, metadata);
         row.message.delivery = delivery;
+        const { traceId, sources } = op.confirmation;
+        if (traceId !== undefined) row.message.traceId = traceId;
+        if (sources?.length) row.message.sources = [...sources];
         if (op.confirmation.content !== undefined) {
           row.message.content = op.confirmation.content;
           row.words = searchKeys(op.confirmation.content);

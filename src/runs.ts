@@ -1,4 +1,4 @@
-import type { NewMessage } from './types.js';
+import type { MessageSource, NewMessage } from './types.js';
 
 /**
  * Where a piece of agent work stands. `pending`: the turn is committed and the agent is to
@@ -90,6 +90,10 @@ export interface ReplyConfirmation {
    * its first words and confirmed with what was shown so far, then with its final text.
    */
   content?: string;
+  /** A streamed agent reply's `traceId`, known once its answer is whole. */
+  traceId?: string;
+  /** A streamed agent reply's `sources`, known once its answer is whole. */
+  sources?: readonly MessageSource[];
   /** Kept on the turn's metadata (`partial: true` for a split reply that failed part way). */
   metadata?: Record<string, unknown>;
   /**

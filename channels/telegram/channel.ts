@@ -17,6 +17,7 @@ import type {
   StreamOptions,
   TypingIndicator,
 } from '../../src/channel.js';
+import type { BurstOption } from '../../src/bot/bursts.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
 import { sendParts } from '../shared/platform.js';
@@ -86,6 +87,11 @@ export interface TelegramChannelOptions {
    * with a button the person can stop it with; false: post it, then edit it, as in groups.
    */
   drafts?: boolean;
+  /**
+   * What a person's burst of turns gets on this channel (see `BurstMode`) unless the bot or
+   * the agent says otherwise; default `queue`.
+   */
+  bursts?: BurstOption;
 }
 
 /**
@@ -116,6 +122,8 @@ export class TelegramChannel implements Channel {
   readonly bot: GrammyBot;
   /** "typing…" in the chat while an agent works on a reply (see `telegramTyping`). */
   readonly typing: TypingIndicator;
+  /** What a person's burst of turns gets by default on this channel (its `bursts` option). */
+  readonly bursts: BurstOption | undefined;
   private readonly options: TelegramChannelOptions;
   private handlers: ChannelHandlers | undefined;
   private identity: BotIdentity | undefined;
@@ -140,6 +148,7 @@ export class TelegramChannel implements Channel {
       new GrammyBot(options.token, { client: options.client, botInfo: options.botInfo });
     this.bot.api.config.use(retryTransformer(options.retry));
     this.typing = telegramTyping(this.bot.api);
+    this.bursts = options.bursts;
     this.bot.use((ctx) => this.onUpdate(ctx.update));
   }
 

@@ -64,7 +64,8 @@ export async function confirmReply(db: Queryable, confirmation: ReplyConfirmatio
     `UPDATE messages SET delivery = $3, timestamp = coalesce($4, timestamp),
        platform_message_id = coalesce($5, platform_message_id),
        metadata = CASE WHEN $6::jsonb IS NULL THEN metadata ELSE metadata || $6::jsonb END,
-       content = coalesce($7, content)
+       content = coalesce($7, content), trace_id = coalesce($8, trace_id),
+       sources = coalesce($9::jsonb, sources)
      WHERE id = $1 AND conversation_id = $2`,
     [
       confirmation.id,
@@ -74,6 +75,8 @@ export async function confirmReply(db: Queryable, confirmation: ReplyConfirmatio
       first ?? null,
       Object.keys(extra).length === 0 ? null : JSON.stringify(extra),
       confirmation.content ?? null,
+      confirmation.traceId ?? null,
+      confirmation.sources?.length ? JSON.stringify(confirmation.sources) : null,
     ],
   );
   const changed = (rowCount ?? 0) > 0;

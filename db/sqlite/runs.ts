@@ -50,6 +50,8 @@ export class RunStatements {
       WHERE message_seq = (SELECT seq FROM messages WHERE id = @id)`);
     this.#confirm = db.prepare(`UPDATE messages SET delivery = @delivery,
         content = coalesce(@content, content),
+        trace_id = coalesce(@trace_id, trace_id),
+        sources = coalesce(@sources, sources),
         timestamp = coalesce(@timestamp, timestamp),
         platform_message_id = coalesce(@first, platform_message_id),
         metadata = CASE WHEN @extra IS NULL THEN metadata
@@ -109,6 +111,8 @@ export class RunStatements {
         delivery: confirmation.delivery,
         first: first ?? null,
         content: confirmation.content ?? null,
+        trace_id: confirmation.traceId ?? null,
+        sources: confirmation.sources?.length ? JSON.stringify(confirmation.sources) : null,
         timestamp,
         extra: Object.keys(extra).length === 0 ? null : JSON.stringify(extra),
       }).changes > 0;

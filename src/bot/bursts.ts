@@ -40,13 +40,13 @@ export class Bursts {
   readonly #newest = new Map<string, { id: string; at: number }>();
 
   constructor(
-    private readonly optionOf: (agentId: string) => BurstOption,
+    private readonly optionOf: (agentId: string, turn: NewMessage) => BurstOption,
     private readonly signal: AbortSignal,
   ) {}
 
   /** Notes a person's turn for `agentId`, committed with its pending run. */
   arrived(turn: NewMessage, agentId: string): void {
-    if (this.#mode(agentId).mode === 'queue') return;
+    if (this.#mode(agentId, turn).mode === 'queue') return;
     this.#newest.set(key(turn, agentId), { id: turn.id, at: Date.now() });
   }
 
@@ -58,7 +58,7 @@ export class Bursts {
   async newer(turn: NewMessage, agentId: string): Promise<string | undefined> {
     const k = key(turn, agentId);
     if (this.#newest.get(k) === undefined) return undefined;
-    const { mode, quietMs } = this.#mode(agentId);
+    const { mode, quietMs } = this.#mode(agentId, turn);
     if (mode === 'debounce') await this.#quiet(k, quietMs);
     const newest = this.#newest.get(k);
     if (newest === undefined || newest.id === turn.id) {
@@ -85,8 +85,8 @@ export class Bursts {
     }
   }
 
-  #mode(agentId: string): { mode: BurstMode; quietMs: number } {
-    const option = this.optionOf(agentId);
+  #mode(agentId: string, turn: NewMessage): { mode: BurstMode; quietMs: number } {
+    const option = this.optionOf(agentId, turn);
     return typeof option === 'string'
       ? { mode: option, quietMs: DEFAULT_QUIET_MS }
       : { mode: option.mode, quietMs: option.quietMs ?? DEFAULT_QUIET_MS };

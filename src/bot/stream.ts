@@ -145,9 +145,11 @@ export class LiveReply {
     }
     const { messageIds, timestamp } = ended;
     const op = confirmation(reply, messageIds, 'sent', { timestamp, content: reply.content });
-    // The record was made with the first words: the final turn's metadata joins it.
+    // The record was made with the first words: the final turn's metadata and provenance join it.
     if (op.kind === 'confirm') {
       op.confirmation.metadata = { ...reply.metadata, ...op.confirmation.metadata };
+      if (reply.traceId !== undefined) op.confirmation.traceId = reply.traceId;
+      if (reply.sources?.length) op.confirmation.sources = reply.sources;
     }
     const confirmed = this.#options.write(op);
     onSent?.();

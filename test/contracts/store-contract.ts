@@ -819,6 +819,36 @@ export function describeStoreContract(
         const [stored] = await store.get(C1, { includeDeleted: true });
         expect(stored).toMatchObject({ traceId: 't-1', sources: [{ documentId: 'd1' }] });
       });
+
+      it('takes a streamed reply’s traceId and sources from the confirmation that ends it', async () => {
+        // A store without a run ledger keeps no outbox: no reply is recorded before it is sent.
+        if (store.commit === undefined) return expect(store.getRuns).toBeUndefined();
+        const reply = turn({ participant: agent, content: 'refunds' });
+        const sources = [{ documentId: 'kb/refunds.md', score: 0.5 }];
+        await store.commit([{ kind: 'reply', message: reply }]);
+        const [confirmed] = await store.commit([
+          {
+            kind: 'confirm',
+            confirmation: {
+              id: reply.id,
+              conversationId: C1,
+              messageIds: ['p1'],
+              delivery: 'sent',
+              content: 'refunds take five days',
+              traceId: 'resp_stream',
+              sources,
+            },
+          },
+        ]);
+        expect(confirmed?.ok).toBe(true);
+        const [stored] = await store.get(C1);
+        expect(stored).toMatchObject({
+          content: 'refunds take five days',
+          delivery: 'sent',
+          traceId: 'resp_stream',
+          sources,
+        });
+      });
     });
 
     describe('forgetParticipant', () => {

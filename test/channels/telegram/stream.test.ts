@@ -84,6 +84,8 @@ describe('a reply streamed on Telegram (grammy against FakeTelegram, SQLite stor
       metadata: { messageId },
     });
     expect(stored[0]?.editedAt).toBeUndefined();
+    // like a whole reply, it carries the model's response id
+    expect(stored[0]?.traceId).toEqual(expect.any(String));
   });
 
   it('shows a draft in a private chat as the model writes, and sends the whole answer once', async () => {
