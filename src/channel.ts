@@ -361,6 +361,15 @@ export interface Channel {
    * Slack's app manifest, has none).
    */
   registerCommands?(commands: readonly CommandSpec[]): Promise<void>;
+  /**
+   * Takes the buttons and select away from a message the bot sent (`threadId` where the
+   * platform posts in threads), once a press on it is answered (optional: without it they stay).
+   */
+  clearActions?(message: {
+    channelId: string;
+    threadId?: string;
+    messageId: string;
+  }): Promise<void>;
   /** Known after `start` resolves. */
   readonly botIdentity: BotIdentity | undefined;
 }

@@ -156,7 +156,8 @@ export function refusalLine(interaction: Interaction, commands: readonly Command
 
 /**
  * The interceptor that runs first for every turn: a refused interaction is answered with its
- * one line, a command with a handler by the handler, and neither goes on to the agents.
+ * one line, a command with a handler by the handler, and neither goes on to the agents; once a
+ * press is answered, the buttons of the message pressed are taken away (`Channel.clearActions`).
  *
  * @example
  * ```ts
@@ -181,6 +182,15 @@ export function interactionsInterceptor(
       return;
     }
     await next();
+    // A press answered: its message's buttons go, so the same choice is not offered again.
+    if (interaction?.type === 'button' && interaction.agent !== undefined) {
+      const { channelId, threadId } = ctx.message.metadata;
+      await ctx.channel.clearActions?.({
+        channelId,
+        ...(threadId !== undefined && { threadId }),
+        messageId: interaction.on,
+      });
+    }
   };
 }
 

@@ -372,6 +372,18 @@ export class DiscordChannel implements Channel {
     return discordStream(this.client.rest, message, mentions, options);
   }
 
+  /** Takes a message's buttons and select away (`PATCH` with no components). */
+  async clearActions(message: {
+    channelId: string;
+    threadId?: string;
+    messageId: string;
+  }): Promise<void> {
+    const channelId = message.threadId ?? message.channelId;
+    await this.client.rest.patch(Routes.channelMessage(channelId, message.messageId), {
+      body: { components: [] },
+    });
+  }
+
   /** Registers the commands as application commands (global, or on `commandGuildIds`). */
   async registerCommands(commands: readonly CommandSpec[]): Promise<void> {
     await this.interactions.register(commands, this.options.commandGuildIds);

@@ -21,7 +21,7 @@ import type { BurstOption } from '../../src/bot/bursts.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
 import { sendParts } from '../shared/platform.js';
-import { retryTransformer, telegramParts, toColloquyError } from './format.js';
+import { chatIdValue, retryTransformer, telegramParts, toColloquyError } from './format.js';
 import { pollUpdates } from './polling.js';
 import { telegramTyping } from './typing.js';
 import { postTelegramPart, telegramStream } from './stream.js';
@@ -274,6 +274,17 @@ export class TelegramChannel implements Channel {
   /** Lists the bot's commands in Telegram's command menu (`setMyCommands`). */
   async registerCommands(commands: readonly CommandSpec[]): Promise<void> {
     await setTelegramCommands(this.bot.api, commands);
+  }
+
+  /** Takes a message's inline keyboard away (`editMessageReplyMarkup`). */
+  async clearActions(message: { channelId: string; messageId: string }): Promise<void> {
+    await this.bot.api.editMessageReplyMarkup(
+      chatIdValue(message.channelId),
+      Number(message.messageId),
+      {
+        reply_markup: { inline_keyboard: [] },
+      },
+    );
   }
 
   /**

@@ -542,6 +542,8 @@ export class FakeTelegram {
         return this.interactions.setMyCommands(payload);
       case 'answerCallbackQuery':
         return this.interactions.answerCallbackQuery(payload);
+      case 'editMessageReplyMarkup':
+        return this.editMessageReplyMarkup(payload);
       case 'sendMessageDraft': {
         const shown = this.streaming.draft(
           this.chatOf(Number(payload.chat_id)),
@@ -734,6 +736,27 @@ export class FakeTelegram {
     this.messages.set(`${chatId}:${message.message_id}`, message);
     this.record({ method: 'editMessageText', chatId, text, payload, message });
     return message;
+  }
+
+  /** Replaces (or, empty, takes away) a message's inline keyboard. */
+  private editMessageReplyMarkup(payload: Record<string, unknown>): Message {
+    const key = `${Number(payload.chat_id)}:${Number(payload.message_id)}`;
+    const original = this.messages.get(key);
+    if (original === undefined) throw fail(400, 'Bad Request: message to edit not found');
+    const { reply_markup: _before, ...rest } = original;
+    const markup = payload.reply_markup as { inline_keyboard?: unknown[] } | undefined;
+    const message = {
+      ...rest,
+      ...(markup?.inline_keyboard?.length ? { reply_markup: markup } : {}),
+      edit_date: this.tick(),
+    } as Message;
+    this.messages.set(key, message);
+    return message;
+  }
+
+  /** The message as it stands now (edits and keyboard changes included). */
+  messageNow(chatId: number, messageId: number): Message | undefined {
+    return this.messages.get(`${chatId}:${messageId}`);
   }
 
   private record(sent: FakeTelegramSent): void {

@@ -139,7 +139,8 @@ export async function handleRest(
   if (method === 'PATCH') {
     const waitMs = host.edits.take(channel.id);
     if (waitMs !== undefined) return fail({ status: 429, retryAfter: waitMs / 1000 }, answer);
-    const content = (body as { content?: unknown } | undefined)?.content;
+    const { content, components } = (body ?? {}) as { content?: unknown; components?: unknown };
+    if (Array.isArray(components)) existing.components = components;
     return answer(
       200,
       host.edit(existing.id, typeof content === 'string' ? content : existing.content),

@@ -133,6 +133,7 @@ describe('commands and buttons on Discord (discord.js against FakeDiscord)', () 
       [6, true],
     ]);
     expect(agents.support.turns).toHaveLength(0);
+    expect(discord.posted[0]!.components).toEqual([]);
   });
 
   it('refuses a press by someone else with one line', async () => {

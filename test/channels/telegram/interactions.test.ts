@@ -113,6 +113,9 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
     await telegram.waitForCall('answerCallbackQuery', 2);
     expect(telegram.sent.map((s) => s.text)).toEqual(['Refund order 4242?', 'billing: approve']);
     expect(telegram.interactions.answers.map((a) => a.inTime)).toEqual([true, true]);
+    await telegram.waitForCall('editMessageReplyMarkup');
+    const { chat, message_id } = asked!.message;
+    expect(telegram.messageNow(chat.id, message_id)?.reply_markup).toBeUndefined();
     expect(agents.support.turns).toHaveLength(0);
     const presses = await store.get(`telegram:${group.id}`, { participantIds: ['telegram:1001'] });
     const press = presses.find((t) => t.metadata.interaction?.type === 'button');
