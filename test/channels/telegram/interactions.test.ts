@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Chat, MessageEntity, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Bot, silentLogger } from 'colloquy';
-import type { ColloquyError } from 'colloquy';
+import type { ColloquyError, NewMessage } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
@@ -132,6 +132,45 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
       );
     expect(await concerning('billing')).toContain('Approve');
     expect(await concerning('support')).not.toContain('Approve');
+  });
+
+  it('shows a select as rows of buttons and routes the option picked, with its value', async () => {
+    Object.assign(agents.support, {
+      run: async (turn: NewMessage) => {
+        const picked = turn.metadata.interaction;
+        if (picked?.type === 'button') return { output: `size ${picked.value}` };
+        const options = [
+          { label: 'Small', value: 's' },
+          { label: 'Medium', value: 'm' },
+          { label: 'Large', value: 'l' },
+        ];
+        return { output: 'Which size?', metadata: { select: { id: 'size', options } } };
+      },
+    });
+    await startBot();
+    say(adaDm, ada, '/status');
+    const [asked] = await telegram.waitForSent(1);
+    expect(asked!.message.reply_markup).toEqual({
+      inline_keyboard: [
+        [
+          { text: 'Small', callback_data: 's:size:s' },
+          { text: 'Medium', callback_data: 's:size:m' },
+        ],
+        [{ text: 'Large', callback_data: 's:size:l' }],
+      ],
+    });
+    telegram.pressButton(asked!.message, ada, 's:size:m');
+    const sent = await telegram.waitForSent(2);
+    expect(sent[1]!.text).toBe('size m');
+    await bot.idle();
+    const [press] = await store.get('telegram:1001', {
+      limit: 1,
+      participantIds: ['telegram:1001'],
+    });
+    expect(press).toMatchObject({
+      content: 'Medium',
+      metadata: { interaction: { type: 'button', id: 'size', value: 'm', agent: 'support' } },
+    });
   });
 
   it('refuses a press by someone the message did not answer, with one line', async () => {
