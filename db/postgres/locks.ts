@@ -27,7 +27,7 @@ const ENSURE_PARTICIPANTS = `INSERT INTO participants AS t (id, kind, display_na
  */
 const TALLY_PARTICIPANTS = (who: string) => `WITH seen AS (
     SELECT participant_id AS id, min(timestamp) AS first, max(timestamp) AS last
-    FROM messages WHERE txid = pg_current_xact_id() GROUP BY participant_id),
+    FROM messages WHERE txid = pg_current_xact_id_if_assigned() GROUP BY participant_id),
   locked AS MATERIALIZED (
     SELECT t.id FROM participants t WHERE t.id IN (SELECT id FROM seen)
     ORDER BY t.id FOR NO KEY UPDATE)
@@ -65,7 +65,7 @@ const ENSURE_CONVERSATIONS = `INSERT INTO conversations (id, channel_type, chann
  */
 const TALLY_CONVERSATIONS = (place: string) => `WITH added AS (
     SELECT conversation_id AS id, count(*) AS n, min(timestamp) AS first, max(timestamp) AS last
-    FROM messages WHERE txid = pg_current_xact_id() GROUP BY conversation_id),
+    FROM messages WHERE txid = pg_current_xact_id_if_assigned() GROUP BY conversation_id),
   place AS (
     SELECT * FROM jsonb_to_recordset(${place}::jsonb)
       AS w(id text, channel_name text, thread_id text, refresh boolean)),
