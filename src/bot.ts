@@ -1,3 +1,4 @@
+import { captureReaction } from './bot/reactions.js';
 import type { Agent } from './agent.js';
 import { Capture } from './capture.js';
 import type { CaptureOptions } from './capture.js';
@@ -749,6 +750,7 @@ export class Bot {
             ),
           deletion,
         ),
+      reaction: (change) => captureReaction(this.#store, change, this.#logger),
       capacity: (limit) => this.#capacity(limit),
       error: (error) => this.report(error),
       ...(this.#ledger !== undefined && { state: this.#state(this.#ledger) }),

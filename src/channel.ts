@@ -1,4 +1,5 @@
 import type { BurstOption } from './bot/bursts.js';
+import type { ReactionChange } from './reactions.js';
 import type { ColloquyError } from './errors.js';
 import type {
   ChannelType,
@@ -50,6 +51,11 @@ export interface ChannelHandlers {
   edit(edit: MessageEdit, complete?: Promise<MessageEdit>): Promise<Delivery>;
   /** A platform message was deleted. */
   delete(deletion: MessageDeletion): Promise<Delivery>;
+  /**
+   * A reaction was added to or removed from a message (not a turn: no agent runs). Resolves
+   * once recorded, as `message` does. Optional: a channel checks for it before calling.
+   */
+  reaction?(change: ReactionChange): Promise<Delivery>;
   /**
    * Resolves once fewer than `limit` events handed to the bot are still being handled (over
    * all channels): a channel that pulls events (long polling) waits for it before fetching

@@ -59,6 +59,7 @@ export type {
   StoredMessage,
 } from './types.js';
 export type { AttachmentKind, MessageAttachment } from './attachments.js';
+export type { MessageReaction, ReactionChange } from './reactions.js';
 export type { ConsoleLoggerOptions, Logger, LogLevel } from './logger.js';
 export type { Tokenizer } from './tokenizer.js';
 export type { Agent, AgentResult, AgentRunContext } from './agent.js';

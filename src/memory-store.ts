@@ -1,3 +1,4 @@
+import { applyReaction, type MessageReaction, type ReactionChange } from './reactions.js';
 import { concerns } from './agent.js';
 import { conversationExists, forgetLinks, placeOf } from './conversations.js';
 import { bm25, searchKeys } from './search-words.js';
@@ -48,6 +49,7 @@ export interface InMemoryStoreOptions {
 interface Row {
   message: StoredMessage;
   words: string[];
+  reactions?: MessageReaction[];
 }
 
 interface Conversation {
@@ -477,6 +479,20 @@ export class InMemoryConversationStore implements ConversationStore {
     if (!row) return false;
     row.message.deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
     return true;
+  }
+
+  async recordReaction(change: ReactionChange): Promise<boolean> {
+    const row = this.#byPlatform.get(platformKey(change));
+    if (!row) return false;
+    const at = normalizeTimestamp(change.at, 'at');
+    row.reactions = applyReaction(row.reactions ?? [], { ...change, at });
+    return true;
+  }
+
+  async getReactions(conversationId: string, messageId: string): Promise<MessageReaction[]> {
+    const row = this.#byId.get(messageId);
+    if (row?.message.conversationId !== conversationId) return [];
+    return structuredClone(row.reactions ?? []);
   }
 
   async getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {

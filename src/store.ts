@@ -1,3 +1,4 @@
+import type { MessageReaction, ReactionChange } from './reactions.js';
 import type { StoreError } from './errors.js';
 import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
 import type { ClaimedRuns, Lease } from './leases.js';
@@ -214,6 +215,14 @@ export interface ConversationLog {
   recordEdit(edit: MessageEdit): Promise<boolean>;
   /** Marks a message deleted (a tombstone). False when the message is unknown. */
   recordDeletion(deletion: MessageDeletion): Promise<boolean>;
+  /**
+   * Records a reaction added or removed on a stored message (found by its platform ids, as an
+   * edit is). False when the message is unknown. Optional, with `getReactions`: every store
+   * colloquy ships has them (`message_reactions` in SQL).
+   */
+  recordReaction?(change: ReactionChange): Promise<boolean>;
+  /** The reactions on a turn (by its colloquy id), oldest first, removed ones included. */
+  getReactions?(conversationId: string, messageId: string): Promise<MessageReaction[]>;
   /** The newest rolling summary an agent stored for a conversation. */
   getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined>;
   /**

@@ -51,10 +51,11 @@ import {
   type DiscordChannelInfo,
   type DiscordParseContext,
 } from './parse.js';
+import { discordReaction, REACTION_EVENTS } from './reactions.js';
 
 /**
  * The gateway intents colloquy asks for by default: guilds (channel and thread cache), guild
- * and direct messages, and message content. MessageContent is privileged: switch on "Message
+ * and direct messages, message content, and reactions in guilds and DMs. MessageContent is privileged: switch on "Message
  * Content Intent" under Bot → Privileged Gateway Intents in the Developer Portal, or Discord
  * sends messages with empty content (except those that mention the bot, and DMs).
  */
@@ -63,6 +64,8 @@ export const DEFAULT_DISCORD_INTENTS: readonly GatewayIntentBits[] = [
   GatewayIntentBits.GuildMessages,
   GatewayIntentBits.DirectMessages,
   GatewayIntentBits.MessageContent,
+  GatewayIntentBits.GuildMessageReactions,
+  GatewayIntentBits.DirectMessageReactions,
 ];
 
 export interface DiscordChannelOptions {
@@ -452,7 +455,8 @@ export class DiscordChannel implements Channel {
       packet.t !== 'MESSAGE_UPDATE' &&
       packet.t !== 'MESSAGE_DELETE' &&
       packet.t !== 'MESSAGE_DELETE_BULK' &&
-      packet.t !== 'INTERACTION_CREATE'
+      packet.t !== 'INTERACTION_CREATE' &&
+      !REACTION_EVENTS.has(packet.t)
     ) {
       return;
     }
@@ -471,7 +475,12 @@ export class DiscordChannel implements Channel {
     const data = packet.d as unknown;
     try {
       const context = await this.contextFor(data, shardId);
-      if (event === 'INTERACTION_CREATE') {
+      if (REACTION_EVENTS.has(event)) {
+        const change = discordReaction(event, data, context);
+        if (change !== undefined && handlers.reaction !== undefined) {
+          this.committed(handlers.reaction(change));
+        }
+      } else if (event === 'INTERACTION_CREATE') {
         const turn = this.interactions.turnOf(data, context);
         if (turn === undefined) return;
         const interaction = data as { id: string; token: string; type: number };

@@ -382,6 +382,40 @@ export class FakeDiscord {
     return this.gateway.dispatch(t, d);
   }
 
+  /**
+   * A person adds (or, with `removed`, takes back) a reaction: MESSAGE_REACTION_ADD / _REMOVE,
+   * sent only when the bot identified with the reaction intent of the message's channel
+   * (GuildMessageReactions, DirectMessageReactions), as Discord does. Answers whether it was.
+   */
+  react(init: {
+    messageId: string;
+    user: FakeDiscordUser;
+    emoji: { id: string | null; name: string | null };
+    removed?: boolean;
+  }): boolean {
+    const message = this.requireMessage(init.messageId);
+    const inGuild = message.guild_id !== undefined;
+    const intent = inGuild ? 1 << 10 : 1 << 13;
+    const intents = this.gateway.identifies.at(-1)?.intents ?? 0;
+    if ((intents & intent) === 0) return false;
+    this.gateway.dispatch(
+      init.removed === true ? 'MESSAGE_REACTION_REMOVE' : 'MESSAGE_REACTION_ADD',
+      {
+        user_id: init.user.id,
+        channel_id: message.channel_id,
+        message_id: message.id,
+        ...(inGuild && { guild_id: message.guild_id, member: { ...memberOf(), user: init.user } }),
+        emoji: init.emoji,
+        ...(init.removed !== true && {
+          message_author_id: message.author.id,
+          burst: false,
+          type: 0,
+        }),
+      },
+    );
+    return true;
+  }
+
   /** Sends the last `count` dispatches again on the open connection (duplicate delivery). */
   replayLastEvents(count: number): void {
     this.gateway.replayLast(count);

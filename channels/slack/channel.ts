@@ -51,6 +51,7 @@ import {
   slackUserIdsToResolve,
 } from './parse.js';
 import type { ParsedSlackEvent, SlackParseContext, SlackSelf, SocketModeEvent } from './parse.js';
+import { slackReaction } from './reactions.js';
 
 export interface SlackChannelOptions {
   /** Bot token (`xoxb-…`). Required unless `app` is given. */
@@ -187,6 +188,8 @@ export class SlackChannel implements Channel {
     }
     this.app.event('message', ({ body, context }) => this.dispatch(body, context.retryNum));
     this.app.event('app_mention', ({ body, context }) => this.dispatch(body, context.retryNum));
+    this.app.event('reaction_added', ({ body }) => this.reacted(body));
+    this.app.event('reaction_removed', ({ body }) => this.reacted(body));
     this.app.command(/.*/, ({ body, ack }) => this.interaction(commandTurn(body), ack));
     this.app.action(/.*/, ({ body, ack }) =>
       this.interaction(pressTurn(body as SlackBlockActionsBody, this.teamId ?? ''), ack),
@@ -376,6 +379,18 @@ export class SlackChannel implements Channel {
   /** Settles a reply a crash left unconfirmed (see `settleSlackReply`). */
   settle(reply: UnsettledReply): Promise<SentMessage | undefined> {
     return settleSlackReply(this.app.client, reply, (out, options) => this.send(out, options));
+  }
+
+  /** A reaction on a message: recorded (not a turn); Slack is answered once it is. */
+  private async reacted(body: unknown): Promise<void> {
+    const change = slackReaction(body);
+    if (change === undefined || this.handlers?.reaction === undefined) return;
+    try {
+      await this.handlers.reaction(change);
+    } catch (error) {
+      this.report(error);
+      throw error;
+    }
   }
 
   /**

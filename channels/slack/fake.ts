@@ -369,6 +369,27 @@ export class FakeSlack {
   }
 
   /**
+   * A person adds (or, with `removed`, takes back) a reaction on a message: the
+   * `reaction_added` / `reaction_removed` event Slack sends.
+   */
+  react(
+    input: { channel: string; user: string; ts: string; reaction: string; removed?: boolean },
+    options: FakeSlackSendOptions = {},
+  ) {
+    const eventTs = this.nextTs();
+    return this.sendEvent(
+      {
+        type: input.removed === true ? 'reaction_removed' : 'reaction_added',
+        user: input.user,
+        reaction: input.reaction,
+        item: { type: 'message', channel: input.channel, ts: input.ts },
+        event_ts: eventTs,
+      },
+      options,
+    );
+  }
+
+  /**
    * A person mentions the bot: sends the `message` event and the `app_mention` event Slack
    * sends for the same post (same `ts`, different event ids). `<@bot>` is prefixed to the text
    * unless it already mentions the bot.

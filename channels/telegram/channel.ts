@@ -36,6 +36,7 @@ import {
   refuseTooLarge,
 } from './body.js';
 import { displayName, parseUpdate, participantId } from './parse.js';
+import { TELEGRAM_ALLOWED_UPDATES, telegramReactions } from './reactions.js';
 import type { TelegramSelf } from './parse.js';
 
 /** Options for receiving updates by webhook. */
@@ -333,7 +334,10 @@ export class TelegramChannel implements Channel {
   private async startWebhook(): Promise<void> {
     const webhook = this.options.webhook as TelegramWebhookOptions;
     if (webhook.url !== undefined) {
-      await this.bot.api.setWebhook(webhook.url, { secret_token: webhook.secretToken });
+      await this.bot.api.setWebhook(webhook.url, {
+        secret_token: webhook.secretToken,
+        allowed_updates: TELEGRAM_ALLOWED_UPDATES,
+      });
     }
     if (webhook.port === undefined) return;
     const path = webhook.path ?? '/telegram';
@@ -376,6 +380,12 @@ export class TelegramChannel implements Channel {
     }
     const self = this.self ?? { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
     if (update.callback_query !== undefined) return this.pressed(update.callback_query, handlers);
+    if (update.message_reaction !== undefined) {
+      for (const change of telegramReactions(update.message_reaction)) {
+        await handlers.reaction?.(change);
+      }
+      return;
+    }
     const parsed = parseUpdate(update, self);
     if (parsed.kind === 'malformed') {
       const error = new MalformedEventError(

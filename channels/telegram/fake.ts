@@ -6,6 +6,7 @@ import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { HtmlRefused, parseTelegramHtml } from './fake-html.js';
 import { FakeTelegramInteractions } from './fake-interactions.js';
 import { FakeTelegramFiles, type FakeTelegramMedia } from './fake-files.js';
+import { isAllowed, reactionUpdate, type FakeTelegramReaction } from './fake-reactions.js';
 import type { EditLimit } from '../testing/edit-limit.js';
 import {
   DEFAULT_TELEGRAM_DRAFT_LIMIT,
@@ -18,6 +19,7 @@ import type { FakeTelegramDraft } from './fake-stream.js';
 
 export type { FakeTelegramDraft } from './fake-stream.js';
 export type { FakeTelegramMedia, FakeTelegramMediaKind } from './fake-files.js';
+export type { FakeTelegramReaction } from './fake-reactions.js';
 
 /** A failure `failNext` makes the fake answer with instead of the real result. */
 export type FakeTelegramFailure =
@@ -146,6 +148,8 @@ export class FakeTelegram {
   conflicts = 0;
   /** Commands registered and button presses (`pressButton`) with their answers. */
   readonly interactions: FakeTelegramInteractions;
+  /** The update types the bot last asked for (`allowed_updates`); undefined: Telegram's default. */
+  allowedUpdates: string[] | undefined;
   /** The files people sent, served by `getFile` and the file download URL. */
   readonly files = new FakeTelegramFiles();
   /** The webhook set with `setWebhook`, if any. */
@@ -284,6 +288,23 @@ export class FakeTelegram {
     this.pending.push({ update: full, delivered: false });
     this.wake();
     return full;
+  }
+
+  /**
+   * A person changes their reactions on a message: queues the `message_reaction` update, which
+   * Telegram sends only to a bot that asked for it (`allowed_updates`); answers whether it did.
+   */
+  react(reaction: FakeTelegramReaction): boolean {
+    const update = reactionUpdate(reaction, this.tick());
+    if (!isAllowed(update, this.allowedUpdates)) return false;
+    this.pushUpdate(update);
+    return true;
+  }
+
+  /** Keeps the `allowed_updates` a call gave (Telegram keeps the last one given). */
+  private asked(allowed: unknown): void {
+    const list = typeof allowed === 'string' ? (JSON.parse(allowed) as unknown) : allowed;
+    if (Array.isArray(list)) this.allowedUpdates = list.map(String);
   }
 
   /**
@@ -515,6 +536,7 @@ export class FakeTelegram {
         if (payload.drop_pending_updates === true) this.pending.length = 0;
         return true;
       case 'setWebhook':
+        this.asked(payload.allowed_updates);
         if (typeof payload.url !== 'string')
           throw fail(400, 'Bad Request: bad webhook: URL is missing');
         this.webhook = {
@@ -560,6 +582,7 @@ export class FakeTelegram {
   }
 
   private getUpdates(payload: Record<string, unknown>, res: ServerResponse): void {
+    this.asked(payload.allowed_updates);
     const offset = Number(payload.offset ?? 0);
     const limit = Number(payload.limit ?? 100);
     const timeout = Number(payload.timeout ?? 0);

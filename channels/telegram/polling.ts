@@ -1,3 +1,4 @@
+import { TELEGRAM_ALLOWED_UPDATES } from './reactions.js';
 import type { Api } from 'grammy';
 import type { Update } from 'grammy/types';
 
@@ -56,6 +57,7 @@ export async function pollUpdates(options: PollingOptions): Promise<void> {
           ...(offset !== undefined && { offset }),
           limit: options.limit,
           timeout: options.timeoutSeconds,
+          allowed_updates: TELEGRAM_ALLOWED_UPDATES,
         },
         signal as Parameters<Api['getUpdates']>[1],
       );

@@ -144,6 +144,25 @@ export const messages = pgTable(
   ],
 );
 
+/** Reactions on turns, one row per reaction added; `removed_at` once taken back. */
+export const messageReactions = pgTable(
+  'message_reactions',
+  {
+    messageSeq: bigint('message_seq', { mode: 'number' })
+      .notNull()
+      .references(() => messages.seq, { onDelete: 'cascade' }),
+    messageId: text('message_id').notNull(),
+    participantId: text('participant_id').notNull(),
+    reaction: text('reaction').notNull(),
+    addedAt: at('added_at').notNull(),
+    removedAt: at('removed_at'),
+  },
+  (t) => [
+    index('message_reactions_message_idx').on(t.messageSeq, t.participantId, t.reaction),
+    index('message_reactions_added_idx').on(t.addedAt),
+  ],
+);
+
 /** Who each turn mentions, one row per mention, in the order the turn names them. */
 export const messageMentions = pgTable(
   'message_mentions',

@@ -1,3 +1,5 @@
+import type { MessageReaction, ReactionChange } from '../../src/reactions.js';
+import { listReactions, recordReaction } from './reactions.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { conversationExists, placeOf } from '../../src/conversations.js';
@@ -517,6 +519,18 @@ export class PostgresConversationStore implements ConversationStore {
 
   recordDeletion(deletion: MessageDeletion): Promise<boolean> {
     return this.#guard('record a deletion', undefined, () => this.#delete(this.pool, deletion));
+  }
+
+  recordReaction(change: ReactionChange): Promise<boolean> {
+    return this.#guard('record a reaction', undefined, () =>
+      recordReaction(this.pool, { ...change, at: normalizeTimestamp(change.at, 'at') }),
+    );
+  }
+
+  getReactions(conversationId: string, messageId: string): Promise<MessageReaction[]> {
+    return this.#guard('read reactions', conversationId, () =>
+      listReactions(this.pool, conversationId, messageId),
+    );
   }
 
   getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {

@@ -73,6 +73,7 @@ export const PARTS = [
   'pm',
   'authors',
   'named',
+  'rx',
 ];
 
 /** Digits a seq is padded to inside members, so that text order is number order. */

@@ -1,3 +1,4 @@
+import { applyReaction, type MessageReaction, type ReactionChange } from '../../src/reactions.js';
 import type * as RedisModule from 'redis';
 import { ColloquyError, StoreError } from '../../src/errors.js';
 import type {
@@ -384,6 +385,34 @@ export class RedisConversationStore implements ConversationStore {
     return this.#guard('record a deletion', undefined, async () => {
       const deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
       return this.#change(deletion, (m) => ({ ...m, deletedAt }));
+    });
+  }
+
+  /** Reactions live beside the turns, a JSON list per turn id in the conversation's `rx` hash. */
+  async recordReaction(change: ReactionChange): Promise<boolean> {
+    return this.#guard('record a reaction', undefined, async () => {
+      const at = normalizeTimestamp(change.at, 'at');
+      let found: StoredMessage | undefined;
+      const known = await this.#change(change, (message) => (found = message));
+      if (!known || found === undefined) return false;
+      const key = `${this.#keys.conversation(found.conversationId)}rx`;
+      const old = (await this.#command('HGET', key, found.id)) as string | null;
+      const before = old === null ? [] : (JSON.parse(old) as MessageReaction[]);
+      await this.#command(
+        'HSET',
+        key,
+        found.id,
+        JSON.stringify(applyReaction(before, { ...change, at })),
+      );
+      return true;
+    });
+  }
+
+  async getReactions(conversationId: string, messageId: string): Promise<MessageReaction[]> {
+    return this.#guard('read reactions', conversationId, async () => {
+      const key = `${this.#keys.conversation(conversationId)}rx`;
+      const json = (await this.#command('HGET', key, messageId)) as string | null;
+      return json === null ? [] : (JSON.parse(json) as MessageReaction[]);
     });
   }
 

@@ -186,6 +186,30 @@ export const messageMentions = sqliteTable(
 );
 
 /**
+ * Reactions people (and agents) put on turns, one row per reaction added: `removed_at` is set
+ * when it is taken back. A reaction is not a turn.
+ */
+export const messageReactions = sqliteTable(
+  'message_reactions',
+  {
+    messageSeq: integer('message_seq')
+      .notNull()
+      .references(() => messages.seq, { onDelete: 'cascade' }),
+    /** The turn's colloquy id (`messages.id`). */
+    messageId: text('message_id').notNull(),
+    participantId: text('participant_id').notNull(),
+    /** The emoji, or a custom emoji's name. */
+    reaction: text('reaction').notNull(),
+    addedAt: text('added_at').notNull(),
+    removedAt: text('removed_at'),
+  },
+  (t) => [
+    index('message_reactions_message_idx').on(t.messageSeq, t.participantId, t.reaction),
+    index('message_reactions_added_idx').on(t.addedAt),
+  ],
+);
+
+/**
  * Who ever wrote in each conversation, and as what kind: one row per conversation, author and
  * `author_kind`, added by a trigger when a turn is inserted (written once, not per turn), so
  * a read knows whether an author's turns there are all in `messages_conversation_author_idx`.

@@ -1,3 +1,5 @@
+import type { MessageReaction, ReactionChange } from '../../src/reactions.js';
+import { SqliteReactions } from './reactions.js';
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { conversationExists, placeOf } from '../../src/conversations.js';
@@ -75,6 +77,7 @@ export class SqliteConversationStore implements ConversationStore {
   readonly path: string;
   private readonly sql: Statements;
   private readonly writes: StoreWrites;
+  private readonly reactions: SqliteReactions;
   private readonly runs: RunStatements;
   private readonly leases: LeaseStatements;
   private readonly cache = new Map<string, Database.Statement>();
@@ -96,6 +99,7 @@ export class SqliteConversationStore implements ConversationStore {
     this.path = options.path;
     this.sql = prepareStatements(this.db);
     this.writes = new StoreWrites(this.db, this.sql);
+    this.reactions = new SqliteReactions(this.db);
     this.runs = new RunStatements(this.db);
     this.leases = new LeaseStatements(this.db);
     if (options.path !== ':memory:' && options.path !== '' && options.readonly !== true) {
@@ -393,6 +397,19 @@ export class SqliteConversationStore implements ConversationStore {
       this.assertIntact();
       return this.deleteNow(deletion);
     });
+  }
+
+  recordReaction(change: ReactionChange): Promise<boolean> {
+    return this.guard('record a reaction', undefined, () => {
+      this.assertIntact();
+      return this.reactions.record({ ...change, at: normalizeTimestamp(change.at, 'at') });
+    });
+  }
+
+  getReactions(conversationId: string, messageId: string): Promise<MessageReaction[]> {
+    return this.guard('read reactions', conversationId, () =>
+      this.reactions.list(conversationId, messageId),
+    );
   }
 
   getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {

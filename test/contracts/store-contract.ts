@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { concerns } from '../../src/agent.js';
 import { describeAttachmentContract } from './attachment-contract.js';
+import { describeReactionContract } from './reaction-contract.js';
 import type { ConversationStore } from '../../src/store.js';
 import { defaultTokenizer } from '../../src/tokenizer.js';
 import type { NewMessage, Participant, StoredMessage } from '../../src/types.js';
@@ -790,6 +791,7 @@ export function describeStoreContract(
     });
 
     describeAttachmentContract(() => store);
+    describeReactionContract(() => store);
 
     describe('provenance', () => {
       it('keeps a reply’s traceId and sources, read every way', async () => {

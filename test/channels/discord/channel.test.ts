@@ -91,7 +91,7 @@ describe('DiscordChannel against FakeDiscord', () => {
       displayName: 'colloquy-bot',
     });
     // Guilds | GuildMessages | DirectMessages | MessageContent
-    expect(discord.identifies[0]?.intents).toBe(1 | 512 | 4096 | 32768);
+    expect(discord.identifies[0]?.intents).toBe(1 | 512 | 1024 | 4096 | 8192 | 32768);
   });
 
   it('reports a guild message, a thread message and a DM with their scopes', async () => {

@@ -61,6 +61,9 @@ describe.skipIf(!postgresReachable)('docs/postgres.md on a real Postgres', () =>
     expect(await run('Every PDF people sent')).toEqual([
       expect.objectContaining({ sender: 'Alice Martin', name: 'invoice-march.pdf', size: 245760 }),
     ]);
+    expect((await run('Answers people thumbed down')).map((r) => [r.who, r.answer])).toEqual([
+      ['Bob Chen', 'Yes, the pipeline clears the cache after every deploy.'],
+    ]);
     expect(await run('Conversations by title and metadata')).toEqual([
       expect.objectContaining({ title: 'Refund for invoice 88', ticket: 'T-88', message_count: 3 }),
     ]);

@@ -73,6 +73,9 @@ describe('docs/sql.md', () => {
     expect(run('Every PDF people sent in the last month')).toEqual([
       expect.objectContaining({ sender: 'Alice Martin', name: 'invoice-march.pdf', size: 245760 }),
     ]);
+    expect(
+      run('Answers people thumbed down in the last week').map((r) => [r.who, r.answer]),
+    ).toEqual([['Bob Chen', 'Yes, the pipeline clears the cache after every deploy.']]);
     expect(run('Conversations by title and metadata')).toEqual([
       expect.objectContaining({ title: 'Refund for invoice 88', ticket: 'T-88', message_count: 3 }),
     ]);

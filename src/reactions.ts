@@ -1,0 +1,72 @@
+import type { PlatformMessageRef } from './types.js';
+
+/**
+ * Someone added or removed a reaction on a message: the message by its platform ids (as an
+ * edit names it), who, which reaction (an emoji, or a custom emoji's name) and when. A change
+ * from one reaction to another is a removal of the first and an addition of the second.
+ *
+ * @example
+ * ```ts
+ * const thumbsDown: ReactionChange = {
+ *   channelType: 'slack', channelId: 'C0GENERAL', messageId: '1700000000.000200',
+ *   participantId: 'slack:U0ALICE', reaction: 'thumbsdown', at: '2026-03-10T15:02:00.000Z',
+ * };
+ * ```
+ */
+export interface ReactionChange extends PlatformMessageRef {
+  participantId: string;
+  reaction: string;
+  /** ISO 8601 UTC: when it was added, or removed. */
+  at: string;
+  /** True when the reaction was taken back. */
+  removed?: boolean;
+}
+
+/**
+ * A reaction as a store keeps it (one row of `message_reactions`): still there while
+ * `removedAt` is absent.
+ *
+ * @example
+ * ```ts
+ * const [first] = await store.getReactions('slack:T1:C1', 'slack:T1:C1:1700000000.000200');
+ * first?.reaction; // 'thumbsdown'
+ * ```
+ */
+export interface MessageReaction {
+  participantId: string;
+  reaction: string;
+  addedAt: string;
+  removedAt?: string;
+}
+
+/**
+ * The reactions of one message after a change: an addition opens a reaction unless the same
+ * person's same reaction is open already; a removal closes the open one (none open: nothing
+ * changes). Stores that keep reactions beside the turn (memory, Redis) share it.
+ *
+ * @example
+ * ```ts
+ * applyReaction([], { ...ref, participantId: 'p', reaction: '👍', at }); // [{ participantId: 'p', reaction: '👍', addedAt: at }]
+ * ```
+ */
+export function applyReaction(
+  reactions: readonly MessageReaction[],
+  change: ReactionChange,
+): MessageReaction[] {
+  const open = reactions.findIndex(
+    (r) =>
+      r.participantId === change.participantId &&
+      r.reaction === change.reaction &&
+      r.removedAt === undefined,
+  );
+  if (change.removed !== true) {
+    return open >= 0
+      ? [...reactions]
+      : [
+          ...reactions,
+          { participantId: change.participantId, reaction: change.reaction, addedAt: change.at },
+        ];
+  }
+  if (open < 0) return [...reactions];
+  return reactions.map((r, i) => (i === open ? { ...r, removedAt: change.at } : r));
+}

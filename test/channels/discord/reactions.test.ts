@@ -1,0 +1,68 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Bot, silentLogger, type ColloquyError } from 'colloquy';
+import { DiscordChannel } from 'colloquy/discord';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
+import { watched } from '../../fixtures/watched-store.js';
+
+const GUILD = '81384788765712384';
+const GENERAL = '290926798999357250';
+const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice', global_name: 'Alice' };
+const bob: FakeDiscordUser = { id: '80351110224678913', username: 'bob' };
+const inGeneral = `discord:${GUILD}:${GENERAL}`;
+
+describe('reactions on Discord (discord.js against FakeDiscord, SQLite store)', () => {
+  let discord: FakeDiscord;
+  let sqlite: SqliteConversationStore;
+  let db: ReturnType<typeof watched>;
+  let bot: Bot;
+  let errors: ColloquyError[];
+
+  beforeEach(async () => {
+    discord = await FakeDiscord.start();
+    discord.addGuild({
+      id: GUILD,
+      name: 'Test Guild',
+      channels: [{ id: GENERAL, name: 'general' }],
+    });
+    sqlite = new SqliteConversationStore({ path: ':memory:' });
+    db = watched(sqlite);
+    errors = [];
+    const channel = new DiscordChannel({
+      token: discord.token,
+      clientOptions: { rest: { api: discord.restApi } },
+    });
+    bot = new Bot({ channels: [channel], agents: [], store: db.store, logger: silentLogger });
+    bot.catch((error) => void errors.push(error));
+    await bot.start();
+  });
+
+  afterEach(async () => {
+    await bot.stop();
+    await discord.close();
+    await sqlite.close();
+  });
+
+  it('asks for reaction intents and records reactions added and removed, as no turn', async () => {
+    const message = discord.userMessage({ channelId: GENERAL, author: alice, content: 'ok?' });
+    const [turn] = await db.turns(inGeneral, (t) => t.length === 1);
+    const thumbsUp = { id: null, name: '👍' };
+    expect(discord.react({ messageId: message.id, user: bob, emoji: thumbsUp })).toBe(true);
+    discord.react({ messageId: message.id, user: bob, emoji: thumbsUp, removed: true });
+    discord.react({
+      messageId: message.id,
+      user: bob,
+      emoji: { id: '41771983429993937', name: 'party' },
+    });
+    // The next message is committed after the reactions, which the channel handles in order.
+    discord.userMessage({ channelId: GENERAL, author: alice, content: 'thanks' });
+    await db.turns(inGeneral, (t) => t.length === 2);
+    await expect
+      .poll(() => sqlite.getReactions(inGeneral, turn!.id))
+      .toMatchObject([
+        { participantId: `discord:${bob.id}`, reaction: '👍', removedAt: expect.any(String) },
+        { participantId: `discord:${bob.id}`, reaction: 'party' },
+      ]);
+    expect(errors).toEqual([]);
+  });
+});

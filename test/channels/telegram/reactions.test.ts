@@ -1,0 +1,91 @@
+import type { Chat, User } from 'grammy/types';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Bot, type ColloquyError, type Logger } from 'colloquy';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { TelegramChannel } from 'colloquy/telegram';
+import { FakeTelegram } from 'colloquy/testing';
+import { watched } from '../../fixtures/watched-store.js';
+
+const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
+const grace: User = { id: 1002, is_bot: false, first_name: 'Grace' };
+const group: Chat = { id: -1001234567890, type: 'supergroup', title: 'Orders Team' };
+const inGroup = 'telegram:-1001234567890';
+
+describe('reactions on Telegram (grammy against FakeTelegram, SQLite store)', () => {
+  let telegram: FakeTelegram;
+  let sqlite: SqliteConversationStore;
+  let store: ReturnType<typeof watched>;
+  let bot: Bot;
+  let errors: ColloquyError[];
+  let lines: string[];
+
+  beforeEach(async () => {
+    telegram = await FakeTelegram.start();
+    sqlite = new SqliteConversationStore({ path: ':memory:' });
+    store = watched(sqlite);
+    errors = [];
+    lines = [];
+    const logger: Logger = {
+      debug: () => {},
+      info: (msg) => void lines.push(msg),
+      warn: (msg) => void lines.push(msg),
+      error: (msg) => void lines.push(msg),
+    };
+    const channel = new TelegramChannel({
+      token: telegram.token,
+      client: { apiRoot: telegram.apiRoot },
+      pollingTimeoutSeconds: 5,
+      retry: { baseDelayMs: 5 },
+    });
+    bot = new Bot({ channels: [channel], agents: [], store: store.store, logger });
+    bot.catch((error) => void errors.push(error));
+    await bot.start();
+  });
+
+  /** Resolves once Telegram counts `count` updates as delivered (each handled first). */
+  async function acknowledged(count: number): Promise<void> {
+    const polls = () => telegram.calls.filter((call) => call.method === 'getUpdates').length;
+    while (telegram.acknowledged.length < count)
+      await telegram.waitForCall('getUpdates', polls() + 1);
+  }
+
+  afterEach(async () => {
+    await bot.stop();
+    await telegram.close();
+    await sqlite.close();
+  });
+
+  it('asks for reactions and records one added, then changed to another', async () => {
+    const { message } = telegram.sendUserMessage({ chat: group, from: ada, text: 'order 4711?' });
+    const [turn] = await store.turns(inGroup, (t) => t.length === 1);
+    await telegram.waitForCall('getUpdates', 2);
+    expect(telegram.allowedUpdates).toContain('message_reaction');
+
+    const reactions = () => sqlite.getReactions(inGroup, turn!.id);
+    const react = { chat: group, messageId: message.message_id };
+    expect(telegram.react({ ...react, from: grace, emoji: ['👍'] })).toBe(true);
+    expect(telegram.react({ ...react, from: grace, emoji: ['👎'], before: ['👍'] })).toBe(true);
+    await acknowledged(3);
+    expect(await reactions()).toMatchObject([
+      { participantId: 'telegram:1002', reaction: '👍', removedAt: expect.any(String) },
+      { participantId: 'telegram:1002', reaction: '👎' },
+    ]);
+    expect((await reactions())[1]).not.toHaveProperty('removedAt');
+    expect(await store.store.get(inGroup)).toHaveLength(1); // a reaction is not a turn
+    expect(errors).toEqual([]);
+  });
+
+  it('leaves out a reaction on a message it never saw with one line, and keeps going', async () => {
+    await telegram.waitForCall('getUpdates');
+    expect(telegram.react({ chat: group, from: grace, messageId: 99999, emoji: ['🔥'] })).toBe(
+      true,
+    );
+    telegram.sendUserMessage({ chat: group, from: ada, text: 'still here' });
+    await store.turns(inGroup, (t) => t.length === 1);
+    await acknowledged(2);
+    expect(lines.filter((line) => line.includes('reaction'))).toEqual([
+      `not recorded: reaction 🔥 on a message the store does not have (telegram:${group.id}:99999)`,
+    ]);
+    expect(errors).toEqual([]);
+  });
+});
