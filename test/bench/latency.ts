@@ -44,6 +44,9 @@ interface ModelTimes {
   lastWord: number;
 }
 
+/** How long the person reads an answer before the next question. */
+const READING_MS = 3000;
+
 /** A streaming model with a set first-token time and pace, that notes when it wrote. */
 function timedModel() {
   const answers: ModelTimes[] = [];
@@ -65,13 +68,19 @@ function timedModel() {
     doStream: async () => {
       const times: ModelTimes = { asked: Date.now(), firstToken: 0, lastWord: 0 };
       const words = ANSWER.split(' ');
+      const timers: NodeJS.Timeout[] = [];
       return {
         stream: new ReadableStream<LanguageModelV3StreamPart>({
+          cancel(reason) {
+            // The run was stopped: the provider stops writing.
+            timers.forEach(clearTimeout);
+            console.error('the model stream was cancelled:', reason);
+          },
           start(c) {
             c.enqueue({ type: 'stream-start', warnings: [] });
             c.enqueue({ type: 'text-start', id: 't' });
             words.forEach((word, i) => {
-              setTimeout(
+              const timer = setTimeout(
                 () => {
                   c.enqueue({ type: 'text-delta', id: 't', delta: i === 0 ? word : ` ${word}` });
                   if (i === 0) times.firstToken = Date.now();
@@ -91,6 +100,7 @@ function timedModel() {
                 },
                 FIRST_TOKEN_MS + i * PACE_MS,
               );
+              timers.push(timer);
             });
           },
         }),
@@ -123,7 +133,8 @@ class TimedStore extends SqliteConversationStore {
 
 /** One request a fake saw, reduced to what the figures need. */
 interface Seen {
-  kind: 'typing' | 'post' | 'edit' | 'other';
+  /** `post` and `edit` change a message; `draft` changes Telegram's ephemeral preview. */
+  kind: 'typing' | 'post' | 'edit' | 'draft' | 'other';
   at: number;
 }
 
@@ -140,24 +151,34 @@ interface Platform {
   close(): Promise<void>;
 }
 
-async function telegram(): Promise<Platform> {
+/** Telegram in a private chat (drafts, then the message) or a group (a message, then edits). */
+async function telegram(place: 'dm' | 'group'): Promise<Platform> {
   const fake = await FakeTelegram.start();
-  const chat = { id: 1001, type: 'private', first_name: 'Ada' } as const;
+  const ada = { id: 1001, is_bot: false, first_name: 'Ada' };
+  const chat =
+    place === 'dm'
+      ? ({ id: 1001, type: 'private', first_name: 'Ada' } as const)
+      : ({ id: -2002, type: 'group', title: 'Team' } as const);
   const kinds: Record<string, Seen['kind']> = {
     sendChatAction: 'typing',
+    sendMessageDraft: 'draft',
     sendMessage: 'post',
     editMessageText: 'edit',
   };
   return {
-    name: 'Telegram',
-    shows: 'streamed: sendMessage, then editMessageText',
+    name: place === 'dm' ? 'Telegram DM' : 'Telegram group',
+    shows:
+      place === 'dm'
+        ? 'streamed: sendMessageDraft, then the whole answer with sendMessage'
+        : 'streamed: sendMessage, then editMessageText',
     channel: new TelegramChannel({
       token: fake.token,
       client: { apiRoot: fake.apiRoot },
       pollingTimeoutSeconds: 5,
     }),
     say: (text) => {
-      fake.sendUserMessage({ chat, from: { id: 1001, is_bot: false, first_name: 'Ada' }, text });
+      const mention = place === 'dm' ? '' : `@${fake.botInfo.username} `;
+      fake.sendUserMessage({ chat, from: ada, text: `${mention}${text}` });
     },
     seen: () => fake.calls.map((call) => ({ kind: kinds[call.method] ?? 'other', at: call.at })),
     close: () => fake.close(),
@@ -202,13 +223,17 @@ async function discord(): Promise<Platform> {
   };
 }
 
-async function slack(): Promise<Platform> {
+/** Slack in a channel thread (Slack's streaming methods) or a DM (a post, then chat.update). */
+async function slack(place: 'thread' | 'dm'): Promise<Platform> {
   const fake = await FakeSlack.start();
   const kinds: Record<string, Seen['kind']> = {
     'reactions.add': 'typing',
     'assistant.threads.setStatus': 'typing',
     'chat.postMessage': 'post',
+    'chat.startStream': 'post',
     'chat.update': 'edit',
+    'chat.appendStream': 'edit',
+    'chat.stopStream': 'edit',
   };
   const channel = new SlackChannel({
     token: fake.token,
@@ -219,11 +244,17 @@ async function slack(): Promise<Platform> {
     clientOptions: { slackApiUrl: fake.slackApiUrl, retryConfig: { retries: 0 } },
   });
   return {
-    name: 'Slack',
-    shows: 'sent whole: one chat.postMessage (👀 reaction while working)',
+    name: place === 'thread' ? 'Slack thread' : 'Slack DM',
+    shows:
+      place === 'thread'
+        ? 'streamed: chat.startStream, appendStream, stopStream (thread status while working)'
+        : 'streamed: chat.postMessage, then chat.update (👀 reaction while working)',
     channel,
     ready: () => (fake.eventsUrl = channel.eventsUrl),
-    say: (text) => fake.message({ channel: 'D0ALICE', user: 'U0ALICE', text }),
+    say: (text) =>
+      place === 'thread'
+        ? fake.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text })
+        : fake.message({ channel: 'D0ALICE', user: 'U0ALICE', text }),
     seen: () => fake.calls.map((call) => ({ kind: kinds[call.method] ?? 'other', at: call.at })),
     close: () => fake.close(),
   };
@@ -267,25 +298,33 @@ async function measure(
   try {
     for (let i = 0; i < turns; i++) {
       const from = platform.seen().length;
+      const before = store.committed.length;
       const finished = timed.finished();
       await platform.say(`question ${i + 1}: where is my order?`);
       await finished;
       await bot.idle();
-      const committed = store.committed[i] ?? Number.NaN;
+      // The person reads the answer before asking again: the platforms' edit limits are per
+      // chat and per channel, and twenty questions with no pause between would meet them.
+      await new Promise((resolve) => setTimeout(resolve, READING_MS));
+      // The first commit of this turn (a Slack mention comes as two events).
+      const committed = store.committed[before] ?? Number.NaN;
       const model = timed.answers[i] as ModelTimes;
       const seen = platform.seen().slice(from);
       const at = (kind: Seen['kind']) => seen.find((s) => s.kind === kind)?.at ?? Number.NaN;
-      const shown = seen.filter((s) => s.kind === 'post' || s.kind === 'edit');
+      const shown = seen.filter(
+        (s) => s.kind === 'post' || s.kind === 'edit' || s.kind === 'draft',
+      );
       results.push({
         signOfLife: at('typing') - committed,
-        firstWords: at('post') - model.asked,
+        firstWords: (shown[0]?.at ?? Number.NaN) - model.asked,
         whole: (shown.at(-1)?.at ?? Number.NaN) - model.lastWord,
-        edits: seen.filter((s) => s.kind === 'edit').length,
+        // calls that changed what the person sees after the first words
+        edits: Math.max(0, shown.length - 1),
         modelFirstToken: model.firstToken - model.asked,
         modelLastWord: model.lastWord - model.asked,
       });
     }
-    const { items } = await store.listConversations({ limit: 10 });
+    const { items } = await store.listConversations({ limit: 100 });
     let replies = 0;
     for (const conversation of items) {
       const rows = await store.get(conversation.id);
@@ -313,15 +352,22 @@ const show = ({ p50, p95 }: { p50: number; p95: number }) =>
 
 /**
  * What a person sees while the agent answers: the sign of life, the first words and the whole
- * answer on each platform's fake, next to the model's own timings in the same run. The three
- * platforms run at once, each with its turns one after the other.
+ * answer on each platform's fake, next to the model's own timings in the same run. The places
+ * (a Telegram DM and group, Discord, a Slack thread and DM) run at once, each with its turns
+ * one after the other.
  */
 export async function benchLatency(options: LatencyBenchOptions): Promise<Outcome[]> {
   console.log(
     `\n── Latency: ${int(options.turns)} turns per platform, model's first token at ${FIRST_TOKEN_MS} ms, ` +
-      `${WORDS} words one every ${PACE_MS} ms ──`,
+      `${WORDS} words one every ${PACE_MS} ms, ${READING_MS} ms of reading between answers ──`,
   );
-  const platforms = [await telegram(), await discord(), await slack()];
+  const platforms = [
+    await telegram('dm'),
+    await telegram('group'),
+    await discord(),
+    await slack('thread'),
+    await slack('dm'),
+  ];
   const runs = await Promise.all(platforms.map((p) => measure(p, options.turns, options.dir)));
   const outcomes: Outcome[] = [];
   platforms.forEach((platform, index) => {
