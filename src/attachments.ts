@@ -104,3 +104,35 @@ export function formatBytes(size: number): string {
   const shown = unit > 0 && value < 10 ? value.toFixed(1).replace(/\.0$/, '') : Math.round(value);
   return `${shown} ${units[unit]}`;
 }
+
+/**
+ * How a file reads in a prompt that does not carry it: its kind, name and size in brackets.
+ *
+ * @example
+ * ```ts
+ * attachmentPlaceholder({ kind: 'image', name: 'invoice.png', size: 245760 }); // '[image: invoice.png, 240 KB]'
+ * attachmentPlaceholder({ kind: 'voice' }); // '[voice]'
+ * ```
+ */
+export function attachmentPlaceholder(file: MessageAttachment): string {
+  const about = [file.name, file.size === undefined ? undefined : formatBytes(file.size)].filter(
+    (part): part is string => part !== undefined && part !== '',
+  );
+  return about.length === 0 ? `[${file.kind}]` : `[${file.kind}: ${about.join(', ')}]`;
+}
+
+/**
+ * A turn's text with a placeholder for each of its files after it (a caption first).
+ *
+ * @example
+ * ```ts
+ * withPlaceholders('see attached', [{ kind: 'file', name: 'a.pdf' }]); // 'see attached [file: a.pdf]'
+ * ```
+ */
+export function withPlaceholders(
+  content: string,
+  files: readonly MessageAttachment[] | undefined,
+): string {
+  if (files === undefined || files.length === 0) return content;
+  return [content, ...files.map(attachmentPlaceholder)].filter((part) => part !== '').join(' ');
+}

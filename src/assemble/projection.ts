@@ -1,4 +1,5 @@
 import type { ModelMessage, ToolCallPart, ToolResultPart } from 'ai';
+import { withPlaceholders } from '../attachments.js';
 import type { Tokenizer } from '../tokenizer.js';
 import type { NewMessage, Participant, StoredMessage } from '../types.js';
 
@@ -114,7 +115,9 @@ export function projectTurn(turn: NewMessage, aliases: ReadonlySet<string>): Tex
     return { kind: 'text', turn: asStored, role: 'system', prefix: '', content: turn.content };
   }
   const prefix = `${speakerLabel(participant)}: `;
-  return { kind: 'text', turn: asStored, role: 'user', prefix, content: turn.content };
+  // Files reach the model as placeholders: kind, name and size, never fetched.
+  const content = withPlaceholders(turn.content, turn.attachments);
+  return { kind: 'text', turn: asStored, role: 'user', prefix, content };
 }
 
 /** Line breaks and other control characters: each becomes a space. */

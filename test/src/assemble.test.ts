@@ -93,6 +93,28 @@ describe.each(STORES)('assemblePrompt on %s', (_name, open) => {
       expect(prompt.turns.map((t) => t.content)).toEqual(['hello', 'hi Alice', 'no mention here']);
     });
 
+    it('reads the files of a turn as placeholders after its caption, fetching none', async () => {
+      const invoice = { kind: 'image', name: 'invoice.png', mimeType: 'image/png', size: 245760 };
+      await appendAll(store, [
+        {
+          ...turn(alice, 'the box arrived like this', { conversationId: DM }),
+          attachments: [invoice, { kind: 'voice', size: 5120 }],
+        },
+        {
+          ...turn(alice, '', { conversationId: DM }),
+          attachments: [{ kind: 'file', name: 'notes.txt' }],
+        },
+      ]);
+      const prompt = await assemble(DM);
+      const said = prompt.messages.filter((m) => m.role === 'user').map(text);
+      expect(said).toEqual([
+        expect.stringMatching(
+          /: the box arrived like this \[image: invoice\.png, 240 KB\] \[voice: 5 KB\]$/,
+        ),
+        expect.stringMatching(/: \[file: notes\.txt\]$/),
+      ]);
+    });
+
     it('sees replies to its messages that do not mention it', async () => {
       await appendAll(store, [
         turn(self, 'Your order shipped.'),
