@@ -456,11 +456,7 @@ export class InMemoryConversationStore implements ConversationStore {
         this.#evict(info.id, conversation);
         continue;
       }
-      info.firstMessageAt = info.lastMessageAt = rows[0]!.message.timestamp;
-      for (const { message } of rows) {
-        if (message.timestamp < info.firstMessageAt) info.firstMessageAt = message.timestamp;
-        if (message.timestamp > info.lastMessageAt) info.lastMessageAt = message.timestamp;
-      }
+      span(conversation);
     }
     return count;
   }
@@ -571,12 +567,14 @@ export class InMemoryConversationStore implements ConversationStore {
   #remove(predicate: (message: StoredMessage) => boolean): number {
     let count = 0;
     for (const conversation of this.#conversations.values()) {
+      const before = conversation.rows.length;
       conversation.rows = conversation.rows.filter((row) => {
         if (!predicate(row.message)) return true;
         this.#unindex(row);
         count++;
         return false;
       });
+      if (conversation.rows.length < before) span(conversation);
     }
     return count;
   }
@@ -593,6 +591,16 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   /** Keeps results, best first, while their content fits; truncates a lone first one. */
+}
+
+/** Spans a conversation's times over the turns it holds; one left empty keeps its own. */
+function span({ info, rows }: Conversation): void {
+  if (rows.length === 0) return;
+  info.firstMessageAt = info.lastMessageAt = rows[0]!.message.timestamp;
+  for (const { message } of rows) {
+    if (message.timestamp < info.firstMessageAt) info.firstMessageAt = message.timestamp;
+    if (message.timestamp > info.lastMessageAt) info.lastMessageAt = message.timestamp;
+  }
 }
 
 function optionalTimestamp(value: string | undefined, what: string): string | undefined {

@@ -170,10 +170,14 @@ function sharedRows(ops: readonly StoreOperation[]): Shared {
 /**
  * Takes, first thing in a transaction, the row locks its ops will take on rows that other
  * instances write too: conversations and participants created, then existing turns, then
- * runs (locked, then created when missing), each in key order; the conversations' and the participants' own rows last, as the transaction
- * commits (`commitTransaction`).
- * Every transaction takes them in this one order, so two instances never wait on each other in
- * a cycle (a deadlock); the ops after find their rows locked already.
+ * runs (locked, then created when missing), each in key order; the conversations' and the
+ * participants' own rows last, as the transaction commits (`commitTransaction`). The ops after
+ * find their rows locked already.
+ * Transactions that only add and change turns take them in this one order, so they never wait
+ * on each other in a cycle. One that deletes turns (a refused reply, `deleteMessages`,
+ * `forgetParticipant`) recounts their conversations as it goes, so it locks those before the
+ * commit locks the others, and can meet another transaction in a cycle: Postgres then rolls one
+ * back as a deadlock, and the store runs it again.
  *
  * @example
  * ```ts

@@ -85,8 +85,11 @@ export const PG = {
 
   lockConversation: `SELECT FROM conversations WHERE id = $1 FOR NO KEY UPDATE`,
   deleteMessages: `DELETE FROM messages WHERE conversation_id = $1 AND id = ANY($2::text[])`,
+  // The turns this transaction inserted are left out of the count: the statement that commits
+  // it adds them (TALLY_CONVERSATIONS in locks.ts).
   refreshConversation: `UPDATE conversations SET
-      message_count = (SELECT count(*) FROM messages WHERE conversation_id = $1),
+      message_count = (SELECT count(*) FROM messages WHERE conversation_id = $1
+        AND txid IS DISTINCT FROM pg_current_xact_id_if_assigned()),
       created_at = coalesce((SELECT min(timestamp) FROM messages WHERE conversation_id = $1),
         created_at),
       last_message_at = coalesce(

@@ -329,11 +329,14 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async #deleteMessages(db: runs.Queryable, conversationId: string, ids: string[]) {
-    // The conversation before its turns, the order every transaction locks them in.
-    await db.query(PG.lockConversation, [conversationId]);
+    // The turns before their conversation, as `lockSharedRows` orders them. The conversation is
+    // locked before it is recounted, so the count sees every transaction that tallied it first.
     const { rowCount } = await db.query(PG.deleteMessages, [conversationId, ids]);
     const changes = rowCount ?? 0;
-    if (changes > 0) await db.query(PG.refreshConversation, [conversationId]);
+    if (changes > 0) {
+      await db.query(PG.lockConversation, [conversationId]);
+      await db.query(PG.refreshConversation, [conversationId]);
+    }
     return changes;
   }
 

@@ -586,6 +586,34 @@ export function describeStoreContract(
         expect(await store.deleteMessages(C1, [])).toBe(0);
         expect(await store.get(C1)).toHaveLength(1);
       });
+
+      it('counts a new turn once when its commit drops a refused reply of its conversation', async () => {
+        // A store without a run ledger keeps no outbox: no reply is recorded before it is sent.
+        if (store.commit === undefined) return expect(store.getRuns).toBeUndefined();
+        const refused = (id: string) => ({
+          kind: 'confirm' as const,
+          confirmation: { id, conversationId: C1, messageIds: [], delivery: 'failed' as const },
+        });
+        await store.append(turn({ timestamp: at(1) }));
+        const early = turn({ participant: agent, timestamp: at(9) });
+        await store.commit([{ kind: 'reply', message: early }]);
+        const late = turn({ participant: agent, timestamp: at(8) });
+        const results = await store.commit([
+          { kind: 'append', message: turn({ timestamp: at(3) }) },
+          refused(early.id),
+          { kind: 'reply', message: late },
+          { kind: 'append', message: turn({ timestamp: at(4) }) },
+          refused(late.id),
+        ]);
+        expect(results.map((result) => result.ok)).toEqual([true, true, true, true, true]);
+        const turns = await store.get(C1);
+        expect(turns.map((m) => m.timestamp)).toEqual([at(1), at(3), at(4)]);
+        expect(await store.getConversation(C1)).toMatchObject({
+          messageCount: 3,
+          firstMessageAt: at(1),
+          lastMessageAt: at(4),
+        });
+      });
     });
 
     describe('conversations', () => {
