@@ -35,7 +35,12 @@ import type { BurstOption } from './bot/bursts.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
 import { ConversationLeases, type HeldLease, type SharedOptions } from './bot/shared.js';
-import { interactionsInterceptor, registerCommands, resolveInteraction } from './interactions.js';
+import {
+  interactionsInterceptor,
+  RecentPresses,
+  registerCommands,
+  resolveInteraction,
+} from './interactions.js';
 import type { Command } from './interactions.js';
 
 /** A store a bot opened for itself, and whether other instances of the bot may share it. */
@@ -185,6 +190,7 @@ export class Bot {
   /** Turns handed over and not yet handled, by colloquy id: a redelivery joins the first. */
   readonly #handling = new Map<string, Promise<void>>();
   readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
+  readonly #presses = new RecentPresses();
   readonly #order = new TurnOrder((error) => this.report(error));
   /**
    * The order events are committed in: a turn a channel is still completing holds back the
@@ -853,8 +859,9 @@ export class Bot {
     if (message.metadata.interaction === undefined) return complete;
     const agentIds = this.agentsOn(channel).map((agent) => agent.id);
     const { commands } = this.#options;
+    const repeated = this.#presses.repeats(message);
     return (complete ?? Promise.resolve(message)).then((turn) =>
-      resolveInteraction(turn, commands, this.store, agentIds),
+      resolveInteraction(turn, commands, this.store, agentIds, repeated),
     );
   }
 

@@ -1,7 +1,7 @@
 import type { Interceptor, TurnContext } from './chain.js';
 import type { Action, ActionSelect, CommandSpec } from './channel.js';
 import type { ConversationStore } from './store.js';
-import type { Interaction, NewMessage, Participant, StoredMessage } from './types.js';
+import type { Interaction, NewMessage, Participant } from './types.js';
 
 /**
  * A command the bot declares (`new Bot({ commands })`): registered where the platform lists
@@ -41,8 +41,36 @@ export const INTERACTIONS_PARTICIPANT: Participant = {
   displayName: 'colloquy',
 };
 
-/** Most recent agent turns of a conversation searched for the message a button was on. */
+/** Most recent turns (the agents' and the presser's) searched for the message pressed. */
 const PRESSED_SEARCH_LIMIT = 500;
+
+/** How many people's last presses on a message's button `RecentPresses` keeps. */
+const RECENT_PRESSES = 10_000;
+
+/**
+ * The last press each person made on each message's button (or select), as presses arrive,
+ * before the store has them: a second press with the same value is a double press.
+ */
+export class RecentPresses {
+  readonly #last = new Map<string, { ids: Set<string>; value: string }>();
+
+  /**
+   * Whether `turn` repeats its person's last press of that button with the same value; a press
+   * seen before (redelivered, with the same turn id) is no repeat and changes nothing.
+   */
+  repeats(turn: NewMessage): boolean {
+    const interaction = interactionOf(turn);
+    if (interaction?.type !== 'button') return false;
+    const { conversationId, participant, id } = turn;
+    const key = [conversationId, interaction.on, interaction.id, participant.id].join('\n');
+    const last = this.#last.get(key);
+    if (last?.ids.has(id)) return false;
+    this.#last.delete(key);
+    this.#last.set(key, { ids: (last?.ids ?? new Set()).add(id), value: interaction.value });
+    if (this.#last.size > RECENT_PRESSES) this.#last.delete(this.#last.keys().next().value!);
+    return last?.value === interaction.value;
+  }
+}
 
 /** The interaction a turn is, if any. */
 export function interactionOf(message: Pick<NewMessage, 'metadata'>): Interaction | undefined {
@@ -72,14 +100,17 @@ export function answeredBy(message: Pick<NewMessage, 'metadata'>): string | null
  * The interaction turn as the bot records it: a command names its agent or handler (or is
  * refused as unknown, when the bot declares commands); a press names the agent whose message
  * was pressed (found among `agentIds`' recent turns in the conversation) and becomes a reply
- * to it, or is refused (unknown message or button, or pressed by someone other than the person
- * the message answered).
+ * to it, or is refused (unknown message or button, pressed by someone other than the person
+ * the message answered, or `repeated`: the person's last press of that button had the same
+ * value: a double press is answered once, a changed choice in a select each time).
+ * `repeated` says the press repeats one that arrived just before (see `RecentPresses`).
  */
 export async function resolveInteraction(
   turn: NewMessage,
   commands: readonly Command[] | undefined,
   store: ConversationStore,
   agentIds: readonly string[],
+  repeated = false,
 ): Promise<NewMessage> {
   const interaction = interactionOf(turn);
   if (interaction === undefined) return turn;
@@ -97,8 +128,19 @@ export async function resolveInteraction(
     const mentions = [...new Set([...(turn.metadata.mentions ?? []), command.agent])];
     return withInteraction({ ...interaction, agent: command.agent }, { mentions });
   }
-  const pressed = await pressedMessage(store, turn.conversationId, interaction.on, agentIds);
   const refuse = (refused: string) => withInteraction({ ...interaction, refused });
+  if (repeated) return refuse('repeated');
+  if (agentIds.length === 0) return refuse('unknown message');
+  const turns = await store.get(turn.conversationId, {
+    participantIds: [...agentIds, turn.participant.id],
+    limit: PRESSED_SEARCH_LIMIT,
+  });
+  const pressed = turns.find(
+    ({ participant, metadata }) =>
+      participant.id !== turn.participant.id &&
+      (metadata.messageId === interaction.on ||
+        (metadata.partMessageIds ?? []).includes(interaction.on)),
+  );
   if (pressed === undefined) return refuse('unknown message');
   const actions = (pressed.metadata.actions ?? []) as readonly Action[];
   const select = pressed.metadata.select as ActionSelect | undefined;
@@ -112,35 +154,29 @@ export async function resolveInteraction(
   if (turn.scope !== 'dm' && answered !== undefined && answered !== turn.participant.id) {
     return refuse('wrong user');
   }
+  const value = option?.value ?? button?.value ?? interaction.id;
+  const last = turns
+    .filter((t) => t.id !== turn.id)
+    .map(interactionOf)
+    .findLast(
+      (earlier) =>
+        earlier?.type === 'button' &&
+        earlier.refused === undefined &&
+        earlier.on === interaction.on &&
+        earlier.id === interaction.id,
+    );
+  if (last?.type === 'button' && last.value === value) return refuse('repeated');
   return {
     ...withInteraction(
       {
         ...interaction,
-        value: option?.value ?? button?.value ?? interaction.id,
+        value,
         agent: pressed.participant.id,
       },
       { replyToMessageId: interaction.on, replyToParticipantId: pressed.participant.id },
     ),
     content: option?.label ?? button?.label ?? turn.content,
   };
-}
-
-/** The agents' turn whose platform id (or one of its parts') is `platformId`. */
-async function pressedMessage(
-  store: ConversationStore,
-  conversationId: string,
-  platformId: string,
-  agentIds: readonly string[],
-): Promise<StoredMessage | undefined> {
-  if (agentIds.length === 0) return undefined;
-  const turns = await store.get(conversationId, {
-    participantIds: [...agentIds],
-    limit: PRESSED_SEARCH_LIMIT,
-  });
-  return turns.find(
-    ({ metadata }) =>
-      metadata.messageId === platformId || (metadata.partMessageIds ?? []).includes(platformId),
-  );
 }
 
 /** The one line a refused interaction is answered with. */
@@ -169,6 +205,7 @@ export function interactionsInterceptor(
 ): Interceptor<TurnContext> {
   return async (ctx, next) => {
     const interaction = interactionOf(ctx.message);
+    if (interaction?.refused === 'repeated') return;
     if (interaction?.refused !== undefined) {
       await ctx.send(refusalLine(interaction, commands), INTERACTIONS_PARTICIPANT);
       return;

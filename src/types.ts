@@ -109,7 +109,7 @@ export interface MessageMetadata {
  * it: `agent` (the command's agent, or the agent whose message was pressed), `handler` (a
  * command handled by its handler), or `refused` (why it is answered with one line and no agent:
  * an unknown command, a button on an unknown message, a press by someone the message was not
- * for).
+ * for; `repeated`, a double press, is answered not at all).
  *
  * @example
  * ```ts

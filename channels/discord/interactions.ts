@@ -134,7 +134,7 @@ export class DiscordInteractions {
     const value = values[0] ?? id;
     return {
       ...turn,
-      id: `discord:${d.channel_id}:${message.id}:press:${id}:${user.id}`,
+      id: `discord:${d.channel_id}:${message.id}:press:${d.id}`,
       content: value,
       metadata: { ...metadata, interaction: { type: 'button', id, value, on: message.id } },
     };

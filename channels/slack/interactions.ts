@@ -63,6 +63,7 @@ export function commandTurn(body: SlackCommandBody): NewMessage {
 /** What colloquy reads of a `block_actions` payload. */
 export interface SlackBlockActionsBody {
   type: string;
+  trigger_id?: string;
   team?: { id?: string } | null;
   user: { id: string; name?: string; username?: string };
   channel?: { id?: string; name?: string };
@@ -70,6 +71,7 @@ export interface SlackBlockActionsBody {
   message?: { ts?: string; thread_ts?: string };
   actions?: {
     action_id?: string;
+    action_ts?: string;
     value?: string;
     type?: string;
     text?: { text?: string };
@@ -78,8 +80,8 @@ export interface SlackBlockActionsBody {
 }
 
 /**
- * The turn a press is, one per person, message and button (a second press of the same button
- * is the same turn); undefined for a payload that is not a press on a message.
+ * The turn a press is, one per press (its id is the payload's `trigger_id`, the same if the
+ * payload comes again); undefined for a payload that is not a press on a message.
  *
  * @example
  * ```ts
@@ -90,8 +92,9 @@ export function pressTurn(body: SlackBlockActionsBody, teamId: string): NewMessa
   const action = body.actions?.[0];
   const channel = body.channel?.id ?? body.container?.channel_id;
   const on = body.message?.ts ?? body.container?.message_ts;
+  const press = body.trigger_id ?? action?.action_ts;
   if (body.type !== 'block_actions' || action?.action_id === undefined) return undefined;
-  if (channel === undefined || on === undefined) return undefined;
+  if (channel === undefined || on === undefined || press === undefined) return undefined;
   const thread = body.message?.thread_ts ?? body.container?.thread_ts;
   const dm = channel.startsWith('D');
   const inThread = thread !== undefined && thread !== on;
@@ -100,7 +103,7 @@ export function pressTurn(body: SlackBlockActionsBody, teamId: string): NewMessa
   const team = body.team?.id ?? teamId;
   const name = body.user.name ?? body.user.username;
   return {
-    id: `slack:${team}:${channel}:${on}:press:${id}:${body.user.id}`,
+    id: `slack:${team}:${channel}:${on}:press:${press}`,
     conversationId: slackConversationId(team, channel, inThread ? thread : undefined),
     participant: {
       kind: 'user',

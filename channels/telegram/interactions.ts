@@ -53,7 +53,7 @@ export function withKeyboard<P extends { payload: object }>(
 
 /**
  * The turn a press is: by the person who pressed, in the pressed message's chat (and topic),
- * one per person, message and button (a second press of the same button is the same turn).
+ * one per press: its id is the callback query's, which a redelivered update carries again.
  * Undefined for a query colloquy did not make (no message, or data not its own).
  *
  * @example
@@ -86,7 +86,7 @@ export function pressTurn(query: CallbackQuery): NewMessage | undefined {
   if (name !== undefined) metadata.channelName = name;
   if (topic !== undefined) metadata.threadId = String(topic);
   return {
-    id: `telegram:${chat.id}:${on}:press:${id}:${query.from.id}`,
+    id: `telegram:${chat.id}:${on}:press:${query.id}`,
     conversationId: conversationId(chat.id, topic),
     participant: {
       kind: 'user',

@@ -43,3 +43,24 @@ export function interactionAgents() {
   ];
   return { billing, support, commands };
 }
+
+/** `support` as it asks which size under a select (Small, Medium, Large) and says the size picked. */
+export function sizeAsker(): Agent & { turns: NewMessage[] } {
+  return answering('support', (turn) => {
+    const picked = turn.metadata.interaction;
+    if (picked?.type === 'button') return { output: `size ${picked.value}` };
+    const options = [
+      { label: 'Small', value: 's' },
+      { label: 'Medium', value: 'm' },
+      { label: 'Large', value: 'l' },
+    ];
+    return { output: 'Which size?', metadata: { select: { id: 'size', options } } };
+  });
+}
+
+/** What a person's presses in `turns` are recorded as: the value and why it was refused. */
+export function pressesOf(turns: readonly NewMessage[]): [string, string | undefined][] {
+  return turns.flatMap(({ metadata: { interaction } }) =>
+    interaction?.type === 'button' ? [[interaction.value, interaction.refused]] : [],
+  );
+}

@@ -86,13 +86,15 @@ export class FakeSlackInteractions {
 
   /**
    * A person presses the button (or picks `value` from the select) `actionId` under the bot's
-   * message `ts`. Throws when the bot posted no such message or element.
+   * message `ts`; with `triggerId`, the payload of that press comes again. Throws when the bot
+   * posted no such message or element.
    */
   press(input: {
     ts: string;
     user: string;
     actionId: string;
     value?: string;
+    triggerId?: string;
   }): Promise<FakeSlackInteractionAck> {
     const post = this.host.posted.find((p) => p.ts === input.ts);
     // The Web API client sends blocks as a JSON string in a form body.
@@ -128,7 +130,7 @@ export class FakeSlackInteractions {
         is_ephemeral: false,
         ...(post.thread_ts !== undefined && { thread_ts: post.thread_ts }),
       },
-      trigger_id: `${Date.now()}.${randomUUID().slice(0, 8)}`,
+      trigger_id: input.triggerId ?? `${Date.now()}.${randomUUID().slice(0, 8)}`,
       team: { id: this.host.teamId, domain: 'fake' },
       enterprise: null,
       is_enterprise_install: false,

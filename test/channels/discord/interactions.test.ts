@@ -7,7 +7,7 @@ import type { ColloquyError } from 'colloquy';
 import { DiscordChannel } from 'colloquy/discord';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeDiscord, type FakeDiscordOptions, type FakeDiscordUser } from 'colloquy/testing';
-import { interactionAgents } from '../interactions.fixtures.js';
+import { interactionAgents, pressesOf, sizeAsker } from '../interactions.fixtures.js';
 
 const GUILD = '81384788765712384';
 const GENERAL = '290926798999357250';
@@ -134,6 +134,50 @@ describe('commands and buttons on Discord (discord.js against FakeDiscord)', () 
     ]);
     expect(agents.support.turns).toHaveLength(0);
     expect(discord.posted[0]!.components).toEqual([]);
+  });
+
+  it('answers a changed choice in a select, the same choice twice once, and a replayed press once', async () => {
+    agents.support = sizeAsker();
+    await startBot();
+    discord.interactions.command({ channelId: GENERAL, user: alice, name: 'status' });
+    const [asked] = await discord.waitForPosted(1);
+    expect(asked!.components).toEqual([
+      {
+        type: 1,
+        components: [
+          {
+            type: 3,
+            custom_id: 'size',
+            options: [
+              { label: 'Small', value: 's' },
+              { label: 'Medium', value: 'm' },
+              { label: 'Large', value: 'l' },
+            ],
+          },
+        ],
+      },
+    ]);
+    await bot.idle();
+    const pick = (value: string) =>
+      discord.interactions.press({
+        messageId: asked!.id,
+        user: alice,
+        customId: 'size',
+        values: [value],
+      });
+    pick('s');
+    pick('l');
+    pick('l');
+    discord.replayLastEvents(2);
+    await discord.waitForPosted(3);
+    await bot.idle();
+    expect(discord.posted.map((m) => m.content)).toEqual(['Which size?', 'size s', 'size l']);
+    const turns = await store.get(inGeneral, { participantIds: [`discord:${alice.id}`] });
+    expect(pressesOf(turns)).toEqual([
+      ['s', undefined],
+      ['l', undefined],
+      ['l', 'repeated'],
+    ]);
   });
 
   it('refuses a press by someone else with one line', async () => {

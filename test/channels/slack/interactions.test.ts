@@ -9,7 +9,7 @@ import { SlackChannel } from 'colloquy/slack';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack } from 'colloquy/testing';
 import type { FakeSlackOptions } from 'colloquy/testing';
-import { interactionAgents } from '../interactions.fixtures.js';
+import { interactionAgents, pressesOf, sizeAsker } from '../interactions.fixtures.js';
 
 const GENERAL = 'C0GENERAL';
 const inGeneral = `slack:T0FAKE:${GENERAL}`;
@@ -119,6 +119,37 @@ describe('commands and buttons on Slack (Bolt against FakeSlack)', () => {
     await bot.idle();
     expect(slack.posted.map((p) => p.text)).toEqual(['Refund order 9?', 'billing: approve']);
     expect(agents.support.turns).toHaveLength(0);
+  });
+
+  it('answers a changed choice in a select, the same choice twice once, and a payload sent again once', async () => {
+    agents.support = sizeAsker();
+    await startBot();
+    await slack.interactions.command({ channel: GENERAL, user: 'U0ALICE', command: '/status' });
+    await bot.idle();
+    const [asked] = slack.posted;
+    const pick = (value: string, triggerId?: string) =>
+      slack.interactions.press({
+        ts: asked!.ts,
+        user: 'U0ALICE',
+        actionId: 'size',
+        value,
+        ...(triggerId !== undefined && { triggerId }),
+      });
+    await pick('s', 'trigger-small');
+    await pick('l');
+    await pick('l');
+    await pick('s', 'trigger-small');
+    await bot.idle();
+    await pick('s');
+    await bot.idle();
+    expect(slack.posted.map((p) => p.text)).toEqual(['Which size?', 'size s', 'size l', 'size s']);
+    const turns = await store.get(inGeneral, { participantIds: ['slack:U0ALICE'] });
+    expect(pressesOf(turns)).toEqual([
+      ['s', undefined],
+      ['l', undefined],
+      ['l', 'repeated'],
+      ['s', undefined],
+    ]);
   });
 
   it('takes commands and presses over Socket Mode too', async () => {

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import type { Chat, MessageEntity, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Bot, silentLogger } from 'colloquy';
-import type { ColloquyError, NewMessage } from 'colloquy';
+import type { ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
 import type { FakeTelegramOptions } from 'colloquy/testing';
-import { interactionAgents } from '../interactions.fixtures.js';
+import { interactionAgents, pressesOf, sizeAsker } from '../interactions.fixtures.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
 const grace: User = { id: 1002, is_bot: false, first_name: 'Grace' };
@@ -135,18 +135,7 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
   });
 
   it('shows a select as rows of buttons and routes the option picked, with its value', async () => {
-    Object.assign(agents.support, {
-      run: async (turn: NewMessage) => {
-        const picked = turn.metadata.interaction;
-        if (picked?.type === 'button') return { output: `size ${picked.value}` };
-        const options = [
-          { label: 'Small', value: 's' },
-          { label: 'Medium', value: 'm' },
-          { label: 'Large', value: 'l' },
-        ];
-        return { output: 'Which size?', metadata: { select: { id: 'size', options } } };
-      },
-    });
+    agents.support = sizeAsker();
     await startBot();
     say(adaDm, ada, '/status');
     const [asked] = await telegram.waitForSent(1);
@@ -171,6 +160,27 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
       content: 'Medium',
       metadata: { interaction: { type: 'button', id: 'size', value: 'm', agent: 'support' } },
     });
+  });
+
+  it('answers a changed choice, answers the same choice twice once, and stores a redelivered press once', async () => {
+    agents.support = sizeAsker();
+    await startBot();
+    say(adaDm, ada, '/status');
+    const [asked] = await telegram.waitForSent(1);
+    const small = telegram.pressButton(asked!.message, ada, 's:size:s');
+    telegram.pressButton(asked!.message, ada, 's:size:l');
+    telegram.pressButton(asked!.message, ada, 's:size:l');
+    telegram.pushUpdate({ callback_query: small.callback_query! });
+    await telegram.waitForSent(3);
+    await telegram.waitForCall('answerCallbackQuery', 4);
+    await bot.idle();
+    expect(telegram.sent.map((s) => s.text)).toEqual(['Which size?', 'size s', 'size l']);
+    const turns = await store.get('telegram:1001', { participantIds: ['telegram:1001'] });
+    expect(pressesOf(turns)).toEqual([
+      ['s', undefined],
+      ['l', undefined],
+      ['l', 'repeated'],
+    ]);
   });
 
   it('refuses a press by someone the message did not answer, with one line', async () => {
