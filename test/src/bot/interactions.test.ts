@@ -82,6 +82,34 @@ describe('commands and presses', () => {
     expect(pressed?.metadata.replyToParticipantId).toBe('billing');
   });
 
+  it('answers a second press of the same button once, even by a bot started again', async () => {
+    const commands = [{ name: 'refund', description: 'Refund', agent: 'billing' }];
+    const { channel, support, billing, store } = setUp(commands);
+    await bot!.start();
+    await channel.receive('/refund 1', {
+      interaction: { type: 'command', name: 'refund', args: '1' },
+    });
+    await bot!.idle();
+    const press = { type: 'button' as const, id: 'approve', value: '', on: 'out-2' };
+    await channel.receive('Approve', { interaction: press, messageId: 'press-1' });
+    await channel.receive('Approve', { interaction: press, messageId: 'press-2' });
+    await bot!.idle();
+    await bot!.stop();
+    const logger = silentLogger;
+    bot = new Bot({ channels: [channel], agents: [support, billing], store, commands, logger });
+    await bot.start();
+    await channel.receive('Approve', { interaction: press, messageId: 'press-3' });
+    await bot.idle();
+    expect(channel.sent.map((m) => m.content)).toEqual(['Refund?', 'Refund?']);
+    const turns = await store.get(channel.conversationId, { participantIds: ['memory:alice'] });
+    expect(turns.map((t) => t.metadata.interaction)).toMatchObject([
+      { type: 'command' },
+      { agent: 'billing' },
+      { refused: 'repeated' },
+      { refused: 'repeated' },
+    ]);
+  });
+
   it('refuses a press on a message it does not know', async () => {
     const { channel } = setUp();
     await bot!.start();
