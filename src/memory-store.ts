@@ -297,12 +297,14 @@ export class InMemoryConversationStore implements ConversationStore {
           row.words = searchKeys(op.confirmation.content);
         }
         if (op.confirmation.timestamp !== undefined) {
-          const rows = this.#conversations.get(conversationId)?.rows;
-          const at = rows?.indexOf(row) ?? -1;
-          if (rows !== undefined && at >= 0) {
-            rows.splice(at, 1);
+          const conversation = this.#conversations.get(conversationId);
+          const at = conversation?.rows.indexOf(row) ?? -1;
+          if (conversation !== undefined && at >= 0) {
+            conversation.rows.splice(at, 1);
             row.message.timestamp = normalizeTimestamp(op.confirmation.timestamp, 'timestamp');
-            insertSorted(rows, row);
+            insertSorted(conversation.rows, row);
+            // The conversation spans its turns as they now stand, as in SQLite.
+            span(conversation);
           }
         }
         return true;

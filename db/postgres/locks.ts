@@ -57,10 +57,15 @@ const ENSURE_CONVERSATIONS = `INSERT INTO conversations (id, channel_type, chann
   ORDER BY x.id
   ON CONFLICT (id) DO NOTHING`;
 
+/** A conversation's time read again from its turns where a confirmation retimed one. */
+const reread = (span: 'min' | 'max', column: string) => `WHEN p.refresh THEN coalesce(
+        (SELECT ${span}(m.timestamp) FROM messages m WHERE m.conversation_id = t.id),
+        t.${column})`;
+
 /**
  * The count, span and name of the conversations this transaction inserted turns into
- * (`txid`), and the last message time of those where it confirmed a reply at a new time (the
- * newest turn's), locked in id order. `place` is a JSON array of `{ id, channel_name,
+ * (`txid`), and the span of those where it confirmed a reply at a new time (the earliest and
+ * newest turns'), locked in id order. `place` is a JSON array of `{ id, channel_name,
  * thread_id, refresh }`.
  */
 const TALLY_CONVERSATIONS = (place: string) => `WITH added AS (
@@ -75,12 +80,13 @@ const TALLY_CONVERSATIONS = (place: string) => `WITH added AS (
     ORDER BY t.id FOR NO KEY UPDATE)
   UPDATE conversations AS t SET
     message_count = t.message_count + coalesce(a.n, 0),
-    created_at = CASE WHEN a.n IS NULL THEN t.created_at WHEN t.message_count = 0 THEN a.first
+    created_at = CASE
+      ${reread('min', 'created_at')}
+      WHEN a.n IS NULL THEN t.created_at
+      WHEN t.message_count = 0 THEN a.first
       ELSE least(t.created_at, a.first) END,
     last_message_at = CASE
-      WHEN p.refresh THEN coalesce(
-        (SELECT max(m.timestamp) FROM messages m WHERE m.conversation_id = t.id),
-        t.last_message_at)
+      ${reread('max', 'last_message_at')}
       WHEN a.n IS NULL THEN t.last_message_at
       WHEN t.message_count = 0 THEN a.last
       ELSE greatest(t.last_message_at, a.last) END,

@@ -15,8 +15,8 @@ import {
 
 /**
  * One row per conversation (a DM, a channel, or a thread inside a channel), with its turns
- * counted: `message_count`, `created_at` and `last_message_at` follow every turn inserted or
- * deleted (triggers on `messages`, whoever writes).
+ * counted: `message_count`, `created_at` and `last_message_at` follow every turn inserted,
+ * deleted or given another time (triggers on `messages`, whoever writes).
  */
 export const conversations = sqliteTable(
   'conversations',
@@ -48,7 +48,7 @@ export const conversations = sqliteTable(
 
 /**
  * Everyone who ever wrote a turn (people, our agents, other bots, the system): their latest
- * kind and name, and the times of their first and latest turns (kept by a trigger on
+ * kind and name, and the times of their first and latest turns (kept by triggers on
  * `messages`).
  */
 export const participants = sqliteTable('participants', {

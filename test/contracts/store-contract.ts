@@ -636,6 +636,38 @@ export function describeStoreContract(
         expect(await store.getConversation('nope')).toBeUndefined();
       });
 
+      it('moves the conversation’s times with a reply confirmed at the platform’s time', async () => {
+        if (store.commit === undefined) return expect(store.getRuns).toBeUndefined();
+        await store.append(turn({ timestamp: at(1) }));
+        const reply = turn({ participant: agent, content: 'refunds', timestamp: at(2) });
+        await store.commit([{ kind: 'reply', message: reply }]);
+        const commit = store.commit.bind(store);
+        const confirm = (seconds: number) =>
+          commit([
+            {
+              kind: 'confirm',
+              confirmation: {
+                id: reply.id,
+                conversationId: C1,
+                messageIds: ['p1'],
+                delivery: 'sent',
+                timestamp: at(seconds),
+              },
+            },
+          ]);
+        await confirm(9);
+        expect(await store.getConversation(C1)).toMatchObject({
+          firstMessageAt: at(1),
+          lastMessageAt: at(9),
+        });
+        // The newest turn moving earlier leaves the conversation spanning the turns that stand.
+        await confirm(0);
+        expect(await store.getConversation(C1)).toMatchObject({
+          firstMessageAt: at(0),
+          lastMessageAt: at(1),
+        });
+      });
+
       it('lists the most recently active first, with message counts', async () => {
         await store.append(turn({ conversationId: 'c-old', timestamp: at(1) }));
         await store.append(turn({ conversationId: 'c-new', timestamp: at(2) }));

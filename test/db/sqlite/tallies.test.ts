@@ -101,6 +101,33 @@ describe('conversation and participant tallies', () => {
     expect((await store.getConversation('slack:T1:C1'))?.messageCount).toBe(38);
   });
 
+  it('follows turns given another time, the newest moved earlier too', async () => {
+    // given turns in two conversations by three people, second i by person i % 3
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const next = turn(i % 2, i % 3, i);
+      ids.push(next.id);
+      await store.append(next);
+    }
+    const retime = store.db.prepare(`UPDATE messages SET timestamp = ? WHERE id = ?`);
+    const second = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+    const earliest = new Date(Date.UTC(2025, 11, 31)).toISOString();
+
+    // when the first turn moves later than all, and the newest (C1's) moves earliest
+    retime.run(raw(5), ids[0]);
+    retime.run(earliest, ids[29]);
+
+    // then the conversations span the turns as they stand, and the authors' times take the
+    // new times while keeping the ones captured before
+    const now = tallies();
+    expect(now.conversations).toEqual(now.counted);
+    expect(now.participants).toEqual([
+      { id: 'slack:U0', first_seen_at: second(0), last_seen_at: raw(5) },
+      { id: 'slack:U1', first_seen_at: second(1), last_seen_at: second(28) },
+      { id: 'slack:U2', first_seen_at: earliest, last_seen_at: second(29) },
+    ]);
+  });
+
   it('counts deletions through the store', async () => {
     // given turns in two conversations
     for (let i = 0; i < 60; i++) await store.append(turn(i % 2, i % 3, i));
