@@ -1,11 +1,18 @@
 import type { BotIdentity, Channel } from './channel.js';
+import type { Logger } from './logger.js';
 import type { ConversationStore } from './store.js';
 import type { NewMessage, Participant } from './types.js';
 
 /**
  * The one primitive of the pipeline: an interceptor gets the turn's context and a `next`
- * that runs the rest of the chain. Capture, dedupe, loop guards and agent dispatch are all
- * interceptors.
+ * that runs the rest of the chain.
+ *
+ * The chains, in both directions (docs/chain.md has the picture):
+ * - inbound, once a turn is committed and acknowledged (capture, where repeated deliveries are
+ *   found stored by their unique keys), in its conversation's order:
+ *   `inboundChain(userInterceptors, loopGuard, dispatch)`;
+ * - outbound, for every reply: `outboundChain(sendHooks, outbox)`, where the outbox records the
+ *   reply `sending`, posts it and confirms it `sent`.
  *
  * @example
  * ```ts
@@ -76,3 +83,63 @@ export type SendHook = (
   send: (reply: NewMessage) => Promise<NewMessage>,
   about: { readonly inbound: NewMessage; readonly channel: Channel },
 ) => Promise<NewMessage>;
+
+/**
+ * The inbound chain a committed turn passes: the user's interceptors, in order, then the loop
+ * guard, then dispatch (which runs the agents the turn concerns).
+ *
+ * @example
+ * ```ts
+ * await inboundChain(interceptors, loopGuard(5, logger), dispatch)(ctx, async () => {});
+ * ```
+ */
+export function inboundChain(
+  interceptors: readonly Interceptor<TurnContext>[],
+  guard: Interceptor<TurnContext>,
+  dispatch: Interceptor<TurnContext>,
+): Interceptor<TurnContext> {
+  return compose([...interceptors, guard, dispatch]);
+}
+
+/**
+ * The loop guard: an agent's turn `maxAgentDepth` agent turns deep goes no further (no agent
+ * answers it), with one warning.
+ *
+ * @example
+ * ```ts
+ * const guard = loopGuard(5, consoleLogger);
+ * ```
+ */
+export function loopGuard(maxAgentDepth: number, logger: Logger): Interceptor<TurnContext> {
+  return async (ctx, next) => {
+    const { message, depth } = ctx;
+    if (message.participant.kind !== 'agent' || depth < maxAgentDepth) return next();
+    logger.warn('loop guard: not answering, too many agent turns in a row', {
+      conversationId: message.conversationId,
+      messageId: message.id,
+      depth,
+      maxAgentDepth,
+    });
+  };
+}
+
+/**
+ * The outbound chain a reply passes: the send hooks, in order, the first outermost, then
+ * `outbox`, which records the reply as the hooks left it (`sending`), posts it and confirms it
+ * (`sent`). A hook that throws stops the reply before anything is recorded.
+ *
+ * @example
+ * ```ts
+ * const sent = await outboundChain(bot.sendHooks, outbox, { inbound, channel })(reply);
+ * ```
+ */
+export function outboundChain(
+  hooks: readonly SendHook[],
+  outbox: (reply: NewMessage) => Promise<NewMessage>,
+  about: Parameters<SendHook>[2],
+): (reply: NewMessage) => Promise<NewMessage> {
+  return hooks.reduceRight<(reply: NewMessage) => Promise<NewMessage>>(
+    (next, hook) => async (reply) => hook(reply, next, about),
+    async (reply) => outbox(reply),
+  );
+}

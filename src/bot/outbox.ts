@@ -1,4 +1,3 @@
-import type { SendHook } from '../chain.js';
 import type { Channel, OutboundMessage, ReplyPlace } from '../channel.js';
 import { ColloquyError, NetworkError, StoreError } from '../errors.js';
 import type { ReplyDelivery } from '../runs.js';
@@ -207,23 +206,4 @@ export function deliveryAfterFailure(error: unknown): 'failed' | 'unconfirmed' {
   if (error instanceof StoreError) return 'unconfirmed';
   if (error instanceof NetworkError) return 'unconfirmed';
   return error instanceof ColloquyError || error instanceof Error ? 'failed' : 'unconfirmed';
-}
-
-/**
- * `send` wrapped in `hooks`, the first outermost.
- *
- * @example
- * ```ts
- * const sent = await throughHooks(bot.sendHooks, post, { inbound, channel })(reply);
- * ```
- */
-export function throughHooks(
-  hooks: readonly SendHook[],
-  send: (reply: NewMessage) => Promise<NewMessage>,
-  about: Parameters<SendHook>[2],
-): (reply: NewMessage) => Promise<NewMessage> {
-  return hooks.reduceRight<(reply: NewMessage) => Promise<NewMessage>>(
-    (next, hook) => async (reply) => hook(reply, next, about),
-    async (reply) => send(reply),
-  );
 }

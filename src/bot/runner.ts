@@ -1,6 +1,6 @@
 import { concerns, threadConcerns } from '../agent.js';
 import type { Agent, AgentResult } from '../agent.js';
-import { compose } from '../chain.js';
+import { inboundChain, loopGuard, outboundChain } from '../chain.js';
 import type { Interceptor, SendHook } from '../chain.js';
 import type { BotIdentity, Channel } from '../channel.js';
 import type { TurnContext } from '../chain.js';
@@ -12,7 +12,7 @@ import { cappedJson, runId, usageOf } from '../runs.js';
 import type { Bursts } from './bursts.js';
 import type { AgentRun, RunStatus } from '../runs.js';
 import { isoTimestamp } from '../types.js';
-import { deliveryAfterFailure, replyTurn, sendThroughOutbox, throughHooks } from './outbox.js';
+import { deliveryAfterFailure, replyTurn, sendThroughOutbox } from './outbox.js';
 import type { Write } from './outbox.js';
 import { trailingAgentRun, withAgentMentions, withHandoff } from './turn.js';
 import { typingFor } from './typing.js';
@@ -140,7 +140,8 @@ export class TurnRunner {
     const ctx = this.#context(message, channel, depth, send);
     const started = new Set<string>();
     const dispatch = this.#dispatcher(plan, started, send);
-    const chain = compose<TurnContext>([...this.deps.interceptors, dispatch]);
+    const guard = loopGuard(this.deps.maxAgentDepth, this.deps.logger);
+    const chain = inboundChain(this.deps.interceptors, guard, dispatch);
     try {
       await chain(ctx, async () => {});
     } catch (cause) {
@@ -233,7 +234,7 @@ export class TurnRunner {
         );
         return sent;
       };
-      return throughHooks(this.deps.sendHooks, post, { inbound: message, channel })(turn);
+      return outboundChain(this.deps.sendHooks, post, { inbound: message, channel })(turn);
     };
   }
 
@@ -283,15 +284,6 @@ export class TurnRunner {
     const author = message.participant;
     const agents = this.deps.agentsOn(channel);
     const ours = agents.some((agent) => agent.id === author.id);
-    if (author.kind === 'agent' && ctx.depth >= this.deps.maxAgentDepth) {
-      this.deps.logger.warn('loop guard: not answering, too many agent turns in a row', {
-        conversationId: message.conversationId,
-        messageId: message.id,
-        depth: ctx.depth,
-        maxAgentDepth: this.deps.maxAgentDepth,
-      });
-      return next();
-    }
     if (author.kind === 'agent' && !ours && !this.deps.answerBots) return next();
     if (author.kind === 'system') return next(); // platform notices are recorded, never answered
     for (const agent of agents) {
