@@ -8,10 +8,10 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const scratch = `${root}.vitest-tmp/readme-history`;
 const run = promisify(execFile);
 
-/** Writes the first ```ts block under a README `##` heading to a file; returns its path. */
+/** Writes the first ```ts block under a README heading to a file; returns its path. */
 async function writeSnippet(heading: string): Promise<string> {
   const readme = await readFile(`${root}README.md`, 'utf8');
-  const section = readme.slice(readme.indexOf(`\n## ${heading}\n`));
+  const section = readme.slice(readme.search(new RegExp(`^#{2,3} ${heading}$`, 'm')));
   const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   if (code === undefined) throw new Error(`no ts block under "${heading}" in README.md`);
   await mkdir(scratch, { recursive: true });
@@ -20,7 +20,7 @@ async function writeSnippet(heading: string): Promise<string> {
   return path;
 }
 
-/** Runs the first ```ts block under a README `##` heading as a user would; returns its output. */
+/** Runs the first ```ts block under a README heading as a user would; returns its output. */
 async function runSnippet(heading: string): Promise<string> {
   const path = await writeSnippet(heading);
   const env = { ...process.env, COLLOQUY_MODEL: '' };

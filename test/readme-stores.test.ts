@@ -9,10 +9,10 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const scratch = `${root}.vitest-tmp/readme-stores`;
 const run = promisify(execFile);
 
-/** Runs the first ```ts block under a README `##` heading as a user would; its output. */
+/** Runs the first ```ts block under a README heading as a user would; its output. */
 async function runSnippet(heading: string, env: Record<string, string> = {}): Promise<string> {
   const readme = await readFile(`${root}README.md`, 'utf8');
-  const section = readme.slice(readme.indexOf(`\n## ${heading}\n`));
+  const section = readme.slice(readme.search(new RegExp(`^#{2,3} ${heading}$`, 'm')));
   const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   if (code === undefined) throw new Error(`no ts block under "${heading}" in README.md`);
   await mkdir(scratch, { recursive: true });

@@ -236,7 +236,7 @@ describe('Slack HTTP events: a bot killed at random moments loses nothing acknow
       const rate = Number(process.env.CRASH_RATE ?? 10);
       // A workspace without Slack's streaming methods: every reply is posted with its metadata,
       // the path a restart can settle exactly (a natively streamed reply gets its metadata only
-      // when it stops; README, "What is guaranteed").
+      // when it stops; docs/guarantees.md).
       const slack = await FakeSlack.start({
         retries: { delaysMs: [500, 2000, 5000] },
         answerDelayMs: ANSWER_DELAY_MS,
