@@ -1,15 +1,8 @@
 import { applyReaction, type MessageReaction, type ReactionChange } from './reactions.js';
 import { concerns } from './agent.js';
 import { conversationExists, forgetLinks, placeOf } from './conversations.js';
-import { bm25, searchKeys } from './search-words.js';
-import {
-  type ClaimedRuns,
-  type Lease,
-  checkLeaseName,
-  checkLeaseTtl,
-  leaseNames,
-  newLeaseToken,
-} from './leases.js';
+import { searchKeys } from './search-words.js';
+import type { ClaimedRuns, Lease } from './leases.js';
 import type {
   AppendResult,
   CommitResult,
@@ -29,13 +22,22 @@ import { capByTokens, defaultTokenizer, type Tokenizer } from './tokenizer.js';
 import { isoTimestamp, withMetadata } from './types.js';
 import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
 import { StoreError } from './errors.js';
-import type {
-  MessageDeletion,
-  MessageEdit,
-  NewMessage,
-  PlatformMessageRef,
-  StoredMessage,
-} from './types.js';
+import type { MessageDeletion, MessageEdit, NewMessage, StoredMessage } from './types.js';
+import { MemoryLeases } from './memory/leases.js';
+import { decodeCursor, encodeCursor, newestActivityFirst } from './memory/listing.js';
+import {
+  type Conversation,
+  type Row,
+  insertSorted,
+  optionalTimestamp,
+  platformKey,
+  platformKeyOf,
+  rankBm25,
+  span,
+  startedBy,
+  summaryOf,
+} from './memory/rows.js';
+import { MemoryRuns } from './memory/runs.js';
 
 export interface InMemoryStoreOptions {
   /** Most conversations kept; the least recently used one is evicted first (default 500). */
@@ -45,28 +47,6 @@ export interface InMemoryStoreOptions {
   /** Counts tokens for `search`'s `tokenCap` (default: `defaultTokenizer`). */
   tokenizer?: Tokenizer;
 }
-
-interface Row {
-  message: StoredMessage;
-  words: string[];
-  reactions?: MessageReaction[];
-}
-
-interface Conversation {
-  info: Omit<ConversationSummary, 'messageCount'>;
-  /** Sorted by timestamp, then sequence. */
-  rows: Row[];
-}
-
-/** Run fields a later write of the same run keeps when it leaves them out. */
-const KEPT_RUN_FIELDS = [
-  'startedAt',
-  'model',
-  'inputTokens',
-  'outputTokens',
-  'replyId',
-  'prompt',
-] as const;
 
 /**
  * A `ConversationStore` that lives in process memory: for tests, examples and bots that do
@@ -97,9 +77,8 @@ export class InMemoryConversationStore implements ConversationStore {
   readonly #byId = new Map<string, Row>();
   readonly #byPlatform = new Map<string, Row>();
   #sequence = 0;
-  readonly #runs = new Map<string, AgentRun>();
-  readonly #state = new Map<string, string>();
-  readonly #leases = new Map<string, Lease>();
+  readonly #runs = new MemoryRuns();
+  readonly #leases = new MemoryLeases();
 
   constructor(options: InMemoryStoreOptions = {}) {
     this.#maxConversations = Math.max(1, options.maxConversations ?? 500);
@@ -126,7 +105,7 @@ export class InMemoryConversationStore implements ConversationStore {
       sequence: ++this.#sequence,
     };
     const row: Row = { message, words: searchKeys(message.content) };
-    const conversation = this.#touch(message.conversationId) ?? this.#create(message);
+    const conversation = this.#touch(message.conversationId) ?? this.#add(startedBy(message));
     insertSorted(conversation.rows, row);
     this.#index(row);
     const { info } = conversation;
@@ -146,76 +125,29 @@ export class InMemoryConversationStore implements ConversationStore {
 
   /** Agent runs, by the turn they answer or by status, oldest first. */
   async getRuns(query: RunQuery): Promise<AgentRun[]> {
-    return [...this.#runs.values()]
-      .filter((run) => query.messageId === undefined || run.messageId === query.messageId)
-      .filter(
-        (run) => query.conversationId === undefined || run.conversationId === query.conversationId,
-      )
-      .filter((run) => query.statuses === undefined || query.statuses.includes(run.status))
-      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
-      .map((run) => {
-        const reply = run.replyId === undefined ? undefined : this.#byId.get(run.replyId)?.message;
-        if (reply === undefined) return { ...run };
-        const { messageId, partMessageIds } = reply.metadata;
-        const messageIds = messageId === undefined ? [] : [messageId, ...(partMessageIds ?? [])];
-        return {
-          ...run,
-          reply: {
-            conversationId: reply.conversationId,
-            messageIds,
-            ...(reply.delivery !== undefined && { delivery: reply.delivery }),
-          },
-        };
-      });
+    return this.#runs.find(query, (id) => this.#byId.get(id)?.message);
   }
 
   async getState(key: string): Promise<string | undefined> {
-    return this.#state.get(key);
+    return this.#runs.state(key);
   }
 
   /** Takes `name` when free or expired, or extends it for its holder (one process only). */
   async acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
-    checkLeaseName(name, holder);
-    checkLeaseTtl(ttlMs);
-    return this.#take(name, holder, ttlMs, true);
+    return this.#leases.acquire(name, holder, ttlMs);
   }
 
   async renewLease(lease: Lease, ttlMs: number): Promise<Lease | undefined> {
-    checkLeaseTtl(ttlMs);
-    const held = this.#leases.get(lease.name);
-    if (held === undefined || held.token !== lease.token) return undefined;
-    const renewed = { ...held, expiresAt: new Date(Date.now() + ttlMs).toISOString() };
-    this.#leases.set(lease.name, renewed);
-    return { ...renewed };
+    return this.#leases.renew(lease, ttlMs);
   }
 
   async releaseLease(lease: Lease): Promise<void> {
-    if (this.#leases.get(lease.name)?.token === lease.token) this.#leases.delete(lease.name);
+    this.#leases.release(lease);
   }
 
   async claimUnfinishedRuns(holder: string, ttlMs: number): Promise<ClaimedRuns[]> {
-    checkLeaseName('claimUnfinishedRuns', holder);
-    checkLeaseTtl(ttlMs);
     const unfinished = await this.getRuns({ statuses: ['pending', 'running'] });
-    const claimed: ClaimedRuns[] = [];
-    for (const conversationId of new Set(unfinished.map((run) => run.conversationId))) {
-      const lease = this.#take(leaseNames.conversation(conversationId), holder, ttlMs, false);
-      if (lease === undefined) continue;
-      claimed.push({ lease, runs: unfinished.filter((r) => r.conversationId === conversationId) });
-    }
-    return claimed;
-  }
-
-  /** The lease when free or expired (or already `holder`'s, when `extend`); else undefined. */
-  #take(name: string, holder: string, ttlMs: number, extend: boolean): Lease | undefined {
-    const now = Date.now();
-    const held = this.#leases.get(name);
-    const free = held === undefined || Date.parse(held.expiresAt) <= now;
-    if (!free && !(extend && held.holder === holder)) return undefined;
-    const token = held?.holder === holder ? held.token : newLeaseToken();
-    const lease = { name, holder, token, expiresAt: new Date(now + ttlMs).toISOString() };
-    this.#leases.set(name, lease);
-    return { ...lease };
+    return this.#leases.claim(unfinished, holder, ttlMs);
   }
 
   /** Applies `ops` in order, each failing alone; one result per op. */
@@ -250,22 +182,11 @@ export class InMemoryConversationStore implements ConversationStore {
   /** Applies one write of agent work (see `FlowOperation`) at once. */
   #applyFlow(op: FlowOperation): unknown {
     switch (op.kind) {
-      case 'run': {
-        const before = this.#runs.get(op.run.id);
-        if (op.create === true && before !== undefined) return undefined;
-        const merged = { ...op.run };
-        for (const key of KEPT_RUN_FIELDS) {
-          if (merged[key] === undefined && before?.[key] !== undefined) {
-            Object.assign(merged, { [key]: before[key] });
-          }
-        }
-        merged.attempts = Math.max(op.run.attempts, before?.attempts ?? 0);
-        this.#runs.set(op.run.id, merged);
+      case 'run':
+        this.#runs.write(op.run, op.create);
         return undefined;
-      }
       case 'state':
-        if (op.value === null) this.#state.delete(op.key);
-        else this.#state.set(op.key, op.value);
+        this.#runs.setState(op.key, op.value);
         return undefined;
       case 'reply': {
         const result = this.#appendNow(op.message);
@@ -523,21 +444,6 @@ export class InMemoryConversationStore implements ConversationStore {
     return conversation;
   }
 
-  #create(message: StoredMessage): Conversation {
-    const { metadata } = message;
-    const info: Conversation['info'] = {
-      id: message.conversationId,
-      channelType: metadata.channelType,
-      channelId: metadata.channelId,
-      scope: message.scope,
-      firstMessageAt: message.timestamp,
-      lastMessageAt: message.timestamp,
-    };
-    if (metadata.channelName !== undefined) info.channelName = metadata.channelName;
-    if (metadata.threadId !== undefined) info.threadId = metadata.threadId;
-    return this.#add({ info, rows: [] });
-  }
-
   /** Adds a conversation, evicting the least recently used beyond `maxConversations`. */
   #add(conversation: Conversation): Conversation {
     this.#conversations.set(conversation.info.id, conversation);
@@ -583,91 +489,6 @@ export class InMemoryConversationStore implements ConversationStore {
 
   #summary(conversationId: string): ConversationSummary | undefined {
     const conversation = this.#conversations.get(conversationId);
-    if (conversation === undefined) return undefined;
-    const { info } = conversation;
-    return {
-      ...info,
-      ...(info.metadata === undefined ? {} : { metadata: structuredClone(info.metadata) }),
-      messageCount: conversation.rows.length,
-    };
+    return conversation && summaryOf(conversation);
   }
-
-  /** Keeps results, best first, while their content fits; truncates a lone first one. */
-}
-
-/** Spans a conversation's times over the turns it holds; one left empty keeps its own. */
-function span({ info, rows }: Conversation): void {
-  if (rows.length === 0) return;
-  info.firstMessageAt = info.lastMessageAt = rows[0]!.message.timestamp;
-  for (const { message } of rows) {
-    if (message.timestamp < info.firstMessageAt) info.firstMessageAt = message.timestamp;
-    if (message.timestamp > info.lastMessageAt) info.lastMessageAt = message.timestamp;
-  }
-}
-
-function optionalTimestamp(value: string | undefined, what: string): string | undefined {
-  return value === undefined ? undefined : normalizeTimestamp(value, what);
-}
-
-/** Ranks the rows that contain any term by BM25 (`bm25`); ties go to the newest turn. */
-function rankBm25(rows: Row[], terms: string[]): Row[] {
-  const found = new Map(terms.map((t) => [t, rows.filter((r) => r.words.includes(t)).length]));
-  const scores = bm25(
-    rows.map((r) => r.words),
-    terms,
-    rows.length,
-    found,
-  );
-  return rows
-    .map((row, i) => ({ row, score: scores[i]! }))
-    .filter((s) => s.score > 0)
-    .sort((a, b) => b.score - a.score || compareRows(b.row, a.row))
-    .map((s) => s.row);
-}
-
-function compareRows(a: Row, b: Row): number {
-  const x = a.message;
-  const y = b.message;
-  if (x.timestamp !== y.timestamp) return x.timestamp < y.timestamp ? -1 : 1;
-  return (x.sequence ?? 0) - (y.sequence ?? 0);
-}
-
-/** Inserts keeping timestamp-then-sequence order; appends in order cost O(1). */
-function insertSorted(rows: Row[], row: Row): void {
-  let index = rows.length;
-  while (index > 0 && compareRows(rows[index - 1]!, row) > 0) index--;
-  rows.splice(index, 0, row);
-}
-
-function platformKey(ref: PlatformMessageRef): string {
-  return JSON.stringify([ref.channelType, ref.channelId, ref.messageId]);
-}
-
-function platformKeyOf(message: NewMessage): string {
-  const { channelType, channelId, messageId } = message.metadata;
-  return messageId === undefined ? '' : platformKey({ channelType, channelId, messageId });
-}
-
-type CursorKey = Pick<ConversationSummary, 'id' | 'lastMessageAt'>;
-
-/** Newest activity first, ties by id from the end, as the SQLite and Redis stores list. */
-function newestActivityFirst(a: CursorKey, b: CursorKey): number {
-  if (a.lastMessageAt !== b.lastMessageAt) return a.lastMessageAt > b.lastMessageAt ? -1 : 1;
-  return a.id > b.id ? -1 : a.id < b.id ? 1 : 0;
-}
-
-function encodeCursor(key: CursorKey): string {
-  return Buffer.from(JSON.stringify([key.lastMessageAt, key.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): CursorKey | undefined {
-  try {
-    const [lastMessageAt, id] = JSON.parse(
-      Buffer.from(cursor, 'base64url').toString(),
-    ) as unknown[];
-    if (typeof lastMessageAt === 'string' && typeof id === 'string') return { id, lastMessageAt };
-  } catch {
-    // An unreadable cursor starts from the beginning.
-  }
-  return undefined;
 }
