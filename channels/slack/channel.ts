@@ -378,7 +378,9 @@ export class SlackChannel implements Channel {
 
   /** Settles a reply a crash left unconfirmed (see `settleSlackReply`). */
   settle(reply: UnsettledReply): Promise<SentMessage | undefined> {
-    return settleSlackReply(this.app.client, reply, (out, options) => this.send(out, options));
+    const { app, self, parts } = this;
+    const send = (out: OutboundMessage, options: SendOptions) => this.send(out, options);
+    return settleSlackReply({ client: app.client, ...(self && { self }), parts, send }, reply);
   }
 
   /** A reaction on a message: recorded (not a turn); Slack is answered once it is. */

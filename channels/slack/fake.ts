@@ -107,7 +107,7 @@ export class FakeSlack {
   private readonly failures = new Map<string, FakeSlackFailure[]>();
   private readonly holds = new Map<
     string,
-    { arrive(call: FakeSlackCall): void; released: Promise<void> }[]
+    { arrive(call: FakeSlackCall): void; released: Promise<void>; done: boolean }[]
   >();
   private readonly releases = new Set<() => void>();
   private readonly waiters = new Set<() => void>();
@@ -254,14 +254,18 @@ export class FakeSlack {
    * await slack.message({ channel: 'C0GENERAL', user: 'U0BOB', text: 'second' });
    * lookup.release();
    * ```
+   *
+   * With `{ done: true }` the fake first does what the call asks (creates the message, starts
+   * the stream), then holds the answer: a bot that dies meanwhile made the call without
+   * learning its result.
    */
-  holdNext(method: string): FakeSlackHeldCall {
+  holdNext(method: string, options: { done?: boolean } = {}): FakeSlackHeldCall {
     let arrive!: (call: FakeSlackCall) => void;
     let release!: () => void;
     const arrived = new Promise<FakeSlackCall>((resolve) => (arrive = resolve));
     const released = new Promise<void>((resolve) => (release = resolve));
     const queue = this.holds.get(method) ?? [];
-    queue.push({ arrive, released });
+    queue.push({ arrive, released, done: options.done === true });
     this.holds.set(method, queue);
     this.releases.add(release);
     return { arrived, release };
@@ -712,7 +716,7 @@ export class FakeSlack {
     const call = { method, token, params, at: Date.now() };
     this.calls.push(call);
     const hold = this.holds.get(method)?.shift();
-    if (hold !== undefined) {
+    if (hold !== undefined && !hold.done) {
       hold.arrive(call);
       await hold.released;
     }
@@ -738,8 +742,13 @@ export class FakeSlack {
       return reply(429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(retryAfter) });
     }
     const result = this.streams.answer(method, params) ?? answerWebApi(this.state, method, params);
-    const held = method === 'chat.postMessage' && result.ok === true && this.answerDelay.wait();
+    const creates = method === 'chat.postMessage' || method === 'chat.startStream';
+    const held = creates && result.ok === true && this.answerDelay.wait();
     if (held) await held;
+    if (hold?.done === true) {
+      hold.arrive(call);
+      await hold.released;
+    }
     reply(200, result);
     for (const check of [...this.waiters]) check();
     if (method === 'chat.postMessage' && result.ok === true && this.echoBotMessages) {

@@ -1,7 +1,9 @@
 /**
- * Finding a reply's parts again on Slack: each part is posted with message metadata naming
- * the reply and the part, and after a crash the conversation is read back (with
- * `include_all_metadata`) from the turn the reply answers.
+ * Finding a reply again on Slack: each posted part carries message metadata naming the reply
+ * and the part, and a reply streamed with Slack's own methods gets it when the stream stops.
+ * After a crash the conversation is read back (with `include_all_metadata`) from the turn the
+ * reply answers; a stream the crash left running (the bot's message there without colloquy's
+ * metadata) is stopped, set to the recorded text and marked.
  */
 import type { App } from '@slack/bolt';
 import type {
@@ -10,27 +12,45 @@ import type {
   SentMessage,
   UnsettledReply,
 } from '../../src/channel.js';
+import { PlatformError } from '../../src/errors.js';
 import { toColloquyError } from './format.js';
+import type { SlackSelf } from './parse.js';
 
 /** The metadata `event_type` of colloquy's replies. */
 export const REPLY_EVENT_TYPE = 'colloquy_reply';
 
-/** Slack message metadata for part `part` of the reply `replyId`. */
+/**
+ * Slack message metadata for part `part` of the reply `replyId`; `streamed` when the message
+ * holds the whole reply (streamed with Slack's own methods) rather than one part of it.
+ */
 export interface ReplyMetadata {
   event_type: typeof REPLY_EVENT_TYPE;
-  event_payload: { reply_id: string; part: number };
+  event_payload: { reply_id: string; part: number; streamed?: boolean };
 }
 
 /**
- * The metadata that marks part `part` of the reply `replyId`.
+ * The metadata that marks part `part` of the reply `replyId` (the whole reply, `streamed`).
  *
  * @example
  * ```ts
  * await client.chat.postMessage({ channel, text, metadata: replyMetadata(replyId, 0) });
  * ```
  */
-export function replyMetadata(replyId: string, part: number): ReplyMetadata {
-  return { event_type: REPLY_EVENT_TYPE, event_payload: { reply_id: replyId, part } };
+export function replyMetadata(replyId: string, part: number, streamed = false): ReplyMetadata {
+  return {
+    event_type: REPLY_EVENT_TYPE,
+    event_payload: { reply_id: replyId, part, ...(streamed && { streamed: true }) },
+  };
+}
+
+/** What a read of the conversation found of one reply. */
+export interface FoundReply {
+  /** The `ts` of each part marked with the reply's metadata, by part index. */
+  parts: Map<number, string>;
+  /** True when part 0 is a stream that stopped: one message holding the whole reply. */
+  streamed: boolean;
+  /** The bot's messages after the turn answered that carry no colloquy metadata, oldest first. */
+  unmarked: string[];
 }
 
 /** Most messages one read of the conversation answers. */
@@ -39,22 +59,23 @@ const PAGE = 200;
 const SKEW_MS = 60_000;
 
 /**
- * The `ts` of every part of `message` (by part index) that Slack has, read from the thread
+ * What Slack has of `message` (a reply, by its `replyId`), read from the thread
  * (`conversations.replies`) or the channel (`conversations.history`) since the turn it answers
  * (`replyToMessageId`), or since shortly before `recordedAt`. Throws a colloquy error when
  * Slack cannot be read.
  *
  * @example
  * ```ts
- * const parts = await postedParts(app.client, message, recordedAt); // Map { 0 => '1712345678.000200' }
+ * const { parts } = await findReply(app.client, message, recordedAt, self); // Map { 0 => '1712345678.000200' }
  * ```
  */
-export async function postedParts(
+export async function findReply(
   client: App['client'],
   message: OutboundMessage,
   recordedAt: string,
-): Promise<Map<number, string>> {
-  const found = new Map<number, string>();
+  self?: SlackSelf,
+): Promise<FoundReply> {
+  const found: FoundReply = { parts: new Map(), streamed: false, unmarked: [] };
   const { replyId, channelId: channel, threadId } = message;
   if (replyId === undefined) return found;
   const oldest = message.replyToMessageId ?? slackTs(Date.parse(recordedAt) - SKEW_MS);
@@ -72,50 +93,131 @@ export async function postedParts(
       throw toColloquyError(error, { method, conversationId: message.conversationId });
     }
     for (const posted of page.messages ?? []) {
-      const part = partOf(posted as { metadata?: unknown }, replyId);
-      if (part !== undefined && typeof posted.ts === 'string') found.set(part, posted.ts);
+      const { ts } = posted;
+      if (typeof ts !== 'string' || ts === threadId || compareTs(ts, oldest) <= 0) continue;
+      const metadata = posted.metadata as Partial<ReplyMetadata> | undefined;
+      if (metadata?.event_type !== REPLY_EVENT_TYPE) {
+        const mine = posted.user === self?.userId || posted.bot_id === self?.botId;
+        if (self !== undefined && mine) found.unmarked.push(ts);
+        continue;
+      }
+      const payload = metadata.event_payload;
+      if (payload?.reply_id !== replyId || !Number.isInteger(payload.part)) continue;
+      found.parts.set(payload.part, ts);
+      if (payload.part === 0 && payload.streamed === true) found.streamed = true;
     }
     cursor = page.response_metadata?.next_cursor || undefined;
   } while (cursor !== undefined);
+  found.unmarked.sort(compareTs);
   return found;
+}
+
+/** What settling a Slack reply needs from the channel. */
+export interface SlackSettleContext {
+  client: App['client'];
+  /** The bot, whose unmarked messages may be streams a crash left running. */
+  self?: SlackSelf;
+  /** The text of each part of a reply (the split `send` uses). */
+  parts(text: string): string[];
+  /** Posts a reply, skipping the parts Slack has. */
+  send(message: OutboundMessage, options: SendOptions): Promise<SentMessage>;
 }
 
 /**
  * Settles a reply a crash left unconfirmed: reads the thread (or the channel) back from the
- * turn it answers, with message metadata, takes the `ts` of each part found there, and posts
- * (`send`) the parts Slack does not have. Needs the `*:history` scope of the conversation's
- * kind (`channels:history`, `groups:history`, `im:history`, `mpim:history`).
+ * turn it answers, with message metadata. A reply streamed with Slack's own methods is one
+ * message: found stopped (by its metadata), it is recorded; found still streaming (its `ts`
+ * confirmed before the crash, or else the bot's first unmarked message there since the reply
+ * was recorded), it is stopped, set to the recorded text and marked, then recorded. A posted
+ * reply's parts are recorded by their metadata, and the parts Slack lacks are posted. Needs
+ * the `*:history` scope of the conversation's kind (`channels:history`, `groups:history`,
+ * `im:history`, `mpim:history`).
  *
  * @example
  * ```ts
- * const sent = await settleSlackReply(app.client, { message, confirmed: [], recordedAt }, send);
+ * const sent = await settleSlackReply({ client, self, parts, send }, { message, confirmed: [], recordedAt });
  * ```
  */
 export async function settleSlackReply(
-  client: App['client'],
+  context: SlackSettleContext,
   { message, confirmed, recordedAt }: UnsettledReply,
-  send: (message: OutboundMessage, options: SendOptions) => Promise<SentMessage>,
 ): Promise<SentMessage | undefined> {
   if (message.replyId === undefined) return undefined;
-  const found = await postedParts(client, message, recordedAt);
-  const messageIds: string[] = [];
-  while (found.has(confirmed.length + messageIds.length)) {
-    messageIds.push(found.get(confirmed.length + messageIds.length)!);
+  const found = await findReply(context.client, message, recordedAt, context.self);
+  const running = found.streamed ? undefined : runningStream(found, confirmed, recordedAt);
+  if (running !== undefined) await finishStream(context, message, running);
+  const streamed = found.streamed ? found.parts.get(0) : running;
+  if (streamed !== undefined) {
+    return confirmed.length > 0
+      ? { messageIds: [] }
+      : { messageIds: [streamed], timestamp: timeOf(streamed) };
   }
-  const rest = await send(message, { skipParts: confirmed.length + messageIds.length });
+  const messageIds: string[] = [];
+  while (found.parts.has(confirmed.length + messageIds.length)) {
+    messageIds.push(found.parts.get(confirmed.length + messageIds.length)!);
+  }
+  const rest = await context.send(message, { skipParts: confirmed.length + messageIds.length });
   const first = messageIds[0];
   if (first === undefined) return rest;
-  const timestamp = new Date(Number(first) * 1000).toISOString();
-  return { messageIds: [...messageIds, ...rest.messageIds], timestamp };
+  return { messageIds: [...messageIds, ...rest.messageIds], timestamp: timeOf(first) };
 }
 
-/** The part of `replyId` a message's metadata names, if it names one. */
-function partOf(posted: { metadata?: unknown }, replyId: string): number | undefined {
-  const metadata = posted.metadata as Partial<ReplyMetadata> | undefined;
-  if (metadata?.event_type !== REPLY_EVENT_TYPE) return undefined;
-  const payload = metadata.event_payload;
-  if (payload?.reply_id !== replyId || !Number.isInteger(payload.part)) return undefined;
-  return payload.part;
+/**
+ * The stream of the reply a crash left running, if any: the `ts` confirmed before the crash
+ * when Slack lists it unmarked; with none confirmed, the bot's first unmarked message since
+ * shortly before the reply was recorded (the stream started after it was).
+ */
+function runningStream(
+  found: FoundReply,
+  confirmed: readonly string[],
+  recordedAt: string,
+): string | undefined {
+  const first = confirmed[0];
+  if (first !== undefined)
+    return confirmed.length === 1 && found.unmarked.includes(first) ? first : undefined;
+  if (found.parts.size > 0) return undefined;
+  const since = slackTs(Date.parse(recordedAt) - SKEW_MS);
+  return found.unmarked.find((ts) => compareTs(ts, since) >= 0);
+}
+
+/**
+ * Stops a stream a crash left running (Slack may have stopped it already), then sets it to
+ * the recorded text, marked as the whole reply.
+ */
+async function finishStream(
+  { client, parts }: SlackSettleContext,
+  message: OutboundMessage,
+  ts: string,
+): Promise<void> {
+  const channel = message.channelId;
+  const metadata = replyMetadata(message.replyId!, 0, true);
+  const fail = (error: unknown, method: string) =>
+    toColloquyError(error, { method, conversationId: message.conversationId });
+  try {
+    await client.chat.stopStream({ channel, ts, metadata });
+  } catch (error) {
+    const refused = fail(error, 'chat.stopStream');
+    if (!(refused instanceof PlatformError) || refused.code !== 'message_not_in_streaming_state') {
+      throw refused;
+    }
+  }
+  try {
+    await client.chat.update({ channel, ts, text: parts(message.content).join('\n'), metadata });
+  } catch (error) {
+    throw fail(error, 'chat.update');
+  }
+}
+
+/** When a Slack `ts` was (ISO 8601 UTC). */
+function timeOf(ts: string): string {
+  return new Date(Number(ts) * 1000).toISOString();
+}
+
+/** Orders two Slack `ts` values (seconds, then the sequence after the dot). */
+function compareTs(a: string, b: string): number {
+  const [as = '0', af = ''] = a.split('.');
+  const [bs = '0', bf = ''] = b.split('.');
+  return Number(as) - Number(bs) || Number(af.padEnd(6, '0')) - Number(bf.padEnd(6, '0'));
 }
 
 /** A Slack `ts` (seconds, six decimals) for a time in ms. */

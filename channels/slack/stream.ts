@@ -208,7 +208,7 @@ function nativeStream(
       channel,
       ts: ts!,
       ...(last !== undefined && { markdown_text: last }),
-      ...(message.replyId !== undefined && { metadata: replyMetadata(message.replyId, 0) }),
+      ...(message.replyId !== undefined && { metadata: replyMetadata(message.replyId, 0, true) }),
     });
     if (!text.startsWith(streamed)) {
       await client.chat.update({ channel, ts: ts!, text: context.parts(text).join('\n') });

@@ -41,7 +41,8 @@ import {
 // expired, or given up after maxRunAttempts interrupted starts. On Slack and Discord the fake
 // holds its answer to each post a moment after creating the message, so some kills land between
 // the platform call and its confirmation: the restart settles those replies exactly (found by
-// message metadata or sent again with the same nonce), so every reply is recorded with its
+// message metadata, a Slack stream the crash left running by its thread, or sent again with
+// the same nonce), so every reply is recorded with its
 // platform id. Telegram offers neither: a reply cut off there is recorded unconfirmed (at most
 // once).
 //
@@ -234,13 +235,11 @@ describe('Slack HTTP events: a bot killed at random moments loses nothing acknow
     'with Slack retrying what was not acknowledged',
     async () => {
       const rate = Number(process.env.CRASH_RATE ?? 10);
-      // A workspace without Slack's streaming methods: every reply is posted with its metadata,
-      // the path a restart can settle exactly (a natively streamed reply gets its metadata only
-      // when it stops; docs/guarantees.md).
+      // Replies in threads are streamed with Slack's own methods; the fake holds its answer to
+      // chat.startStream as to chat.postMessage, so kills land before the bot learns the ts.
       const slack = await FakeSlack.start({
         retries: { delaysMs: [500, 2000, 5000] },
         answerDelayMs: ANSWER_DELAY_MS,
-        streaming: false,
         channels: { C0GENERAL: 'general', C0ORDERS: 'orders', C0HELP: 'help', C0SHOP: 'shop' },
       });
       const port = await freePort();
@@ -264,6 +263,8 @@ describe('Slack HTTP events: a bot killed at random moments loses nothing acknow
           // Every other post mentions the bot (Slack then sends `message` and `app_mention`).
           traffic: () => slackTraffic(slack, rate),
           record: () => slackRecord(slack),
+          notes: () =>
+            `${slack.calls.filter((call) => call.method === 'chat.startStream').length} streams started`,
           between: () => slack.answersHeld > 0,
         });
         expectNothingLost(counts, true);

@@ -41,8 +41,8 @@ export interface FakeSlackOptions {
    */
   retries?: boolean | { delaysMs?: number[]; timeoutMs?: number };
   /**
-   * How long the fake waits between storing a message the bot posted (`chat.postMessage`) and
-   * answering the call, in ms, or a range to draw from (default 0): a bot that dies meanwhile
+   * How long the fake waits between storing a message the bot posted (`chat.postMessage`) or
+   * started streaming (`chat.startStream`) and answering the call, in ms, or a range to draw from (default 0): a bot that dies meanwhile
    * has posted the message without learning its `ts`.
    */
   answerDelayMs?: number | [number, number];

@@ -116,7 +116,10 @@ export function answerWebApi(
     case 'chat.update': {
       const post = fake.posted.find((p) => p.channel === params.channel && p.ts === params.ts);
       if (post === undefined) return { ok: false, error: 'message_not_found' };
+      const metadata = readMetadata(params.metadata);
+      if (typeof metadata === 'string') return { ok: false, error: metadata };
       post.text = String(params.text ?? '');
+      if (metadata !== undefined) post.metadata = metadata;
       return { ok: true, channel: post.channel, ts: post.ts, text: post.text };
     }
     case 'assistant.threads.setStatus': {

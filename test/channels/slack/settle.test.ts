@@ -2,10 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LogLevel } from '@slack/bolt';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Bot, silentLogger } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
-import { FakeSlack } from 'colloquy/testing';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { FakeSlack, type FakeSlackHeldCall } from 'colloquy/testing';
 import { crashAndRestart } from '../../fixtures/crash-image.js';
+import { PacedAgent } from '../../fixtures/paced-model.js';
 
 const GENERAL = 'C0GENERAL';
 const DM = 'D0ALICE';
@@ -114,6 +117,158 @@ describe('Slack: a reply a crash left unconfirmed is settled by its message meta
     expect(slack.posted).toHaveLength(2);
     expect(settled).toMatchObject({ delivery: 'sent', id: slack.posted[0]!.ts });
     expect(settled.parts).toEqual([slack.posted[1]!.ts]);
+  });
+});
+
+describe('Slack: a reply streamed with Slack’s own methods is settled after a crash', () => {
+  let slack: FakeSlack;
+  let dir: string;
+  const running: { bot: Bot; store: SqliteConversationStore; agent: PacedAgent }[] = [];
+  const held: FakeSlackHeldCall[] = [];
+
+  beforeEach(async () => {
+    slack = await FakeSlack.start();
+    dir = mkdtempSync(join(tmpdir(), 'colloquy-slack-settle-stream-'));
+  });
+
+  afterEach(async () => {
+    for (const call of held.splice(0)) call.release();
+    for (const { bot, store, agent } of running.splice(0).reverse()) {
+      if (!agent.paced.finished) agent.paced.finish();
+      await bot.stop();
+      await store.close();
+    }
+    await slack.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A bot on the SQLite file `file`, answering with `agent`, started and receiving events. */
+  async function botAt(file: string, agent: PacedAgent) {
+    const store = new SqliteConversationStore({ path: file });
+    const channel = new SlackChannel({
+      token: slack.token,
+      signingSecret: slack.signingSecret,
+      port: 0,
+      host: '127.0.0.1',
+      logLevel: LogLevel.ERROR,
+      clientOptions: { slackApiUrl: slack.slackApiUrl },
+    });
+    const bot = new Bot({ channels: [channel], agents: [agent], store, logger: silentLogger });
+    running.push({ bot, store, agent });
+    await bot.start();
+    slack.eventsUrl = channel.eventsUrl;
+    return { bot, store };
+  }
+
+  /**
+   * A bot streams its answer to a mention until the call `method` arrives; the SQLite file is
+   * then copied as a kill at that moment would leave it. `done`: Slack did what the call asked
+   * before the kill. `recorded`: the kill waits until the record holds the stream's ts.
+   */
+  async function crashAt(method: string, say: string[], done: boolean, recorded = false) {
+    const agent = new PacedAgent();
+    const { store } = await botAt(join(dir, 'colloquy.db'), agent);
+    const call = slack.holdNext(method, { done });
+    held.push(call);
+    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'where is my order?' });
+    await agent.paced.started;
+    for (const words of say) agent.paced.say(words);
+    if (method === 'chat.stopStream') agent.paced.finish();
+    await call.arrived;
+    if (recorded) await vi.waitFor(() => expect(replyRow(store).id).not.toBeNull());
+    const image = join(dir, 'crashed.db');
+    store.db.prepare('VACUUM INTO ?').run(image);
+    return image;
+  }
+
+  /** The one reply row: its delivery, its platform id, its text, and its run's status. */
+  function replyRow(store: SqliteConversationStore) {
+    return store.db
+      .prepare(
+        `SELECT m.delivery, m.platform_message_id AS id, m.content, r.status
+           FROM agent_runs r JOIN messages m ON m.id = r.reply_id`,
+      )
+      .get() as { delivery: string; id: string | null; content: string; status: string };
+  }
+
+  /** Starts a bot on the crashed file and waits until it settled what it found. */
+  async function restartOn(image: string) {
+    const { bot, store } = await botAt(image, new PacedAgent());
+    await bot.idle();
+    await bot.settled();
+    return replyRow(store);
+  }
+
+  it('stops a stream started before the crash whose ts was never recorded, and records it', async () => {
+    // given a bot killed after Slack started its stream, before the answer named the ts
+    const image = await crashAt('chat.startStream', ['The order'], true);
+    expect(slack.posted).toMatchObject([{ streaming: true }]);
+
+    // when it starts again
+    const settled = await restartOn(image);
+
+    // then the stream is stopped, shows what the record holds, is marked, and nothing is posted
+    expect(slack.posted).toHaveLength(1);
+    expect(slack.posted[0]).toMatchObject({
+      streaming: false,
+      text: settled.content,
+      metadata: { event_type: 'colloquy_reply', event_payload: { part: 0, streamed: true } },
+    });
+    expect(settled).toMatchObject({
+      delivery: 'sent',
+      id: slack.posted[0]!.ts,
+      status: 'answered',
+    });
+  });
+
+  it('stops a stream whose ts was recorded before the crash, showing what the record holds', async () => {
+    // given a bot killed as it appended to a stream whose ts it had recorded
+    const image = await crashAt('chat.appendStream', ['The order', ' ships'], false, true);
+    const ts = slack.posted[0]!.ts;
+
+    // when it starts again
+    const settled = await restartOn(image);
+
+    // then that stream is stopped and marked, and its text is the recorded one
+    expect(slack.posted).toHaveLength(1);
+    expect(slack.posted[0]).toMatchObject({ ts, streaming: false, text: settled.content });
+    expect(settled).toMatchObject({ delivery: 'sent', id: ts, status: 'answered' });
+  });
+
+  it('records a stream Slack stopped before the crash, changing nothing', async () => {
+    // given a bot killed after Slack stopped its stream with the reply's metadata
+    const image = await crashAt('chat.stopStream', ['The order ships tomorrow.'], true);
+    const before = { ...slack.posted[0]! };
+
+    // when it starts again
+    const settled = await restartOn(image);
+
+    // then the stopped stream is recorded as it is, with no call that changes a message
+    expect(slack.posted).toEqual([before]);
+    const changes = slack.calls.filter((c) =>
+      /^chat\.(update|stopStream|postMessage)$/.test(c.method),
+    );
+    expect(changes).toHaveLength(1); // the stopStream of the run before the crash
+    expect(settled).toMatchObject({ delivery: 'sent', id: before.ts, status: 'answered' });
+  });
+
+  it('posts the reply once when the crash came before the stream started', async () => {
+    // given a bot killed as it called chat.startStream, before Slack did anything
+    const image = await crashAt('chat.startStream', ['The order'], false);
+    expect(slack.posted).toHaveLength(0);
+
+    // when it starts again
+    const settled = await restartOn(image);
+
+    // then the recorded words are posted once, marked as part 0
+    expect(slack.posted).toMatchObject([
+      { text: settled.content, metadata: { event_payload: { part: 0 } } },
+    ]);
+    expect(settled).toMatchObject({
+      delivery: 'sent',
+      id: slack.posted[0]!.ts,
+      status: 'answered',
+    });
   });
 });
 
