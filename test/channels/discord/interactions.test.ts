@@ -2,15 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, silentLogger } from 'colloquy';
-import type { ColloquyError } from 'colloquy';
-import { DiscordChannel } from 'colloquy/discord';
+import type { Bot, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeDiscord, type FakeDiscordOptions, type FakeDiscordUser } from 'colloquy/testing';
 import { interactionAgents, pressesOf, sizeAsker } from '../interactions.fixtures.js';
+import { addGeneral, GENERAL, GUILD, startDiscordBot } from './discord.fixtures.js';
 
-const GUILD = '81384788765712384';
-const GENERAL = '290926798999357250';
 const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice', global_name: 'Alice' };
 const bob: FakeDiscordUser = { id: '80351110224678913', username: 'bob', global_name: 'Bob' };
 const inGeneral = `discord:${GUILD}:${GENERAL}`;
@@ -25,31 +22,16 @@ describe('commands and buttons on Discord (discord.js against FakeDiscord)', () 
 
   async function startBot(fake: FakeDiscordOptions = {}, guildCommands = false) {
     discord = await FakeDiscord.start(fake);
-    discord.addGuild({
-      id: GUILD,
-      name: 'Test Guild',
-      channels: [{ id: GENERAL, name: 'general' }],
-    });
-    const channel = new DiscordChannel({
-      token: discord.token,
-      clientOptions: { rest: { api: discord.restApi } },
-      ...(guildCommands && { commandGuildIds: [GUILD] }),
-    });
-    bot = new Bot({
-      channels: [channel],
-      agents: [agents.support, agents.billing],
-      commands: agents.commands,
-      store,
-      logger: silentLogger,
-    });
-    bot.catch((error) => void errors.push(error));
-    await bot.start();
+    addGeneral(discord);
+    const { support, billing, commands } = agents;
+    const options = { agents: [support, billing], commands, store };
+    const channelOptions = guildCommands ? { commandGuildIds: [GUILD] } : {};
+    ({ bot, errors } = await startDiscordBot(discord, options, channelOptions));
   }
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'colloquy-discord-interactions-'));
     store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
-    errors = [];
     agents = interactionAgents();
   });
 

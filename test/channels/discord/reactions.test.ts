@@ -1,12 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, silentLogger, type ColloquyError } from 'colloquy';
-import { DiscordChannel } from 'colloquy/discord';
+import type { Bot, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
 import { watched } from '../../fixtures/watched-store.js';
+import { addGeneral, GENERAL, GUILD, startDiscordBot } from './discord.fixtures.js';
 
-const GUILD = '81384788765712384';
-const GENERAL = '290926798999357250';
 const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice', global_name: 'Alice' };
 const bob: FakeDiscordUser = { id: '80351110224678913', username: 'bob' };
 const inGeneral = `discord:${GUILD}:${GENERAL}`;
@@ -20,21 +18,10 @@ describe('reactions on Discord (discord.js against FakeDiscord, SQLite store)', 
 
   beforeEach(async () => {
     discord = await FakeDiscord.start();
-    discord.addGuild({
-      id: GUILD,
-      name: 'Test Guild',
-      channels: [{ id: GENERAL, name: 'general' }],
-    });
+    addGeneral(discord);
     sqlite = new SqliteConversationStore({ path: ':memory:' });
     db = watched(sqlite);
-    errors = [];
-    const channel = new DiscordChannel({
-      token: discord.token,
-      clientOptions: { rest: { api: discord.restApi } },
-    });
-    bot = new Bot({ channels: [channel], agents: [], store: db.store, logger: silentLogger });
-    bot.catch((error) => void errors.push(error));
-    await bot.start();
+    ({ bot, errors } = await startDiscordBot(discord, { store: db.store }));
   });
 
   afterEach(async () => {

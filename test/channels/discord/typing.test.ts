@@ -1,11 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bot } from 'colloquy';
-import { DiscordChannel } from 'colloquy/discord';
 import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
-import { botOn, GatedAgent } from '../../fixtures/gated-agent.js';
+import { GatedAgent } from '../../fixtures/gated-agent.js';
+import { addGeneral, GENERAL, GUILD, startDiscordBot } from './discord.fixtures.js';
 
-const GUILD = '81384788765712384';
-const GENERAL = '290926798999357250';
 const THREAD = '1202600000000000001';
 const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice', global_name: 'Alice' };
 
@@ -16,18 +14,10 @@ describe('typing on Discord (discord.js against FakeDiscord)', () => {
 
   beforeEach(async () => {
     discord = await FakeDiscord.start();
-    discord.addGuild({
-      id: GUILD,
-      name: 'Test Guild',
-      channels: [{ id: GENERAL, name: 'general' }],
-    });
+    addGeneral(discord);
     discord.addThread({ id: THREAD, guildId: GUILD, parentId: GENERAL, name: 'deploys' });
     agent = new GatedAgent('On it.');
-    const channel = new DiscordChannel({
-      token: discord.token,
-      clientOptions: { rest: { api: discord.restApi } },
-    });
-    bot = await botOn(channel, agent);
+    ({ bot } = await startDiscordBot(discord, { agents: [agent] }));
   });
 
   afterEach(async () => {

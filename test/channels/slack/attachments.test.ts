@@ -1,10 +1,9 @@
-import { LogLevel } from '@slack/bolt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, silentLogger, type ColloquyError } from 'colloquy';
-import { SlackChannel } from 'colloquy/slack';
+import type { Bot, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack } from 'colloquy/testing';
 import { watched } from '../../fixtures/watched-store.js';
+import { startSlackBot } from './slack.fixtures.js';
 
 const inGeneral = 'slack:T0FAKE:C0GENERAL';
 
@@ -20,19 +19,7 @@ describe('files people share on Slack (Bolt against FakeSlack, SQLite store)', (
     slack.addUser('U0ALICE', 'alice');
     sqlite = new SqliteConversationStore({ path: ':memory:' });
     store = watched(sqlite);
-    errors = [];
-    const channel = new SlackChannel({
-      token: slack.token,
-      signingSecret: slack.signingSecret,
-      port: 0,
-      host: '127.0.0.1',
-      logLevel: LogLevel.ERROR,
-      clientOptions: { slackApiUrl: slack.slackApiUrl },
-    });
-    bot = new Bot({ channels: [channel], agents: [], store: store.store, logger: silentLogger });
-    bot.catch((error) => void errors.push(error));
-    await bot.start();
-    slack.eventsUrl = channel.eventsUrl;
+    ({ bot, errors } = await startSlackBot(slack, { store: store.store }));
   });
 
   afterEach(async () => {

@@ -1,15 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LogLevel } from '@slack/bolt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, silentLogger } from 'colloquy';
-import type { ColloquyError } from 'colloquy';
-import { SlackChannel } from 'colloquy/slack';
+import type { Bot } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack } from 'colloquy/testing';
 import type { FakeSlackOptions } from 'colloquy/testing';
 import { interactionAgents, pressesOf, sizeAsker } from '../interactions.fixtures.js';
+import { startSlackBot } from './slack.fixtures.js';
 
 const GENERAL = 'C0GENERAL';
 const inGeneral = `slack:T0FAKE:${GENERAL}`;
@@ -19,36 +17,18 @@ describe('commands and buttons on Slack (Bolt against FakeSlack)', () => {
   let dir: string;
   let store: SqliteConversationStore;
   let bot: Bot;
-  let errors: ColloquyError[];
   let agents: ReturnType<typeof interactionAgents>;
 
   async function startBot(fake: FakeSlackOptions = {}, socket = false) {
     slack = await FakeSlack.start(fake);
-    const channel = new SlackChannel({
-      token: slack.token,
-      ...(socket
-        ? { appToken: slack.appToken }
-        : { signingSecret: slack.signingSecret, port: 0, host: '127.0.0.1' }),
-      logLevel: LogLevel.ERROR,
-      clientOptions: { slackApiUrl: slack.slackApiUrl },
-    });
-    bot = new Bot({
-      channels: [channel],
-      agents: [agents.support, agents.billing],
-      commands: agents.commands,
-      store,
-      logger: silentLogger,
-    });
-    bot.catch((error) => void errors.push(error));
-    await bot.start();
-    if (socket) await slack.waitForSocket();
-    else slack.eventsUrl = channel.eventsUrl;
+    const { support, billing, commands } = agents;
+    const options = { agents: [support, billing], commands, store };
+    ({ bot } = await startSlackBot(slack, options, {}, socket ? 'socket' : 'http'));
   }
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'colloquy-slack-interactions-'));
     store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
-    errors = [];
     agents = interactionAgents();
   });
 

@@ -3,7 +3,7 @@ import { WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bot } from 'colloquy';
 import { FakeSlack, type FakeSlackOptions } from 'colloquy/testing';
-import { slackBotOn } from '../../fixtures/slack-bot.js';
+import { slackBotOn } from './slack.fixtures.js';
 import { PacedAgent } from '../../fixtures/paced-model.js';
 
 const GENERAL = 'C0GENERAL';

@@ -1,9 +1,9 @@
-import { LogLevel } from '@slack/bolt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bot } from 'colloquy';
-import { SlackChannel, type SlackChannelOptions } from 'colloquy/slack';
+import type { SlackChannelOptions } from 'colloquy/slack';
 import { FakeSlack } from 'colloquy/testing';
-import { botOn, GatedAgent } from '../../fixtures/gated-agent.js';
+import { GatedAgent } from '../../fixtures/gated-agent.js';
+import { slackBotOn } from './slack.fixtures.js';
 
 const GENERAL = 'C0GENERAL';
 const DM = 'D0ALICE';
@@ -25,17 +25,8 @@ describe('what Slack shows while the agent works (Bolt against FakeSlack)', () =
   });
 
   async function startBot(options: Partial<SlackChannelOptions> = {}) {
-    const channel = new SlackChannel({
-      token: slack.token,
-      signingSecret: slack.signingSecret,
-      port: 0,
-      host: '127.0.0.1',
-      logLevel: LogLevel.ERROR,
-      clientOptions: { slackApiUrl: slack.slackApiUrl, retryConfig: { retries: 0 } },
-      ...options,
-    });
-    bot = await botOn(channel, agent);
-    slack.eventsUrl = channel.eventsUrl;
+    const clientOptions = { slackApiUrl: slack.slackApiUrl, retryConfig: { retries: 0 } };
+    bot = await slackBotOn(slack, agent, { clientOptions, ...options });
   }
 
   it('sets the thread status "is thinking…" while answering a mention in its thread, cleared by the reply', async () => {

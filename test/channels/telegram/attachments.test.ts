@@ -1,11 +1,10 @@
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, silentLogger } from 'colloquy';
-import type { ColloquyError } from 'colloquy';
+import type { Bot, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
 import { watched } from '../../fixtures/watched-store.js';
+import { startTelegramBot } from './telegram.fixtures.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
 const group: Chat = { id: -1001234567890, type: 'supergroup', title: 'Orders Team' };
@@ -22,16 +21,8 @@ describe('files people send on Telegram (grammy against FakeTelegram, SQLite sto
     telegram = await FakeTelegram.start();
     sqlite = new SqliteConversationStore({ path: ':memory:' });
     store = watched(sqlite);
-    errors = [];
-    const channel = new TelegramChannel({
-      token: telegram.token,
-      client: { apiRoot: telegram.apiRoot },
-      pollingTimeoutSeconds: 5,
-      retry: { baseDelayMs: 5 },
-    });
-    bot = new Bot({ channels: [channel], agents: [], store: store.store, logger: silentLogger });
-    bot.catch((error) => void errors.push(error));
-    await bot.start();
+    const retry = { baseDelayMs: 5 };
+    ({ bot, errors } = await startTelegramBot(telegram, { store: store.store }, { retry }));
   });
 
   afterEach(async () => {

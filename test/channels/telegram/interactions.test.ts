@@ -3,13 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Chat, MessageEntity, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, silentLogger } from 'colloquy';
-import type { ColloquyError } from 'colloquy';
+import type { Bot, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
 import type { FakeTelegramOptions } from 'colloquy/testing';
 import { interactionAgents, pressesOf, sizeAsker } from '../interactions.fixtures.js';
+import { startTelegramBot } from './telegram.fixtures.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
 const grace: User = { id: 1002, is_bot: false, first_name: 'Grace' };
@@ -30,21 +29,10 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
 
   async function startBot(fake: FakeTelegramOptions = {}) {
     telegram = await FakeTelegram.start(fake);
-    const channel = new TelegramChannel({
-      token: telegram.token,
-      client: { apiRoot: telegram.apiRoot },
-      pollingTimeoutSeconds: 5,
-      retry: { baseDelayMs: 5, maxRetries: 0 },
-    });
-    bot = new Bot({
-      channels: [channel],
-      agents: [agents.support, agents.billing],
-      commands: agents.commands,
-      store,
-      logger: silentLogger,
-    });
-    bot.catch((error) => void errors.push(error));
-    await bot.start();
+    const { support, billing, commands } = agents;
+    const options = { agents: [support, billing], commands, store };
+    const retry = { baseDelayMs: 5, maxRetries: 0 };
+    ({ bot, errors } = await startTelegramBot(telegram, options, { retry }));
   }
 
   function say(chat: Chat, from: User, text: string) {
@@ -54,7 +42,6 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'colloquy-telegram-interactions-'));
     store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
-    errors = [];
     agents = interactionAgents();
   });
 

@@ -1,10 +1,10 @@
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, type ColloquyError, type Logger } from 'colloquy';
+import type { Bot, ColloquyError, Logger } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
 import { watched } from '../../fixtures/watched-store.js';
+import { startTelegramBot } from './telegram.fixtures.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
 const grace: User = { id: 1002, is_bot: false, first_name: 'Grace' };
@@ -23,7 +23,6 @@ describe('reactions on Telegram (grammy against FakeTelegram, SQLite store)', ()
     telegram = await FakeTelegram.start();
     sqlite = new SqliteConversationStore({ path: ':memory:' });
     store = watched(sqlite);
-    errors = [];
     lines = [];
     const logger: Logger = {
       debug: () => {},
@@ -31,15 +30,8 @@ describe('reactions on Telegram (grammy against FakeTelegram, SQLite store)', ()
       warn: (msg) => void lines.push(msg),
       error: (msg) => void lines.push(msg),
     };
-    const channel = new TelegramChannel({
-      token: telegram.token,
-      client: { apiRoot: telegram.apiRoot },
-      pollingTimeoutSeconds: 5,
-      retry: { baseDelayMs: 5 },
-    });
-    bot = new Bot({ channels: [channel], agents: [], store: store.store, logger });
-    bot.catch((error) => void errors.push(error));
-    await bot.start();
+    const retry = { baseDelayMs: 5 };
+    ({ bot, errors } = await startTelegramBot(telegram, { store: store.store, logger }, { retry }));
   });
 
   /** Resolves once Telegram counts `count` updates as delivered (each handled first). */

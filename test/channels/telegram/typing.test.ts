@@ -1,9 +1,9 @@
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bot } from 'colloquy';
-import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
-import { botOn, GatedAgent } from '../../fixtures/gated-agent.js';
+import { GatedAgent } from '../../fixtures/gated-agent.js';
+import { startTelegramBot } from './telegram.fixtures.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
 const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
@@ -17,12 +17,7 @@ describe('typing on Telegram (grammy against FakeTelegram)', () => {
   beforeEach(async () => {
     telegram = await FakeTelegram.start();
     agent = new GatedAgent('Order 4711 ships tomorrow.');
-    const channel = new TelegramChannel({
-      token: telegram.token,
-      client: { apiRoot: telegram.apiRoot },
-      pollingTimeoutSeconds: 5,
-    });
-    bot = await botOn(channel, agent);
+    ({ bot } = await startTelegramBot(telegram, { agents: [agent] }));
   });
 
   afterEach(async () => {
