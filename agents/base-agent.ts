@@ -1,9 +1,11 @@
-import { stepCountIs } from 'ai';
+import { APICallError, stepCountIs, UnsupportedFunctionalityError } from 'ai';
 import type { LanguageModel, LanguageModelUsage, StepResult, ToolSet } from 'ai';
 import type { Agent, AgentResult, AgentRunContext } from '../src/agent.js';
 import { DELEGATE_TOOL_NAME, delegateTool } from './delegation.js';
 import { assemblePrompt, DEFAULT_ASSEMBLER_OPTIONS, RECALL_TOOL_NAME } from '../src/assemble.js';
 import type { AssemblerOptions, Summarizer } from '../src/assemble.js';
+import { withoutAttachments } from '../src/assemble/attachments.js';
+import type { AttachmentOptions } from '../src/assemble/attachments.js';
 import { messageOf } from '../src/errors.js';
 import { AgentError, ColloquyError } from '../src/errors.js';
 import { consoleLogger, redactError } from '../src/logger.js';
@@ -77,6 +79,20 @@ export abstract class BaseAgent implements Agent {
    * it whole once the model is done.
    */
   stream = true;
+  /**
+   * The files people share, given to the model: images (and text files, inlined) of the turns
+   * in the prompt, fetched through their channel within these limits (by default at most four
+   * files, images of at most 1 MiB, text files of at most 8 KiB; see docs/attachments.md). `false` for a model that takes text only: every file is then a placeholder
+   * (`[image: box.jpg, 240 KB]`), as it always is with the offline model. A model that refuses
+   * the files (an unsupported-content error, an HTTP 4xx) is asked again once with the
+   * placeholders only.
+   *
+   * @example
+   * ```ts
+   * override attachments = { maxCount: 2, kinds: ['image', 'pdf'] } as const;
+   * ```
+   */
+  attachments: AttachmentOptions | false = {};
   /** Most model steps per turn (each tool round trip is one). */
   maxSteps = 5;
   /** Where assembly problems the agent worked around are reported. */
@@ -176,6 +192,11 @@ export abstract class BaseAgent implements Agent {
           ? {}
           : { delegation: { id: ctx.delegation.id, delegatorAliases: ctx.delegation.byAliases } }),
         onError: this.assemblerOptions.onError ?? report,
+        ...(this.attachments !== false &&
+          ctx.fetchAttachment !== undefined &&
+          !isOfflineModel(model) && {
+            attachments: { ...this.attachments, fetch: ctx.fetchAttachment, signal: ctx.signal },
+          }),
       },
       this.summarizer,
     );
@@ -184,19 +205,33 @@ export abstract class BaseAgent implements Agent {
       tokens: prompt.tokens,
       tokenBudget: this.assemblerOptions.tokenBudget ?? DEFAULT_ASSEMBLER_OPTIONS.tokenBudget,
     });
-    try {
-      const result = await callModel(
+    let shown = false;
+    const stream = this.stream ? ctx.stream?.bind(ctx) : undefined;
+    const call = (messages: typeof prompt.messages) =>
+      callModel(
         {
           model,
-          messages: prompt.messages,
+          messages,
           allowSystemInMessages: true,
           tools: { ...this.builtInTools(ctx, input), ...this.tools },
           stopWhen: stepCountIs(this.maxSteps),
           abortSignal: ctx.signal,
           onStepFinish: (step) => this.recordToolUse(step, input, ctx),
         },
-        this.stream ? ctx.stream?.bind(ctx) : undefined,
+        stream &&
+          ((text) => {
+            shown = true;
+            stream(text);
+          }),
       );
+    try {
+      const textOnly = withoutAttachments(prompt.messages);
+      const withFiles = textOnly.some((message, i) => message !== prompt.messages[i]);
+      const result = await call(prompt.messages).catch((cause: unknown) => {
+        if (!withFiles || shown || !refusesFiles(cause)) throw cause;
+        report(fail('the model refused the files; asked again with placeholders', cause));
+        return call(textOnly);
+      });
       const reasoning = reasoningOf(result.steps);
       const sources = sourcesOf(result.steps);
       return {
@@ -293,6 +328,17 @@ export abstract class BaseAgent implements Agent {
       },
     };
   }
+}
+
+/** True when a model's error says it takes no such content (not a failure any call would have). */
+function refusesFiles(cause: unknown): boolean {
+  if (UnsupportedFunctionalityError.isInstance(cause)) return true;
+  if (!APICallError.isInstance(cause) || cause.statusCode === undefined) return false;
+  return (
+    cause.statusCode >= 400 &&
+    cause.statusCode < 500 &&
+    ![401, 403, 408, 429].includes(cause.statusCode)
+  );
 }
 
 function rerun(input: NewMessage): string {

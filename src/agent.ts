@@ -1,3 +1,4 @@
+import type { FetchAttachment } from './attachments.js';
 import type { BurstOption } from './bot/bursts.js';
 import type { ColloquyError } from './errors.js';
 import type { ConversationStore } from './store.js';
@@ -33,6 +34,11 @@ export interface AgentRunContext {
    * replaces what was shown and is what is recorded.
    */
   stream?(textSoFar: string): void;
+  /**
+   * Fetches the bytes of a file a turn of this conversation carries, through the channel it
+   * came from (`Channel.fetchAttachment`); absent when the channel cannot.
+   */
+  fetchAttachment?: FetchAttachment;
 }
 
 export interface AgentResult {

@@ -30,10 +30,16 @@
  *   than `maxTurnsToLoad` relevant turns are never read, so never summarised. Originals are
  *   never deleted. The summary is shown whatever `scope` and `timeWindowMinutes` say: it
  *   belongs to the agent and the conversation.
+ * - **Files.** Every file a turn carries reads as a placeholder in its text
+ *   (`[image: box.jpg, 240 KB]`). With `attachments`, the images and text files of the
+ *   people's turns in the prompt (these turns only) also go to the model as message parts,
+ *   fetched through their channel, the current turn's first, within `maxCount` and the sizes.
  * - **Failures.** A store that cannot be read, or a summarizer or summary write that fails,
  *   goes to `onError` (`StoreError` / `AgentError`, with `cause`); the prompt is still built.
  */
 import type { ModelMessage } from 'ai';
+import { withAttachments } from './assemble/attachments.js';
+import type { PromptAttachments } from './assemble/attachments.js';
 import { fitCurrent, fitSummary, fitUnits } from './assemble/budget.js';
 import type { FittedUnit } from './assemble/budget.js';
 import { pluginPass } from './assemble/plugins.js';
@@ -118,6 +124,13 @@ export interface AssemblerOptions {
   delegation?: { id: string; delegatorAliases: readonly string[] };
   /** Hears about a store, summarizer or plugin failure that assembly worked around. */
   onError?: (error: ColloquyError) => void;
+  /**
+   * Gives the model the images and text files of the people's turns in the prompt, fetched
+   * with `fetch` within the limits (see `AttachmentOptions`); without it every file is a
+   * placeholder in its turn's text. Given files are outside `tokenBudget` (their placeholders
+   * are in it); a file that cannot be fetched is reported to `onError` and stays a placeholder.
+   */
+  attachments?: PromptAttachments;
 }
 
 /**
@@ -267,13 +280,14 @@ export async function assemblePrompt(
 
   const history = [...(plan.summary ? [plan.summary] : []), ...plan.fitted];
   const currentTurn = current && (loaded.find((turn) => turn.id === current.id) ?? current);
+  const shown = [...history, ...(currentFit ? [currentFit] : [])];
+  const given = o.attachments ? await withAttachments(shown, o.attachments, ctx.report) : shown;
   return {
     messages: [
       ...(o.systemPrompt === undefined
         ? []
         : [{ role: 'system', content: o.systemPrompt } as const]),
-      ...history.flatMap((fitted) => fitted.messages),
-      ...(currentFit?.messages ?? []),
+      ...given.flatMap((fitted) => fitted.messages),
     ],
     tokens: o.tokenBudget - room + history.reduce((n, fitted) => n + fitted.tokens, 0),
     turns: [

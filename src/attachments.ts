@@ -136,3 +136,51 @@ export function withPlaceholders(
   if (files === undefined || files.length === 0) return content;
   return [content, ...files.map(attachmentPlaceholder)].filter((part) => part !== '').join(' ');
 }
+
+/**
+ * How a channel fetches one file's bytes (see `Channel.fetchAttachment`).
+ *
+ * @example
+ * ```ts
+ * const options: AttachmentFetchOptions = { maxBytes: 1_048_576, timeoutMs: 10_000 };
+ * ```
+ */
+export interface AttachmentFetchOptions {
+  /**
+   * Most bytes read: a file the platform says is larger is not fetched, and a body that grows
+   * past it is no longer read (`AttachmentTooLargeError`).
+   */
+  maxBytes: number;
+  /** How long the whole fetch may take, in ms (default 10 000). */
+  timeoutMs?: number;
+  /** Aborts the fetch (the run stopped). */
+  signal?: AbortSignal;
+}
+
+/**
+ * A file's bytes as the platform served them, held in memory only.
+ *
+ * @example
+ * ```ts
+ * const { bytes, mimeType } = await channel.fetchAttachment!(turn.attachments![0]!, { maxBytes: 65_536 });
+ * ```
+ */
+export interface FetchedAttachment {
+  bytes: Uint8Array;
+  /** The type the platform served it as, when it said. */
+  mimeType?: string;
+}
+
+/**
+ * Fetches a file's bytes through its platform: what `Channel.fetchAttachment` and
+ * `AgentRunContext.fetchAttachment` are.
+ *
+ * @example
+ * ```ts
+ * const fetch: FetchAttachment = (file, options) => channel.fetchAttachment!(file, options);
+ * ```
+ */
+export type FetchAttachment = (
+  file: MessageAttachment,
+  options: AttachmentFetchOptions,
+) => Promise<FetchedAttachment>;

@@ -1,3 +1,8 @@
+import type {
+  AttachmentFetchOptions,
+  FetchedAttachment,
+  MessageAttachment,
+} from './attachments.js';
 import type { BurstOption } from './bot/bursts.js';
 import type { ReactionChange } from './reactions.js';
 import type { ColloquyError } from './errors.js';
@@ -376,6 +381,22 @@ export interface Channel {
     threadId?: string;
     messageId: string;
   }): Promise<void>;
+  /**
+   * Fetches the bytes of a file one of this channel's turns carries, through the platform
+   * (Slack `url_private` with the bot token, Telegram `getFile`, Discord's CDN), into memory
+   * only: never more than `options.maxBytes` read, within `options.timeoutMs`. Rejects with
+   * `AttachmentTooLargeError`, `PlatformError` (refused, not found) or `NetworkError`.
+   * Optional: without it agents see files as placeholders (`[image: box.jpg, 240 KB]`).
+   *
+   * @example
+   * ```ts
+   * const { bytes, mimeType } = await channel.fetchAttachment!(turn.attachments![0]!, { maxBytes: 1_048_576 });
+   * ```
+   */
+  fetchAttachment?(
+    file: MessageAttachment,
+    options: AttachmentFetchOptions,
+  ): Promise<FetchedAttachment>;
   /** Known after `start` resolves. */
   readonly botIdentity: BotIdentity | undefined;
 }

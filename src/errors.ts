@@ -144,6 +144,30 @@ export class NetworkError extends ColloquyError {
   readonly transient = true;
 }
 
+/**
+ * A file is larger than the caller would read (`AttachmentFetchOptions.maxBytes`): the platform
+ * said so, or its body grew past it and was no longer read.
+ *
+ * @example
+ * ```ts
+ * throw new AttachmentTooLargeError('slack', 'invoice.png is over 1 MB', { maxBytes: 1_048_576 });
+ * ```
+ */
+export class AttachmentTooLargeError extends ColloquyError {
+  override name = 'AttachmentTooLargeError';
+  /** The limit that was passed, in bytes. */
+  readonly maxBytes: number;
+
+  constructor(
+    readonly platform: string,
+    message: string,
+    options: { maxBytes: number; cause?: unknown; conversationId?: string; messageId?: string },
+  ) {
+    super(message, options);
+    this.maxBytes = options.maxBytes;
+  }
+}
+
 /** A payload from a platform that colloquy could not understand; it was skipped. */
 export class MalformedEventError extends ColloquyError {
   override name = 'MalformedEventError';

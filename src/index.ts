@@ -18,6 +18,7 @@ export { rollingCompression, toolResultMasking } from './history/builtins.js';
 // Errors
 export {
   AgentError,
+  AttachmentTooLargeError,
   ColloquyError,
   MalformedEventError,
   NetworkError,
@@ -58,7 +59,18 @@ export type {
   PlatformMessageRef,
   StoredMessage,
 } from './types.js';
-export type { AttachmentKind, MessageAttachment } from './attachments.js';
+export type {
+  AttachmentFetchOptions,
+  AttachmentKind,
+  FetchAttachment,
+  FetchedAttachment,
+  MessageAttachment,
+} from './attachments.js';
+export type {
+  AttachmentOptions,
+  AttachmentPartKind,
+  PromptAttachments,
+} from './assemble/attachments.js';
 export type { MessageReaction, ReactionChange } from './reactions.js';
 export type { ConsoleLoggerOptions, Logger, LogLevel } from './logger.js';
 export type { Tokenizer } from './tokenizer.js';

@@ -19,6 +19,7 @@ async function node(source: string, flags: string[] = []): Promise<string> {
 /** What a bot's author uses from `colloquy`, and nothing else. */
 const ROOT_EXPORTS = [
   'AgentError',
+  'AttachmentTooLargeError',
   'addSecret',
   'BaseAgent',
   'Bot',

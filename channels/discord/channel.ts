@@ -52,6 +52,12 @@ import {
   type DiscordParseContext,
 } from './parse.js';
 import { discordReaction, REACTION_EVENTS } from './reactions.js';
+import { discordDownload } from './download.js';
+import type {
+  AttachmentFetchOptions,
+  FetchedAttachment,
+  MessageAttachment,
+} from '../../src/attachments.js';
 
 /**
  * The gateway intents colloquy asks for by default: guilds (channel and thread cache), guild
@@ -150,6 +156,14 @@ export class DiscordChannel implements Channel {
   }
 
   /** Known from READY (or, on a RESUMEd session, from the store), before `start` resolves. */
+  /** An attachment's bytes, from Discord's CDN (see `discordDownload`). */
+  fetchAttachment(
+    file: MessageAttachment,
+    options: AttachmentFetchOptions,
+  ): Promise<FetchedAttachment> {
+    return discordDownload(file, options);
+  }
+
   get botIdentity(): BotIdentity | undefined {
     const user = this.client.user ?? this.sessions.anyUser();
     if (!user) return undefined;

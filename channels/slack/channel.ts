@@ -34,6 +34,11 @@ import type {
   UnsettledReply,
 } from '../../src/channel.js';
 import type { NewMessage } from '../../src/types.js';
+import type {
+  AttachmentFetchOptions,
+  FetchedAttachment,
+  MessageAttachment,
+} from '../../src/attachments.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
 import { sendParts } from '../shared/platform.js';
 import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
@@ -52,6 +57,7 @@ import {
 } from './parse.js';
 import type { ParsedSlackEvent, SlackParseContext, SlackSelf, SocketModeEvent } from './parse.js';
 import { slackReaction } from './reactions.js';
+import { slackDownload } from './download.js';
 
 export interface SlackChannelOptions {
   /** Bot token (`xoxb-…`). Required unless `app` is given. */
@@ -381,6 +387,15 @@ export class SlackChannel implements Channel {
     const { app, self, parts } = this;
     const send = (out: OutboundMessage, options: SendOptions) => this.send(out, options);
     return settleSlackReply({ client: app.client, ...(self && { self }), parts, send }, reply);
+  }
+
+  /** A shared file's bytes, from `url_private` with the bot token (see `slackDownload`). */
+  fetchAttachment(
+    file: MessageAttachment,
+    options: AttachmentFetchOptions,
+  ): Promise<FetchedAttachment> {
+    const token = this.options.token ?? this.app.client.token;
+    return slackDownload(file, options, { token, apiUrl: this.app.client.slackApiUrl });
   }
 
   /** A reaction on a message: recorded (not a turn); Slack is answered once it is. */

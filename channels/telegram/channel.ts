@@ -38,6 +38,12 @@ import {
 import { displayName, parseUpdate, participantId } from './parse.js';
 import { TELEGRAM_ALLOWED_UPDATES, telegramReactions } from './reactions.js';
 import type { TelegramSelf } from './parse.js';
+import { TELEGRAM_API_ROOT, telegramDownload } from './download.js';
+import type {
+  AttachmentFetchOptions,
+  FetchedAttachment,
+  MessageAttachment,
+} from '../../src/attachments.js';
 
 /** Options for receiving updates by webhook. */
 export interface TelegramWebhookOptions {
@@ -151,6 +157,15 @@ export class TelegramChannel implements Channel {
     this.typing = telegramTyping(this.bot.api);
     this.bursts = options.bursts;
     this.bot.use((ctx) => this.onUpdate(ctx.update));
+  }
+
+  /** A file's bytes, by `getFile` and the Bot API's file URL (see `telegramDownload`). */
+  fetchAttachment(
+    file: MessageAttachment,
+    options: AttachmentFetchOptions,
+  ): Promise<FetchedAttachment> {
+    const root = this.options.client?.apiRoot ?? TELEGRAM_API_ROOT;
+    return telegramDownload(file, options, this.bot.api, root);
   }
 
   get botIdentity(): BotIdentity | undefined {

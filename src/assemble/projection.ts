@@ -115,7 +115,8 @@ export function projectTurn(turn: NewMessage, aliases: ReadonlySet<string>): Tex
     return { kind: 'text', turn: asStored, role: 'system', prefix: '', content: turn.content };
   }
   const prefix = `${speakerLabel(participant)}: `;
-  // Files reach the model as placeholders: kind, name and size, never fetched.
+  // Each file is named by a placeholder (kind, name, size); assembly may add the file itself
+  // after the text (`withAttachments`).
   const content = withPlaceholders(turn.content, turn.attachments);
   return { kind: 'text', turn: asStored, role: 'user', prefix, content };
 }

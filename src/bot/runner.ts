@@ -386,6 +386,7 @@ export class TurnRunner {
         signal:
           live === undefined ? this.deps.signal : AbortSignal.any([this.deps.signal, live.signal]),
         ...(live !== undefined && { stream: (text: string) => live.update(text) }),
+        fetchAttachment: ctx.channel.fetchAttachment?.bind(ctx.channel),
       });
       Object.assign(run, usageOf(result.metadata));
       if (result.output.trim() === '') return;
