@@ -3,6 +3,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FakeOpenAIServer, type FakeOpenAIServerOptions } from 'colloquy/testing';
 
 export const root = fileURLToPath(new URL('../../..', import.meta.url));
 export const consoleBot = join(root, 'dist/examples/console-bot.js');
@@ -183,4 +184,35 @@ export function render(output: string): string[] {
     }
   }
   return rows.map((line) => line.trimEnd());
+}
+
+/**
+ * A fake model server that holds its first answer, and the console bot's environment for it:
+ * a new database `chat.db` in `dir`, the model at the server, and `env` on top.
+ *
+ * @example
+ * ```ts
+ * const { model, held, env } = await heldModel(temp.make('console'), { COLLOQUY_USER_NAME: 'Ada' });
+ * const bot = startConsoleBot(env);
+ * ```
+ */
+export async function heldModel(
+  dir: string,
+  env: Record<string, string> = {},
+  options: FakeOpenAIServerOptions = {},
+) {
+  const model = await new FakeOpenAIServer(options).start();
+  const held = model.holdNext();
+  const db = join(dir, 'chat.db');
+  return {
+    model,
+    held,
+    db,
+    env: {
+      COLLOQUY_DB: db,
+      COLLOQUY_MODEL: 'openai-compatible:fake-model',
+      COLLOQUY_MODEL_BASE_URL: model.baseURL,
+      ...env,
+    },
+  };
 }

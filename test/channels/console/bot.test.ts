@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SqliteConversationStore } from 'colloquy/sqlite';
-import { FakeOpenAIServer } from 'colloquy/testing';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
 import {
   buildIfStale,
+  heldModel,
   onTerminal,
   render,
   startConsoleBot,
@@ -92,16 +92,9 @@ describe('npm start: the console bot', () => {
 
   it('on Ctrl-C lets the pending answer finish, answers the lines typed meanwhile, stamped when typed, and exits', async () => {
     // given the console bot on a model that holds its first answer
-    const model = await new FakeOpenAIServer().start();
-    const firstAnswer = model.holdNext();
-    const db = join(temp.make('console'), 'chat.db');
-    const bot = startConsoleBot({
-      COLLOQUY_DB: db,
-      COLLOQUY_USER_NAME: 'Ada',
-      COLLOQUY_MODEL: 'openai-compatible:fake-model',
-      COLLOQUY_MODEL_BASE_URL: model.baseURL,
-      COLLOQUY_LOG_LEVEL: 'info',
-    });
+    const ada = { COLLOQUY_USER_NAME: 'Ada', COLLOQUY_LOG_LEVEL: 'info' };
+    const { model, held: firstAnswer, db, env } = await heldModel(temp.make('console'), ada);
+    const bot = startConsoleBot(env);
     try {
       // when a line's answer is pending and two more lines are typed meanwhile
       bot.child.stdin.write('first\n');
@@ -141,16 +134,9 @@ describe('npm start: the console bot', () => {
     onTerminal,
     async () => {
       // given the console bot on a real terminal and a model that holds its first answer
-      const model = await new FakeOpenAIServer().start();
-      const firstAnswer = model.holdNext();
-      const db = join(temp.make('console'), 'chat.db');
-      const bot = startOnTerminal({
-        COLLOQUY_DB: db,
-        COLLOQUY_USER_NAME: 'Ada',
-        COLLOQUY_MODEL: 'openai-compatible:fake-model',
-        COLLOQUY_MODEL_BASE_URL: model.baseURL,
-        COLLOQUY_LOG_LEVEL: 'info',
-      });
+      const ada = { COLLOQUY_USER_NAME: 'Ada', COLLOQUY_LOG_LEVEL: 'info' };
+      const { model, held: firstAnswer, db, env } = await heldModel(temp.make('console'), ada);
+      const bot = startOnTerminal(env);
       try {
         // when a line's answer is pending and two more lines are typed meanwhile
         await until(() => bot.screen().includes('> '));

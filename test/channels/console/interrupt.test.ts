@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FakeOpenAIServer } from 'colloquy/testing';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
 import {
   buildIfStale,
+  heldModel,
   onTerminal,
   render,
   startConsoleBot,
@@ -17,16 +16,8 @@ const temp = tempDirs();
 describe('the console bot on Ctrl-C and at a restart', () => {
   it('says it finishes the answer being written, quits at once on a second Ctrl-C, and at the next start says it answers the question left', async () => {
     // given the console bot on a model that holds its first answer
-    const model = await new FakeOpenAIServer().start();
-    const held = model.holdNext();
-    const db = join(temp.make('console'), 'chat.db');
-    const env = {
-      COLLOQUY_DB: db,
-      COLLOQUY_USER_NAME: 'Ada',
-      COLLOQUY_MODEL: 'openai-compatible:fake-model',
-      COLLOQUY_MODEL_BASE_URL: model.baseURL,
-      COLLOQUY_LOG_LEVEL: 'info',
-    };
+    const ada = { COLLOQUY_USER_NAME: 'Ada', COLLOQUY_LOG_LEVEL: 'info' };
+    const { model, held, env } = await heldModel(temp.make('console'), ada);
     const first = startConsoleBot(env);
     try {
       // when a question is being answered and Ctrl-C is pressed
@@ -71,16 +62,9 @@ describe('the console bot on Ctrl-C and at a restart', () => {
     onTerminal,
     async () => {
       // given the console bot on a terminal, its model holding an answer it will refuse
-      const model = await new FakeOpenAIServer({
-        replies: [{ status: 400, error: 'the model refused' }],
-      }).start();
-      const held = model.holdNext();
-      const db = join(temp.make('console'), 'chat.db');
-      const bot = startOnTerminal({
-        COLLOQUY_DB: db,
-        COLLOQUY_MODEL: 'openai-compatible:fake-model',
-        COLLOQUY_MODEL_BASE_URL: model.baseURL,
-      });
+      const refused = { replies: [{ status: 400, error: 'the model refused' }] };
+      const { model, held, env } = await heldModel(temp.make('console'), {}, refused);
+      const bot = startOnTerminal(env);
       try {
         // when a line is being answered and the person has half typed the next one
         await until(() => bot.screen().includes('> '));
@@ -112,15 +96,10 @@ describe('the console bot on Ctrl-C and at a restart', () => {
     onTerminal,
     async () => {
       // given the console bot on a terminal, its model holding the first answer
-      const model = await new FakeOpenAIServer().start();
-      const held = model.holdNext();
-      const db = join(temp.make('console'), 'chat.db');
-      const bot = startOnTerminal({
-        COLLOQUY_DB: db,
-        COLLOQUY_MODEL: 'openai-compatible:fake-model',
-        COLLOQUY_MODEL_BASE_URL: model.baseURL,
+      const { model, held, env } = await heldModel(temp.make('console'), {
         COLLOQUY_LOG_LEVEL: 'info',
       });
+      const bot = startOnTerminal(env);
       try {
         // when a question is being answered and Ctrl-C is pressed twice
         await until(() => bot.screen().includes('> '));

@@ -1,8 +1,4 @@
-import type {
-  LanguageModelV3Content,
-  LanguageModelV3GenerateResult,
-  LanguageModelV3Prompt,
-} from '@ai-sdk/provider';
+import type { LanguageModelV3Content, LanguageModelV3GenerateResult } from '@ai-sdk/provider';
 import { jsonSchema, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +6,7 @@ import { BaseAgent, Bot, InMemoryConversationStore, silentLogger } from 'colloqu
 import type { ColloquyError, NewMessage } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
-import { answer } from '../../fixtures/model-answer.js';
+import { answer, readable } from '../../fixtures/model-answer.js';
 
 const carol = { kind: 'user' as const, id: 'memory:carol', displayName: 'Carol' };
 const dave = { kind: 'user' as const, id: 'memory:dave', displayName: 'Dave' };
@@ -27,18 +23,6 @@ function scripted(steps: LanguageModelV3GenerateResult[]) {
   return new MockLanguageModelV3({
     doGenerate: async () => steps.shift() ?? answer('(no more script)'),
   });
-}
-
-/** A prompt as `[role, text]` pairs, tool parts named by their type. */
-function readable(prompt: LanguageModelV3Prompt): [string, string][] {
-  return prompt.map((message) => [
-    message.role,
-    typeof message.content === 'string'
-      ? message.content
-      : message.content
-          .map((part) => (part.type === 'text' ? part.text : `[${part.type}]`))
-          .join(''),
-  ]);
 }
 
 const lookup = tool({

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LogLevel } from '@slack/bolt';
-import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { MockLanguageModelV3 } from 'ai/test';
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,7 +14,7 @@ import { SlackChannel } from 'colloquy/slack';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeSlack, FakeTelegram } from 'colloquy/testing';
-import { answer } from '../../fixtures/model-answer.js';
+import { answer, readable } from '../../fixtures/model-answer.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const GENERAL = 'slack:T0FAKE:C0GENERAL';
@@ -26,18 +25,6 @@ const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada', last_name: '
 function scripted(script: (call: number) => string) {
   let calls = 0;
   return new MockLanguageModelV3({ doGenerate: async () => answer(script(calls++)) });
-}
-
-/** A prompt as `[role, text]` pairs: what the model was shown, without provider options. */
-function readable(prompt: LanguageModelV3Prompt): [string, string][] {
-  return prompt.map((message) => [
-    message.role,
-    typeof message.content === 'string'
-      ? message.content
-      : message.content
-          .map((part) => (part.type === 'text' ? part.text : `[${part.type}]`))
-          .join(''),
-  ]);
 }
 
 // The agents of examples/multi-agent.ts, on scripted models.
