@@ -33,6 +33,11 @@ export interface FakeOpenAIServerOptions {
   fallback?: (request: FakeChatRequest) => FakeReply;
   /** Milliseconds each answer takes (default 0): a model that thinks, so work can be interrupted. */
   latencyMs?: number;
+  /**
+   * Milliseconds between the words of a streamed answer (default 0: the text in one chunk): a
+   * model that writes slowly, so a reply can be cut off while it is shown.
+   */
+  wordMs?: number;
 }
 
 /**
@@ -58,6 +63,8 @@ export class FakeOpenAIServer {
   private readonly queue: FakeReply[];
   private readonly fallback: (request: FakeChatRequest) => FakeReply;
   private readonly latencyMs: number;
+  private readonly wordMs: number;
+  #writing = 0;
   private readonly holds: { arrive(request: FakeChatRequest): void; released: Promise<void> }[] =
     [];
   private readonly releases = new Set<() => void>();
@@ -69,6 +76,12 @@ export class FakeOpenAIServer {
     this.queue = [...(options.replies ?? [])];
     this.fallback = options.fallback ?? ((request) => `echo: ${lastUserText(request)}`);
     this.latencyMs = options.latencyMs ?? 0;
+    this.wordMs = options.wordMs ?? 0;
+  }
+
+  /** Streamed answers being written now (their words paced by `wordMs`). */
+  get writing(): number {
+    return this.#writing;
   }
 
   /** `http://127.0.0.1:<port>/v1`, known after `start`. */
@@ -153,7 +166,13 @@ export class FakeOpenAIServer {
       function: { name: call.name, arguments: JSON.stringify(call.arguments) },
     }));
     const answer = { text: text ?? null, calls, model: body.model, stream: body.stream === true };
-    return answer.stream ? sse(res, answer) : json(res, 200, completion(answer));
+    if (!answer.stream) return json(res, 200, completion(answer));
+    this.#writing++;
+    try {
+      await sse(res, answer, this.wordMs);
+    } finally {
+      this.#writing--;
+    }
   }
 }
 
@@ -185,7 +204,7 @@ function completion(answer: Answer) {
   };
 }
 
-function sse(res: ServerResponse, answer: Answer): void {
+async function sse(res: ServerResponse, answer: Answer, wordMs: number): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const chunk = (delta: object, finish: string | null, extra: object = {}) =>
     `data: ${JSON.stringify({
@@ -197,7 +216,12 @@ function sse(res: ServerResponse, answer: Answer): void {
       ...extra,
     })}\n\n`;
   res.write(chunk({ role: 'assistant', content: '' }, null));
-  if (answer.text !== null) res.write(chunk({ content: answer.text }, null));
+  const words = wordMs > 0 ? (answer.text?.match(/\S+\s*/g) ?? []) : [answer.text ?? ''];
+  for (const [i, word] of (answer.text === null ? [] : words).entries()) {
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, wordMs));
+    if (res.destroyed) return;
+    res.write(chunk({ content: word }, null));
+  }
   answer.calls.forEach((call, index) =>
     res.write(chunk({ tool_calls: [{ index, ...call }] }, null)),
   );
