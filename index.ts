@@ -23,6 +23,7 @@ export { isOfflineModel, offlineModel } from './agents/offline-model.js';
 export { conversationSearchTool } from './agents/tools/conversation-search.js';
 export { recallToolResultTool } from './agents/tools/recall-tool-result.js';
 export { delegate, delegateTool } from './agents/delegation.js';
+export { replyFile } from './agents/files.js';
 export type { SummarizerAgentOptions } from './agents/summarizer-agent.js';
 export type { DelegationRequest, DelegationResult } from './agents/delegation.js';
 export type { ConversationSearchInput } from './agents/tools/conversation-search.js';

@@ -19,6 +19,7 @@ import type { NewMessage, Participant } from '../src/types.js';
 import { callModel } from './model-call.js';
 import { describeModel, modelFromEnv } from './models.js';
 import { isOfflineModel } from './offline-model.js';
+import { filesOf } from './files.js';
 import { sourcesOf } from './provenance.js';
 import { conversationSearchTool, CONVERSATION_SEARCH_TOOL } from './tools/conversation-search.js';
 import { recallToolResultTool } from './tools/recall-tool-result.js';
@@ -34,7 +35,7 @@ import { recallToolResultTool } from './tools/recall-tool-result.js';
  * and tool result as its own turn, and returns the answer with `{ model, usage, reasoning }` metadata (`reasoning` when the model gave any: stored on the reply, so `History` and SQL keep it).
  * The reply's `traceId` is the model's response id; its `sources` are those its tools'
  * results carry (`{ sources: [{ documentId, name, chunk, score }] }`) and those the model's
- * provider cites.
+ * provider cites; its `files` those its tools' results carry (`{ files: [replyFile(…)] }`).
  *
  * With `noImplicitOverride`, optional members are set with `override` (`override model = …`).
  *
@@ -234,10 +235,12 @@ export abstract class BaseAgent implements Agent {
       });
       const reasoning = reasoningOf(result.steps);
       const sources = sourcesOf(result.steps);
+      const files = filesOf(result.steps);
       return {
         output: result.text,
         traceId: result.response.id,
         ...(sources.length === 0 ? {} : { sources }),
+        ...(files.length === 0 ? {} : { files }),
         metadata: {
           model: describeModel(model),
           ...(isOfflineModel(model) ? { offline: true } : {}),

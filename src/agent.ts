@@ -1,5 +1,6 @@
 import type { FetchAttachment } from './attachments.js';
 import type { BurstOption } from './bot/bursts.js';
+import type { OutboundFile } from './channel.js';
 import type { ColloquyError } from './errors.js';
 import type { ConversationStore } from './store.js';
 import type { MessageSource, NewMessage, StoredMessage } from './types.js';
@@ -39,6 +40,11 @@ export interface AgentRunContext {
    * came from (`Channel.fetchAttachment`); absent when the channel cannot.
    */
   fetchAttachment?: FetchAttachment;
+  /**
+   * Adds the bot's reaction to the turn being answered (`'👀'`), recorded in
+   * `message_reactions` with the bot as participant. Absent on a channel that cannot react.
+   */
+  react?(emoji: string): Promise<void>;
 }
 
 export interface AgentResult {
@@ -49,6 +55,8 @@ export interface AgentResult {
   traceId?: string;
   /** Stored as the reply's `sources`: what it drew on (RAG citations). */
   sources?: MessageSource[];
+  /** Files posted with the reply, after its text (see `OutboundFile`). */
+  files?: OutboundFile[];
 }
 
 /**

@@ -1,4 +1,5 @@
 import { captureReaction } from './bot/reactions.js';
+import { reactToStored } from './reactions.js';
 import type { Agent } from './agent.js';
 import { Capture } from './capture.js';
 import type { CaptureOptions } from './capture.js';
@@ -304,6 +305,19 @@ export class Bot {
       },
       busy: () => this.#runner?.answering(conversationId) ?? false,
     });
+  }
+
+  /**
+   * Adds the bot's reaction to a stored turn, through its channel, recorded in
+   * `message_reactions`; rejects with one line for a turn the store does not have.
+   *
+   * @example
+   * ```ts
+   * await bot.react('telegram:1001', 'telegram:1001:7', '👍');
+   * ```
+   */
+  react(conversationId: string, messageId: string, emoji: string): Promise<void> {
+    return reactToStored(this.#options.channels, this.#store, conversationId, messageId, emoji);
   }
 
   /** Replaces the error handler (default: log it). */

@@ -57,6 +57,11 @@ export interface TurnContext {
    * commits behind: the turn is handled (and `bot.idle()` resolves) once it has.
    */
   readonly send: (content: string, from: Participant) => Promise<NewMessage>;
+  /**
+   * Adds the bot's reaction to the turn (`'👀'`) through its channel, recorded in
+   * `message_reactions`; absent when the channel cannot react.
+   */
+  readonly react?: (emoji: string) => Promise<void>;
   /** How many agent turns in a row led to this one (0 for a person's turn). Loop guards read it. */
   readonly depth: number;
   /** Our identities on every started channel, for alias resolution. */

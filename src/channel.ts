@@ -120,6 +120,32 @@ export interface OutboundMessage {
   actions?: readonly Action[];
   /** A simple select (one choice) shown under the reply. */
   select?: ActionSelect;
+  /**
+   * Files posted with the reply, after its text (see `OutboundFile`). A channel without file
+   * uploads sends the text alone.
+   */
+  files?: readonly OutboundFile[];
+}
+
+/**
+ * A file the bot sends: its name, its bytes (a `Buffer` is a `Uint8Array`) or a stream of them
+ * (a Node `Readable`, read once), its MIME type and a caption shown with it where the platform
+ * has one. Sent after the reply's text; recorded, as the platform answered, in the reply's
+ * `attachments` (never the bytes).
+ *
+ * @example
+ * ```ts
+ * const report: OutboundFile = { name: 'report.pdf', data: await readFile('report.pdf'), mimeType: 'application/pdf' };
+ * return { output: 'Here is the report.', files: [report] }; // from an agent's `run`
+ * ```
+ */
+export interface OutboundFile {
+  name: string;
+  data: Uint8Array | AsyncIterable<Uint8Array>;
+  /** Default `application/octet-stream`. An image type goes as a photo where the platform has photos. */
+  mimeType?: string;
+  /** Shown with the file (Telegram caption, Slack title, Discord description / alt text). */
+  caption?: string;
 }
 
 /**
@@ -211,6 +237,18 @@ export interface SentMessage {
   id?: string;
   /** When the platform says it was posted (ISO 8601 UTC); defaults to now. */
   timestamp?: string;
+  /**
+   * The message's `files` as the platform answered (its file ids and URLs), in order; a file
+   * it refused, or one over its size limit, is left out (and reported through `handlers.error`).
+   */
+  files?: MessageAttachment[];
+}
+
+/** A message to react to: where it is, and its platform id. */
+export interface MessageRef {
+  channelId: string;
+  threadId?: string;
+  messageId: string;
 }
 
 /** The bot's own identity on a platform, known after `start`. Feeds agents' aliases. */
@@ -376,11 +414,7 @@ export interface Channel {
    * Takes the buttons and select away from a message the bot sent (`threadId` where the
    * platform posts in threads), once a press on it is answered (optional: without it they stay).
    */
-  clearActions?(message: {
-    channelId: string;
-    threadId?: string;
-    messageId: string;
-  }): Promise<void>;
+  clearActions?(message: MessageRef): Promise<void>;
   /**
    * Fetches the bytes of a file one of this channel's turns carries, through the platform
    * (Slack `url_private` with the bot token, Telegram `getFile`, Discord's CDN), into memory
@@ -397,6 +431,17 @@ export interface Channel {
     file: MessageAttachment,
     options: AttachmentFetchOptions,
   ): Promise<FetchedAttachment>;
+  /**
+   * Adds the bot's reaction `emoji` (an emoji, or Slack's name for one: `thumbsup`) to a
+   * message (optional: a channel without it cannot react). Throws like `send` when the
+   * platform refuses.
+   *
+   * @example
+   * ```ts
+   * await channel.react?.({ channelId: 'C0GENERAL', messageId: '1700000000.000200' }, '👀');
+   * ```
+   */
+  react?(message: MessageRef, emoji: string): Promise<void>;
   /** Known after `start` resolves. */
   readonly botIdentity: BotIdentity | undefined;
 }

@@ -213,6 +213,8 @@ export class InMemoryConversationStore implements ConversationStore {
         const { traceId, sources } = op.confirmation;
         if (traceId !== undefined) row.message.traceId = traceId;
         if (sources?.length) row.message.sources = [...sources];
+        const { attachments } = op.confirmation;
+        if (attachments?.length) row.message.attachments = [...attachments];
         if (op.confirmation.content !== undefined) {
           row.message.content = op.confirmation.content;
           row.words = searchKeys(op.confirmation.content);

@@ -1,4 +1,8 @@
-import type { PlatformMessageRef } from './types.js';
+import type { Channel } from './channel.js';
+import { ColloquyError } from './errors.js';
+import type { ConversationStore } from './store.js';
+import type { NewMessage, PlatformMessageRef } from './types.js';
+import { isoTimestamp } from './types.js';
 
 /**
  * Someone added or removed a reaction on a message: the message by its platform ids (as an
@@ -69,4 +73,72 @@ export function applyReaction(
   }
   if (open < 0) return [...reactions];
   return reactions.map((r, i) => (i === open ? { ...r, removedAt: change.at } : r));
+}
+
+/**
+ * Adds the bot's reaction `emoji` to `message` (a turn the store has, with its platform id)
+ * through `channel`, and records it in the store with the bot as participant. Throws a
+ * `ColloquyError` of one line when the channel cannot react or the turn has no platform id,
+ * and what the channel throws when the platform refuses.
+ *
+ * @example
+ * ```ts
+ * await reactTo(channel, store, turn, '👀');
+ * ```
+ */
+export async function reactTo(
+  channel: Channel,
+  store: ConversationStore | undefined,
+  message: Pick<NewMessage, 'id' | 'conversationId' | 'metadata'>,
+  emoji: string,
+): Promise<void> {
+  const { channelId, threadId, messageId } = message.metadata;
+  const ids = { conversationId: message.conversationId, messageId: message.id };
+  if (channel.react === undefined)
+    throw new ColloquyError(`cannot react: ${channel.type} has no reactions`, ids);
+  if (messageId === undefined)
+    throw new ColloquyError(`cannot react: ${message.id} has no platform message id`, ids);
+  await channel.react({ channelId, ...(threadId !== undefined && { threadId }), messageId }, emoji);
+  const participantId = channel.botIdentity?.id ?? `${channel.type}:bot`;
+  await store?.recordReaction?.({
+    channelType: channel.type,
+    channelId,
+    messageId,
+    participantId,
+    reaction: emoji,
+    at: isoTimestamp(),
+  });
+}
+
+/**
+ * `reactTo` for a turn found by its ids among `channels` (by its `channelType`): refuses, in
+ * one line, a turn the store does not have or whose channel the bot does not run.
+ *
+ * @example
+ * ```ts
+ * await reactToStored(channels, store, 'telegram:1001', 'telegram:1001:7', '👍');
+ * ```
+ */
+export async function reactToStored(
+  channels: readonly Channel[],
+  store: ConversationStore | undefined,
+  conversationId: string,
+  messageId: string,
+  emoji: string,
+): Promise<void> {
+  const message = await store?.getMessage(conversationId, messageId);
+  if (message === undefined) {
+    throw new ColloquyError(`cannot react: no message ${messageId} in ${conversationId}`, {
+      conversationId,
+      messageId,
+    });
+  }
+  const channel = channels.find((c) => c.type === message.metadata.channelType);
+  if (channel === undefined) {
+    throw new ColloquyError(
+      `cannot react: no ${message.metadata.channelType} channel for ${messageId}`,
+      { conversationId, messageId },
+    );
+  }
+  await reactTo(channel, store, message, emoji);
 }

@@ -1,3 +1,4 @@
+import type { MessageAttachment } from './attachments.js';
 import type { MessageSource, NewMessage } from './types.js';
 
 /**
@@ -94,6 +95,8 @@ export interface ReplyConfirmation {
   traceId?: string;
   /** A streamed agent reply's `sources`, known once its answer is whole. */
   sources?: readonly MessageSource[];
+  /** The files that went out with the reply, as the platform answered (its `attachments`). */
+  attachments?: readonly MessageAttachment[];
   /** Kept on the turn's metadata (`partial: true` for a split reply that failed part way). */
   metadata?: Record<string, unknown>;
   /**

@@ -52,6 +52,7 @@ const ROOT_EXPORTS = [
   'offlineModel',
   'recallToolResultTool',
   'redactText',
+  'replyFile',
   'rollingCompression',
   'silentLogger',
   'splitMessage',

@@ -4,12 +4,13 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Bot as GrammyBot } from 'grammy';
 import type { ApiClientOptions } from 'grammy';
-import type { CallbackQuery, Update, UserFromGetMe } from 'grammy/types';
+import type { CallbackQuery, ReactionTypeEmoji, Update, UserFromGetMe } from 'grammy/types';
 import type {
   BotIdentity,
   Channel,
   CommandSpec,
   ChannelHandlers,
+  MessageRef,
   OutboundMessage,
   SendOptions,
   ReplyStream,
@@ -20,8 +21,10 @@ import type {
 import type { BurstOption } from '../../src/bot/bursts.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
+import { filesOnly } from '../shared/files.js';
 import { sendParts } from '../shared/platform.js';
 import { chatIdValue, retryTransformer, telegramParts, toColloquyError } from './format.js';
+import { sendTelegramFiles } from './files.js';
 import { pollUpdates } from './polling.js';
 import { telegramTyping } from './typing.js';
 import { postTelegramPart, telegramStream } from './stream.js';
@@ -279,12 +282,29 @@ export class TelegramChannel implements Channel {
    * parts that did get through were reported to `options.partPosted`.
    */
   async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
-    return sendParts(
-      withKeyboard(telegramParts(message), message),
+    const parts = filesOnly(message) ? [] : withKeyboard(telegramParts(message), message);
+    const sent = await sendParts(
+      parts,
       (part) => postTelegramPart(this.bot.api, part),
       (error) => toColloquyError(error, 'sendMessage', { conversationId: message.conversationId }),
       options,
     );
+    if (!message.files?.length) return sent;
+    const report = (error: ColloquyError) => this.handlers?.error(error);
+    return { ...sent, files: await sendTelegramFiles(this.bot.api, message, report) };
+  }
+
+  /** Adds the bot's reaction to a message (`setMessageReaction`; Telegram's own emoji only). */
+  async react(message: MessageRef, emoji: string): Promise<void> {
+    try {
+      await this.bot.api.setMessageReaction(
+        chatIdValue(message.channelId),
+        Number(message.messageId),
+        [{ type: 'emoji', emoji: emoji as ReactionTypeEmoji['emoji'] }],
+      );
+    } catch (error) {
+      throw toColloquyError(error, 'setMessageReaction');
+    }
   }
 
   /** Lists the bot's commands in Telegram's command menu (`setMyCommands`). */

@@ -133,3 +133,70 @@ export class FakeTelegramFiles {
     return true;
   }
 }
+
+/** A file part of a multipart request, as the fake read it. */
+export interface FakeFormFile {
+  name: string;
+  type: string;
+  bytes: Buffer;
+}
+
+/** True for a file part of a multipart request. */
+export function isFormFile(value: unknown): value is FakeFormFile {
+  return (
+    typeof value === 'object' && value !== null && Buffer.isBuffer((value as FakeFormFile).bytes)
+  );
+}
+
+/** A file the bot uploaded with `sendPhoto` or `sendDocument`. */
+export interface FakeTelegramUpload {
+  method: 'sendPhoto' | 'sendDocument';
+  chatId: number;
+  /** The file name of the upload's part. */
+  name: string;
+  bytes: Buffer;
+  caption?: string;
+  /** The Message the fake answered with. */
+  message: Message;
+}
+
+/** The Bot API's upload limit (a bigger request is refused with 413). */
+export const UPLOAD_LIMIT = 50 * 1024 * 1024;
+
+const TYPES_BY_EXTENSION: Record<string, string> = {
+  pdf: 'application/pdf',
+  txt: 'text/plain',
+  csv: 'text/csv',
+  json: 'application/json',
+  zip: 'application/zip',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+};
+
+/**
+ * The media fields of a message the bot sent with an uploaded file, as Telegram answers them:
+ * a photo gets its sizes (no name, no type), a document its name and the type its name says.
+ * Refuses what the Bot API refuses: no file part (400) or one over 50 MB (413).
+ */
+export function uploadedMedia(
+  files: FakeTelegramFiles,
+  kind: 'photo' | 'document',
+  upload: unknown,
+): Partial<Message> {
+  if (!isFormFile(upload)) {
+    throw { code: 400, description: `Bad Request: there is no ${kind} in the request` };
+  }
+  if (upload.bytes.length > UPLOAD_LIMIT) {
+    throw { code: 413, description: 'Request Entity Too Large' };
+  }
+  const extension = upload.name.split('.').pop()?.toLowerCase() ?? '';
+  const mimeType = TYPES_BY_EXTENSION[extension] ?? 'application/octet-stream';
+  return files.media({
+    kind,
+    ...(kind === 'document' && { name: upload.name }),
+    mimeType,
+    content: upload.bytes,
+  });
+}

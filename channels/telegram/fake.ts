@@ -2,10 +2,17 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Chat, Message, MessageEntity, Update, User, UserFromGetMe } from 'grammy/types';
+import { readMultipart, type FormPart } from '../testing/multipart.js';
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { HtmlRefused, parseTelegramHtml } from './fake-html.js';
 import { FakeTelegramInteractions } from './fake-interactions.js';
-import { FakeTelegramFiles, type FakeTelegramMedia } from './fake-files.js';
+import {
+  FakeTelegramFiles,
+  uploadedMedia,
+  type FakeFormFile,
+  type FakeTelegramMedia,
+  type FakeTelegramUpload,
+} from './fake-files.js';
 import { isAllowed, reactionUpdate, type FakeTelegramReaction } from './fake-reactions.js';
 import type { EditLimit } from '../testing/edit-limit.js';
 import {
@@ -18,7 +25,7 @@ import {
 import type { FakeTelegramDraft } from './fake-stream.js';
 
 export type { FakeTelegramDraft } from './fake-stream.js';
-export type { FakeTelegramMedia, FakeTelegramMediaKind } from './fake-files.js';
+export type { FakeTelegramMedia, FakeTelegramMediaKind, FakeTelegramUpload } from './fake-files.js';
 export type { FakeTelegramReaction } from './fake-reactions.js';
 
 /** A failure `failNext` makes the fake answer with instead of the real result. */
@@ -152,6 +159,10 @@ export class FakeTelegram {
   allowedUpdates: string[] | undefined;
   /** The files people sent, served by `getFile` and the file download URL. */
   readonly files = new FakeTelegramFiles();
+  /** The files the bot uploaded (`sendPhoto`, `sendDocument`), in order. */
+  readonly uploads: FakeTelegramUpload[] = [];
+  /** The reactions the bot set (`setMessageReaction`), in order: what it leaves on the message. */
+  readonly botReactions: { chatId: number; messageId: number; emoji: string[] }[] = [];
   /** The webhook set with `setWebhook`, if any. */
   webhook: { url: string; secret_token?: string; max_connections?: number } | undefined;
 
@@ -558,6 +569,11 @@ export class FakeTelegram {
         return this.sendChatAction(payload);
       case 'sendMessage':
         return this.sendMessage(payload);
+      case 'sendPhoto':
+      case 'sendDocument':
+        return this.sendFile(method, payload);
+      case 'setMessageReaction':
+        return this.setMessageReaction(payload);
       case 'editMessageText':
         return this.editMessageText(payload);
       case 'setMyCommands':
@@ -733,6 +749,54 @@ export class FakeTelegram {
     return message;
   }
 
+  /** `sendPhoto` / `sendDocument` with an uploaded file (multipart), and its caption. */
+  private sendFile(
+    method: 'sendPhoto' | 'sendDocument',
+    payload: Record<string, unknown>,
+  ): Message {
+    const chatId = Number(payload.chat_id);
+    if (!Number.isFinite(chatId)) throw fail(400, 'Bad Request: chat not found');
+    const kind = method === 'sendPhoto' ? 'photo' : 'document';
+    const upload = payload[kind] as FakeFormFile;
+    const media = uploadedMedia(this.files, kind, upload);
+    const caption = typeof payload.caption === 'string' ? payload.caption : undefined;
+    const threadId = payload.message_thread_id as number | undefined;
+    const message = {
+      message_id: this.nextMessageId(chatId),
+      date: this.tick(),
+      chat: this.chatOf(chatId),
+      from: this.botUser,
+      ...media,
+      ...(caption !== undefined && { caption }),
+      ...(threadId !== undefined && { message_thread_id: Number(threadId) }),
+    } as Message;
+    this.messages.set(`${chatId}:${message.message_id}`, message);
+    this.uploads.push({
+      method,
+      chatId,
+      name: upload.name,
+      bytes: upload.bytes,
+      ...(caption !== undefined && { caption }),
+      message,
+    });
+    this.wake();
+    return message;
+  }
+
+  /** `setMessageReaction` on a message the chat has (emoji reactions only). */
+  private setMessageReaction(payload: Record<string, unknown>): true {
+    const chatId = Number(payload.chat_id);
+    const messageId = Number(payload.message_id);
+    if (!this.messages.has(`${chatId}:${messageId}`))
+      throw fail(400, 'Bad Request: message to react not found');
+    const reaction = (payload.reaction ?? []) as { type?: string; emoji?: string }[];
+    if (!Array.isArray(reaction) || reaction.some((r) => r.type !== 'emoji'))
+      throw fail(400, 'Bad Request: REACTION_INVALID');
+    this.botReactions.push({ chatId, messageId, emoji: reaction.map((r) => String(r.emoji)) });
+    this.wake();
+    return true;
+  }
+
   private sendChatAction(payload: Record<string, unknown>): true {
     if (!Number.isFinite(Number(payload.chat_id))) throw fail(400, 'Bad Request: chat not found');
     if (!CHAT_ACTIONS.has(String(payload.action))) {
@@ -888,17 +952,32 @@ async function readPayload(req: IncomingMessage): Promise<Record<string, unknown
   const type = req.headers['content-type'] ?? '';
   if (type.includes('application/json'))
     return JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-  const form = await new Response(raw, { headers: { 'content-type': type } }).formData();
+  const parts: FormPart[] = type.includes('multipart/form-data')
+    ? readMultipart(raw, type)
+    : [...new URLSearchParams(raw.toString('utf8'))].map(([name, value]) => ({
+        name,
+        bytes: Buffer.from(value),
+      }));
   const payload: Record<string, unknown> = {};
-  for (const [key, value] of form.entries()) {
-    if (typeof value !== 'string') {
-      payload[key] = value;
+  for (const part of parts) {
+    if (part.filename !== undefined) continue;
+    const value = part.bytes.toString('utf8');
+    // grammY sends a file as `attach://<part name>`, the bytes in the part of that name.
+    const attached = /^attach:\/\/(.+)$/.exec(value)?.[1];
+    const file = parts.find((p) => p.filename !== undefined && p.name === attached);
+    if (file !== undefined) {
+      const upload: FakeFormFile = {
+        name: file.filename ?? '',
+        type: file.contentType ?? 'application/octet-stream',
+        bytes: file.bytes,
+      };
+      payload[part.name] = upload;
       continue;
     }
     try {
-      payload[key] = /^[[{]/.test(value) ? JSON.parse(value) : value;
+      payload[part.name] = /^[[{]/.test(value) ? JSON.parse(value) : value;
     } catch {
-      payload[key] = value;
+      payload[part.name] = value;
     }
   }
   return payload;

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { type Lease, CONVERSATION_LEASE_PREFIX, newLeaseToken } from '../../src/leases.js';
 import type { AgentRun, ReplyConfirmation, RunQuery } from '../../src/runs.js';
 import { normalizeTimestamp } from '../../src/timestamp.js';
+import { jsonWithoutNul } from './errors.js';
 import { type RunRow, toRun } from '../runs.js';
 
 /** A pool, or one connection inside a transaction. */
@@ -65,7 +66,7 @@ export async function confirmReply(db: Queryable, confirmation: ReplyConfirmatio
        platform_message_id = coalesce($5, platform_message_id),
        metadata = CASE WHEN $6::jsonb IS NULL THEN metadata ELSE metadata || $6::jsonb END,
        content = coalesce($7, content), trace_id = coalesce($8, trace_id),
-       sources = coalesce($9::jsonb, sources)
+       sources = coalesce($9::jsonb, sources), attachments = coalesce($10::jsonb, attachments)
      WHERE id = $1 AND conversation_id = $2`,
     [
       confirmation.id,
@@ -77,6 +78,9 @@ export async function confirmReply(db: Queryable, confirmation: ReplyConfirmatio
       confirmation.content ?? null,
       confirmation.traceId ?? null,
       confirmation.sources?.length ? JSON.stringify(confirmation.sources) : null,
+      confirmation.attachments?.length
+        ? jsonWithoutNul(JSON.stringify(confirmation.attachments))
+        : null,
     ],
   );
   const changed = (rowCount ?? 0) > 0;

@@ -52,6 +52,7 @@ export class RunStatements {
         content = coalesce(@content, content),
         trace_id = coalesce(@trace_id, trace_id),
         sources = coalesce(@sources, sources),
+        attachments = coalesce(@attachments, attachments),
         timestamp = coalesce(@timestamp, timestamp),
         platform_message_id = coalesce(@first, platform_message_id),
         metadata = CASE WHEN @extra IS NULL THEN metadata
@@ -113,6 +114,9 @@ export class RunStatements {
         content: confirmation.content ?? null,
         trace_id: confirmation.traceId ?? null,
         sources: confirmation.sources?.length ? JSON.stringify(confirmation.sources) : null,
+        attachments: confirmation.attachments?.length
+          ? JSON.stringify(confirmation.attachments)
+          : null,
         timestamp,
         extra: Object.keys(extra).length === 0 ? null : JSON.stringify(extra),
       }).changes > 0;

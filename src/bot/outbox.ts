@@ -1,4 +1,5 @@
-import type { Channel, OutboundMessage, ReplyPlace } from '../channel.js';
+import type { MessageAttachment } from '../attachments.js';
+import type { Channel, OutboundFile, OutboundMessage, ReplyPlace } from '../channel.js';
 import { ColloquyError, NetworkError, StoreError } from '../errors.js';
 import type { ReplyDelivery } from '../runs.js';
 import type { StoreOperation } from '../store.js';
@@ -22,6 +23,8 @@ export interface OutgoingReply {
    * tick: a write the caller makes then (its run answered) commits with it.
    */
   onSent?: () => void;
+  /** Posted after the text; recorded, as the platform answered, in the turn's `attachments`. */
+  files?: readonly OutboundFile[];
 }
 
 /**
@@ -110,18 +113,21 @@ export async function sendThroughOutbox(
     delivery: ReplyDelivery,
     partial = false,
     timestamp?: string,
-  ) => write(confirmation(turn, messageIds, delivery, { partial, timestamp }));
+    attachments?: MessageAttachment[],
+  ) => write(confirmation(turn, messageIds, delivery, { partial, timestamp, attachments }));
   const outbound: OutboundMessage = {
     ...outboundFor(inbound, turn.content, place),
     replyId: turn.id,
     ...actionsOf(turn),
+    ...(reply.files !== undefined && { files: reply.files }),
   };
   let messageIds: readonly string[];
   let timestamp: string | undefined;
+  let files: MessageAttachment[] | undefined;
   // The parts of a split reply posted so far: what went out if a later part fails.
   let posted: readonly string[] = [];
   try {
-    ({ messageIds, timestamp } = await channel.send(outbound, {
+    ({ messageIds, timestamp, files } = await channel.send(outbound, {
       partPosted: async (ids) => {
         posted = ids;
         await confirm(ids, 'sending');
@@ -132,9 +138,9 @@ export async function sendThroughOutbox(
     await confirm(posted, delivery, posted.length > 0).catch(() => undefined); // left 'sending'
     throw error;
   }
-  const confirmed = confirm(messageIds, 'sent', false, timestamp);
+  const confirmed = confirm(messageIds, 'sent', false, timestamp, files);
   reply.onSent?.();
-  return { sent: asSent(turn, messageIds, timestamp), confirmed };
+  return { sent: asSent(withFiles(turn, files), messageIds, timestamp), confirmed };
 }
 
 /**
@@ -179,10 +185,16 @@ export function confirmation(
   turn: NewMessage,
   messageIds: readonly string[],
   delivery: ReplyDelivery,
-  options: { partial?: boolean; timestamp?: string | undefined; content?: string } = {},
+  options: {
+    partial?: boolean;
+    timestamp?: string | undefined;
+    content?: string;
+    /** The files that went out with it, as the platform answered. */
+    attachments?: MessageAttachment[] | undefined;
+  } = {},
 ): StoreOperation {
-  const { partial = false, timestamp, content } = options;
-  const final = content === undefined ? turn : { ...turn, content };
+  const { partial = false, timestamp, content, attachments } = options;
+  const final = withFiles(content === undefined ? turn : { ...turn, content }, attachments);
   return {
     kind: 'confirm',
     confirmation: {
@@ -193,9 +205,15 @@ export function confirmation(
       ...(content !== undefined && { content }),
       ...(partial && { metadata: { partial: true } }),
       ...(timestamp !== undefined && { timestamp }),
+      ...(attachments?.length && { attachments }),
       ...(delivery === 'sent' && { turn: asSent(final, messageIds, timestamp, partial) }),
     },
   };
+}
+
+/** `turn` with the files that went out with it (none: as it is). */
+function withFiles(turn: NewMessage, files: MessageAttachment[] | undefined): NewMessage {
+  return files?.length ? { ...turn, attachments: files } : turn;
 }
 
 /**

@@ -20,6 +20,7 @@ import { liveReplyFor } from './stream.js';
 import type { LiveReply } from './stream.js';
 import { messageOf } from '../errors.js';
 import { answeredBy } from '../interactions.js';
+import { reactTo } from '../reactions.js';
 
 /** Most rows the loop guard reads back through, however many tool rows there are. */
 const LOOP_GUARD_MAX_ROWS = 5000;
@@ -176,7 +177,7 @@ export class TurnRunner {
     const sends = new Map<string, number>();
     return async (content, from, answering) => {
       const others = this.deps.agentsOn(channel).filter((agent) => agent.id !== from.id);
-      const { metadata: extra, ...provenance } = answering?.about ?? {};
+      const { metadata: extra, files, ...provenance } = answering?.about ?? {};
       const run = answering?.run;
       const count = (sends.get(from.id) ?? 0) + 1;
       sends.set(from.id, count);
@@ -216,13 +217,14 @@ export class TurnRunner {
         const onSent = run === undefined ? undefined : () => this.#finish(run, 'answered');
         const { sent, confirmed } =
           live !== undefined
-            ? await live.finish(reply, onSent)
+            ? await live.finish(reply, onSent, files)
             : await sendThroughOutbox(this.deps.write, {
                 channel,
                 inbound: message,
                 turn: reply,
                 ...(place !== undefined && { place }),
                 ...(onSent !== undefined && { onSent }),
+                ...(files?.length && { files }),
               });
         // Kept under the conversation of the turn answered (its runs'), wherever the reply went.
         this.#behind(
@@ -246,6 +248,9 @@ export class TurnRunner {
       depth,
       identities: this.deps.identities(),
       send: (content, from) => send(content, from),
+      ...(channel.react !== undefined && {
+        react: (emoji: string) => reactTo(channel, this.deps.store, message, emoji),
+      }),
     };
   }
 
@@ -387,6 +392,7 @@ export class TurnRunner {
           live === undefined ? this.deps.signal : AbortSignal.any([this.deps.signal, live.signal]),
         ...(live !== undefined && { stream: (text: string) => live.update(text) }),
         fetchAttachment: ctx.channel.fetchAttachment?.bind(ctx.channel),
+        ...(ctx.react !== undefined && { react: ctx.react }),
       });
       Object.assign(run, usageOf(result.metadata));
       if (result.output.trim() === '') return;

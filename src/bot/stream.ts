@@ -1,5 +1,5 @@
 import type { TurnContext } from '../chain.js';
-import type { Channel, ReplyPlace, ReplyStream, StreamProgress } from '../channel.js';
+import type { Channel, OutboundFile, ReplyPlace, ReplyStream, StreamProgress } from '../channel.js';
 import type { AgentRun } from '../runs.js';
 import type { NewMessage, Participant } from '../types.js';
 import { asSent, confirmation, deliveryAfterFailure, replyTurn } from './outbox.js';
@@ -120,6 +120,7 @@ export class LiveReply {
   async finish(
     whole: NewMessage,
     onSent?: () => void,
+    files?: readonly OutboundFile[],
   ): Promise<{ sent: NewMessage; confirmed: Promise<unknown> }> {
     await this.#opening;
     // Stopped by the person: the answer is what they saw.
@@ -144,7 +145,12 @@ export class LiveReply {
       throw error;
     }
     const { messageIds, timestamp } = ended;
-    const op = confirmation(reply, messageIds, 'sent', { timestamp, content: reply.content });
+    const attachments = await this.#sendFiles(reply, files);
+    const op = confirmation(reply, messageIds, 'sent', {
+      timestamp,
+      content: reply.content,
+      attachments,
+    });
     // The record was made with the first words: the final turn's metadata and provenance join it.
     if (op.kind === 'confirm') {
       op.confirmation.metadata = { ...reply.metadata, ...op.confirmation.metadata };
@@ -153,7 +159,20 @@ export class LiveReply {
     }
     const confirmed = this.#options.write(op);
     onSent?.();
-    return { sent: asSent(reply, messageIds, timestamp), confirmed };
+    const sent = attachments?.length ? { ...reply, attachments } : reply;
+    return { sent: asSent(sent, messageIds, timestamp), confirmed };
+  }
+
+  /** Posts `files` after the shown text; the channel reports any it could not post. */
+  async #sendFiles(reply: NewMessage, files: readonly OutboundFile[] | undefined) {
+    if (!files?.length) return undefined;
+    const { channel, inbound, place } = this.#options;
+    const sent = await channel.send({
+      ...outboundFor(inbound, '', place),
+      replyId: reply.id,
+      files,
+    });
+    return sent.files;
   }
 
   /**

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MessageAttachment } from '../../src/attachments.js';
+import { commitWith } from '../../src/commit.js';
+import { capabilitiesOf } from '../../src/store.js';
 import type { ConversationStore } from '../../src/store.js';
 import type { NewMessage } from '../../src/types.js';
 
@@ -53,6 +55,31 @@ export function describeAttachmentContract(store: () => ConversationStore): void
       const [result] = await commit([{ kind: 'append', message: turn('p-5', 'batch', [PDF]) }]);
       expect(result).toMatchObject({ ok: true });
       expect((await store().get(C))[0]).toMatchObject({ attachments: [PDF] });
+    });
+
+    it('records the files a reply sent with the confirmation that ends it', async () => {
+      const reply: NewMessage = {
+        ...turn('r-1', 'here is the report'),
+        id: 'telegram:77:run-1:reply',
+        participant: { kind: 'agent', id: 'support-agent' },
+        metadata: { channelType: 'telegram', channelId: '77', mentions: [] },
+      };
+      const sent = { ...reply, metadata: { ...reply.metadata, messageId: 'r-1' } };
+      const confirmation = {
+        id: reply.id,
+        conversationId: C,
+        messageIds: ['r-1'],
+        delivery: 'sent' as const,
+        attachments: [PDF],
+        turn: { ...sent, attachments: [PDF] },
+      };
+      const results = await commitWith(store(), capabilitiesOf(store()).ledger, [
+        { kind: 'reply', message: reply },
+        { kind: 'confirm', confirmation },
+      ]);
+      expect(results).toMatchObject([{ ok: true }, { ok: true }]);
+      const [stored] = await store().get(C);
+      expect(stored).toMatchObject({ id: reply.id, attachments: [PDF] });
     });
   });
 }

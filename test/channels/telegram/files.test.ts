@@ -1,0 +1,221 @@
+import type { LanguageModelV3GenerateResult } from '@ai-sdk/provider';
+import { jsonSchema, tool } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import type { Chat, User } from 'grammy/types';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BaseAgent, PlatformError, replyFile } from 'colloquy';
+import type { Bot } from 'colloquy';
+import type { Agent, AgentResult, AgentRunContext, ColloquyError, NewMessage } from 'colloquy';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { FakeTelegram } from 'colloquy/testing';
+import { answer } from '../../fixtures/model-answer.js';
+import { watched } from '../../fixtures/watched-store.js';
+import { startTelegramBot } from './telegram.fixtures.js';
+
+const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
+const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
+const inDm = 'telegram:1001';
+const PDF = Buffer.from('%PDF-1.7 invoice 4711');
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+
+/** An agent that answers every turn with `result`, after `before` (a reaction, say). */
+class ScriptedAgent implements Agent {
+  readonly id = 'files-agent';
+  readonly name = 'files-agent';
+  constructor(
+    private readonly result: AgentResult,
+    private readonly before?: (ctx: AgentRunContext) => Promise<void>,
+  ) {}
+  async run(_input: NewMessage, ctx: AgentRunContext): Promise<AgentResult> {
+    await this.before?.(ctx);
+    return this.result;
+  }
+}
+
+const invoiceTool = tool({
+  description: 'renders the invoice of an order as a PDF',
+  inputSchema: jsonSchema<{ order: string }>({
+    type: 'object',
+    properties: { order: { type: 'string' } },
+  }),
+  execute: async ({ order }) => ({
+    order,
+    files: [replyFile({ name: `invoice-${order}.pdf`, data: PDF, mimeType: 'application/pdf' })],
+  }),
+});
+
+const invoiceCall: LanguageModelV3GenerateResult = {
+  ...answer(''),
+  content: [
+    { type: 'tool-call', toolCallId: 'c1', toolName: 'invoice', input: '{"order":"4711"}' },
+  ],
+  finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+};
+
+class InvoiceAgent extends BaseAgent {
+  name = 'invoice-agent';
+  description = 'Sends invoices';
+  instructions = 'Send the invoice asked for.';
+  override tools = { invoice: invoiceTool };
+  override model = new MockLanguageModelV3({
+    doGenerate: async () => this.steps.shift() ?? answer('(done)'),
+  });
+  private readonly steps = [invoiceCall, answer('Here is the invoice for order 4711.')];
+}
+
+describe('files out and reactions on Telegram (grammy against FakeTelegram, SQLite store)', () => {
+  let telegram: FakeTelegram;
+  let sqlite: SqliteConversationStore;
+  let store: ReturnType<typeof watched>;
+  let bot: Bot;
+  let errors: ColloquyError[];
+
+  async function startBot(agent: Agent): Promise<void> {
+    const retry = { baseDelayMs: 5 };
+    ({ bot, errors } = await startTelegramBot(
+      telegram,
+      { agents: [agent], store: store.store },
+      { retry },
+    ));
+  }
+
+  /** Ada writes `text`; resolves with the turns once the reply is confirmed sent. */
+  async function askAndWait(text: string) {
+    telegram.sendUserMessage({ chat: adaDm, from: ada, text });
+    return store.turns(inDm, (t) => t.some((turn) => turn.delivery === 'sent'));
+  }
+
+  beforeEach(async () => {
+    telegram = await FakeTelegram.start();
+    sqlite = new SqliteConversationStore({ path: ':memory:' });
+    store = watched(sqlite);
+  });
+
+  afterEach(async () => {
+    await bot?.stop();
+    await telegram.close();
+    await sqlite.close();
+  });
+
+  it('sends the PDF a tool made as a document, and records it under the reply', async () => {
+    await startBot(new InvoiceAgent());
+    const turns = await askAndWait('invoice for 4711 please');
+    const reply = turns.find(
+      (turn) => turn.participant.id === 'invoice-agent' && !turn.metadata.toolRole,
+    );
+
+    const [upload] = telegram.uploads;
+    expect(upload).toMatchObject({ method: 'sendDocument', name: 'invoice-4711.pdf' });
+    expect(upload?.bytes.equals(PDF)).toBe(true);
+    const document = upload!.message.document!;
+    expect(reply).toMatchObject({
+      content: 'Here is the invoice for order 4711.',
+      delivery: 'sent',
+      attachments: [
+        {
+          kind: 'file',
+          name: 'invoice-4711.pdf',
+          mimeType: 'application/pdf',
+          size: PDF.length,
+          platformFileId: document.file_id,
+        },
+      ],
+    });
+    const rows = sqlite.db
+      .prepare(
+        'SELECT message_id, kind, name, mime_type, size, platform_file_id FROM message_attachments',
+      )
+      .all();
+    expect(rows).toEqual([
+      {
+        message_id: reply!.id,
+        kind: 'file',
+        name: 'invoice-4711.pdf',
+        mime_type: 'application/pdf',
+        size: PDF.length,
+        platform_file_id: document.file_id,
+      },
+    ]);
+    // The model and the recorded tool result see the file's name, never its bytes.
+    const result = turns.find((turn) => turn.metadata.toolRole === 'result');
+    expect(result?.content).toContain('"name":"invoice-4711.pdf"');
+    expect(result?.content).not.toContain('PDF-1.7');
+    expect(errors).toEqual([]);
+  });
+
+  it('sends a PNG as a photo and a CSV as a document, each with its caption', async () => {
+    await startBot(
+      new ScriptedAgent({
+        output: 'The chart and its data.',
+        files: [
+          { name: 'chart.png', data: PNG, mimeType: 'image/png', caption: 'orders per day' },
+          { name: 'orders.csv', data: Buffer.from('day,orders\n1,3\n'), mimeType: 'text/csv' },
+        ],
+      }),
+    );
+    const turns = await askAndWait('chart please');
+    expect(telegram.uploads.map((u) => [u.method, u.name, u.caption])).toEqual([
+      ['sendPhoto', 'chart.png', 'orders per day'],
+      ['sendDocument', 'orders.csv', undefined],
+    ]);
+    const photo = telegram.uploads[0]!.message.photo!.at(-1)!;
+    expect(turns.at(-1)?.attachments).toEqual([
+      {
+        kind: 'image',
+        name: 'chart.png',
+        mimeType: 'image/png',
+        size: photo.file_size,
+        platformFileId: photo.file_id,
+      },
+      expect.objectContaining({ kind: 'file', name: 'orders.csv', mimeType: 'text/csv' }),
+    ]);
+    expect(telegram.sent.map((s) => s.text)).toEqual(['The chart and its data.']);
+  });
+
+  it('refuses a file over the 50 MB upload limit with one error, and still sends and records the text', async () => {
+    const huge = Buffer.alloc(50 * 1024 * 1024 + 1);
+    await startBot(
+      new ScriptedAgent({ output: 'The backup.', files: [{ name: 'backup.tar', data: huge }] }),
+    );
+    const turns = await askAndWait('backup please');
+    await bot.idle();
+
+    expect(telegram.uploads).toEqual([]);
+    expect(telegram.sent.map((s) => s.text)).toEqual(['The backup.']);
+    expect(turns.at(-1)).toMatchObject({ content: 'The backup.', delivery: 'sent' });
+    expect(turns.at(-1)).not.toHaveProperty('attachments');
+    expect(errors.map((e) => e.message)).toEqual([
+      "not sent: backup.tar is over Telegram's 50 MB limit for a file",
+    ]);
+    expect(errors[0]).toBeInstanceOf(PlatformError);
+    expect(errors[0]).toMatchObject({ code: 'file_too_large', transient: false });
+  });
+
+  it('reacts to the turn it answers and records the reaction with the bot as participant', async () => {
+    await startBot(new ScriptedAgent({ output: 'Looking.' }, (ctx) => ctx.react!('👀')));
+    const turns = await askAndWait('is 4711 shipped?');
+    const asked = turns[0]!;
+
+    expect(telegram.botReactions).toEqual([
+      { chatId: adaDm.id, messageId: Number(asked.metadata.messageId), emoji: ['👀'] },
+    ]);
+    expect(await sqlite.getReactions(inDm, asked.id)).toMatchObject([
+      { participantId: 'telegram:123456789', reaction: '👀' },
+    ]);
+  });
+
+  it('reacts from bot code to a stored turn, and refuses an unknown one in one line', async () => {
+    await startBot(new ScriptedAgent({ output: 'Noted.' }));
+    const turns = await askAndWait('thanks');
+    await bot.react(inDm, turns[0]!.id, '👍');
+    expect(telegram.botReactions).toMatchObject([{ emoji: ['👍'] }]);
+    expect(await sqlite.getReactions(inDm, turns[0]!.id)).toMatchObject([
+      { participantId: 'telegram:123456789', reaction: '👍' },
+    ]);
+
+    await expect(bot.react(inDm, 'telegram:1001:999', '👍')).rejects.toThrow(
+      'cannot react: no message telegram:1001:999 in telegram:1001',
+    );
+    expect(telegram.botReactions).toHaveLength(1);
+  });
+});
