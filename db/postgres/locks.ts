@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { AgentRun } from '../../src/runs.js';
+import type { AgentRun, ReplyConfirmation } from '../../src/runs.js';
 import type { StoreOperation } from '../../src/store.js';
 import { CREATE_RUNS, runColumns } from './batch.js';
 import { withMetadata } from '../../src/types.js';
@@ -64,22 +64,24 @@ const reread = (span: 'min' | 'max', column: string) => `WHEN p.refresh THEN coa
 
 /**
  * The count, span and name of the conversations this transaction inserted turns into
- * (`txid`), and the span of those where it confirmed a reply at a new time (the earliest and
- * newest turns'), locked in id order. `place` is a JSON array of `{ id, channel_name,
- * thread_id, refresh }`.
+ * (`txid`), the span of those where it confirmed a reply at a new time (the earliest and
+ * newest turns'), and the count and span of those where it deleted a refused reply, locked in
+ * id order. `place` is a JSON array of `{ id, channel_name, thread_id, refresh, recount }`.
  */
 const TALLY_CONVERSATIONS = (place: string) => `WITH added AS (
     SELECT conversation_id AS id, count(*) AS n, min(timestamp) AS first, max(timestamp) AS last
     FROM messages WHERE txid = pg_current_xact_id_if_assigned() GROUP BY conversation_id),
   place AS (
     SELECT * FROM jsonb_to_recordset(${place}::jsonb)
-      AS w(id text, channel_name text, thread_id text, refresh boolean)),
+      AS w(id text, channel_name text, thread_id text, refresh boolean, recount boolean)),
   locked AS MATERIALIZED (
     SELECT t.id FROM conversations t
     WHERE t.id IN (SELECT id FROM added) OR t.id IN (SELECT id FROM place WHERE refresh)
     ORDER BY t.id FOR NO KEY UPDATE)
   UPDATE conversations AS t SET
-    message_count = t.message_count + coalesce(a.n, 0),
+    message_count = CASE
+      WHEN p.recount THEN (SELECT count(*) FROM messages m WHERE m.conversation_id = t.id)
+      ELSE t.message_count + coalesce(a.n, 0) END,
     created_at = CASE
       ${reread('min', 'created_at')}
       WHEN a.n IS NULL THEN t.created_at
@@ -95,6 +97,21 @@ const TALLY_CONVERSATIONS = (place: string) => `WITH added AS (
     thread_id = CASE WHEN a.n IS NULL THEN t.thread_id ELSE coalesce(t.thread_id, p.thread_id) END
   FROM locked l LEFT JOIN added a ON a.id = l.id LEFT JOIN place p ON p.id = l.id
   WHERE t.id = l.id`;
+
+/**
+ * Key-share locks on the conversations and then the participants a transaction's turns name
+ * (and the conversations of the replies it confirms), each in id order: what the foreign keys
+ * of its inserts take, taken first and in the order every deleting transaction takes its
+ * stronger locks (deletes.ts). A key-share lock waits only for a transaction that deletes the
+ * row; answers the ids it locked.
+ */
+const KEY_SHARE = `WITH c AS MATERIALIZED (
+    SELECT id FROM conversations WHERE id = ANY($1::text[]) ORDER BY id FOR KEY SHARE),
+  p AS MATERIALIZED (
+    SELECT id FROM participants WHERE id = ANY($2::text[]) AND (SELECT count(*) FROM c) >= 0
+    ORDER BY id FOR KEY SHARE)
+  SELECT coalesce((SELECT array_agg(id) FROM c), '{}') AS conversations,
+    coalesce((SELECT array_agg(id) FROM p), '{}') AS participants`;
 
 /** Turns a transaction changes (confirmed replies, edits, deletions), locked in seq order. */
 const LOCK_MESSAGES = `SELECT seq FROM messages WHERE seq IN (
@@ -117,6 +134,8 @@ const LOCK_RUNS = `WITH created AS (${CREATE_RUNS} RETURNING id)
 interface Shared {
   participants: Map<string, [kind: string, name: string | null, seen: string]>;
   conversations: Map<string, (string | null)[]>;
+  /** Conversations of the replies confirmed, key-share locked with those of new turns. */
+  confirmed: Set<string>;
   replies: string[];
   /** Each run written, as the first op that writes it has it. */
   runs: Map<string, AgentRun>;
@@ -128,6 +147,7 @@ function sharedRows(ops: readonly StoreOperation[]): Shared {
   const shared: Shared = {
     participants: new Map(),
     conversations: new Map(),
+    confirmed: new Set(),
     replies: [],
     runs: new Map(),
     platform: [[], [], []],
@@ -161,6 +181,7 @@ function sharedRows(ops: readonly StoreOperation[]): Shared {
       }
     } else if (op.kind === 'confirm') {
       shared.replies.push(op.confirmation.id);
+      shared.confirmed.add(op.confirmation.conversationId);
     } else if (op.kind === 'run' && !shared.runs.has(op.run.id)) {
       shared.runs.set(op.run.id, op.run);
     } else if (op.kind === 'edit' || op.kind === 'delete') {
@@ -175,15 +196,13 @@ function sharedRows(ops: readonly StoreOperation[]): Shared {
 
 /**
  * Takes, first thing in a transaction, the row locks its ops will take on rows that other
- * instances write too: conversations and participants created, then existing turns, then
- * runs (locked, then created when missing), each in key order; the conversations' and the
- * participants' own rows last, as the transaction commits (`commitTransaction`). The ops after
- * find their rows locked already.
- * Transactions that only add and change turns take them in this one order, so they never wait
- * on each other in a cycle. One that deletes turns (a refused reply, `deleteMessages`,
- * `forgetParticipant`) recounts their conversations as it goes, so it locks those before the
- * commit locks the others, and can meet another transaction in a cycle: Postgres then rolls one
- * back as a deadlock, and the store runs it again.
+ * instances write too: conversations and participants created when missing, then key-share
+ * locks on those and on the conversations of confirmed replies (`KEY_SHARE`), then existing
+ * turns, then runs (locked, then created when missing), each in key order; the conversations'
+ * and the participants' own rows last, as the transaction commits (`commitTransaction`). The
+ * ops after find their rows locked already.
+ * Every transaction takes its locks in this one order, those that delete too (deletes.ts:
+ * conversations, participants, turns), so none waits on another in a cycle.
  *
  * @example
  * ```ts
@@ -195,21 +214,9 @@ export async function lockSharedRows(
   client: pg.PoolClient,
   ops: readonly StoreOperation[],
 ): Promise<void> {
-  const { participants, conversations, replies, runs, platform } = sharedRows(ops);
-  if (participants.size > 0 || conversations.size > 0) {
-    // One statement: the conversations are created as it runs, then the participants (a
-    // data-modifying WITH that nothing reads runs last), in this order in every transaction.
-    const people = [...participants.values()];
-    const places = [...conversations.values()];
-    await client.query(
-      `WITH p AS (${ENSURE_PARTICIPANTS}) ${ENSURE_CONVERSATIONS}`,
-      withoutNul([
-        [...participants.keys()],
-        ...[0, 1, 2].map((i) => people.map((v) => v[i])),
-        [...conversations.keys()],
-        ...[0, 1, 2, 3, 4, 5].map((i) => places.map((v) => v[i] ?? null)),
-      ]),
-    );
+  const { participants, conversations, confirmed, replies, runs, platform } = sharedRows(ops);
+  if (participants.size > 0 || conversations.size > 0 || confirmed.size > 0) {
+    await ensureKeyShared(client, participants, conversations, confirmed);
   }
   if (replies.length > 0 || platform[0].length > 0) {
     await client.query(LOCK_MESSAGES, withoutNul([replies, ...platform]));
@@ -217,6 +224,50 @@ export async function lockSharedRows(
   if (runs.size > 0) {
     const ids = [...runs.keys()].sort();
     await client.query(LOCK_RUNS, [...runColumns(ids.map((id) => runs.get(id)!)), withoutNul(ids)]);
+  }
+}
+
+/**
+ * Creates the conversations and participants of new turns when missing, then key-share locks
+ * them and the conversations of confirmed replies. A row a deleting transaction removed in
+ * between (a forget, a deleted conversation) is created again, as it would be after it.
+ */
+async function ensureKeyShared(
+  client: pg.PoolClient,
+  participants: Shared['participants'],
+  conversations: Shared['conversations'],
+  confirmed: Set<string>,
+): Promise<void> {
+  const people = [...participants.values()];
+  const places = [...conversations.values()];
+  const ensure = withoutNul([
+    [...participants.keys()],
+    ...[0, 1, 2].map((i) => people.map((v) => v[i])),
+    [...conversations.keys()],
+    ...[0, 1, 2, 3, 4, 5].map((i) => places.map((v) => v[i] ?? null)),
+  ]);
+  const [conversationIds, participantIds, created] = withoutNul([
+    [...new Set([...conversations.keys(), ...confirmed])],
+    [...participants.keys()],
+    [...conversations].flatMap(([id, place]) => (place[0] == null ? [] : [id])),
+  ]) as string[][];
+  for (;;) {
+    if (participants.size > 0 || conversations.size > 0) {
+      // One statement: the conversations are created as it runs, then the participants (a
+      // data-modifying WITH that nothing reads runs last), in this order in every transaction.
+      await client.query(`WITH p AS (${ENSURE_PARTICIPANTS}) ${ENSURE_CONVERSATIONS}`, ensure);
+    }
+    const { rows } = await client.query<{ conversations: string[]; participants: string[] }>(
+      KEY_SHARE,
+      [conversationIds, participantIds],
+    );
+    const locked = rows[0]!;
+    if (
+      locked.participants.length === participantIds!.length &&
+      created!.every((id) => locked.conversations.includes(id))
+    ) {
+      return;
+    }
   }
 }
 
@@ -253,14 +304,27 @@ export async function commitTransaction(
   );
 }
 
-/** Per conversation: the name its newest turn gives, its first thread id, whether to refresh. */
+/**
+ * Per conversation: the name its newest turn gives, its first thread id, whether to read its
+ * span again (a reply confirmed at a new time) and its count too (a refused reply deleted).
+ */
 function placesOf(ops: readonly StoreOperation[]) {
-  const places = new Map<
-    string,
-    { id: string; channel_name: string | null; thread_id: string | null; refresh: boolean }
-  >();
+  interface Place {
+    id: string;
+    channel_name: string | null;
+    thread_id: string | null;
+    refresh: boolean;
+    recount: boolean;
+  }
+  const places = new Map<string, Place>();
   const place = (id: string) => {
-    const known = places.get(id) ?? { id, channel_name: null, thread_id: null, refresh: false };
+    const known = places.get(id) ?? {
+      id,
+      channel_name: null,
+      thread_id: null,
+      refresh: false,
+      recount: false,
+    };
     places.set(id, known);
     return known;
   };
@@ -270,9 +334,25 @@ function placesOf(ops: readonly StoreOperation[]) {
       const known = place(op.message.conversationId);
       known.channel_name = metadata.channelName ?? known.channel_name;
       known.thread_id ??= metadata.threadId ?? null;
+    } else if (op.kind === 'confirm' && isRefused(op.confirmation)) {
+      const known = place(op.confirmation.conversationId);
+      known.refresh = known.recount = true;
     } else if (op.kind === 'confirm' && op.confirmation.timestamp !== undefined) {
       place(op.confirmation.conversationId).refresh = true;
     }
   }
   return [...places.values()];
+}
+
+/**
+ * Whether a confirmation says the platform refused the whole reply: nothing went out, so its
+ * row is deleted (and its conversation recounted as the transaction commits).
+ *
+ * @example
+ * ```ts
+ * isRefused({ id, conversationId, messageIds: [], delivery: 'failed' }); // true
+ * ```
+ */
+export function isRefused(confirmation: ReplyConfirmation): boolean {
+  return confirmation.delivery === 'failed' && confirmation.messageIds.length === 0;
 }

@@ -112,7 +112,6 @@ export const PG = {
       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.participant_id = participants.id)`,
   deleteEmptyConversation: `DELETE FROM conversations WHERE id = $1 AND message_count = 0`,
 
-  conversationsOf: `SELECT DISTINCT conversation_id FROM messages WHERE participant_id = $1`,
   deleteMessagesOf: `DELETE FROM messages WHERE participant_id = $1`,
   deleteSummaries: `DELETE FROM messages WHERE conversation_id = $1 AND is_summary`,
   deleteMentionsOf: `DELETE FROM message_mentions WHERE participant_id = $1`,

@@ -42,7 +42,8 @@ import {
   jsonWithoutNul,
   withoutNul,
 } from './errors.js';
-import { commitTransaction, lockSharedRows } from './locks.js';
+import { MoreToLock, deleteConversation, deleteTurns, forget } from './deletes.js';
+import { commitTransaction, isRefused, lockSharedRows } from './locks.js';
 import * as runs from './runs.js';
 import { appendMany, createRuns } from './batch.js';
 import { PG, POSTGRES_DIALECT, positional, searchWordSql } from './statements.js';
@@ -195,10 +196,12 @@ export class PostgresConversationStore implements ConversationStore {
       case 'reply':
         return this.#append(client, op.message, 'sending');
       case 'confirm': {
-        const { id, conversationId, delivery, messageIds } = op.confirmation;
-        // Refused, nothing went out: no turn was said, so no row is kept.
-        if (delivery === 'failed' && messageIds.length === 0) {
-          return (await this.#deleteMessages(client, conversationId, [id])) > 0;
+        const { id, conversationId } = op.confirmation;
+        // Refused, nothing went out: no turn was said, so no row is kept (and the conversation
+        // is recounted as the transaction commits).
+        if (isRefused(op.confirmation)) {
+          const { rowCount } = await client.query(PG.deleteMessages, [conversationId, [id]]);
+          return (rowCount ?? 0) > 0;
         }
         return runs.confirmReply(client, op.confirmation);
       }
@@ -328,18 +331,6 @@ export class PostgresConversationStore implements ConversationStore {
     return (rowCount ?? 0) > 0;
   }
 
-  async #deleteMessages(db: runs.Queryable, conversationId: string, ids: string[]) {
-    // The turns before their conversation, as `lockSharedRows` orders them. The conversation is
-    // locked before it is recounted, so the count sees every transaction that tallied it first.
-    const { rowCount } = await db.query(PG.deleteMessages, [conversationId, ids]);
-    const changes = rowCount ?? 0;
-    if (changes > 0) {
-      await db.query(PG.lockConversation, [conversationId]);
-      await db.query(PG.refreshConversation, [conversationId]);
-    }
-    return changes;
-  }
-
   get(conversationId: string, options: GetOptions = {}): Promise<StoredMessage[]> {
     return this.#guard('read turns', conversationId, async () => {
       const normalized: GetOptions = { ...options };
@@ -413,7 +404,7 @@ export class PostgresConversationStore implements ConversationStore {
   async deleteMessages(conversationId: string, ids: string[]): Promise<number> {
     if (ids.length === 0) return 0;
     return this.#guard('delete turns', conversationId, () =>
-      this.#transaction((client) => this.#deleteMessages(client, conversationId, ids)),
+      this.#transaction((client) => deleteTurns(client, conversationId, ids)),
     );
   }
 
@@ -484,16 +475,7 @@ export class PostgresConversationStore implements ConversationStore {
 
   deleteConversation(conversationId: string): Promise<boolean> {
     return this.#guard('delete a conversation', conversationId, () =>
-      this.#transaction(async (client) => {
-        const authors = await client.query<{ participant_id: string }>(PG.authorsIn, [
-          conversationId,
-        ]);
-        const { rowCount } = await client.query(PG.deleteConversation, [conversationId]);
-        if ((rowCount ?? 0) === 0) return false;
-        const ids = authors.rows.map((row) => row.participant_id);
-        await client.query(PG.deleteSilentParticipants, [ids]);
-        return true;
-      }),
+      this.#transaction((client) => deleteConversation(client, conversationId)),
     );
   }
 
@@ -504,9 +486,16 @@ export class PostgresConversationStore implements ConversationStore {
    */
   async forgetParticipant(participantId: string, options: ForgetOptions = {}): Promise<number> {
     const mode = options.mode === 'redact' ? 'redact' : 'delete';
-    const changes = await this.#guard('forget a participant', undefined, () =>
-      this.#transaction((client) => forget(client, participantId, mode)),
-    );
+    const changes = await this.#guard('forget a participant', undefined, async () => {
+      for (let known: readonly string[] = []; ;) {
+        try {
+          return await this.#transaction((client) => forget(client, participantId, mode, known));
+        } catch (error) {
+          if (!(error instanceof MoreToLock)) throw error;
+          known = error.conversations;
+        }
+      }
+    });
     // Vacuuming only hurries the space reuse; the rows are gone either way.
     await this.pool
       .query('VACUUM messages, message_mentions, message_revisions, participants, conversations')
@@ -666,36 +655,6 @@ export class PostgresConversationStore implements ConversationStore {
       transient: isTransientPg(error),
     });
   }
-}
-
-/** Everything `forgetParticipant` changes, in one transaction; the turns it removed. */
-async function forget(
-  client: pg.PoolClient,
-  participantId: string,
-  mode: 'delete' | 'redact',
-): Promise<number> {
-  const q = (text: string) => client.query(text, [participantId]);
-  const touched = (await q(PG.conversationsOf)).rows.map(
-    (row: { conversation_id: string }) => row.conversation_id,
-  );
-  // A rolling summary can retell what the person said: those of their conversations go too.
-  for (const id of touched) await client.query(PG.deleteSummaries, [id]);
-  let changes: number;
-  if (mode === 'redact') {
-    await q(PG.redactRevisions);
-    changes = (await q(PG.redactMessages)).rowCount ?? 0;
-    await q(PG.redactParticipant);
-  } else {
-    changes = (await q(PG.deleteMessagesOf)).rowCount ?? 0;
-    await q(PG.deleteMentionsOf);
-    await q(PG.clearRepliesTo);
-    await q(PG.deleteParticipant);
-  }
-  for (const id of touched) {
-    await client.query(PG.refreshConversation, [id]);
-    await client.query(PG.deleteEmptyConversation, [id]);
-  }
-  return changes;
 }
 
 /** Ops `#applyGroup` writes together: new turns and new runs. */

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewMessage, StoreOperation } from 'colloquy';
-import type pg from 'pg';
 import type { PostgresConversationStore } from 'colloquy/postgres';
 import type { AgentRun } from '../../../src/runs.js';
 import { seededRandom } from '../../crash/harness.js';
 import {
   dropTestDatabases,
+  numberedTurn,
+  failuresOf,
   openPostgresStore,
   postgresReachable,
   testDatabase,
@@ -14,22 +15,6 @@ import {
 // Two instances of a bot share one database: each commits bursts of what its capture queue
 // holds (people's turns and their runs, replies, confirmations, run updates) for the same
 // conversations, people and bot. Their transactions must never wait on each other in a cycle.
-
-/** SQLSTATEs of the statements that failed on `store`'s connections. */
-function failuresOf(store: PostgresConversationStore): string[] {
-  const codes: string[] = [];
-  store.pool.on('connect', (client: pg.PoolClient) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as { query: unknown }).query = (...args: unknown[]) => {
-      const answer = query(...args);
-      if (answer instanceof Promise) {
-        answer.catch((error: { code?: string }) => codes.push(error.code ?? 'none'));
-      }
-      return answer;
-    };
-  });
-  return codes;
-}
 
 const CONVERSATIONS = 6;
 const PEOPLE = 6;
@@ -44,22 +29,11 @@ function instance(name: string, random: () => number, said: NewMessage[]) {
   const pick = (n: number) => Math.floor(random() * n);
   let n = 0;
   const replied: { reply: NewMessage; run: AgentRun }[] = [];
-  const turn = (conversation: number, participant: NewMessage['participant']): NewMessage => {
-    n++;
-    return {
-      id: `${name}-${n}`,
-      conversationId: `telegram:${conversation}`,
-      participant,
-      content: `${name} turn ${n}`,
-      timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, n)).toISOString(),
-      scope: 'dm',
-      metadata: {
-        channelType: 'telegram',
-        channelId: String(conversation),
-        messageId: `${name}${n}`,
-      },
-    };
-  };
+  const turn = (
+    conversation: number,
+    participant: NewMessage['participant'],
+    metadata?: Partial<NewMessage['metadata']>,
+  ) => numberedTurn(name, ++n, conversation, participant, metadata);
   const runOf = (message: NewMessage, status: AgentRun['status']): AgentRun => ({
     id: `${message.id}:${BOT.id}`,
     messageId: message.id,

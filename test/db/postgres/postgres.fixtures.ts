@@ -1,5 +1,6 @@
 import { inject } from 'vitest';
 import pg from 'pg';
+import type { NewMessage } from 'colloquy';
 import { PostgresConversationStore } from 'colloquy/postgres';
 import { TEMPLATE_LOCK, databaseUrl } from '../../postgres.setup.js';
 
@@ -62,4 +63,60 @@ export async function emptyDatabase(url: string): Promise<void> {
 /** A store on `url`, its schema checked (the template is migrated already). */
 export function openPostgresStore(url: string): Promise<PostgresConversationStore> {
   return PostgresConversationStore.open({ connectionString: url, max: 4 });
+}
+
+/**
+ * A store on `url` whose failed statements are watched from its first connection: the
+ * SQLSTATE of each lands in `failures` (a deadlock is 40P01, even one the store ran again).
+ */
+export async function openWatchedStore(
+  url: string,
+): Promise<{ store: PostgresConversationStore; failures: string[] }> {
+  const store = new PostgresConversationStore({ connectionString: url, max: 4 });
+  const failures = failuresOf(store);
+  await store.ready();
+  return { store, failures };
+}
+
+/** SQLSTATEs of the statements that fail on `store`'s connections opened from now on. */
+export function failuresOf(store: PostgresConversationStore): string[] {
+  const codes: string[] = [];
+  store.pool.on('connect', (client: pg.PoolClient) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as { query: unknown }).query = (...args: unknown[]) => {
+      const answer = query(...args);
+      if (answer instanceof Promise) {
+        answer.catch((error: { code?: string }) => codes.push(error.code ?? 'none'));
+      }
+      return answer;
+    };
+  });
+  return codes;
+}
+
+/**
+ * Turn `n` of a writer named `name` in `telegram:<conversation>`, a millisecond after turn
+ * `n - 1`: what the concurrency suites commit in bursts.
+ */
+export function numberedTurn(
+  name: string,
+  n: number,
+  conversation: number,
+  participant: NewMessage['participant'],
+  metadata: Partial<NewMessage['metadata']> = {},
+): NewMessage {
+  return {
+    id: `${name}-${n}`,
+    conversationId: `telegram:${conversation}`,
+    participant,
+    content: `${name} turn ${n}`,
+    timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, n)).toISOString(),
+    scope: 'dm',
+    metadata: {
+      channelType: 'telegram',
+      channelId: String(conversation),
+      messageId: `${name}${n}`,
+      ...metadata,
+    },
+  };
 }

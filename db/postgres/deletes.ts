@@ -1,0 +1,144 @@
+import type pg from 'pg';
+import { PG } from './statements.js';
+
+// Transactions that delete take their locks in the order every transaction takes them
+// (`lockSharedRows` in locks.ts): conversations, then participants, then turns, each in key
+// order, all before they change anything. Their locks on conversations and participants are
+// exclusive (they may delete the rows), so a capture that key-share locks the same rows waits
+// for them, or they for it, and never both.
+
+/** Conversations locked for a deletion, in id order; answers those that exist. */
+const LOCK_CONVERSATIONS = `SELECT id FROM conversations WHERE id = ANY($1::text[])
+  ORDER BY id FOR UPDATE`;
+
+const LOCK_PARTICIPANTS = `SELECT id FROM participants WHERE id = ANY($1::text[])
+  ORDER BY id FOR UPDATE`;
+
+/**
+ * The conversations forgetting `$1` changes, in id order: where they wrote (`wrote`, their
+ * turns and the summaries there go, the conversation is recounted) or were replied to or
+ * mentioned (those turns change).
+ */
+const CONVERSATIONS_OF = `SELECT conversation_id AS id, bool_or(wrote) AS wrote FROM (
+    SELECT conversation_id, participant_id = $1 AS wrote FROM messages
+    WHERE participant_id = $1 OR reply_to_participant_id = $1
+    UNION ALL
+    SELECT conversation_id, false FROM message_mentions WHERE participant_id = $1) x
+  GROUP BY conversation_id ORDER BY conversation_id`;
+
+/** The turns forgetting `$1` changes, in seq order: theirs, replies to them, summaries. */
+const LOCK_TURNS_OF = `SELECT seq FROM messages
+  WHERE participant_id = $1 OR reply_to_participant_id = $1
+    OR (is_summary AND conversation_id = ANY($2::text[]))
+  ORDER BY seq FOR UPDATE`;
+
+const LOCK_TURNS = `SELECT seq FROM messages WHERE conversation_id = $1 AND id = ANY($2::text[])
+  ORDER BY seq FOR UPDATE`;
+
+const KEY_SHARE_CONVERSATION = `SELECT FROM conversations WHERE id = $1 FOR KEY SHARE`;
+
+/**
+ * Forgetting met a conversation it had not locked (the person wrote there meanwhile): the
+ * transaction is rolled back and run again with the conversations it knows now locked first.
+ */
+export class MoreToLock extends Error {
+  constructor(readonly conversations: readonly string[]) {
+    super('forgetting found a conversation it had not locked');
+  }
+}
+
+/**
+ * Everything `forgetParticipant` changes, in one transaction; the turns it removed. Locks the
+ * conversations the person is in (and `known`, from an earlier attempt), then the person, then
+ * the turns it changes; throws `MoreToLock` when the person wrote in another conversation
+ * before their row was locked.
+ *
+ * @example
+ * ```ts
+ * const removed = await forget(client, 'telegram:1001', 'delete', []);
+ * ```
+ */
+export async function forget(
+  client: pg.PoolClient,
+  participantId: string,
+  mode: 'delete' | 'redact',
+  known: readonly string[],
+): Promise<number> {
+  const q = (text: string) => client.query(text, [participantId]);
+  const before = (await q(CONVERSATIONS_OF)).rows as { id: string; wrote: boolean }[];
+  const locked = [...new Set([...known, ...before.map((row) => row.id)])].sort();
+  await client.query(LOCK_CONVERSATIONS, [locked]);
+  await client.query(LOCK_PARTICIPANTS, [[participantId]]);
+  // No turn of theirs goes in now: the ones that did before the lock are read here.
+  const now = (await q(CONVERSATIONS_OF)).rows as { id: string; wrote: boolean }[];
+  if (now.some((row) => !locked.includes(row.id))) {
+    throw new MoreToLock([...new Set([...locked, ...now.map((row) => row.id)])]);
+  }
+  const wrote = now.flatMap((row) => (row.wrote ? [row.id] : []));
+  await client.query(LOCK_TURNS_OF, [participantId, wrote]);
+  // A rolling summary can retell what the person said: those of their conversations go too.
+  for (const id of wrote) await client.query(PG.deleteSummaries, [id]);
+  let changes: number;
+  if (mode === 'redact') {
+    await q(PG.redactRevisions);
+    changes = (await q(PG.redactMessages)).rowCount ?? 0;
+    await q(PG.redactParticipant);
+  } else {
+    changes = (await q(PG.deleteMessagesOf)).rowCount ?? 0;
+    await q(PG.deleteMentionsOf);
+    await q(PG.clearRepliesTo);
+    await q(PG.deleteParticipant);
+  }
+  for (const id of wrote) {
+    await client.query(PG.refreshConversation, [id]);
+    await client.query(PG.deleteEmptyConversation, [id]);
+  }
+  return changes;
+}
+
+/**
+ * Deletes a conversation (its turns go with it) and those of its authors who wrote nowhere
+ * else; false when there is no such conversation.
+ *
+ * @example
+ * ```ts
+ * await deleteConversation(client, 'telegram:42');
+ * ```
+ */
+export async function deleteConversation(
+  client: pg.PoolClient,
+  conversationId: string,
+): Promise<boolean> {
+  const { rowCount } = await client.query(LOCK_CONVERSATIONS, [[conversationId]]);
+  if ((rowCount ?? 0) === 0) return false;
+  const authors = await client.query<{ participant_id: string }>(PG.authorsIn, [conversationId]);
+  const ids = authors.rows.map((row) => row.participant_id).sort();
+  await client.query(LOCK_PARTICIPANTS, [ids]);
+  await client.query(PG.deleteConversation, [conversationId]);
+  await client.query(PG.deleteSilentParticipants, [ids]);
+  return true;
+}
+
+/**
+ * Deletes turns of one conversation and recounts it: the conversation key-share locked, then
+ * the turns, then the conversation's own row, as a capture takes them.
+ *
+ * @example
+ * ```ts
+ * const removed = await deleteTurns(client, 'telegram:42', ['telegram:42:7']);
+ * ```
+ */
+export async function deleteTurns(
+  client: pg.PoolClient,
+  conversationId: string,
+  ids: string[],
+): Promise<number> {
+  await client.query(KEY_SHARE_CONVERSATION, [conversationId]);
+  await client.query(LOCK_TURNS, [conversationId, ids]);
+  const changes = (await client.query(PG.deleteMessages, [conversationId, ids])).rowCount ?? 0;
+  if (changes > 0) {
+    await client.query(PG.lockConversation, [conversationId]);
+    await client.query(PG.refreshConversation, [conversationId]);
+  }
+  return changes;
+}

@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NewMessage, StoreOperation } from 'colloquy';
+import pg from 'pg';
+import type { PostgresConversationStore } from 'colloquy/postgres';
+import type { AgentRun } from '../../../src/runs.js';
+import { seededRandom } from '../../crash/harness.js';
+import {
+  dropTestDatabases,
+  numberedTurn,
+  emptyDatabase,
+  openWatchedStore,
+  postgresReachable,
+  testDatabase,
+} from './postgres.fixtures.js';
+
+// Forgetting people, deleting turns and conversations while two instances capture into the
+// same conversations: every transaction takes its locks in one order, so none waits on another
+// in a cycle and Postgres never has to pick a deadlock victim.
+
+const CONVERSATIONS = 4;
+const PEOPLE = 5;
+const BOT = { kind: 'agent', id: 'support-agent', displayName: 'Support' } as const;
+const person = (i: number) => ({ kind: 'user', id: `telegram:${i}` }) as const;
+
+/** The turns, replies, confirmations and runs one instance commits, a burst at a time. */
+function capture(name: string, random: () => number) {
+  const pick = (n: number) => Math.floor(random() * n);
+  let n = 0;
+  const sent: NewMessage[] = [];
+  const turn = (
+    conversation: number,
+    participant: NewMessage['participant'],
+    metadata?: Partial<NewMessage['metadata']>,
+  ) => numberedTurn(name, ++n, conversation, participant, metadata);
+  const run = (message: NewMessage, replyId?: string): AgentRun => ({
+    id: `${message.id}:${BOT.id}`,
+    messageId: message.id,
+    conversationId: message.conversationId,
+    agentId: BOT.id,
+    status: replyId === undefined ? 'pending' : 'running',
+    createdAt: message.timestamp,
+    attempts: 1,
+    ...(replyId === undefined ? {} : { replyId }),
+  });
+  return (): StoreOperation[] => {
+    const ops: StoreOperation[] = [];
+    for (let i = 0; i < 3; i++) {
+      const author = pick(PEOPLE);
+      const conversation = pick(CONVERSATIONS);
+      const inbound = turn(conversation, person(author), {
+        mentions: [person(pick(PEOPLE)).id],
+      });
+      const reply = turn(conversation, BOT, {
+        messageId: undefined,
+        replyToMessageId: inbound.id,
+        replyToParticipantId: inbound.participant.id,
+      });
+      ops.push(
+        { kind: 'append', message: inbound },
+        { kind: 'run', run: run(inbound), create: true },
+        { kind: 'reply', message: reply },
+        { kind: 'run', run: run(inbound, reply.id) },
+      );
+      sent.push(reply);
+    }
+    // The replies of the burst before: most posted (at the platform's time), one refused.
+    for (const [i, reply] of sent.splice(0, sent.length - 3).entries()) {
+      const { id, conversationId } = reply;
+      const at = new Date(Date.parse(reply.timestamp) + 5).toISOString();
+      ops.push({
+        kind: 'confirm',
+        confirmation:
+          i === 0
+            ? { id, conversationId, messageIds: [], delivery: 'failed' }
+            : { id, conversationId, messageIds: [`p-${id}`], delivery: 'sent', timestamp: at },
+      });
+    }
+    return ops.sort(() => random() - 0.5).sort((a, b) => rank(a) - rank(b));
+  };
+}
+
+/** Appends before the runs and replies that name them, confirmations after. */
+function rank(op: StoreOperation): number {
+  return op.kind === 'append' ? 0 : op.kind === 'confirm' ? 2 : 1;
+}
+
+/** Conversations whose count or span differ from their turns'. */
+async function wrongTallies(url: string): Promise<unknown[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT c.id, c.message_count, t.n,
+        c.created_at, t.first, c.last_message_at, t.last
+      FROM conversations c
+      LEFT JOIN (SELECT conversation_id, count(*)::int AS n, min(timestamp) AS first,
+          max(timestamp) AS last FROM messages GROUP BY conversation_id) t
+        ON t.conversation_id = c.id
+      WHERE c.message_count <> coalesce(t.n, 0)
+        OR (t.n > 0 AND (c.created_at <> t.first OR c.last_message_at <> t.last))
+      ORDER BY c.id`);
+    return rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe.skipIf(!postgresReachable)('deleting beside capture on one Postgres database', () => {
+  let url = '';
+  const stores: PostgresConversationStore[] = [];
+  const failures: string[][] = [];
+  beforeAll(async () => {
+    url = await testDatabase();
+    for (let i = 0; i < 2; i++) {
+      const watched = await openWatchedStore(url);
+      stores.push(watched.store);
+      failures.push(watched.failures);
+    }
+  });
+  afterAll(async () => {
+    await Promise.all(stores.map((store) => store.close()));
+    await dropTestDatabases();
+  });
+
+  it('forgets people and deletes turns and conversations while two instances capture, without a deadlock', async () => {
+    // given two instances capturing into the same few conversations, people and bot, each
+    // committing a queue's bursts one after another (a reply before its confirmation)
+    await emptyDatabase(url);
+    const random = seededRandom(34);
+    const pick = (n: number) => Math.floor(random() * n);
+    const queues = stores.flatMap((store, i) =>
+      ['a', 'b'].map((queue) => ({ store, burst: capture(`${i}${queue}`, random) })),
+    );
+    for (const { store, burst } of queues) await store.commit(burst());
+
+    // when they keep capturing (two queues each) while both forget people and one deletes
+    // turns and conversations
+    const captured = queues.map(async ({ store, burst }) => {
+      const answers = [];
+      for (let round = 0; round < 15; round++) answers.push(...(await store.commit(burst())));
+      return answers;
+    });
+    const refused: string[] = [];
+    const refuse = (error: Error) => refused.push(error.message);
+    const forgot = stores.map(async (store, i) => {
+      for (let round = 0; round < 12; round++) {
+        const mode = round % 3 === i ? 'redact' : 'delete';
+        await store.forgetParticipant(person(pick(PEOPLE)).id, { mode }).catch(refuse);
+      }
+    });
+    const deleted = (async () => {
+      const store = stores[0]!;
+      for (let round = 0; round < 8; round++) {
+        const conversationId = `telegram:${pick(CONVERSATIONS)}`;
+        const recent = await store.get(conversationId, { limit: 4 });
+        const ids = recent.map((message) => message.id);
+        await store.deleteMessages(conversationId, ids).catch(refuse);
+        if (round % 4 === 3) {
+          await store.deleteConversation(`telegram:${pick(CONVERSATIONS)}`).catch(refuse);
+        }
+      }
+    })();
+    const results = (await Promise.all(captured)).flat();
+    await Promise.all([...forgot, deleted]);
+
+    // then every op went in, no statement failed (no deadlock run again) and the tallies hold
+    expect(results.flatMap((result) => (result.ok ? [] : [result.error.message]))).toEqual([]);
+    expect(refused).toEqual([]);
+    expect(failures.flat()).toEqual([]);
+    expect(await wrongTallies(url)).toEqual([]);
+  }, 120_000);
+
+  it('recounts every conversation a forgotten person wrote in', async () => {
+    // given three people and the bot in three conversations
+    await emptyDatabase(url);
+    const [store] = stores;
+    const burst = capture('c', seededRandom(7));
+    for (let round = 0; round < 6; round++) await store!.commit(burst());
+    const before = await store!.listConversations();
+
+    // when one of them is forgotten
+    const forgotten = await store!.forgetParticipant(person(0).id);
+
+    // then each conversation counts and spans the turns left in it
+    expect(forgotten).toBeGreaterThan(0);
+    expect(await wrongTallies(url)).toEqual([]);
+    const after = await store!.listConversations();
+    const total = (page: typeof before) =>
+      page.items.reduce((sum, conversation) => sum + conversation.messageCount, 0);
+    expect(total(before) - total(after)).toBe(forgotten);
+  });
+});
