@@ -2,12 +2,14 @@
  * The terminal half of `npx colloquy try <platform>`: starts the platform's example bot
  * against its fake, shows what the bot posts, and sends what is typed as a person's message
  * in the place the person is in (a DM, a group or channel, a thread). Each platform supplies
- * a `FakePlatform`; this file knows no platform.
+ * a `FakePlatform`; this file knows no platform. What the bot and its process print is chat
+ * text written by strangers: it is shown with its control characters escaped (`visible`).
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { visible } from '../db/cli/visible.js';
 
 /** A place the person can write in, entered with its command. */
 export interface TryPlace {
@@ -97,7 +99,7 @@ export async function trySession(
   const ready = new Promise<void>((resolve) => (listening = resolve));
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => {
-      say(`  bot process │ ${line}`);
+      say(`  bot process │ ${visible(line)}`);
       if (platform.ready.test(line)) listening();
     });
   }
@@ -123,7 +125,7 @@ export async function trySession(
   let shown = 0;
   const showNew = () => {
     const lines = platform.shown();
-    for (const line of lines.slice(shown)) say(line);
+    for (const line of lines.slice(shown)) say(visible(line));
     shown = lines.length;
   };
 

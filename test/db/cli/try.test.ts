@@ -205,6 +205,31 @@ describe.concurrent('colloquy try', () => {
     SESSION_MS,
   );
 
+  it(
+    "shows the bot's text with its control characters escaped, never acting on them",
+    async () => {
+      // given a line that would retitle the terminal and ring its bell if printed as it is
+      const hostile = 'hi \u001b]0;pwned\u0007';
+      const shown = 'hi \\e]0;pwned\\a';
+      const { lines } = await talkOn(
+        'telegram',
+        async (session) => {
+          // when the person writes it in the DM, then the bot's echo of it is shown escaped
+          await session.type(
+            hostile,
+            `[dm] @colloquy_try_bot ↳ replying to "${shown}": ${offline(`Ada: ${shown}`)}`,
+          );
+        },
+        [],
+      );
+      // and no line holds the raw escape or bell
+      expect(lines.filter((line) => line.includes('\u001b') || line.includes('\u0007'))).toEqual(
+        [],
+      );
+    },
+    SESSION_MS,
+  );
+
   it('refuses a platform it has no fake for in one line', async () => {
     const session = tryPlatform('myspace', join(temp.make('try'), 'try.db'));
     expect(await session.exited).toBe(1);
