@@ -37,6 +37,7 @@ import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
 import { ConversationLeases, type HeldLease, type SharedOptions } from './bot/shared.js';
 import {
+  commandsProblem,
   interactionsInterceptor,
   RecentPresses,
   registerCommands,
@@ -397,6 +398,11 @@ export class Bot {
     // Settings first: a bad one stops the start before any file is opened or platform called.
     const logLevel = this.#logger === consoleLogger ? logLevelProblem() : undefined;
     if (logLevel !== undefined) throw new ColloquyError(logLevel);
+    const commandProblem = commandsProblem(
+      this.#options.commands,
+      this.#allAgents().map((a) => a.id),
+    );
+    if (commandProblem !== undefined) throw new ColloquyError(commandProblem);
     const startTimeout = startTimeoutOf(this.#options.startTimeoutMs);
     for (const agent of new Set(this.#allAgents())) agent.prepare?.();
     if (this.#store === undefined) {
@@ -435,7 +441,10 @@ export class Bot {
       store: this.#store,
       storeFor: (agent) => this.#storeFor(agent),
       interceptors: [
-        interactionsInterceptor(this.#options.commands),
+        interactionsInterceptor(this.#options.commands, {
+          recordEdit: (edit) => this.#commit({ kind: 'edit', edit }),
+          report: (error) => this.report(error),
+        }),
         ...(this.#options.interceptors ?? []),
       ],
       sendHooks: this.#options.sendHooks ?? [],
@@ -478,8 +487,12 @@ export class Bot {
     }
     const { commands } = this.#options;
     if (commands !== undefined && commands.length > 0) {
-      await registerCommands(this.#options.channels, commands, (cause, type) =>
-        this.report(new ColloquyError(`could not register commands on ${type}`, { cause })),
+      await registerCommands(
+        this.#options.channels,
+        commands,
+        (channel) => this.agentsOn(channel).map((agent) => agent.id),
+        (cause, type) =>
+          this.report(new ColloquyError(`could not register commands on ${type}`, { cause })),
       );
     }
     if (this.#leases === undefined) await this.#recover();

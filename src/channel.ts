@@ -158,11 +158,23 @@ export interface OutboundFile {
  * ```
  */
 export interface Action {
-  /** Short and unique under one message (Telegram allows 64 bytes of data per button). */
+  /**
+   * Unique under one message. Any length: an id longer than a platform carries (Telegram's
+   * 64 bytes of `callback_data`, Discord's 100-character `custom_id`) is carried as the
+   * button's place under the message, and read back from the recorded reply.
+   */
   id: string;
+  /** Shortened with `…` where the platform allows fewer characters (Slack 75, Discord 80). */
   label: string;
   style?: 'primary' | 'secondary' | 'danger';
   value?: string;
+  /**
+   * Whether the message's buttons go once a press of this one is answered (default `true`):
+   * Slack shows the choice in their place, Discord shows them disabled, Telegram takes them
+   * away, and a later press on the message is refused. `false` for a button pressed again and
+   * again ("More", "Refresh"): the buttons stay.
+   */
+  once?: boolean;
 }
 
 /**
@@ -178,6 +190,31 @@ export interface ActionSelect {
   id: string;
   placeholder?: string;
   options: readonly { label: string; value: string }[];
+  /** As `Action.once` (default `true`): `false` lets the person change their choice. */
+  once?: boolean;
+}
+
+/**
+ * A change of the buttons under a message the bot sent: `actions` and `select` shown under it
+ * (a streamed reply's, once its text is whole), or, with `chosen`, shown used once a press is
+ * answered (no longer pressable).
+ *
+ * @example
+ * ```ts
+ * await channel.editActions?.({ channelId: 'C1', messageIds: ['1700000000.000200'], content: 'Refund?', actions, chosen: { id: 'approve', label: 'Approve' } });
+ * ```
+ */
+export interface ActionsEdit {
+  channelId: string;
+  threadId?: string;
+  /** The platform ids of the reply's parts; the buttons are under the last. */
+  messageIds: readonly string[];
+  /** The reply's whole text (Slack sets the text with the buttons). */
+  content: string;
+  actions?: readonly Action[];
+  select?: ActionSelect;
+  /** The press answered: its button (or select) id and the label of what was chosen. */
+  chosen?: { id: string; label: string };
 }
 
 /** A command as a platform registers it (`setMyCommands`, Discord application commands). */
@@ -411,10 +448,11 @@ export interface Channel {
    */
   registerCommands?(commands: readonly CommandSpec[]): Promise<void>;
   /**
-   * Takes the buttons and select away from a message the bot sent (`threadId` where the
-   * platform posts in threads), once a press on it is answered (optional: without it they stay).
+   * Changes the buttons under a message the bot sent (see `ActionsEdit`): shows a streamed
+   * reply's buttons under its last part, and shows them used once a press on them is answered
+   * (optional: without it a streamed reply shows no buttons, and pressed ones stay).
    */
-  clearActions?(message: MessageRef): Promise<void>;
+  editActions?(edit: ActionsEdit): Promise<void>;
   /**
    * Fetches the bytes of a file one of this channel's turns carries, through the platform
    * (Slack `url_private` with the bot token, Telegram `getFile`, Discord's CDN), into memory

@@ -1,7 +1,9 @@
 import type { Interceptor, TurnContext } from './chain.js';
 import type { Action, ActionSelect, CommandSpec } from './channel.js';
 import type { ConversationStore } from './store.js';
-import type { Interaction, NewMessage, Participant } from './types.js';
+import { ColloquyError } from './errors.js';
+import type { Interaction, MessageEdit, NewMessage, Participant } from './types.js';
+import { isoTimestamp } from './types.js';
 
 /**
  * A command the bot declares (`new Bot({ commands })`): registered where the platform lists
@@ -97,13 +99,91 @@ export function answeredBy(message: Pick<NewMessage, 'metadata'>): string | null
 }
 
 /**
+ * The key a platform carries for a reply's button (`place`: its index), select (`'s'`) or
+ * option (its index): the id or value itself when `fits` says the platform carries it and it
+ * does not start with `#`, else `#<place>`, which `resolveInteraction` reads back from the
+ * recorded reply. Any id then works, however long.
+ *
+ * @example
+ * ```ts
+ * actionKey('approve', 0, (key) => key.length <= 100); // 'approve'
+ * actionKey('x'.repeat(200), 1, (key) => key.length <= 100); // '#1'
+ * ```
+ */
+export function actionKey(id: string, place: number | 's', fits: (key: string) => boolean): string {
+  return !id.startsWith('#') && fits(id) ? id : `#${place}`;
+}
+
+/** The place a `#<n>` key names, or undefined for a key that is an id itself. */
+function placeOf(key: string): number | undefined {
+  return /^#\d+$/.test(key) ? Number(key.slice(1)) : undefined;
+}
+
+/** The button or option of `actions` and `select` a press's keys name (see `actionKey`). */
+function pressedAction(
+  interaction: { id: string; value: string },
+  actions: readonly Action[],
+  select: ActionSelect | undefined,
+): { button?: Action; option?: { label: string; value: string } } {
+  const at = placeOf(interaction.id);
+  const button = at !== undefined ? actions[at] : actions.find((a) => a.id === interaction.id);
+  if (button !== undefined) return { button };
+  if (select === undefined || (interaction.id !== select.id && interaction.id !== '#s')) return {};
+  const n = placeOf(interaction.value);
+  const options = select.options;
+  const option = n !== undefined ? options[n] : options.find((o) => o.value === interaction.value);
+  return option === undefined ? {} : { option };
+}
+
+/** The buttons and select recorded on a reply turn. */
+function actionsOn(turn: Pick<NewMessage, 'metadata'>): {
+  actions: readonly Action[];
+  select: ActionSelect | undefined;
+} {
+  const { actions, select } = turn.metadata;
+  return {
+    actions: Array.isArray(actions) ? (actions as Action[]) : [],
+    select: typeof select === 'object' && select !== null ? (select as ActionSelect) : undefined,
+  };
+}
+
+/** Whether answering a press of `id` under `turn` takes the message's buttons away. */
+function usedUp(turn: Pick<NewMessage, 'metadata'>, id: string): boolean {
+  const { actions, select } = actionsOn(turn);
+  const button = actions.find((a) => a.id === id);
+  return button !== undefined ? button.once !== false : select?.once !== false;
+}
+
+/** The recent turns of the conversation of `turn` (all its participants'), oldest first. */
+function recentTurns(store: ConversationStore, turn: NewMessage): Promise<NewMessage[]> {
+  return store.get(turn.conversationId, { limit: PRESSED_SEARCH_LIMIT });
+}
+
+/** The turn of one of `agentIds` whose platform message (or one of its parts) is `on`. */
+function pressedIn(
+  turns: readonly NewMessage[],
+  agentIds: readonly string[],
+  on: string,
+): NewMessage | undefined {
+  return turns.find(
+    ({ participant, metadata }) =>
+      agentIds.includes(participant.id) &&
+      (metadata.messageId === on || (metadata.partMessageIds ?? []).includes(on)),
+  );
+}
+
+/**
  * The interaction turn as the bot records it: a command names its agent or handler (or is
- * refused as unknown, when the bot declares commands); a press names the agent whose message
- * was pressed (found among `agentIds`' recent turns in the conversation) and becomes a reply
- * to it, or is refused (unknown message or button, pressed by someone other than the person
- * the message answered, or `repeated`: the person's last press of that button had the same
- * value: a double press is answered once, a changed choice in a select each time).
- * `repeated` says the press repeats one that arrived just before (see `RecentPresses`).
+ * refused: unknown, when the bot declares commands, or answered by an agent not on this
+ * channel; an undeclared `/start`, which Telegram sends by itself, is left to the usual
+ * rules); a press names the agent whose message was pressed (found among `agentIds`' recent
+ * turns in the conversation) and becomes a reply to it, or is refused (unknown message or
+ * button, pressed by someone other than the person the message answered, `used`: a press of
+ * a `once` button or select on that message was answered already, or `repeated`: the
+ * person's last press of that button had the same value: a double press is answered once, a
+ * changed choice in a select that stays each time). `repeated` says the press repeats one
+ * that arrived just before (see `RecentPresses`). A press's `#<n>` keys (see `actionKey`) are
+ * read back as the ids and values of the recorded reply.
  */
 export async function resolveInteraction(
   turn: NewMessage,
@@ -121,58 +201,46 @@ export async function resolveInteraction(
   if (interaction.type === 'command') {
     if (commands === undefined) return turn;
     const command = commands.find((c) => c.name === interaction.name);
+    if (command === undefined && interaction.name === 'start') return turn;
     if (command === undefined)
       return withInteraction({ ...interaction, refused: 'unknown command' });
     if (command.handler !== undefined) return withInteraction({ ...interaction, handler: true });
     if (command.agent === undefined) return turn;
+    if (!agentIds.includes(command.agent)) {
+      return withInteraction({ ...interaction, refused: 'not here' });
+    }
     const mentions = [...new Set([...(turn.metadata.mentions ?? []), command.agent])];
     return withInteraction({ ...interaction, agent: command.agent }, { mentions });
   }
   const refuse = (refused: string) => withInteraction({ ...interaction, refused });
   if (repeated) return refuse('repeated');
   if (agentIds.length === 0) return refuse('unknown message');
-  const turns = await store.get(turn.conversationId, {
-    participantIds: [...agentIds, turn.participant.id],
-    limit: PRESSED_SEARCH_LIMIT,
-  });
-  const pressed = turns.find(
-    ({ participant, metadata }) =>
-      participant.id !== turn.participant.id &&
-      (metadata.messageId === interaction.on ||
-        (metadata.partMessageIds ?? []).includes(interaction.on)),
-  );
+  const turns = await recentTurns(store, turn);
+  const pressed = pressedIn(turns, agentIds, interaction.on);
   if (pressed === undefined) return refuse('unknown message');
-  const actions = (pressed.metadata.actions ?? []) as readonly Action[];
-  const select = pressed.metadata.select as ActionSelect | undefined;
-  const button = actions.find((action) => action.id === interaction.id);
-  const option =
-    select?.id === interaction.id
-      ? select.options.find((o) => o.value === interaction.value)
-      : undefined;
+  const { actions, select } = actionsOn(pressed);
+  const { button, option } = pressedAction(interaction, actions, select);
   if (button === undefined && option === undefined) return refuse('unknown button');
   const answered = pressed.metadata.replyToParticipantId;
   if (turn.scope !== 'dm' && answered !== undefined && answered !== turn.participant.id) {
     return refuse('wrong user');
   }
-  const value = option?.value ?? button?.value ?? interaction.id;
-  const last = turns
+  const id = button?.id ?? select!.id;
+  const value = option?.value ?? button?.value ?? id;
+  const earlier = turns
     .filter((t) => t.id !== turn.id)
-    .map(interactionOf)
-    .findLast(
-      (earlier) =>
-        earlier?.type === 'button' &&
-        earlier.refused === undefined &&
-        earlier.on === interaction.on &&
-        earlier.id === interaction.id,
-    );
-  if (last?.type === 'button' && last.value === value) return refuse('repeated');
+    .flatMap((t) => {
+      const e = interactionOf(t);
+      return e?.type === 'button' && e.refused === undefined && e.on === interaction.on
+        ? [{ ...e, by: t.participant.id }]
+        : [];
+    });
+  const last = earlier.findLast((e) => e.id === id && e.by === turn.participant.id);
+  if (last?.value === value) return refuse('repeated');
+  if (earlier.some((e) => usedUp(pressed, e.id))) return refuse('used');
   return {
     ...withInteraction(
-      {
-        ...interaction,
-        value,
-        agent: pressed.participant.id,
-      },
+      { ...interaction, id, value, agent: pressed.participant.id },
       { replyToMessageId: interaction.on, replyToParticipantId: pressed.participant.id },
     ),
     content: option?.label ?? button?.label ?? turn.content,
@@ -182,6 +250,7 @@ export async function resolveInteraction(
 /** The one line a refused interaction is answered with. */
 export function refusalLine(interaction: Interaction, commands: readonly Command[] = []): string {
   if (interaction.type === 'command') {
+    if (interaction.refused === 'not here') return `/${interaction.name} is not answered here.`;
     const known = commands.map((c) => `/${c.name}`).join(', ');
     return `There is no /${interaction.name} command${known === '' ? '.' : `; try ${known}.`}`;
   }
@@ -190,18 +259,29 @@ export function refusalLine(interaction: Interaction, commands: readonly Command
     : 'That button is no longer available.';
 }
 
+/** What the interactions interceptor records and reports through. */
+export interface InteractionsOptions {
+  /** Records the edit that showed a message's buttons used (through capture). */
+  recordEdit?(edit: MessageEdit): Promise<unknown>;
+  /** Told when the buttons of a message pressed could not be shown used. */
+  report?(error: ColloquyError): void;
+}
+
 /**
  * The interceptor that runs first for every turn: a refused interaction is answered with its
  * one line, a command with a handler by the handler, and neither goes on to the agents; once a
- * press is answered, the buttons of the message pressed are taken away (`Channel.clearActions`).
+ * press of a `once` button (the default) is answered, the message's buttons are shown used
+ * (`Channel.editActions`) and that edit is recorded as an edit of the reply (its text is the
+ * same; `editedAt` says when the buttons went).
  *
  * @example
  * ```ts
- * compose([interactionsInterceptor(commands), ...interceptors, dispatch]);
+ * compose([interactionsInterceptor(commands, { recordEdit, report }), ...interceptors, dispatch]);
  * ```
  */
 export function interactionsInterceptor(
   commands: readonly Command[] | undefined,
+  options: InteractionsOptions = {},
 ): Interceptor<TurnContext> {
   return async (ctx, next) => {
     const interaction = interactionOf(ctx.message);
@@ -219,16 +299,46 @@ export function interactionsInterceptor(
       return;
     }
     await next();
-    // A press answered: its message's buttons go, so the same choice is not offered again.
     if (interaction?.type === 'button' && interaction.agent !== undefined) {
-      const { channelId, threadId } = ctx.message.metadata;
-      await ctx.channel.clearActions?.({
-        channelId,
-        ...(threadId !== undefined && { threadId }),
-        messageId: interaction.on,
-      });
+      await showUsed(ctx, { ...interaction, agent: interaction.agent }, options);
     }
   };
+}
+
+/** Shows the buttons of the message a press answered used, and records that edit. */
+async function showUsed(
+  ctx: TurnContext,
+  interaction: { id: string; on: string; agent: string },
+  options: InteractionsOptions,
+): Promise<void> {
+  if (ctx.channel.editActions === undefined) return;
+  const pressed = pressedIn(
+    await recentTurns(ctx.store, ctx.message),
+    [interaction.agent],
+    interaction.on,
+  );
+  if (pressed === undefined || !usedUp(pressed, interaction.id)) return;
+  const { channelType, channelId, threadId, messageId, partMessageIds = [] } = pressed.metadata;
+  if (messageId === undefined) return;
+  const { actions, select } = actionsOn(pressed);
+  try {
+    await ctx.channel.editActions({
+      channelId,
+      ...(threadId !== undefined && { threadId }),
+      messageIds: [messageId, ...partMessageIds],
+      content: pressed.content,
+      actions,
+      ...(select !== undefined && { select }),
+      chosen: { id: interaction.id, label: ctx.message.content },
+    });
+  } catch (cause) {
+    options.report?.(
+      new ColloquyError(`could not show the buttons of message ${interaction.on} used`, { cause }),
+    );
+    return;
+  }
+  const edit = { channelType, channelId, messageId, content: pressed.content };
+  await options.recordEdit?.({ ...edit, editedAt: isoTimestamp() });
 }
 
 /**
@@ -243,21 +353,49 @@ export function commandText(name: string, args: string): string {
   return args === '' ? `/${name}` : `/${name} ${args}`;
 }
 
-/** Registers `commands` on every channel that registers commands; failures are reported. */
-export async function registerCommands(
-  channels: readonly {
-    type: string;
-    registerCommands?(c: readonly CommandSpec[]): Promise<void>;
-  }[],
+/**
+ * The one line that says what is wrong with `commands` on a bot whose agents are `agentIds`
+ * (every channel's), or undefined: a command answered by an agent the bot does not have is
+ * a mistake in the settings, and the bot does not start with it.
+ *
+ * @example
+ * ```ts
+ * commandsProblem([{ name: 'refund', description: 'Refund', agent: 'billing' }], ['support']);
+ * // 'the command /refund is answered by agent "billing", which is on no channel (agents: support)'
+ * ```
+ */
+export function commandsProblem(
+  commands: readonly Command[] | undefined,
+  agentIds: readonly string[],
+): string | undefined {
+  const lost = commands?.find((c) => c.agent !== undefined && !agentIds.includes(c.agent));
+  if (lost === undefined) return undefined;
+  const agents = [...new Set(agentIds)].join(', ') || 'none';
+  return `the command /${lost.name} is answered by agent "${lost.agent}", which is on no channel (agents: ${agents})`;
+}
+
+/**
+ * Registers on every channel that registers commands the commands answered there: by a
+ * handler, or by an agent among `agentsOn(channel)` (a command whose agent is elsewhere is
+ * not listed, and is answered with one line if run anyway). Failures are reported.
+ */
+export async function registerCommands<
+  C extends { type: string; registerCommands?(c: readonly CommandSpec[]): Promise<void> },
+>(
+  channels: readonly C[],
   commands: readonly Command[],
+  agentsOn: (channel: C) => readonly string[],
   report: (error: unknown, channelType: string) => void,
 ): Promise<void> {
-  const specs: CommandSpec[] = commands.map(({ name, description, options }) => ({
-    name,
-    description,
-    ...(options !== undefined && { options }),
-  }));
   for (const channel of channels) {
+    const here = agentsOn(channel);
+    const specs: CommandSpec[] = commands
+      .filter((c) => c.agent === undefined || here.includes(c.agent))
+      .map(({ name, description, options }) => ({
+        name,
+        description,
+        ...(options !== undefined && { options }),
+      }));
     try {
       await channel.registerCommands?.(specs);
     } catch (error) {

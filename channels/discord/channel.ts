@@ -10,6 +10,7 @@ import {
   type GatewayDispatchPayload,
 } from 'discord.js';
 import type {
+  ActionsEdit,
   BotIdentity,
   Channel,
   CommandSpec,
@@ -40,7 +41,7 @@ import {
 import { guardedSharding } from './guard.js';
 import { discordTyping } from './typing.js';
 import { discordStream } from './stream.js';
-import { DiscordInteractions, withComponents } from './interactions.js';
+import { componentsOf, DiscordInteractions, withComponents } from './interactions.js';
 import { leaseNames } from '../../src/leases.js';
 import {
   lacksContent,
@@ -389,16 +390,21 @@ export class DiscordChannel implements Channel {
     return discordStream(this.client.rest, message, mentions, options);
   }
 
-  /** Takes a message's buttons and select away (`PATCH` with no components). */
-  async clearActions(message: {
-    channelId: string;
-    threadId?: string;
-    messageId: string;
-  }): Promise<void> {
-    const channelId = message.threadId ?? message.channelId;
-    await this.client.rest.patch(Routes.channelMessage(channelId, message.messageId), {
-      body: { components: [] },
-    });
+  /**
+   * Shows the buttons and select of `edit` under the reply's last part, or, once a press is
+   * answered, shows them disabled (`PATCH` of the message's components).
+   */
+  async editActions(edit: ActionsEdit): Promise<void> {
+    const channelId = edit.threadId ?? edit.channelId;
+    const messageId = edit.messageIds.at(-1) ?? '';
+    const components = componentsOf(edit, { disabled: edit.chosen !== undefined });
+    try {
+      await this.client.rest.patch(Routes.channelMessage(channelId, messageId), {
+        body: { components },
+      });
+    } catch (error) {
+      throw toColloquyError(error, `the buttons of message ${messageId}`);
+    }
   }
 
   /** Registers the commands as application commands (global, or on `commandGuildIds`). */

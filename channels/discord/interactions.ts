@@ -8,7 +8,8 @@ import {
 } from 'discord.js';
 import type { APIActionRowComponent, APIComponentInMessageActionRow, REST } from 'discord.js';
 import type { CommandSpec, OutboundMessage, ReplyStream, SentMessage } from '../../src/channel.js';
-import { commandText } from '../../src/interactions.js';
+import { actionKey, commandText } from '../../src/interactions.js';
+import { shortened } from '../shared/split.js';
 import type { NewMessage } from '../../src/types.js';
 import { isoTimestamp } from '../../src/types.js';
 import type { DiscordMessageBody } from './format.js';
@@ -280,8 +281,16 @@ const STYLES = {
   danger: ButtonStyle.Danger,
 } as const;
 
+/** Discord's limits on message components (characters). */
+const CUSTOM_ID_LIMIT = 100;
+const OPTION_VALUE_LIMIT = 100;
+const BUTTON_LABEL_LIMIT = 80;
+const OPTION_LABEL_LIMIT = 100;
+
 /**
- * The action rows for a reply's buttons (one row of at most five) and select.
+ * The action rows for a reply's buttons (one row of at most five) and select: a `custom_id`
+ * or option value longer than Discord allows is carried as its place (see `actionKey`), a
+ * label is shortened; with `disabled`, every one is shown disabled (a press answered).
  *
  * @example
  * ```ts
@@ -290,22 +299,31 @@ const STYLES = {
  */
 export function componentsOf(
   message: Pick<OutboundMessage, 'actions' | 'select'>,
+  { disabled = false } = {},
 ): APIActionRowComponent<APIComponentInMessageActionRow>[] {
+  const within = (limit: number) => (key: string) => key.length <= limit;
   const rows: APIActionRowComponent<APIComponentInMessageActionRow>[] = [];
-  const buttons = (message.actions ?? []).slice(0, 5).map((action) =>
-    new ButtonBuilder()
-      .setCustomId(action.id)
-      .setLabel(action.label)
-      .setStyle(STYLES[action.style ?? 'secondary']),
-  );
+  const buttons = (message.actions ?? []).slice(0, 5).map((action, index) => {
+    const button = new ButtonBuilder()
+      .setCustomId(actionKey(action.id, index, within(CUSTOM_ID_LIMIT)))
+      .setLabel(shortened(action.label, BUTTON_LABEL_LIMIT))
+      .setStyle(STYLES[action.style ?? 'secondary']);
+    return disabled ? button.setDisabled(true) : button;
+  });
   if (buttons.length > 0)
     rows.push(new ActionRowBuilder<ButtonBuilder>().addComponents(buttons).toJSON());
   const select = message.select;
   if (select !== undefined) {
     const menu = new StringSelectMenuBuilder()
-      .setCustomId(select.id)
-      .addOptions(select.options.map(({ label, value }) => ({ label, value })));
-    if (select.placeholder !== undefined) menu.setPlaceholder(select.placeholder);
+      .setCustomId(actionKey(select.id, 's', within(CUSTOM_ID_LIMIT)))
+      .addOptions(
+        select.options.map(({ label, value }, index) => ({
+          label: shortened(label, OPTION_LABEL_LIMIT),
+          value: actionKey(value, index, within(OPTION_VALUE_LIMIT)),
+        })),
+      );
+    if (select.placeholder !== undefined) menu.setPlaceholder(shortened(select.placeholder, 150));
+    if (disabled) menu.setDisabled(true);
     rows.push(new ActionRowBuilder<StringSelectMenuBuilder>().addComponents(menu).toJSON());
   }
   return rows;

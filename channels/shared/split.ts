@@ -78,3 +78,16 @@ function graphemeBoundary(text: string, index: number): number {
   const first = segmenter.segment(text)[Symbol.iterator]().next().value;
   return first ? first.segment.length : Math.min(index, text.length);
 }
+
+/**
+ * `text` cut to `limit` characters, ending with `…` when cut (a button's label, where the
+ * platform allows fewer characters than the label has).
+ *
+ * @example
+ * ```ts
+ * shortened('Approve the refund of order 4242', 12); // 'Approve the…'
+ * ```
+ */
+export function shortened(text: string, limit: number): string {
+  return text.length <= limit ? text : `${text.slice(0, limit - 1)}…`;
+}

@@ -19,8 +19,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
-import type { AppOptions, Logger, Receiver } from '@slack/bolt';
+import type { AppOptions, Logger, Receiver, types as slackTypes } from '@slack/bolt';
 import type {
+  ActionsEdit,
   BotIdentity,
   Channel,
   ChannelHandlers,
@@ -47,7 +48,7 @@ import { postSlackPart, slackStream } from './stream.js';
 import { refuseSkewedRequests } from './request-bounds.js';
 import { settleSlackReply } from './settle.js';
 import { addSecret } from '../../src/logger.js';
-import { commandTurn, pressTurn, slackBlocks } from './interactions.js';
+import { commandTurn, pressTurn, slackBlocks, usedBlocks } from './interactions.js';
 import type { SlackBlockActionsBody } from './interactions.js';
 import {
   parseSlackEvent,
@@ -369,6 +370,27 @@ export class SlackChannel implements Channel {
     return first === undefined || team === undefined
       ? sent
       : { ...sent, id: slackMessageId(team, message.channelId, first) };
+  }
+
+  /**
+   * Shows the buttons of `edit` under the reply's last message, or, once a press is answered,
+   * the choice in their place (`chat.update` with blocks; the text stays).
+   */
+  async editActions(edit: ActionsEdit): Promise<void> {
+    const parts = this.parts(edit.content);
+    const text = edit.messageIds.length === 1 ? parts.join('\n') : (parts.at(-1) ?? '');
+    const { chosen } = edit;
+    const blocks = chosen === undefined ? slackBlocks(text, edit) : usedBlocks(text, chosen.label);
+    try {
+      await this.app.client.chat.update({
+        channel: edit.channelId,
+        ts: edit.messageIds.at(-1) ?? '',
+        text,
+        blocks: (blocks ?? []) as slackTypes.KnownBlock[],
+      });
+    } catch (error) {
+      throw toColloquyError(error, { method: 'chat.update' });
+    }
   }
 
   /** Shows a reply as it is written: streamed in a thread, else posted and updated. */

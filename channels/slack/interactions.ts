@@ -1,5 +1,6 @@
 import type { OutboundMessage } from '../../src/channel.js';
-import { commandText } from '../../src/interactions.js';
+import { actionKey, commandText } from '../../src/interactions.js';
+import { shortened } from '../shared/split.js';
 import type { NewMessage } from '../../src/types.js';
 import { isoTimestamp } from '../../src/types.js';
 import { slackConversationId, slackParticipantId } from './parse.js';
@@ -124,9 +125,19 @@ export function pressTurn(body: SlackBlockActionsBody, teamId: string): NewMessa
   };
 }
 
+/** Slack's limits on Block Kit elements (characters). */
+const ACTION_ID_LIMIT = 255;
+const BUTTON_VALUE_LIMIT = 2000;
+const OPTION_VALUE_LIMIT = 150;
+const LABEL_LIMIT = 75;
+
+const plain = (text: string) => ({ type: 'plain_text', text: shortened(text, LABEL_LIMIT) });
+
 /**
- * The Block Kit blocks for the last part of a reply with actions: its text as a `section`,
- * then an `actions` block with the buttons and the select. Undefined without actions.
+ * The Block Kit blocks for the last part of a reply with actions: its text as `section`s, then
+ * an `actions` block with the buttons and the select (an `action_id` or value longer than
+ * Slack allows is carried as its place, see `actionKey`; a label is shortened). Undefined
+ * without actions.
  *
  * @example
  * ```ts
@@ -137,33 +148,52 @@ export function slackBlocks(
   text: string,
   message: Pick<OutboundMessage, 'actions' | 'select'>,
 ): object[] | undefined {
-  const elements: object[] = (message.actions ?? []).map((action) => ({
+  const within = (limit: number) => (key: string) => key.length <= limit;
+  const elements: object[] = (message.actions ?? []).map((action, index) => ({
     type: 'button',
-    action_id: action.id,
-    text: { type: 'plain_text', text: action.label },
-    value: action.value ?? action.id,
+    action_id: actionKey(action.id, index, within(ACTION_ID_LIMIT)),
+    text: plain(action.label),
+    value: actionKey(action.value ?? action.id, index, within(BUTTON_VALUE_LIMIT)),
     ...(action.style === 'primary' || action.style === 'danger' ? { style: action.style } : {}),
   }));
   const select = message.select;
   if (select !== undefined) {
-    const option = ({ label, value }: { label: string; value: string }) => ({
-      text: { type: 'plain_text', text: label },
-      value,
-    });
     elements.push({
       type: 'static_select',
-      action_id: select.id,
-      placeholder: { type: 'plain_text', text: select.placeholder ?? 'Choose' },
-      options: select.options.map(option),
+      action_id: actionKey(select.id, 's', within(ACTION_ID_LIMIT)),
+      placeholder: plain(select.placeholder ?? 'Choose'),
+      options: select.options.map(({ label, value }, index) => ({
+        text: plain(label),
+        value: actionKey(value, index, within(OPTION_VALUE_LIMIT)),
+      })),
     });
   }
   if (elements.length === 0) return undefined;
-  const sections: object[] = [];
+  return [...sections(text), { type: 'actions', elements }];
+}
+
+/**
+ * The blocks of a message whose press was answered: its text, and in place of its buttons
+ * what was chosen (Slack has no disabled buttons).
+ *
+ * @example
+ * ```ts
+ * usedBlocks('Refund?', 'Approve'); // sections, then a context block '✓ Approve'
+ * ```
+ */
+export function usedBlocks(text: string, chosen: string): object[] {
+  const line = { type: 'mrkdwn', text: `✓ ${shortened(chosen, SECTION_TEXT_LIMIT - 2)}` };
+  return [...sections(text), { type: 'context', elements: [line] }];
+}
+
+/** `text` as `section` blocks of at most 3000 characters each. */
+function sections(text: string): object[] {
+  const blocks: object[] = [];
   for (let at = 0; at < text.length; at += SECTION_TEXT_LIMIT) {
-    sections.push({
+    blocks.push({
       type: 'section',
       text: { type: 'mrkdwn', text: text.slice(at, at + SECTION_TEXT_LIMIT) },
     });
   }
-  return [...sections, { type: 'actions', elements }];
+  return blocks;
 }

@@ -6,6 +6,7 @@ import { Bot as GrammyBot } from 'grammy';
 import type { ApiClientOptions } from 'grammy';
 import type { CallbackQuery, ReactionTypeEmoji, Update, UserFromGetMe } from 'grammy/types';
 import type {
+  ActionsEdit,
   BotIdentity,
   Channel,
   CommandSpec,
@@ -29,7 +30,7 @@ import { pollUpdates } from './polling.js';
 import { telegramTyping } from './typing.js';
 import { postTelegramPart, telegramStream } from './stream.js';
 import { draftStream, TelegramDrafts } from './draft.js';
-import { pressTurn, setTelegramCommands, withKeyboard } from './interactions.js';
+import { inlineKeyboard, pressTurn, setTelegramCommands, withKeyboard } from './interactions.js';
 import { leaseNames } from '../../src/leases.js';
 import type { RetryOptions } from './format.js';
 import {
@@ -312,14 +313,16 @@ export class TelegramChannel implements Channel {
     await setTelegramCommands(this.bot.api, commands);
   }
 
-  /** Takes a message's inline keyboard away (`editMessageReplyMarkup`). */
-  async clearActions(message: { channelId: string; messageId: string }): Promise<void> {
+  /**
+   * Shows the inline keyboard of `edit` under the reply's last part, or takes it away once a
+   * press is answered (Telegram has no disabled buttons): `editMessageReplyMarkup`.
+   */
+  async editActions(edit: ActionsEdit): Promise<void> {
+    const keyboard = edit.chosen === undefined ? inlineKeyboard(edit) : undefined;
     await this.bot.api.editMessageReplyMarkup(
-      chatIdValue(message.channelId),
-      Number(message.messageId),
-      {
-        reply_markup: { inline_keyboard: [] },
-      },
+      chatIdValue(edit.channelId),
+      Number(edit.messageIds.at(-1)),
+      { reply_markup: keyboard ?? { inline_keyboard: [] } },
     );
   }
 

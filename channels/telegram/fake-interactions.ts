@@ -85,3 +85,17 @@ export class FakeTelegramInteractions {
     return true;
   }
 }
+
+/** Refuses an inline keyboard as Telegram does: a button's `callback_data` is 1 to 64 bytes. */
+export function checkKeyboard(markup: unknown): void {
+  const rows = (markup as { inline_keyboard?: unknown } | undefined)?.inline_keyboard;
+  if (!Array.isArray(rows)) return;
+  for (const button of rows.flat() as { callback_data?: unknown }[]) {
+    const data = button.callback_data;
+    if (typeof data !== 'string') continue;
+    const bytes = Buffer.byteLength(data);
+    if (bytes < 1 || bytes > 64) {
+      throw { code: 400, description: 'Bad Request: BUTTON_DATA_INVALID' };
+    }
+  }
+}

@@ -5,7 +5,7 @@ import type { Chat, Message, MessageEntity, Update, User, UserFromGetMe } from '
 import { readMultipart, type FormPart } from '../testing/multipart.js';
 import { steadyTraffic, type SteadyTraffic } from '../testing/traffic.js';
 import { HtmlRefused, parseTelegramHtml } from './fake-html.js';
-import { FakeTelegramInteractions } from './fake-interactions.js';
+import { checkKeyboard, FakeTelegramInteractions } from './fake-interactions.js';
 import {
   FakeTelegramFiles,
   uploadedMedia,
@@ -723,6 +723,7 @@ export class FakeTelegram {
   private sendMessage(payload: Record<string, unknown>): Message {
     const chatId = Number(payload.chat_id);
     if (!Number.isFinite(chatId)) throw fail(400, 'Bad Request: chat not found');
+    checkKeyboard(payload.reply_markup);
     const { text, entities } = shownText(payload);
     const replyTo = (payload.reply_parameters as { message_id?: number } | undefined)?.message_id;
     const replied = replyTo === undefined ? undefined : this.messages.get(`${chatId}:${replyTo}`);
@@ -830,6 +831,7 @@ export class FakeTelegram {
     const key = `${Number(payload.chat_id)}:${Number(payload.message_id)}`;
     const original = this.messages.get(key);
     if (original === undefined) throw fail(400, 'Bad Request: message to edit not found');
+    checkKeyboard(payload.reply_markup);
     const { reply_markup: _before, ...rest } = original;
     const markup = payload.reply_markup as { inline_keyboard?: unknown[] } | undefined;
     const message = {

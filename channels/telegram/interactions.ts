@@ -1,6 +1,7 @@
 import type { Api } from 'grammy';
 import type { CallbackQuery, InlineKeyboardButton, Message } from 'grammy/types';
 import type { CommandSpec, OutboundMessage } from '../../src/channel.js';
+import { actionKey } from '../../src/interactions.js';
 import type { NewMessage } from '../../src/types.js';
 import { isoTimestamp } from '../../src/types.js';
 import { chatName, conversationId, displayName, participantId, scopeOf, topicId } from './parse.js';
@@ -9,8 +10,14 @@ import { chatName, conversationId, displayName, participantId, scopeOf, topicId 
  * Commands and buttons on Telegram: a message opening with a `bot_command` entity (`/start`,
  * `/refund@orders_bot 4242`) is a command turn; a reply's actions are an inline keyboard whose
  * `callback_data` is `b:<id>` (a button) or `s:<select id>:<value>` (an option of a select,
- * shown as a row of buttons); a `callback_query` is a press.
+ * shown as a row of buttons), an id or value that would not fit Telegram's 64 bytes being
+ * carried as its place (`b:#2`, `s:#s:#1`, see `actionKey`); a `callback_query` is a press.
  */
+
+/** The most bytes of `callback_data` a button carries. */
+const CALLBACK_DATA_BYTES = 64;
+
+const fits = (data: string) => Buffer.byteLength(data) <= CALLBACK_DATA_BYTES;
 
 /**
  * The inline keyboard for a reply's actions: one row of buttons, then one row per two options
@@ -26,18 +33,26 @@ export function inlineKeyboard(
   message: Pick<OutboundMessage, 'actions' | 'select'>,
 ): { inline_keyboard: InlineKeyboardButton[][] } | undefined {
   const rows: InlineKeyboardButton[][] = [];
-  const buttons = (message.actions ?? []).map((a) => ({
+  const buttons = (message.actions ?? []).map((a, index) => ({
     text: a.label,
-    callback_data: `b:${a.id}`,
+    callback_data: `b:${actionKey(a.id, index, (key) => fits(`b:${key}`))}`,
   }));
   if (buttons.length > 0) rows.push(buttons);
   const select = message.select;
   for (const [index, option] of (select?.options ?? []).entries()) {
-    const button = { text: option.label, callback_data: `s:${select!.id}:${option.value}` };
+    const whole = `s:${select!.id}:${option.value}`;
+    const plain = !/[:#]/.test(select!.id) && !option.value.startsWith('#');
+    const data = plain && fits(whole) ? whole : optionData(option.value, index);
+    const button = { text: option.label, callback_data: data };
     if (index % 2 === 0) rows.push([button]);
     else rows.at(-1)!.push(button);
   }
   return rows.length === 0 ? undefined : { inline_keyboard: rows };
+}
+
+/** The data of option `index` whose select id does not fit: `s:#s:<value or #index>`. */
+function optionData(value: string, index: number): string {
+  return `s:#s:${actionKey(value, index, (key) => fits(`s:#s:${key}`))}`;
 }
 
 /** `parts` with the reply's inline keyboard under the last one. */

@@ -372,7 +372,10 @@ export class TurnRunner {
     const from: Participant = { kind: 'agent', id: agent.id, displayName: agent.name };
     const { write } = this.deps;
     const save = () => void this.#save(run);
-    const live = liveReplyFor({ ctx, run, from, write, save, showing: () => typing.stop() });
+    const showing = () => typing.stop();
+    const report = (cause: unknown) =>
+      this.deps.report(new ColloquyError("could not show a streamed reply's buttons", { cause }));
+    const live = liveReplyFor({ ctx, run, from, write, save, showing, report });
     try {
       const result = await agent.run(message, {
         conversationId: message.conversationId,

@@ -4,7 +4,7 @@ import type { AgentRun } from '../runs.js';
 import type { NewMessage, Participant } from '../types.js';
 import { asSent, confirmation, deliveryAfterFailure, replyTurn } from './outbox.js';
 import type { Write } from './outbox.js';
-import { outboundFor } from './turn.js';
+import { actionsOf, outboundFor } from './turn.js';
 
 /** What a streamed reply needs from the run it answers. */
 export interface LiveReplyOptions {
@@ -20,6 +20,8 @@ export interface LiveReplyOptions {
   recording(): void;
   /** Its first words are about to be shown: the sign of life can go. */
   showing(): void;
+  /** Told when the reply's buttons could not be shown under it. */
+  report?(error: unknown): void;
 }
 
 /**
@@ -145,6 +147,7 @@ export class LiveReply {
       throw error;
     }
     const { messageIds, timestamp } = ended;
+    await this.#showActions(reply, messageIds);
     const attachments = await this.#sendFiles(reply, files);
     const op = confirmation(reply, messageIds, 'sent', {
       timestamp,
@@ -173,6 +176,18 @@ export class LiveReply {
       files,
     });
     return sent.files;
+  }
+
+  /** Shows the buttons of `reply`, whole, under its last part (`Channel.editActions`). */
+  async #showActions(reply: NewMessage, messageIds: readonly string[]): Promise<void> {
+    const { channel, inbound, place } = this.#options;
+    const buttons = actionsOf(reply);
+    if (Object.keys(buttons).length === 0 || messageIds.length === 0) return;
+    const { channelId, threadId } = outboundFor(inbound, '', place);
+    const edit = { channelId, ...(threadId !== undefined && { threadId }), ...buttons };
+    await channel
+      .editActions?.({ ...edit, messageIds, content: reply.content })
+      .catch((cause: unknown) => this.#options.report?.(cause));
   }
 
   /**
@@ -205,6 +220,7 @@ export function liveReplyFor(options: {
   write: Write;
   save(): void;
   showing(): void;
+  report?(error: unknown): void;
 }): LiveReply | undefined {
   const { ctx, run, from } = options;
   const { message, channel } = ctx;
@@ -231,5 +247,6 @@ export function liveReplyFor(options: {
       options.save();
     },
     showing: options.showing,
+    ...(options.report !== undefined && { report: options.report }),
   });
 }

@@ -17,6 +17,15 @@ export function answering(
   };
 }
 
+/** Approve / Deny, as `billing` asks under its answer to `/refund`. */
+export const approveDeny = [
+  { id: 'approve', label: 'Approve', style: 'primary' },
+  { id: 'deny', label: 'Deny', style: 'danger' },
+] as const;
+
+/** An action id longer than any platform carries (Telegram 64 bytes, Discord 100, Slack 255). */
+export const LONG_ID = `approve-refund-${'4242-'.repeat(60)}`;
+
 /**
  * Two agents on one bot: `billing` asks for approval under its answer to `/refund` and says
  * what was pressed; `support` answers `/status`. Both would answer anything in a DM.
@@ -27,12 +36,7 @@ export function interactionAgents() {
     if (interaction?.type === 'button') return { output: `billing: ${interaction.value}` };
     return {
       output: `Refund order ${interaction?.type === 'command' ? interaction.args : '?'}?`,
-      metadata: {
-        actions: [
-          { id: 'approve', label: 'Approve', style: 'primary' },
-          { id: 'deny', label: 'Deny', style: 'danger' },
-        ],
-      },
+      metadata: { actions: approveDeny },
     };
   });
   const support = answering('support', (turn) => ({ output: `support: ${turn.content}` }));
@@ -44,7 +48,10 @@ export function interactionAgents() {
   return { billing, support, commands };
 }
 
-/** `support` as it asks which size under a select (Small, Medium, Large) and says the size picked. */
+/**
+ * `support` as it asks which size under a select (Small, Medium, Large) that stays, so the
+ * person can change their choice, and says the size picked.
+ */
 export function sizeAsker(): Agent & { turns: NewMessage[] } {
   return answering('support', (turn) => {
     const picked = turn.metadata.interaction;
@@ -54,7 +61,7 @@ export function sizeAsker(): Agent & { turns: NewMessage[] } {
       { label: 'Medium', value: 'm' },
       { label: 'Large', value: 'l' },
     ];
-    return { output: 'Which size?', metadata: { select: { id: 'size', options } } };
+    return { output: 'Which size?', metadata: { select: { id: 'size', options, once: false } } };
   });
 }
 
@@ -63,4 +70,25 @@ export function pressesOf(turns: readonly NewMessage[]): [string, string | undef
   return turns.flatMap(({ metadata: { interaction } }) =>
     interaction?.type === 'button' ? [[interaction.value, interaction.refused]] : [],
   );
+}
+
+/** `agent` as it shows its first words while it writes (streamed), then answers whole. */
+export function streaming<A extends Agent>(agent: A): A {
+  const run = agent.run.bind(agent);
+  return Object.assign(agent, {
+    run: async (turn: NewMessage, context: Parameters<Agent['run']>[1]) => {
+      context.stream?.('Refund order');
+      return run(turn, context);
+    },
+  });
+}
+
+/** `billing` as its one button's id is `LONG_ID`; it says the value pressed. */
+export function longIdAsker(): Agent & { turns: NewMessage[] } {
+  return answering('billing', (turn) => {
+    const interaction = turn.metadata.interaction;
+    if (interaction?.type === 'button')
+      return { output: interaction.id === LONG_ID ? 'billing: the long one' : 'billing: ?' };
+    return { output: 'Refund?', metadata: { actions: [{ id: LONG_ID, label: 'Approve' }] } };
+  });
 }

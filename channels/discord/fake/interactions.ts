@@ -118,6 +118,10 @@ export class FakeDiscordInteractions {
     if (message === undefined || component === undefined) {
       throw new Error(`FakeDiscord: message ${init.messageId} has no component ${init.customId}`);
     }
+    // Discord shows a disabled component greyed out: it cannot be pressed.
+    if ((component as { disabled?: boolean }).disabled === true) {
+      throw new Error(`FakeDiscord: component ${init.customId} is disabled`);
+    }
     return this.#send(
       message.channel_id,
       init.user,

@@ -5,6 +5,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { readConversation } from './history.js';
+import { blocksValid } from './blocks.js';
 import type {
   FakeSlackMetadata,
   FakeSlackPost,
@@ -83,6 +84,7 @@ export function answerWebApi(
       if (channel === '') return { ok: false, error: 'channel_not_found' };
       const text = String(params.text ?? '');
       if (text === '' && params.blocks === undefined) return { ok: false, error: 'no_text' };
+      if (!blocksValid(params.blocks)) return { ok: false, error: 'invalid_blocks' };
       const metadata = readMetadata(params.metadata);
       if (typeof metadata === 'string') return { ok: false, error: metadata };
       const ts = fake.nextTs();
@@ -118,8 +120,10 @@ export function answerWebApi(
       if (post === undefined) return { ok: false, error: 'message_not_found' };
       const metadata = readMetadata(params.metadata);
       if (typeof metadata === 'string') return { ok: false, error: metadata };
+      if (!blocksValid(params.blocks)) return { ok: false, error: 'invalid_blocks' };
       post.text = String(params.text ?? '');
       if (metadata !== undefined) post.metadata = metadata;
+      if (params.blocks !== undefined) post.params = { ...post.params, blocks: params.blocks };
       return { ok: true, channel: post.channel, ts: post.ts, text: post.text };
     }
     case 'assistant.threads.setStatus': {

@@ -5,7 +5,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bot, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeDiscord, type FakeDiscordOptions, type FakeDiscordUser } from 'colloquy/testing';
-import { interactionAgents, pressesOf, sizeAsker } from '../interactions.fixtures.js';
+import {
+  interactionAgents,
+  LONG_ID,
+  longIdAsker,
+  pressesOf,
+  sizeAsker,
+  streaming,
+} from '../interactions.fixtures.js';
 import { addGeneral, GENERAL, GUILD, startDiscordBot } from './discord.fixtures.js';
 
 const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice', global_name: 'Alice' };
@@ -41,6 +48,14 @@ describe('commands and buttons on Discord (discord.js against FakeDiscord)', () 
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
+
+  const refund = (order: string) =>
+    discord.interactions.command({
+      channelId: GENERAL,
+      user: alice,
+      name: 'refund',
+      options: { order },
+    });
 
   it('registers the commands as global application commands, or per guild', async () => {
     await startBot({}, true);
@@ -83,14 +98,9 @@ describe('commands and buttons on Discord (discord.js against FakeDiscord)', () 
     expect(reply!.metadata.messageId).toBe(answer!.id);
   });
 
-  it('routes a button press to the agent that sent the buttons, and answers a double press once', async () => {
+  it('routes a button press to the agent that sent the buttons, answers a double press once, and disables the buttons, recorded as an edit', async () => {
     await startBot();
-    discord.interactions.command({
-      channelId: GENERAL,
-      user: alice,
-      name: 'refund',
-      options: { order: '7' },
-    });
+    refund('7');
     const [asked] = await discord.waitForPosted(1);
     expect(asked!.content).toBe('Refund order 7?');
     expect(asked!.components).toEqual([
@@ -115,7 +125,21 @@ describe('commands and buttons on Discord (discord.js against FakeDiscord)', () 
       [6, true],
     ]);
     expect(agents.support.turns).toHaveLength(0);
-    expect(discord.posted[0]!.components).toEqual([]);
+    expect(discord.posted[0]!.components).toEqual([
+      {
+        type: 1,
+        components: [
+          { type: 2, custom_id: 'approve', label: 'Approve', style: 1, disabled: true },
+          { type: 2, custom_id: 'deny', label: 'Deny', style: 4, disabled: true },
+        ],
+      },
+    ]);
+    const replies = await store.get(inGeneral, { participantIds: ['billing'] });
+    const question = replies.find((r) => r.metadata.messageId === asked!.id);
+    expect(question).toMatchObject({ content: 'Refund order 7?', editedAt: expect.any(String) });
+    expect(() =>
+      discord.interactions.press({ messageId: asked!.id, user: alice, customId: 'approve' }),
+    ).toThrow(/disabled/);
   });
 
   it('answers a changed choice in a select, the same choice twice once, and a replayed press once', async () => {
@@ -189,5 +213,43 @@ describe('commands and buttons on Discord (discord.js against FakeDiscord)', () 
     expect(answer!.content).toBe('pong');
     expect(discord.interactions.acknowledgements.map((a) => a.accepted)).toEqual([false]);
     expect(errors.map((e) => e.message).join('\n')).toMatch(/Unknown interaction/);
+  });
+
+  it('carries a custom_id longer than Discord allows as its place, and routes the press by it', async () => {
+    agents.billing = longIdAsker();
+    await startBot();
+    discord.interactions.command({ channelId: GENERAL, user: alice, name: 'refund' });
+    const [asked] = await discord.waitForPosted(1);
+    expect(asked!.components).toEqual([
+      { type: 1, components: [{ type: 2, custom_id: '#0', label: 'Approve', style: 2 }] },
+    ]);
+    await bot.idle();
+    discord.interactions.press({ messageId: asked!.id, user: alice, customId: '#0' });
+    const posted = await discord.waitForPosted(2);
+    expect(posted[1]!.content).toBe('billing: the long one');
+    await bot.idle();
+    const [press] = await store.get(inGeneral, {
+      limit: 1,
+      participantIds: [`discord:${alice.id}`],
+    });
+    expect(press!.metadata.interaction).toMatchObject({ id: LONG_ID });
+  });
+
+  it('shows the buttons of a streamed answer to a command under its final text', async () => {
+    agents.billing = streaming(agents.billing);
+    await startBot();
+    refund('7');
+    const [asked] = await discord.waitForPosted(1);
+    await discord.waitForRequest(
+      (r) => r.method === 'PATCH' && r.path.endsWith(`/messages/${asked!.id}`),
+    );
+    await bot.idle();
+    expect(asked!.content).toBe('Refund order 7?');
+    expect(asked!.components).toMatchObject([
+      { components: [{ custom_id: 'approve' }, { custom_id: 'deny' }] },
+    ]);
+    discord.interactions.press({ messageId: asked!.id, user: alice, customId: 'deny' });
+    const posted = await discord.waitForPosted(2);
+    expect(posted[1]!.content).toBe('billing: deny');
   });
 });

@@ -6,7 +6,14 @@ import type { Bot } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack } from 'colloquy/testing';
 import type { FakeSlackOptions } from 'colloquy/testing';
-import { interactionAgents, pressesOf, sizeAsker } from '../interactions.fixtures.js';
+import {
+  interactionAgents,
+  LONG_ID,
+  longIdAsker,
+  pressesOf,
+  sizeAsker,
+  streaming,
+} from '../interactions.fixtures.js';
 import { startSlackBot } from './slack.fixtures.js';
 
 const GENERAL = 'C0GENERAL';
@@ -199,5 +206,61 @@ describe('commands and buttons on Slack (Bolt against FakeSlack)', () => {
       command: '/ping',
     });
     expect(ack).toEqual({ kind: 'command', status: 200, inTime: false });
+  });
+
+  const blocksOf = (ts: string) =>
+    JSON.parse(slack.posted.find((p) => p.ts === ts)!.params.blocks as string) as unknown[];
+
+  const refund = (text: string) =>
+    slack.interactions.command({ channel: GENERAL, user: 'U0ALICE', command: '/refund', text });
+
+  it('shows the choice in place of the buttons once a press is answered, and records that as an edit', async () => {
+    await startBot();
+    await refund('9');
+    await bot.idle();
+    const [asked] = slack.posted;
+    await slack.interactions.press({ ts: asked!.ts, user: 'U0ALICE', actionId: 'approve' });
+    await bot.idle();
+    expect(blocksOf(asked!.ts)).toEqual([
+      { type: 'section', text: { type: 'mrkdwn', text: 'Refund order 9?' } },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: '✓ Approve' }] },
+    ]);
+    const replies = await store.get(inGeneral, { participantIds: ['billing'] });
+    const question = replies.find((r) => r.metadata.messageId === asked!.ts);
+    expect(question).toMatchObject({ content: 'Refund order 9?', editedAt: expect.any(String) });
+  });
+
+  it('carries an action_id longer than Slack allows as its place, and routes the press by it', async () => {
+    agents.billing = longIdAsker();
+    await startBot();
+    await refund('1');
+    await bot.idle();
+    const [asked] = slack.posted;
+    expect(blocksOf(asked!.ts)[1]).toMatchObject({
+      elements: [{ action_id: '#0', value: LONG_ID }],
+    });
+    await slack.interactions.press({ ts: asked!.ts, user: 'U0ALICE', actionId: '#0' });
+    await bot.idle();
+    expect(slack.posted.map((p) => p.text)).toEqual(['Refund?', 'billing: the long one']);
+  });
+
+  it('shows the buttons of a streamed reply under its final text', async () => {
+    agents.billing = streaming(agents.billing);
+    await startBot();
+    await refund('9');
+    await bot.idle();
+    const [asked] = slack.posted;
+    expect(asked!.text).toBe('Refund order 9?');
+    // Posted with the first words and no buttons, then updated: the last update adds them.
+    const first = slack.calls.find((c) => c.method === 'chat.postMessage');
+    expect(first!.params).toMatchObject({ text: 'Refund order' });
+    expect(first!.params.blocks).toBeUndefined();
+    expect(blocksOf(asked!.ts)[1]).toMatchObject({
+      type: 'actions',
+      elements: [{ action_id: 'approve' }, { action_id: 'deny' }],
+    });
+    await slack.interactions.press({ ts: asked!.ts, user: 'U0ALICE', actionId: 'deny' });
+    await bot.idle();
+    expect(slack.posted.map((p) => p.text)).toEqual(['Refund order 9?', 'billing: deny']);
   });
 });

@@ -7,7 +7,15 @@ import type { Bot, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeTelegram } from 'colloquy/testing';
 import type { FakeTelegramOptions } from 'colloquy/testing';
-import { interactionAgents, pressesOf, sizeAsker } from '../interactions.fixtures.js';
+import Database from 'better-sqlite3';
+import {
+  interactionAgents,
+  LONG_ID,
+  longIdAsker,
+  pressesOf,
+  sizeAsker,
+  streaming,
+} from '../interactions.fixtures.js';
 import { startTelegramBot } from './telegram.fixtures.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
@@ -208,5 +216,82 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
     await bot.idle();
     expect(telegram.interactions.answers).toEqual([{ id: expect.any(String), inTime: false }]);
     expect(errors.map((e) => e.message).join('\n')).toMatch(/query is too old/);
+  });
+
+  it('takes the buttons away once a press is answered, records that as an edit, and refuses a later press', async () => {
+    await startBot();
+    say(group, ada, '/refund 4242');
+    const [asked] = await telegram.waitForSent(1);
+    telegram.pressButton(asked!.message, ada, 'b:approve');
+    await telegram.waitForSent(2);
+    await telegram.waitForCall('editMessageReplyMarkup');
+    await bot.idle();
+    const { chat, message_id } = asked!.message;
+    expect(telegram.messageNow(chat.id, message_id)?.reply_markup).toBeUndefined();
+    const replies = await store.get(`telegram:${group.id}`, { participantIds: ['billing'] });
+    const question = replies.find((r) => r.metadata.messageId === String(message_id));
+    expect(question).toMatchObject({ content: 'Refund order 4242?', editedAt: expect.any(String) });
+    const db = new Database(join(dir, 'colloquy.db'), { readonly: true });
+    const revisions = db.prepare('SELECT content FROM message_revisions').all();
+    db.close();
+    expect(revisions).toEqual([{ content: 'Refund order 4242?' }]);
+
+    telegram.pressButton(asked!.message, ada, 'b:deny');
+    const sent = await telegram.waitForSent(3);
+    expect(sent[2]!.text).toBe('That button is no longer available.');
+    await bot.idle();
+    expect(agents.billing.turns).toHaveLength(2);
+  });
+
+  it('carries an id longer than callback_data holds as its place, and routes the press by it', async () => {
+    agents.billing = longIdAsker();
+    await startBot();
+    say(adaDm, ada, '/refund 1');
+    const [asked] = await telegram.waitForSent(1);
+    expect(asked!.message.reply_markup).toEqual({
+      inline_keyboard: [[{ text: 'Approve', callback_data: 'b:#0' }]],
+    });
+    telegram.pressButton(asked!.message, ada, 'b:#0');
+    const sent = await telegram.waitForSent(2);
+    expect(sent[1]!.text).toBe('billing: the long one');
+    await bot.idle();
+    const [press] = await store.get('telegram:1001', {
+      limit: 1,
+      participantIds: ['telegram:1001'],
+    });
+    expect(press!.metadata.interaction).toMatchObject({ id: LONG_ID, value: LONG_ID });
+  });
+
+  it('shows the buttons of a streamed reply under its final text', async () => {
+    agents.billing = streaming(agents.billing);
+    await startBot();
+    say(group, ada, '/refund 4242');
+    await telegram.waitForCall('editMessageReplyMarkup');
+    await bot.idle();
+    const [asked] = telegram.sent;
+    const { chat, message_id } = asked!.message;
+    expect(telegram.messageNow(chat.id, message_id)).toMatchObject({
+      text: 'Refund order 4242?',
+      reply_markup: {
+        inline_keyboard: [
+          [
+            { text: 'Approve', callback_data: 'b:approve' },
+            { text: 'Deny', callback_data: 'b:deny' },
+          ],
+        ],
+      },
+    });
+    telegram.pressButton(telegram.messageNow(chat.id, message_id)!, ada, 'b:deny');
+    await telegram.waitForSent((s) => s.text === 'billing: deny');
+  });
+
+  it('leaves /start to the agents when the bot declares commands', async () => {
+    await startBot();
+    say(adaDm, ada, '/start');
+    await telegram.waitForSent(2);
+    await bot.idle();
+    const texts = telegram.sent.map((s) => s.text);
+    expect(texts).toContain('support: /start');
+    expect(texts.join('\n')).not.toMatch(/no \/start command/);
   });
 });

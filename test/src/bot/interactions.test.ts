@@ -138,4 +138,75 @@ describe('commands and presses', () => {
     expect(await seen('billing')).toEqual(['/refund 1', 'Refund?', 'Approve', 'Refund?']);
     expect(await seen('support')).toEqual([]);
   });
+
+  it('does not start when a command names an agent on no channel, and says so in one line', async () => {
+    setUp([{ name: 'refund', description: 'Refund', agent: 'biling' }]);
+    await expect(bot!.start()).rejects.toThrow(
+      'the command /refund is answered by agent "biling", which is on no channel (agents: support, billing)',
+    );
+  });
+
+  it('answers a command whose agent is on another channel with one line', async () => {
+    const sales = new MemoryChannel({ type: 'slack', channelId: 'sales', scope: 'dm' });
+    const orders = new MemoryChannel({ type: 'telegram', channelId: 'orders', scope: 'dm' });
+    const support = scriptedAgent('support', (m) => `support: ${m.content}`);
+    const billing = scriptedAgent('billing', (m) => `billing: ${m.content}`);
+    bot = new Bot({
+      channels: [sales, orders],
+      agents: new Map([
+        [sales, [support]],
+        [orders, [billing]],
+      ]),
+      commands: [{ name: 'refund', description: 'Refund', agent: 'billing' }],
+      store: new InMemoryConversationStore(),
+      logger: silentLogger,
+    });
+    await bot.start();
+    await sales.receive('/refund 1', {
+      interaction: { type: 'command', name: 'refund', args: '1' },
+    });
+    await orders.receive('/refund 2', {
+      interaction: { type: 'command', name: 'refund', args: '2' },
+    });
+    await bot.idle();
+    expect(sales.sent.map((m) => m.content)).toEqual(['/refund is not answered here.']);
+    expect(orders.sent.map((m) => m.content)).toEqual(['billing: /refund 2']);
+    expect(support.runs).toHaveLength(0);
+  });
+
+  it('answers presses of a button that stays, and refuses a press once a once button was answered', async () => {
+    const { channel, store } = setUp([{ name: 'refund', description: 'Refund', agent: 'billing' }]);
+    const more = { id: 'more', label: 'More', once: false };
+    await bot!.start();
+    await channel.receive('/refund 1', {
+      interaction: { type: 'command', name: 'refund', args: '1' },
+    });
+    await bot!.idle();
+    const reply = (await store.get(channel.conversationId)).find((t) => t.content === 'Refund?')!;
+    const on = reply.metadata.messageId!;
+    // The reply as an agent would have recorded it with a button that stays.
+    reply.metadata.actions = [approve, more, { id: 'deny', label: 'Deny' }];
+    await store.append({
+      ...reply,
+      id: 'with-more',
+      metadata: { ...reply.metadata, messageId: 'm-2' },
+    });
+    const press = (id: string, where: string, messageId: string) =>
+      channel.receive(id, {
+        interaction: { type: 'button', id, value: '', on: where },
+        messageId,
+      });
+    await press('more', 'm-2', 'p-1');
+    await press('approve', 'm-2', 'p-2');
+    await press('deny', 'm-2', 'p-3');
+    await press('approve', on, 'p-4');
+    await bot!.idle();
+    const turns = await store.get(channel.conversationId, { participantIds: ['memory:alice'] });
+    expect(turns.slice(1).map((t) => t.metadata.interaction)).toMatchObject([
+      { id: 'more', agent: 'billing' },
+      { id: 'approve', agent: 'billing' },
+      { id: 'deny', refused: 'used' },
+      { id: 'approve', agent: 'billing' },
+    ]);
+  });
 });
