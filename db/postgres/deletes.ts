@@ -67,11 +67,14 @@ export async function forget(
   const q = (text: string) => client.query(text, [participantId]);
   const before = (await q(CONVERSATIONS_OF)).rows as { id: string; wrote: boolean }[];
   const locked = [...new Set([...known, ...before.map((row) => row.id)])].sort();
-  await client.query(LOCK_CONVERSATIONS, [locked]);
+  const held = new Set(
+    (await client.query<{ id: string }>(LOCK_CONVERSATIONS, [locked])).rows.map((row) => row.id),
+  );
   await client.query(LOCK_PARTICIPANTS, [[participantId]]);
-  // No turn of theirs goes in now: the ones that did before the lock are read here.
+  // No turn of theirs goes in now: the ones that did before the lock are read here, in
+  // conversations that may be new (or deleted and made again) since the lock.
   const now = (await q(CONVERSATIONS_OF)).rows as { id: string; wrote: boolean }[];
-  if (now.some((row) => !locked.includes(row.id))) {
+  if (now.some((row) => !held.has(row.id))) {
     throw new MoreToLock([...new Set([...locked, ...now.map((row) => row.id)])]);
   }
   const wrote = now.flatMap((row) => (row.wrote ? [row.id] : []));
