@@ -37,6 +37,7 @@ import {
   startedBy,
   summaryOf,
 } from './memory/rows.js';
+import { confirmRow } from './memory/replies.js';
 import { MemoryRuns } from './memory/runs.js';
 
 export interface InMemoryStoreOptions {
@@ -195,40 +196,15 @@ export class InMemoryConversationStore implements ConversationStore {
         return result;
       }
       case 'confirm': {
-        const { id, conversationId, messageIds, delivery, metadata } = op.confirmation;
+        const { id, conversationId, messageIds, delivery } = op.confirmation;
         const row = this.#byId.get(id);
         if (row === undefined || row.message.conversationId !== conversationId) return false;
         // Refused, nothing went out: no turn was said, so no row is kept.
         if (delivery === 'failed' && messageIds.length === 0)
           return this.#remove((message) => message.id === id) > 0;
-        const [first, ...rest] = messageIds;
-        const meta = row.message.metadata;
-        if (first !== undefined && meta.messageId === undefined) {
-          meta.messageId = first;
+        const conversation = this.#conversations.get(conversationId);
+        if (confirmRow(row, op.confirmation, conversation)) {
           this.#byPlatform.set(platformKeyOf(row.message), row);
-        }
-        if (rest.length > 0) meta.partMessageIds = rest;
-        Object.assign(meta, metadata);
-        row.message.delivery = delivery;
-        const { traceId, sources } = op.confirmation;
-        if (traceId !== undefined) row.message.traceId = traceId;
-        if (sources?.length) row.message.sources = [...sources];
-        const { attachments } = op.confirmation;
-        if (attachments?.length) row.message.attachments = [...attachments];
-        if (op.confirmation.content !== undefined) {
-          row.message.content = op.confirmation.content;
-          row.words = searchKeys(op.confirmation.content);
-        }
-        if (op.confirmation.timestamp !== undefined) {
-          const conversation = this.#conversations.get(conversationId);
-          const at = conversation?.rows.indexOf(row) ?? -1;
-          if (conversation !== undefined && at >= 0) {
-            conversation.rows.splice(at, 1);
-            row.message.timestamp = normalizeTimestamp(op.confirmation.timestamp, 'timestamp');
-            insertSorted(conversation.rows, row);
-            // The conversation spans its turns as they now stand, as in SQLite.
-            span(conversation);
-          }
         }
         return true;
       }
