@@ -42,7 +42,12 @@ import type {
 } from '../../src/attachments.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
 import { sendParts } from '../shared/platform.js';
-import { SLACK_TEXT_LIMIT, formatSlackText, toColloquyError } from './format.js';
+import {
+  SLACK_TEXT_LIMIT,
+  escapeSlackMarkdown,
+  formatSlackText,
+  toColloquyError,
+} from './format.js';
 import { slackTyping, type SlackTypingOptions } from './typing.js';
 import { postSlackPart, slackStream } from './stream.js';
 import { refuseSkewedRequests } from './request-bounds.js';
@@ -135,7 +140,7 @@ export class SlackChannel implements Channel {
   /** The Bolt app (its `client` is the Web API client). */
   readonly app: App;
   readonly typing: TypingIndicator;
-  private readonly native = { supported: true }; // false once Slack refused to stream
+  private readonly refused = new Set<string>(); // where Slack refused to stream (see slackStream)
   private readonly options: SlackChannelOptions;
   private readonly ownsApp: boolean;
   private readonly httpReceiver: HTTPReceiver | undefined;
@@ -395,8 +400,10 @@ export class SlackChannel implements Channel {
 
   /** Shows a reply as it is written: streamed in a thread, else posted and updated. */
   stream(message: OutboundMessage, options?: StreamOptions): ReplyStream {
-    const { app, native } = this;
-    return slackStream({ client: app.client, parts: this.parts, native }, message, options);
+    const { app, refused, parts } = this;
+    const allowBroadcastMentions = this.options.allowBroadcastMentions === true;
+    const markdown = (text: string) => escapeSlackMarkdown(text, { allowBroadcastMentions });
+    return slackStream({ client: app.client, parts, markdown, refused }, message, options);
   }
 
   private readonly parts = (text: string) =>

@@ -61,6 +61,28 @@ export function escapeSlackText(text: string, options: SlackTextOptions = {}): s
   return out + escape(text.slice(last));
 }
 
+/** `@here`, `@channel`, `@everyone` written as words, and Slack's `<!…>` special mentions. */
+const MARKDOWN_BROADCAST = /(^|[^\w<])@(here|channel|everyone)\b|<!/gi;
+
+/**
+ * An answer as the `markdown_text` of Slack's streaming methods, with its broadcast mentions
+ * (`@here`, `@channel`, `@everyone`, `<!here>`, `<!channel>`, `<!subteam^…>`) shown as text
+ * that notifies no one (an invisible word joiner after the `@` or the `<`), unless
+ * `allowBroadcastMentions`. The change never moves text already written, so a growing answer
+ * keeps growing.
+ *
+ * @example
+ * ```ts
+ * escapeSlackMarkdown('ping <!here> and @channel'); // 'ping <\u2060!here> and @\u2060channel'
+ * ```
+ */
+export function escapeSlackMarkdown(text: string, options: SlackTextOptions = {}): string {
+  if (options.allowBroadcastMentions === true) return text;
+  return text.replace(MARKDOWN_BROADCAST, (match, before: string | undefined, word?: string) =>
+    word === undefined ? '<\u2060!' : `${before ?? ''}@\u2060${word}`,
+  );
+}
+
 /**
  * Markdown as Slack mrkdwn, escaped (see {@link escapeSlackText}): `**b**` → `*b*`, `*i*` →
  * `_i_`, `~~s~~` → `~s~`, `[label](url)` → `<url|label>`, headings bold, list markers `•`,

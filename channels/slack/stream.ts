@@ -24,14 +24,26 @@ const UPDATE_EVERY_MS = 1000;
 const APPEND_EVERY_MS = 600;
 /** Most characters of `markdown_text` one streaming call takes. */
 const MARKDOWN_LIMIT = 12_000;
+/** Refusals of `chat.startStream` that hold for the whole workspace, not just the place. */
+const WORKSPACE_REFUSALS = new Set([
+  'unknown_method',
+  'not_allowed_token_type',
+  'missing_scope',
+  'feature_not_enabled',
+]);
 
 /** How the channel streams: its client, how it formats, and what it learnt of the workspace. */
 export interface SlackStreamContext {
   client: App['client'];
   /** The text of each part of a posted reply (the same split `send` uses). */
   parts(text: string): string[];
-  /** False once the workspace refused to stream: later replies are posted and updated. */
-  native: { supported: boolean };
+  /** An answer as the `markdown_text` of a stream (broadcast mentions made harmless). */
+  markdown(text: string): string;
+  /**
+   * Where Slack refused to stream (`team:<id>` for a workspace without the methods,
+   * `channel:<id>` for a place it refused): later replies there are posted and updated.
+   */
+  refused: Set<string>;
 }
 
 /**
@@ -40,7 +52,7 @@ export interface SlackStreamContext {
  *
  * @example
  * ```ts
- * const reply = slackStream({ client: app.client, parts, native }, outbound, { recipientId });
+ * const reply = slackStream({ client: app.client, parts, markdown, refused }, outbound, { recipientId });
  * ```
  */
 export function slackStream(
@@ -52,7 +64,8 @@ export function slackStream(
   const team = /^slack:([^:]+):/.exec(message.conversationId)?.[1];
   const dm = message.channelId.startsWith('D');
   const streamable =
-    context.native.supported &&
+    !context.refused.has(`team:${team}`) &&
+    !context.refused.has(`channel:${message.channelId}`) &&
     message.threadId !== undefined &&
     (dm || (user !== undefined && team !== undefined));
   if (!streamable) return updatedStream(context, message, options);
@@ -133,7 +146,8 @@ function nativeStream(
   const { pause, wake } = pauses();
   let ts: string | undefined;
   let streamed = '';
-  let latest = '';
+  let latest = ''; // the answer so far, as markdown_text
+  let raw = ''; // the answer so far, as the agent wrote it
   let final = false;
   let failure: unknown;
   let running: Promise<void> | undefined;
@@ -157,10 +171,13 @@ function nativeStream(
     } catch (error) {
       const refused = fail(error, 'chat.startStream');
       if (!(refused instanceof PlatformError) || refused.transient === true) throw refused;
-      // Slack refused to stream here: post and update instead, from now on in this channel.
-      context.native.supported = false;
+      // Slack refused to stream: post and update instead, from now on in this workspace (it
+      // has no streaming) or in this channel (the place refused it).
+      const team = /^slack:([^:]+):/.exec(message.conversationId)?.[1];
+      const workspaceWide = WORKSPACE_REFUSALS.has(refused.code ?? '');
+      context.refused.add(workspaceWide ? `team:${team}` : `channel:${channel}`);
       fallback = updatedStream(context, message, options);
-      fallback.update(latest);
+      fallback.update(raw);
     }
   };
 
@@ -195,7 +212,8 @@ function nativeStream(
 
   /** Stops the stream with the rest of `text`, and sets it whole when it did not just grow. */
   const stop = async (text: string): Promise<SentMessage> => {
-    const rest = text.startsWith(streamed) ? text.slice(streamed.length) : '';
+    const markdown = context.markdown(text);
+    const rest = markdown.startsWith(streamed) ? markdown.slice(streamed.length) : '';
     const slices: string[] = [];
     for (let at = 0; at < rest.length; at += MARKDOWN_LIMIT) {
       slices.push(rest.slice(at, at + MARKDOWN_LIMIT));
@@ -210,7 +228,7 @@ function nativeStream(
       ...(last !== undefined && { markdown_text: last }),
       ...(message.replyId !== undefined && { metadata: replyMetadata(message.replyId, 0, true) }),
     });
-    if (!text.startsWith(streamed)) {
+    if (!markdown.startsWith(streamed)) {
       await client.chat.update({ channel, ts: ts!, text: context.parts(text).join('\n') });
     }
     return { messageIds: [ts!], timestamp: new Date(Number(ts) * 1000).toISOString() };
@@ -219,12 +237,14 @@ function nativeStream(
   return {
     update(text) {
       if (final) return;
-      latest = text;
+      raw = text;
+      latest = context.markdown(text);
       if (fallback !== undefined) return fallback.update(text);
       kick();
     },
     async end(text) {
-      latest = text;
+      raw = text;
+      latest = context.markdown(text);
       final = true;
       wake();
       while (running !== undefined) await running;

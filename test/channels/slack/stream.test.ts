@@ -1,7 +1,10 @@
 import { LogLevel, type App } from '@slack/bolt';
 import { WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Bot } from 'colloquy';
+import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import { simulateReadableStream } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { BaseAgent, type Bot } from 'colloquy';
 import { FakeSlack, type FakeSlackOptions } from 'colloquy/testing';
 import { slackBotOn } from './slack.fixtures.js';
 import { PacedAgent } from '../../fixtures/paced-model.js';
@@ -115,6 +118,52 @@ describe('a reply streamed on Slack (Bolt against FakeSlack)', () => {
     expect(slack.posted[0]?.metadata?.event_type).toBe('colloquy_reply');
   });
 
+  it('streams broadcast mentions as text that notifies no one', async () => {
+    await startBot();
+    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'deploy?' });
+    await agent.paced.started;
+    agent.paced.say('Tell <!here');
+    await slack.waitForPosted(1);
+    agent.paced.say('> and @channel');
+    await slack.waitFor(() => slack.posted[0]?.text.includes('channel') === true);
+    agent.paced.finish(', then @everyone and <!channel>.');
+    await slack.waitFor(() => slack.posted[0]?.streaming === false);
+    await bot.idle();
+
+    const sent = slack.calls
+      .filter((call) => call.method.endsWith('Stream'))
+      .map((call) => String(call.params.markdown_text ?? ''))
+      .join('');
+    expect(sent).not.toMatch(/<!(here|channel)|@(channel|everyone)/);
+    expect(slack.posted[0]?.text.replace(/\u2060/g, '')).toBe(
+      'Tell <!here> and @channel, then @everyone and <!channel>.',
+    );
+  });
+
+  it('posts and updates in a channel that refused to stream, and streams in the others', async () => {
+    slack = await FakeSlack.start({ channels: { C0GENERAL: 'general', C0ORDERS: 'orders' } });
+    bot = await slackBotOn(slack, new WholeAnswerAgent('Deploy 812 is live.'));
+    slack.failNext('chat.startStream', { error: 'not_allowed' });
+    const answered = async (channel: string, n: number) => {
+      await slack.mention({ channel, user: 'U0ALICE', text: 'deploy?' });
+      await slack.waitFor(
+        () => slack.posted.length === n && slack.posted[n - 1]?.streaming !== true,
+      );
+      await bot.idle();
+    };
+    await answered(GENERAL, 1);
+    await answered('C0ORDERS', 2);
+    await answered(GENERAL, 3);
+
+    const starts = slack.calls.filter((call) => call.method === 'chat.startStream');
+    expect(starts.map((call) => call.params.channel)).toEqual([GENERAL, 'C0ORDERS']);
+    expect(slack.posted.map((post) => [post.channel, post.streaming ?? 'posted'])).toEqual([
+      [GENERAL, 'posted'],
+      ['C0ORDERS', false],
+      [GENERAL, 'posted'],
+    ]);
+  });
+
   it('waits out a 429 on an append and shows the whole answer', async () => {
     await startBot({ editLimit: { calls: 1, perMs: 1000 } });
     await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'deploy?' });
@@ -133,6 +182,37 @@ describe('a reply streamed on Slack (Bolt against FakeSlack)', () => {
     expect(slack.posted[0]?.text).toBe('Deploy 812 is live.');
   });
 });
+
+/** An agent whose model streams `text` at once, for every turn it answers. */
+class WholeAnswerAgent extends BaseAgent {
+  name = 'support-agent';
+  description = 'Answers questions';
+  instructions = 'Be brief.';
+  constructor(text: string) {
+    super();
+    this.model = new MockLanguageModelV3({
+      doStream: async () => ({
+        stream: simulateReadableStream<LanguageModelV3StreamPart>({
+          chunks: [
+            { type: 'stream-start', warnings: [] },
+            { type: 'text-start', id: 't' },
+            { type: 'text-delta', id: 't', delta: text },
+            { type: 'text-end', id: 't' },
+            {
+              type: 'finish',
+              finishReason: { unified: 'stop', raw: 'stop' },
+              usage: {
+                inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+                outputTokens: { total: 5, text: 5, reasoning: 0 },
+              },
+            },
+          ],
+        }),
+      }),
+    });
+  }
+  override model: MockLanguageModelV3;
+}
 
 describe('FakeSlack speaks the streaming methods as Slack does', () => {
   let slack: FakeSlack;
