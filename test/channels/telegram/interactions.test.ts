@@ -285,6 +285,25 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
     await telegram.waitForSent((s) => s.text === 'billing: deny');
   });
 
+  it('shows the buttons of a reply streamed as a draft in a private chat under the message it ends in', async () => {
+    agents.billing = streaming(agents.billing);
+    await startBot();
+    say(adaDm, ada, '/refund 7');
+    await telegram.waitForCall('sendMessageDraft');
+    await telegram.waitForCall('editMessageReplyMarkup');
+    await bot.idle();
+    const asked = telegram.sent.find((s) => s.text === 'Refund order 7?');
+    const { chat, message_id } = asked!.message;
+    expect(telegram.messageNow(chat.id, message_id)?.reply_markup).toEqual({
+      inline_keyboard: [
+        [
+          { text: 'Approve', callback_data: 'b:approve' },
+          { text: 'Deny', callback_data: 'b:deny' },
+        ],
+      ],
+    });
+  });
+
   it('leaves /start to the agents when the bot declares commands', async () => {
     await startBot();
     say(adaDm, ada, '/start');
