@@ -470,16 +470,17 @@ export interface Channel {
     options: AttachmentFetchOptions,
   ): Promise<FetchedAttachment>;
   /**
-   * Adds the bot's reaction `emoji` (an emoji, or Slack's name for one: `thumbsup`) to a
-   * message (optional: a channel without it cannot react). Throws like `send` when the
-   * platform refuses.
+   * Adds the bot's reaction `emoji` (an emoji, or Slack's name for one: `eyes`) to a
+   * message (optional: a channel without it cannot react). Resolves with the reaction as
+   * the platform names it, when that differs (Slack: `+1` for 👍). Throws like `send`
+   * when the platform refuses.
    *
    * @example
    * ```ts
    * await channel.react?.({ channelId: 'C0GENERAL', messageId: '1700000000.000200' }, '👀');
    * ```
    */
-  react?(message: MessageRef, emoji: string): Promise<void>;
+  react?(message: MessageRef, emoji: string): Promise<string | void>;
   /** Known after `start` resolves. */
   readonly botIdentity: BotIdentity | undefined;
 }

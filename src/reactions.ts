@@ -98,14 +98,17 @@ export async function reactTo(
     throw new ColloquyError(`cannot react: ${channel.type} has no reactions`, ids);
   if (messageId === undefined)
     throw new ColloquyError(`cannot react: ${message.id} has no platform message id`, ids);
-  await channel.react({ channelId, ...(threadId !== undefined && { threadId }), messageId }, emoji);
+  const named = await channel.react(
+    { channelId, ...(threadId !== undefined && { threadId }), messageId },
+    emoji,
+  );
   const participantId = channel.botIdentity?.id ?? `${channel.type}:bot`;
   await store?.recordReaction?.({
     channelType: channel.type,
     channelId,
     messageId,
     participantId,
-    reaction: emoji,
+    reaction: typeof named === 'string' ? named : emoji,
     at: isoTimestamp(),
   });
 }

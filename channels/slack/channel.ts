@@ -25,6 +25,7 @@ import type {
   BotIdentity,
   Channel,
   ChannelHandlers,
+  MessageRef,
   OutboundMessage,
   ReplyPlace,
   ReplyStream,
@@ -41,6 +42,7 @@ import type {
   MessageAttachment,
 } from '../../src/attachments.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
+import { filesOnly } from '../shared/files.js';
 import { sendParts } from '../shared/platform.js';
 import {
   SLACK_TEXT_LIMIT,
@@ -48,6 +50,7 @@ import {
   formatSlackText,
   toColloquyError,
 } from './format.js';
+import { sendSlackFiles, slackReactionName } from './files.js';
 import { slackTyping, type SlackTypingOptions } from './typing.js';
 import { postSlackPart, slackStream } from './stream.js';
 import { refuseSkewedRequests } from './request-bounds.js';
@@ -354,6 +357,28 @@ export class SlackChannel implements Channel {
    * `options.partPosted`.
    */
   async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
+    const sent = filesOnly(message) ? { messageIds: [] } : await this.sendText(message, options);
+    if (!message.files?.length) return sent;
+    const report = (error: ColloquyError) => this.handlers?.error(error);
+    return { ...sent, files: await sendSlackFiles(this.app.client, message, report) };
+  }
+
+  /** Adds the bot's reaction (`reactions.add`), by Slack's name for it (👍 is `+1`). */
+  async react(message: MessageRef, emoji: string): Promise<string> {
+    const name = slackReactionName(emoji);
+    try {
+      await this.app.client.reactions.add({
+        channel: message.channelId,
+        timestamp: message.messageId,
+        name,
+      });
+    } catch (error) {
+      throw toColloquyError(error, { method: 'reactions.add' });
+    }
+    return name;
+  }
+
+  private async sendText(message: OutboundMessage, options: SendOptions): Promise<SentMessage> {
     const parts = this.parts(message.content);
     const sent = await sendParts(
       parts,

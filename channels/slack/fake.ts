@@ -59,7 +59,7 @@ import {
 } from './fake/web-api.js';
 
 export type * from './fake/types.js';
-export type { FakeSlackFile } from './fake/files.js';
+export type { FakeSlackFile, FakeSlackUpload } from './fake/files.js';
 export { signSlackRequest } from './fake/web-api.js';
 export { FakeSlackInteractions } from './fake/interactions.js';
 export type { FakeSlackInteractionAck } from './fake/interactions.js';
@@ -696,6 +696,7 @@ export class FakeSlack {
 
   private async handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (this.files.serve(req, res, this.token)) return;
+    if (await this.files.receive(req, res)) return;
     const match = /^\/api\/([\w.]+)/.exec(req.url ?? '');
     if (req.method !== 'POST' || match === null) {
       res.writeHead(404).end();
@@ -741,7 +742,10 @@ export class FakeSlack {
     if (retryAfter !== undefined) {
       return reply(429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(retryAfter) });
     }
-    const result = this.streams.answer(method, params) ?? answerWebApi(this.state, method, params);
+    const result =
+      this.streams.answer(method, params) ??
+      this.files.answer(method, params) ??
+      answerWebApi(this.state, method, params);
     const creates = method === 'chat.postMessage' || method === 'chat.startStream';
     const held = creates && result.ok === true && this.answerDelay.wait();
     if (held) await held;

@@ -5,6 +5,27 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FakeFiles, type FakeFile } from '../../testing/fake-files.js';
+import { readMultipart } from '../../testing/multipart.js';
+
+/** A file the bot uploaded (`files.uploadV2`) and shared with `files.completeUploadExternal`. */
+export interface FakeSlackUpload {
+  id: string;
+  filename: string;
+  title: string;
+  altText?: string;
+  bytes: Buffer;
+  channel: string;
+  threadTs?: string;
+  initialComment?: string;
+}
+
+/** An upload asked for with `files.getUploadURLExternal`, until completed. */
+interface PendingUpload {
+  filename: string;
+  length: number;
+  altText?: string;
+  bytes?: Buffer;
+}
 
 /**
  * A file a person shares on Slack; `clip: 'audio'` or `'video'` makes it a clip recorded in
@@ -65,6 +86,85 @@ export class FakeSlackFiles {
         permalink: `https://fake.slack.com/files/${user}/${id}/${encodeURIComponent(name)}`,
       };
     });
+  }
+
+  /** The files the bot shared, in order. */
+  readonly uploads: FakeSlackUpload[] = [];
+  readonly #pending = new Map<string, PendingUpload>();
+
+  /**
+   * `files.getUploadURLExternal` and `files.completeUploadExternal` as Slack answers them;
+   * undefined for any other method.
+   */
+  answer(method: string, params: Record<string, unknown>): Record<string, unknown> | undefined {
+    if (method === 'files.getUploadURLExternal') {
+      const filename = String(params.filename ?? '');
+      const length = Number(params.length);
+      if (filename === '' || !Number.isSafeInteger(length) || length <= 0) {
+        return { ok: false, error: 'invalid_arguments' };
+      }
+      const id = `F0UP${String(this.#next++).padStart(7, '0')}`;
+      const altText = typeof params.alt_text === 'string' ? params.alt_text : undefined;
+      this.#pending.set(id, { filename, length, ...(altText !== undefined && { altText }) });
+      return { ok: true, upload_url: `${this.base()}/upload/v1/${id}`, file_id: id };
+    }
+    if (method !== 'files.completeUploadExternal') return undefined;
+    let files: { id?: string; title?: string }[];
+    try {
+      files = JSON.parse(String(params.files ?? '[]')) as { id?: string; title?: string }[];
+    } catch {
+      return { ok: false, error: 'invalid_arguments' };
+    }
+    const channel = String(params.channel_id ?? '');
+    const pending = files.map((file) => [file, this.#pending.get(file.id ?? '')] as const);
+    if (pending.some(([, upload]) => upload?.bytes === undefined)) {
+      return { ok: false, error: 'file_not_found' };
+    }
+    for (const [file, upload] of pending) {
+      const id = file.id!;
+      this.#pending.delete(id);
+      this.held.put(id, { name: upload!.filename, content: upload!.bytes });
+      this.uploads.push({
+        id,
+        filename: upload!.filename,
+        title: file.title ?? upload!.filename,
+        ...(upload!.altText !== undefined && { altText: upload!.altText }),
+        bytes: upload!.bytes!,
+        channel,
+        ...(typeof params.thread_ts === 'string' && { threadTs: params.thread_ts }),
+        ...(typeof params.initial_comment === 'string' && {
+          initialComment: params.initial_comment,
+        }),
+      });
+    }
+    return {
+      ok: true,
+      files: files.map((file) => ({ id: file.id, title: file.title ?? '' })),
+    };
+  }
+
+  /**
+   * Takes the bytes POSTed to an upload URL (raw, or the file part of a multipart body): 200
+   * when they are as long as asked for, else 400. False for any other path.
+   */
+  async receive(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const match = /^\/upload\/v1\/([\w]+)$/.exec(req.url ?? '');
+    if (req.method !== 'POST' || match === null) return false;
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    const type = req.headers['content-type'] ?? '';
+    const file = type.includes('multipart/form-data')
+      ? readMultipart(raw, type).find((part) => part.filename !== undefined)?.bytes
+      : raw;
+    const pending = this.#pending.get(match[1]!);
+    if (pending === undefined || file === undefined || file.length !== pending.length) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('Bad Request');
+      return true;
+    }
+    pending.bytes = file;
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(`OK - ${file.length}`);
+    return true;
   }
 
   /** Serves `GET /files-pri/<team>-<file id>/…` to the bot token; false for any other path. */

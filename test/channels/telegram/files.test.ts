@@ -5,10 +5,11 @@ import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BaseAgent, PlatformError, replyFile } from 'colloquy';
 import type { Bot } from 'colloquy';
-import type { Agent, AgentResult, AgentRunContext, ColloquyError, NewMessage } from 'colloquy';
+import type { Agent, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeTelegram } from 'colloquy/testing';
 import { answer } from '../../fixtures/model-answer.js';
+import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
 import { watched } from '../../fixtures/watched-store.js';
 import { startTelegramBot } from './telegram.fixtures.js';
 
@@ -17,20 +18,6 @@ const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
 const inDm = 'telegram:1001';
 const PDF = Buffer.from('%PDF-1.7 invoice 4711');
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
-
-/** An agent that answers every turn with `result`, after `before` (a reaction, say). */
-class ScriptedAgent implements Agent {
-  readonly id = 'files-agent';
-  readonly name = 'files-agent';
-  constructor(
-    private readonly result: AgentResult,
-    private readonly before?: (ctx: AgentRunContext) => Promise<void>,
-  ) {}
-  async run(_input: NewMessage, ctx: AgentRunContext): Promise<AgentResult> {
-    await this.before?.(ctx);
-    return this.result;
-  }
-}
 
 const invoiceTool = tool({
   description: 'renders the invoice of an order as a PDF',

@@ -1,0 +1,106 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Bot, ColloquyError } from 'colloquy';
+import type { Agent } from 'colloquy';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { FakeSlack } from 'colloquy/testing';
+import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
+import { watched } from '../../fixtures/watched-store.js';
+import { startSlackBot } from './slack.fixtures.js';
+
+const DM = 'D0ALICE';
+const inDm = 'slack:T0FAKE:D0ALICE';
+const PDF = Buffer.from('%PDF-1.7 invoice 4711');
+
+describe('files out and reactions on Slack (Bolt and web-api against FakeSlack, SQLite store)', () => {
+  let slack: FakeSlack;
+  let sqlite: SqliteConversationStore;
+  let store: ReturnType<typeof watched>;
+  let bot: Bot;
+  let errors: ColloquyError[];
+
+  async function startBot(agent: Agent): Promise<void> {
+    ({ bot, errors } = await startSlackBot(slack, { agents: [agent], store: store.store }));
+  }
+
+  /** Alice writes `text` in her DM; resolves with the turns once the reply is confirmed sent. */
+  async function askAndWait(text: string) {
+    await slack.message({ channel: DM, user: 'U0ALICE', text });
+    return store.turns(inDm, (t) => t.some((turn) => turn.delivery === 'sent'));
+  }
+
+  beforeEach(async () => {
+    slack = await FakeSlack.start();
+    slack.addUser('U0ALICE', 'alice');
+    sqlite = new SqliteConversationStore({ path: ':memory:' });
+    store = watched(sqlite);
+  });
+
+  afterEach(async () => {
+    await bot?.stop();
+    await slack.close();
+    await sqlite.close();
+  });
+
+  it('uploads a file with files.uploadV2 after the text, and records it under the reply', async () => {
+    const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
+    await startBot(new ScriptedAgent({ output: 'Here is the invoice.', files: [invoice] }));
+    const turns = await askAndWait('invoice for 4711 please');
+    const reply = turns.at(-1)!;
+
+    const methods = slack.calls.map((call) => call.method);
+    expect(methods.indexOf('chat.postMessage')).toBeLessThan(
+      methods.indexOf('files.getUploadURLExternal'),
+    );
+    expect(methods).toContain('files.completeUploadExternal');
+    const [upload] = slack.files.uploads;
+    expect(upload).toMatchObject({ filename: 'invoice-4711.pdf', channel: DM });
+    expect(upload?.bytes.equals(PDF)).toBe(true);
+    expect(reply).toMatchObject({
+      content: 'Here is the invoice.',
+      delivery: 'sent',
+      attachments: [
+        {
+          kind: 'file',
+          name: 'invoice-4711.pdf',
+          mimeType: 'application/pdf',
+          size: PDF.length,
+          platformFileId: upload!.id,
+        },
+      ],
+    });
+    const rows = sqlite.db
+      .prepare('SELECT message_id, name, platform_file_id FROM message_attachments')
+      .all();
+    expect(rows).toEqual([
+      { message_id: reply.id, name: 'invoice-4711.pdf', platform_file_id: upload!.id },
+    ]);
+    expect(errors).toEqual([]);
+  });
+
+  it('reports a file Slack refuses in one error, and still records the text', async () => {
+    const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
+    await startBot(new ScriptedAgent({ output: 'Here is the invoice.', files: [invoice] }));
+    slack.failNext('files.getUploadURLExternal', { error: 'not_allowed_token_type' });
+    const turns = await askAndWait('invoice for 4711 please');
+    await bot.idle();
+
+    expect(slack.files.uploads).toEqual([]);
+    expect(turns.at(-1)).toMatchObject({ content: 'Here is the invoice.', delivery: 'sent' });
+    expect(turns.at(-1)).not.toHaveProperty('attachments');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.message).toMatch(/^not sent: invoice-4711\.pdf: .*not_allowed_token_type/);
+  });
+
+  it('reacts by Slack name to the turn it answers, recorded with the bot as participant', async () => {
+    await startBot(new ScriptedAgent({ output: 'Looking.' }, (ctx) => ctx.react!('👀')));
+    const turns = await askAndWait('is 4711 shipped?');
+    const asked = turns[0]!;
+
+    expect(slack.reactions).toEqual([
+      { channel: DM, timestamp: asked.metadata.messageId, name: 'eyes' },
+    ]);
+    expect(await sqlite.getReactions(inDm, asked.id)).toMatchObject([
+      { participantId: 'slack:U0BOT', reaction: 'eyes' },
+    ]);
+  });
+});
