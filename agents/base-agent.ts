@@ -201,12 +201,17 @@ export abstract class BaseAgent implements Agent {
       },
       this.summarizer,
     );
+    // The recorded prompt names its files by their placeholders: their bytes and inlined text
+    // are for the run only.
+    const textOnly = withoutAttachments(prompt.messages);
+    const withFiles = textOnly.some((message, i) => message !== prompt.messages[i]);
     ctx.recordPrompt?.({
-      messages: prompt.messages,
+      messages: textOnly,
       tokens: prompt.tokens,
       tokenBudget: this.assemblerOptions.tokenBudget ?? DEFAULT_ASSEMBLER_OPTIONS.tokenBudget,
     });
     let shown = false;
+    let stepped = false;
     const stream = this.stream ? ctx.stream?.bind(ctx) : undefined;
     const call = (messages: typeof prompt.messages) =>
       callModel(
@@ -217,7 +222,10 @@ export abstract class BaseAgent implements Agent {
           tools: { ...this.builtInTools(ctx, input), ...this.tools },
           stopWhen: stepCountIs(this.maxSteps),
           abortSignal: ctx.signal,
-          onStepFinish: (step) => this.recordToolUse(step, input, ctx),
+          onStepFinish: (step) => {
+            stepped = true;
+            return this.recordToolUse(step, input, ctx);
+          },
         },
         stream &&
           ((text) => {
@@ -226,10 +234,9 @@ export abstract class BaseAgent implements Agent {
           }),
       );
     try {
-      const textOnly = withoutAttachments(prompt.messages);
-      const withFiles = textOnly.some((message, i) => message !== prompt.messages[i]);
       const result = await call(prompt.messages).catch((cause: unknown) => {
-        if (!withFiles || shown || !refusesFiles(cause)) throw cause;
+        // Asked again only when the first step failed: after a step its tools have run.
+        if (!withFiles || shown || stepped || !refusesFiles(cause)) throw cause;
         report(fail('the model refused the files; asked again with placeholders', cause));
         return call(textOnly);
       });

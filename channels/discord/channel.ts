@@ -156,15 +156,15 @@ export class DiscordChannel implements Channel {
     return this.options.shardCount ?? this.options.clientOptions?.shardCount ?? 1;
   }
 
-  /** Known from READY (or, on a RESUMEd session, from the store), before `start` resolves. */
   /** An attachment's bytes, from Discord's CDN (see `discordDownload`). */
   fetchAttachment(
     file: MessageAttachment,
     options: AttachmentFetchOptions,
   ): Promise<FetchedAttachment> {
-    return discordDownload(file, options);
+    return discordDownload(file, options, this.options.clientOptions?.rest?.api);
   }
 
+  /** Known from READY (or, on a RESUMEd session, from the store), before `start` resolves. */
   get botIdentity(): BotIdentity | undefined {
     const user = this.client.user ?? this.sessions.anyUser();
     if (!user) return undefined;

@@ -1,5 +1,6 @@
 /**
- * A Discord file's bytes: the attachment's CDN URL (signed by Discord; no token is sent).
+ * A Discord file's bytes: the attachment's CDN URL (signed by Discord; no token is sent), on
+ * Discord's CDN hosts or the host of the REST API the bot is pointed at (`rest.api`) only.
  *
  * @example
  * ```ts
@@ -11,11 +12,15 @@ import type {
   FetchedAttachment,
   MessageAttachment,
 } from '../../src/attachments.js';
-import { checkDeclaredSize, download } from '../shared/download.js';
+import { checkDeclaredSize, download, originOf } from '../shared/download.js';
 import { platformError } from '../shared/platform.js';
 
+/** Where Discord serves attachments and stickers. */
+const DISCORD_CDN = ['https://cdn.discordapp.com', 'https://media.discordapp.net'];
+
 /**
- * Fetches `file` from its CDN URL, at most `options.maxBytes` of it.
+ * Fetches `file` from its CDN URL, at most `options.maxBytes` of it; a URL on any other host
+ * than Discord's CDN or `apiUrl`'s is refused unfetched.
  *
  * @example
  * ```ts
@@ -26,13 +31,15 @@ import { platformError } from '../shared/platform.js';
 export async function discordDownload(
   file: MessageAttachment,
   options: AttachmentFetchOptions,
+  apiUrl?: string,
 ): Promise<FetchedAttachment> {
   const what = checkDeclaredSize('discord', file, options);
-  if (file.url === undefined || !/^https?:\/\//i.test(file.url)) {
+  const trusted = new Set([...DISCORD_CDN, apiUrl === undefined ? undefined : originOf(apiUrl)]);
+  if (file.url === undefined || !trusted.has(originOf(file.url))) {
     throw platformError('discord', `the file ${what}`, {
       kind: 'refused',
       code: 'file_not_fetchable',
-      detail: 'no CDN URL',
+      detail: 'no URL on a Discord CDN host',
     });
   }
   return download('discord', file.url, options, { what });

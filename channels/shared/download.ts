@@ -146,3 +146,19 @@ function describe(cause: unknown): string {
   const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : '';
   return `${cause.message}${inner}`;
 }
+
+/**
+ * A URL's origin (`https://cdn.discordapp.com`), or `undefined` for a string that is no URL.
+ *
+ * @example
+ * ```ts
+ * originOf('https://files.slack.com/files-pri/T1-F1/a.png'); // 'https://files.slack.com'
+ * ```
+ */
+export function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}

@@ -14,7 +14,7 @@ import type {
   FetchedAttachment,
   MessageAttachment,
 } from '../../src/attachments.js';
-import { checkDeclaredSize, download } from '../shared/download.js';
+import { checkDeclaredSize, download, originOf } from '../shared/download.js';
 import { platformError } from '../shared/platform.js';
 
 /** Where Slack serves `url_private`. */
@@ -48,12 +48,4 @@ export async function slackDownload(
     headers: { authorization: `Bearer ${slack.token}` },
     redirect: 'manual',
   });
-}
-
-function originOf(url: string): string | undefined {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return undefined;
-  }
 }

@@ -98,6 +98,8 @@ export function partKindOf(file: MessageAttachment): AttachmentPartKind | undefi
   if (type === undefined) return undefined;
   if (IMAGE_SIGNATURES.some((signature) => signature.mediaType === type)) return 'image';
   if (type === 'application/pdf') return 'pdf';
+  // A sticker's text is its animation (Discord's Lottie JSON): never inlined.
+  if (file.kind === 'sticker') return undefined;
   if (type.startsWith('text/') || TEXT_TYPES.has(type) || /\+(json|xml)$/.test(type)) {
     return 'text';
   }
@@ -134,8 +136,9 @@ export async function withAttachments(
   if (chosen.length === 0) return [...fitted];
   const fetched = new Map<string, Promise<FetchedAttachment>>();
   const parts = await Promise.all(
-    chosen.map(async (pick) => {
-      const key = pick.file.platformFileId ?? pick.file.url ?? '';
+    chosen.map(async (pick, i) => {
+      // The same file shared twice is fetched once; a file with neither id nor URL on its own.
+      const key = pick.file.platformFileId ?? pick.file.url ?? `#${i}`;
       const maxBytes = pick.kind === 'text' ? o.maxTextBytes : o.maxBytes;
       let fetching = fetched.get(key);
       if (fetching === undefined) {
@@ -216,7 +219,18 @@ function partsOf(pick: Chosen, fetched: FetchedAttachment): (ImagePart | FilePar
   } catch {
     return [];
   }
-  return [{ type: 'text', text: `${attachmentPlaceholder(pick.file)}\n${text}` }];
+  return [{ type: 'text', text: inlined(attachmentPlaceholder(pick.file), text) }];
+}
+
+/**
+ * A text file as the prompt carries it: its placeholder, then its text in a fenced block whose
+ * fence is longer than any run of backticks in the text, so the file's content cannot end the
+ * block and read as the person's words.
+ */
+function inlined(placeholder: string, text: string): string {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map(([run]) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${placeholder}\n${fence}\n${text}\n${fence}`;
 }
 
 function asColloquyError(error: unknown, { file, turn }: Chosen): ColloquyError {

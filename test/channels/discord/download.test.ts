@@ -1,5 +1,9 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Bot, ColloquyError } from 'colloquy';
+import { PlatformError, type Bot, type ColloquyError } from 'colloquy';
+import { DiscordChannel } from 'colloquy/discord';
 import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
 import { FileReadingAgent, filesIn, PNG, userTextIn } from '../../fixtures/file-reading-agent.js';
 import { addGeneral, GENERAL, startDiscordBot } from './discord.fixtures.js';
@@ -46,7 +50,9 @@ describe('an agent reads the files people post on Discord (discord.js against Fa
     expect(userTextIn(prompt)).toContain(
       `Alice: what is this? [image: dot.png, ${PNG.length} bytes]`,
     );
-    expect(userTextIn(prompt)).toContain('[file: notes.md, 23 bytes]\n# order 88 ships Friday');
+    expect(userTextIn(prompt)).toContain(
+      '[file: notes.md, 23 bytes]\n```\n# order 88 ships Friday\n```',
+    );
     expect(errors).toEqual([]);
   });
 
@@ -100,5 +106,45 @@ describe('an agent reads the files people post on Discord (discord.js against Fa
     expect(userTextIn(prompt)).toContain('what did people share?');
     expect(filesIn(prompt)).toEqual([]);
     expect(JSON.stringify(prompt)).not.toMatch(/bob\.png|team\.png|my receipt|for the team/);
+  });
+
+  it('gives a Lottie sticker as its placeholder, fetching none of its animation', async () => {
+    discord.userMessage({
+      channelId: ALICE_DM,
+      author: alice,
+      content: 'hi',
+      stickers: [{ id: '749054660769218631', name: 'Dance', format_type: 3 }],
+    });
+    const [reply] = await discord.waitForPosted(1);
+    expect(reply?.content).toBe('Seen.');
+    const prompt = agent.lastPrompt();
+    expect(userTextIn(prompt)).toBe('Alice: hi [sticker: Dance]');
+    expect(agent.warnings).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('fetches a file only from Discord’s CDN or the REST API’s host', async () => {
+    let asked = 0;
+    const elsewhere = createServer((_req, res) => {
+      asked += 1;
+      res.end('hello');
+    }).listen(0, '127.0.0.1');
+    await once(elsewhere, 'listening');
+    const { port } = elsewhere.address() as AddressInfo;
+    const channel = new DiscordChannel({
+      token: discord.token,
+      clientOptions: { rest: { api: discord.restApi } },
+    });
+    try {
+      const fetching = channel.fetchAttachment(
+        { kind: 'file', mimeType: 'text/plain', url: `http://localhost:${port}/notes.txt` },
+        { maxBytes: 1024 },
+      );
+      await expect(fetching).rejects.toBeInstanceOf(PlatformError);
+      await expect(fetching).rejects.toMatchObject({ code: 'file_not_fetchable' });
+      expect(asked).toBe(0);
+    } finally {
+      elsewhere.close();
+    }
   });
 });

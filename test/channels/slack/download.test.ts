@@ -40,7 +40,9 @@ describe('an agent reads the files people share on Slack (Bolt against FakeSlack
     expect(userTextIn(prompt)).toContain(
       `alice: what is this? [image: dot.png, ${PNG.length} bytes]`,
     );
-    expect(userTextIn(prompt)).toContain('[file: notes.txt, 21 bytes]\norder 88 ships Friday');
+    expect(userTextIn(prompt)).toContain(
+      '[file: notes.txt, 21 bytes]\n```\norder 88 ships Friday\n```',
+    );
     expect(errors).toEqual([]);
   });
 

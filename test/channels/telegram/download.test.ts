@@ -49,7 +49,7 @@ describe('an agent reads the files people send on Telegram (grammy against FakeT
     // The photo is a PNG whatever Telegram's default type says: the bytes decide.
     expect(filesIn(prompt)).toEqual([{ mediaType: 'image/png', bytes: PNG }]);
     expect(userTextIn(prompt)).toContain(`Ada: what is this? [image: ${PNG.length} bytes]`);
-    expect(userTextIn(prompt)).toContain('[file: list.csv, 12 bytes]\nsku,qty\nA1,2');
+    expect(userTextIn(prompt)).toContain('[file: list.csv, 12 bytes]\n```\nsku,qty\nA1,2\n```');
     // Bytes are kept for one run only: the second run fetches the list again, then the photo.
     expect(telegram.calls.filter((call) => call.method === 'getFile')).toHaveLength(3);
     expect(errors).toEqual([]);
