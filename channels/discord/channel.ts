@@ -15,6 +15,7 @@ import type {
   Channel,
   CommandSpec,
   ChannelHandlers,
+  MessageRef,
   OutboundMessage,
   SendOptions,
   ReplyStream,
@@ -30,7 +31,9 @@ import {
   PlatformError,
 } from '../../src/errors.js';
 import { addSecret, redactError } from '../../src/logger.js';
+import { filesOnly } from '../shared/files.js';
 import { sendParts } from '../shared/platform.js';
+import { sendDiscordFiles } from './files.js';
 import {
   DEFAULT_ALLOWED_MENTIONS,
   DISCORD_NONCE_WINDOW_MS,
@@ -337,7 +340,7 @@ export class DiscordChannel implements Channel {
       if (answered !== undefined) return answered;
     }
     const sent = await sendParts(
-      withComponents(bodies, message),
+      filesOnly(message) ? [] : withComponents(bodies, message),
       async (body) => {
         const posted = (await this.client.rest.post(Routes.channelMessages(channelId), {
           body,
@@ -356,7 +359,23 @@ export class DiscordChannel implements Channel {
       options,
     );
     const first = sent.messageIds[0];
-    return first === undefined ? sent : { ...sent, id: `discord:${channelId}:${first}` };
+    const text = first === undefined ? sent : { ...sent, id: `discord:${channelId}:${first}` };
+    if (!message.files?.length) return text;
+    const report = (error: ColloquyError) => this.handlers?.error(error);
+    const files = await sendDiscordFiles(this.client.rest, channelId, message, report);
+    return { ...text, files };
+  }
+
+  /** Adds the bot's reaction to a message (`PUT …/reactions/<emoji>/@me`, as `message.react`). */
+  async react(message: MessageRef, emoji: string): Promise<void> {
+    const channelId = message.threadId ?? message.channelId;
+    try {
+      await this.client.rest.put(
+        Routes.channelMessageOwnReaction(channelId, message.messageId, encodeURIComponent(emoji)),
+      );
+    } catch (error) {
+      throw toColloquyError(error, `a reaction in ${channelId}`);
+    }
   }
 
   /**

@@ -133,6 +133,16 @@ export class FakeDiscord {
   readonly interactions: FakeDiscordInteractions;
   /** The files people posted, served by the fake's CDN. */
   readonly files = new FakeDiscordFiles(() => `http://127.0.0.1:${this.port}`);
+  /** The files the bot posted, in order, with the attachment Discord answered. */
+  readonly uploads: {
+    name: string;
+    mimeType: string;
+    content: Buffer;
+    description?: string;
+    attachment: Record<string, unknown>;
+  }[] = [];
+  /** The reactions the bot added (`PUT …/reactions/<emoji>/@me`), in order. */
+  readonly botReactions: { channelId: string; messageId: string; emoji: string }[] = [];
   private readonly nextId = snowflakes();
   private readonly guilds = new Map<string, FakeDiscordGuild>();
   private readonly channels = new Map<string, FakeDiscordChannel>();
@@ -537,6 +547,21 @@ export class FakeDiscord {
         return message;
       },
       answerDelay: () => this.answerDelay.wait(),
+      attach: (channelId, uploads, payload) => {
+        const about = (payload as { attachments?: { id?: unknown; description?: string }[] })
+          .attachments;
+        const files = uploads.map((part, i) => ({
+          name: part.filename ?? 'unknown',
+          mimeType: part.contentType ?? 'application/octet-stream',
+          content: part.bytes,
+          ...(about?.[i]?.description !== undefined && { description: about[i]!.description }),
+        }));
+        const attachments = this.files.attach(channelId, files, () => this.nextId());
+        this.uploads.push(...files.map((file, i) => ({ ...file, attachment: attachments[i]! })));
+        return attachments;
+      },
+      react: (channelId, messageId, emoji) =>
+        void this.botReactions.push({ channelId, messageId, emoji }),
       edit: (messageId, content) => this.editMessage({ messageId, content }),
       remove: (messageId) => this.deleteMessage({ messageId }),
       interactions: (method, route, body) => this.interactions.handle(method, route, body),

@@ -1,3 +1,4 @@
+import { readMultipart, type FormPart } from '../../testing/multipart.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EditWindow } from '../../testing/edit-limit.js';
 import type { FakeDiscordChannel, FakeDiscordMessage, FakeDiscordUser } from './payloads.js';
@@ -22,6 +23,9 @@ export interface FakeDiscordRequest {
   /** When the fake answered the request, in ms since the epoch. */
   at: number;
 }
+
+/** The largest file a bot may upload (Discord's default, 10 MiB). */
+export const DISCORD_UPLOAD_LIMIT = 10 * 1024 * 1024;
 
 /** What the REST half needs from FakeDiscord. */
 export interface RestHost {
@@ -51,6 +55,10 @@ export interface RestHost {
    * undefined to answer at once.
    */
   answerDelay(): Promise<void> | undefined;
+  /** The `attachments` of a message the bot posted with these file parts (`attachments` of its payload naming them). */
+  attach(channelId: string, uploads: readonly FormPart[], payload: object): unknown[];
+  /** The bot adds its reaction `emoji` to a message. */
+  react(channelId: string, messageId: string, emoji: string): void;
   edit(messageId: string, content: string): FakeDiscordMessage;
   remove(messageId: string): void;
   record(request: FakeDiscordRequest): void;
@@ -76,7 +84,12 @@ export async function handleRest(
 ): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
+  const raw = Buffer.concat(chunks);
+  // A message with files comes as multipart/form-data: `payload_json` and `files[n]`.
+  const parts = readMultipart(raw, req.headers['content-type'] ?? '');
+  const uploads = parts.filter((part) => part.filename !== undefined);
+  const payload = parts.find((part) => part.name === 'payload_json');
+  const text = (payload?.bytes ?? raw).toString('utf8');
   let body: unknown;
   try {
     body = text ? JSON.parse(text) : undefined;
@@ -123,6 +136,15 @@ export async function handleRest(
       ? answer(204)
       : answer(404, { message: 'Unknown Channel', code: 10003 });
   }
+  const reaction = /^\/channels\/(\d+)\/messages\/(\d+)\/reactions\/([^/]+)\/@me$/.exec(route);
+  if (method === 'PUT' && reaction) {
+    const [, channelId = '', messageId = '', emoji = ''] = reaction;
+    if (host.message(messageId)?.channel_id !== channelId) {
+      return answer(404, { message: 'Unknown Message', code: 10008 });
+    }
+    host.react(channelId, messageId, decodeURIComponent(emoji));
+    return answer(204);
+  }
   const messages = /^\/channels\/(\d+)\/messages(?:\/(\d+))?$/.exec(route);
   if (!messages) return answer(404, { message: '404: Not Found', code: 0 });
   const channel = host.channel(messages[1] ?? '');
@@ -130,7 +152,7 @@ export async function handleRest(
   const messageId = messages[2];
   if (method === 'POST' && messageId === undefined) {
     const failure = host.nextFailure();
-    return failure ? fail(failure, answer) : postMessage(host, channel, body, answer);
+    return failure ? fail(failure, answer) : postMessage(host, channel, body, answer, uploads);
   }
   const existing = messageId === undefined ? undefined : host.message(messageId);
   if (!existing || existing.channel_id !== channel.id) {
@@ -158,6 +180,7 @@ async function postMessage(
   channel: FakeDiscordChannel,
   body: unknown,
   answer: Answer,
+  uploads: readonly FormPart[] = [],
 ): Promise<void> {
   const request = (typeof body === 'object' && body !== null ? body : {}) as {
     content?: unknown;
@@ -166,7 +189,10 @@ async function postMessage(
     enforce_nonce?: unknown;
   };
   const content = typeof request.content === 'string' ? request.content : '';
-  if (content.length === 0) {
+  if (uploads.some((file) => file.bytes.length > DISCORD_UPLOAD_LIMIT)) {
+    return answer(413, { message: 'Request entity too large', code: 40005 });
+  }
+  if (content.length === 0 && uploads.length === 0) {
     return answer(400, { message: 'Cannot send an empty message', code: 50006 });
   }
   if (content.length > 2000) {
@@ -206,6 +232,7 @@ async function postMessage(
   );
   const { components } = request as { components?: unknown };
   if (Array.isArray(components)) posted.components = components;
+  if (uploads.length > 0) posted.attachments = host.attach(channel.id, uploads, request);
   const held = host.answerDelay();
   if (held !== undefined) await held;
   answer(200, posted);
