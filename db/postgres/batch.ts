@@ -3,7 +3,7 @@ import type { AgentRun } from '../../src/runs.js';
 import type { NewMessage } from '../../src/types.js';
 import { withMetadata } from '../../src/types.js';
 import { normalizeTimestamp, toInsert } from '../rows.js';
-import { jsonWithoutNul, withoutNul } from './errors.js';
+import { storableJson, withoutNul } from './errors.js';
 
 /**
  * Many new turns in one statement (group commit): the message insert is the claim, as in
@@ -108,9 +108,9 @@ export async function appendMany(
     column('replyToParticipantId'),
     rows.map((row) => row.isSummary === 1),
     column('summaryForAgentId'),
-    rows.map((row) => jsonWithoutNul(row.metadata)),
+    rows.map((row) => storableJson(row.metadata)),
     column('traceId'),
-    rows.map((row) => jsonWithoutNul(row.sources)),
+    rows.map((row) => storableJson(row.sources)),
     column('reasoning'),
     column('delegationId'),
     column('delegatedBy'),
@@ -121,7 +121,7 @@ export async function appendMany(
     [...places.keys()],
     ...[0, 1, 2, 3, 4].map((i) => [...places.values()].map((place) => place[i] ?? null)),
     ...mentions,
-    rows.map((row) => jsonWithoutNul(row.attachments)),
+    rows.map((row) => storableJson(row.attachments)),
   ]);
   const { rows: inserted } = await client.query<{ seq: number; id: string }>(APPEND_MANY, values);
   const seqOf = new Map(inserted.map((row) => [row.id, row.seq]));

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
-import { jsonWithoutNul, withoutNul } from './errors.js';
+import { storableJson, withoutNul } from './errors.js';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { messages } from './schema.js';
 import { PG } from './statements.js';
@@ -201,7 +201,7 @@ function insertRows(
     const slots = columns.map((column) => {
       const value = row[column] ?? null;
       values.push(
-        JSON_COLUMNS.has(column) && typeof value === 'string' ? jsonWithoutNul(value) : value,
+        JSON_COLUMNS.has(column) && typeof value === 'string' ? storableJson(value) : value,
       );
       return `$${values.length}`;
     });

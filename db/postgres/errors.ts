@@ -64,8 +64,12 @@ export function describePgError(error: unknown): string {
 }
 
 const NUL = /\0/g;
-/** `\u0000` in JSON text, unless its backslash is itself escaped. */
-const ESCAPED_NUL = /(?<!\\)((?:\\\\)*)\\u0000/g;
+/**
+ * In JSON text, left to right: an escaped backslash (kept), a surrogate pair (kept), half of
+ * one or `\u0000` (neither of which jsonb takes).
+ */
+const JSON_ESCAPES =
+  /\\\\|\\ud[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}|\\ud[89a-f][0-9a-f]{2}|\\u0000/gi;
 
 /**
  * The values with U+0000 replaced by U+FFFD: Postgres text cannot hold it, and a turn is
@@ -85,13 +89,19 @@ export function withoutNul(values: unknown[]): unknown[] {
 }
 
 /**
- * JSON text with its escaped U+0000 as U+FFFD (jsonb refuses `\u0000`).
+ * JSON text as jsonb takes it: escaped U+0000 and halves of surrogate pairs (a platform's text
+ * cut inside an emoji) as U+FFFD.
  *
  * @example
  * ```ts
- * jsonWithoutNul('{"k":"a\\u0000"}'); // '{"k":"a\\ufffd"}'
+ * storableJson('{"k":"a\\u0000"}'); // '{"k":"a\\ufffd"}'
+ * storableJson('"\\ud83d"'); // '"\\ufffd"'
  * ```
  */
-export function jsonWithoutNul<T extends string | null>(json: T): T {
-  return (json === null ? json : json.replace(ESCAPED_NUL, '$1\\ufffd')) as T;
+export function storableJson<T extends string | null>(json: T): T {
+  return (
+    json === null
+      ? json
+      : json.replace(JSON_ESCAPES, (escape) => (escape.length === 6 ? '\\ufffd' : escape))
+  ) as T;
 }

@@ -4,7 +4,7 @@ import type { StoreOperation } from '../../src/store.js';
 import { CREATE_RUNS, runColumns } from './batch.js';
 import { withMetadata } from '../../src/types.js';
 import { normalizeTimestamp } from '../rows.js';
-import { jsonWithoutNul, withoutNul } from './errors.js';
+import { storableJson, withoutNul } from './errors.js';
 
 /**
  * Participants a transaction's turns name, created when missing, in id order. One that exists
@@ -294,7 +294,7 @@ export async function commitTransaction(
   }
   const who = [...participants].map(([id, [kind, name]]) => ({ id, kind, display_name: name }));
   // No parameters, so that the statements go in one message; the JSON goes as quoted literals.
-  const literal = (value: unknown) => client.escapeLiteral(jsonWithoutNul(JSON.stringify(value)));
+  const literal = (value: unknown) => client.escapeLiteral(storableJson(JSON.stringify(value)));
   await client.query(
     [
       ...(places.length > 0 ? [TALLY_CONVERSATIONS(literal(places))] : []),

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { type Lease, CONVERSATION_LEASE_PREFIX, newLeaseToken } from '../../src/leases.js';
 import type { AgentRun, ReplyConfirmation, RunQuery } from '../../src/runs.js';
 import { normalizeTimestamp } from '../../src/timestamp.js';
-import { jsonWithoutNul } from './errors.js';
+import { storableJson, withoutNul } from './errors.js';
 import { type RunRow, toRun } from '../runs.js';
 
 /** A pool, or one connection inside a transaction. */
@@ -36,23 +36,26 @@ const ALL_STATUSES = ['pending', 'running', 'answered', 'failed', 'expired', 'un
 
 /** Writes a run whole (`create`: only when it has no row yet). */
 export async function upsertRun(db: Queryable, run: AgentRun, create = false): Promise<void> {
-  await db.query(create ? CREATE_RUN : UPSERT_RUN, [
-    run.id,
-    run.messageId,
-    run.conversationId,
-    run.agentId,
-    run.status,
-    run.createdAt,
-    run.startedAt ?? null,
-    run.finishedAt ?? null,
-    run.model ?? null,
-    run.inputTokens ?? null,
-    run.outputTokens ?? null,
-    run.replyId ?? null,
-    run.error ?? null,
-    run.attempts,
-    run.prompt ?? null,
-  ]);
+  await db.query(
+    create ? CREATE_RUN : UPSERT_RUN,
+    withoutNul([
+      run.id,
+      run.messageId,
+      run.conversationId,
+      run.agentId,
+      run.status,
+      run.createdAt,
+      run.startedAt ?? null,
+      run.finishedAt ?? null,
+      run.model ?? null,
+      run.inputTokens ?? null,
+      run.outputTokens ?? null,
+      run.replyId ?? null,
+      run.error ?? null,
+      run.attempts,
+      run.prompt ?? null,
+    ]),
+  );
 }
 
 /** Records what the platform said about a reply; false when there is no such turn. */
@@ -68,20 +71,20 @@ export async function confirmReply(db: Queryable, confirmation: ReplyConfirmatio
        content = coalesce($7, content), trace_id = coalesce($8, trace_id),
        sources = coalesce($9::jsonb, sources), attachments = coalesce($10::jsonb, attachments)
      WHERE id = $1 AND conversation_id = $2`,
-    [
+    withoutNul([
       confirmation.id,
       confirmation.conversationId,
       confirmation.delivery,
       timestamp,
       first ?? null,
-      Object.keys(extra).length === 0 ? null : JSON.stringify(extra),
+      Object.keys(extra).length === 0 ? null : storableJson(JSON.stringify(extra)),
       confirmation.content ?? null,
       confirmation.traceId ?? null,
-      confirmation.sources?.length ? JSON.stringify(confirmation.sources) : null,
+      confirmation.sources?.length ? storableJson(JSON.stringify(confirmation.sources)) : null,
       confirmation.attachments?.length
-        ? jsonWithoutNul(JSON.stringify(confirmation.attachments))
+        ? storableJson(JSON.stringify(confirmation.attachments))
         : null,
-    ],
+    ]),
   );
   const changed = (rowCount ?? 0) > 0;
   if (changed && timestamp !== null) {

@@ -39,7 +39,7 @@ import {
   describePgError,
   isRolledBackConflict,
   isTransientPg,
-  jsonWithoutNul,
+  storableJson,
   withoutNul,
 } from './errors.js';
 import { MoreToLock, deleteConversation, deleteTurns, forget } from './deletes.js';
@@ -261,9 +261,9 @@ export class PostgresConversationStore implements ConversationStore {
       row.replyToParticipantId,
       row.isSummary === 1,
       row.summaryForAgentId,
-      jsonWithoutNul(row.metadata),
+      storableJson(row.metadata),
       row.traceId,
-      jsonWithoutNul(row.sources),
+      storableJson(row.sources),
       row.reasoning,
       row.delegationId,
       row.delegatedBy,
@@ -273,7 +273,7 @@ export class PostgresConversationStore implements ConversationStore {
       message.participant.displayName ?? null,
       message.metadata.channelName ?? null,
       message.metadata.mentions ?? [],
-      jsonWithoutNul(row.attachments),
+      storableJson(row.attachments),
     ]);
     const inserted = await db.query<{ seq: number }>(PG.append, values);
     const seq = inserted.rows[0]?.seq;
@@ -444,7 +444,7 @@ export class PostgresConversationStore implements ConversationStore {
           place.scope,
           isoTimestamp(),
           input.title ?? null,
-          input.metadata === undefined ? null : jsonWithoutNul(JSON.stringify(input.metadata)),
+          input.metadata === undefined ? null : storableJson(JSON.stringify(input.metadata)),
         ]),
       );
       if ((rowCount ?? 0) === 0) throw conversationExists(input.id);
@@ -466,7 +466,7 @@ export class PostgresConversationStore implements ConversationStore {
           how(update.title),
           update.title ?? null,
           how(update.metadata),
-          update.metadata == null ? null : jsonWithoutNul(JSON.stringify(update.metadata)),
+          update.metadata == null ? null : storableJson(JSON.stringify(update.metadata)),
         ]),
       );
       return rows[0] === undefined ? undefined : toSummary(rows[0]);

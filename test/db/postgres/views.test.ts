@@ -15,7 +15,7 @@ import {
 /** A value of the wrong type, as a platform payload or a tool can hand one over. */
 const bad = <T>(value: unknown) => value as T;
 
-describe.skipIf(!postgresReachable)('the Postgres views over JSON columns', () => {
+describe.skipIf(!postgresReachable)('the Postgres JSON columns and the views over them', () => {
   let store: PostgresConversationStore;
   beforeAll(async () => {
     store = await openPostgresStore(await testDatabase());
@@ -80,5 +80,71 @@ describe.skipIf(!postgresReachable)('the Postgres views over JSON columns', () =
       { document_id: 'refunds.md', score: 0.91 },
       { document_id: 'faq.md', score: null },
     ]);
+  });
+
+  it('stores turns whose JSON carries half a surrogate pair, that half read as U+FFFD', async () => {
+    // given two turns in one burst, one whose platform text was cut inside an emoji (as a
+    // UTF-16 offset can cut it) in its metadata and a file name
+    const cut = '\u{1F44D}'.slice(0, 1);
+    const broken: NewMessage = {
+      ...numberedTurn('views', 3, 2, { kind: 'user', id: 'telegram:2' }),
+      attachments: [{ kind: 'file', name: `thumbs ${cut}.png` }],
+    };
+    broken.metadata = { ...broken.metadata, quote: `re: ${cut}`, whole: '\u{1F44D}' };
+    const next = numberedTurn('views', 4, 2, { kind: 'user', id: 'telegram:2' });
+
+    // when the burst is committed
+    const results = await store.commit([
+      { kind: 'append', message: broken },
+      { kind: 'append', message: next },
+    ]);
+
+    // then both are stored, the lone half replaced and the whole emoji kept
+    expect(results.map((result) => result.ok)).toEqual([true, true]);
+    const [read] = await store.get('telegram:2', { limit: 1, before: next.timestamp });
+    expect(read?.metadata).toMatchObject({ quote: 're: \ufffd', whole: '\u{1F44D}' });
+    expect(read?.attachments).toEqual([{ kind: 'file', name: 'thumbs \ufffd.png' }]);
+  });
+
+  it('confirms a reply and records its run whatever text the platform answered with', async () => {
+    // given a reply recorded before its send, and its run
+    const reply = numberedTurn('views', 5, 3, { kind: 'agent', id: 'support-agent' });
+    const run = {
+      id: 'views-5:support-agent',
+      messageId: 'views-5',
+      conversationId: reply.conversationId,
+      agentId: 'support-agent',
+      status: 'running',
+      createdAt: reply.timestamp,
+      attempts: 1,
+    } as const;
+    await store.commit([{ kind: 'reply', message: reply }]);
+
+    // when the platform answers with a NUL and half an emoji, and the run fails with them
+    const cut = '\u{1F44D}'.slice(0, 1);
+    const results = await store.commit([
+      {
+        kind: 'confirm',
+        confirmation: {
+          id: reply.id,
+          conversationId: reply.conversationId,
+          messageIds: ['p-5'],
+          delivery: 'sent',
+          content: 'shown\u0000',
+          metadata: { platformNote: `cut ${cut}` },
+        },
+      },
+      { kind: 'run', run: { ...run, status: 'failed', error: `refused: \u0000${cut}` } },
+    ]);
+
+    // then both are recorded, the bad characters as U+FFFD
+    expect(results.map((result) => result.ok)).toEqual([true, true]);
+    const [read] = await store.get(reply.conversationId, { limit: 1 });
+    expect(read).toMatchObject({
+      content: 'shown\ufffd',
+      metadata: { platformNote: 'cut \ufffd' },
+    });
+    const [recorded] = await store.getRuns({ messageId: run.messageId });
+    expect(recorded?.error).toBe('refused: \ufffd\ufffd');
   });
 });
