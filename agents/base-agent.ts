@@ -18,6 +18,14 @@ import { isoTimestamp, samePlace, withMetadata } from '../src/types.js';
 import type { NewMessage, Participant } from '../src/types.js';
 import { callModel } from './model-call.js';
 import { describeModel, modelFromEnv } from './models.js';
+import {
+  approvalActions,
+  approvalAnswerOf,
+  approvalMessages,
+  approvalQuestion,
+  approvalRequestsOf,
+  waitingCalls,
+} from './approval.js';
 import { isOfflineModel } from './offline-model.js';
 import { filesOf } from './files.js';
 import { sourcesOf } from './provenance.js';
@@ -210,6 +218,18 @@ export abstract class BaseAgent implements Agent {
       tokens: prompt.tokens,
       tokenBudget: this.assemblerOptions.tokenBudget ?? DEFAULT_ASSEMBLER_OPTIONS.tokenBudget,
     });
+    // A press of Approve / Deny continues the model call that stopped for it (see `approval.ts`).
+    const answer = approvalAnswerOf(input);
+    const waiting =
+      answer === undefined
+        ? []
+        : await waitingCalls(ctx.store, ctx.conversationId, this.id, answer);
+    if (answer?.approved === false) {
+      for (const row of waiting)
+        await ctx.record(this.approvedTurn(input, row, `Denied by ${answer.by}.`));
+    }
+    const continued = answer === undefined ? [] : approvalMessages(waiting, answer);
+    const waitingIds = new Set(waiting.map((row) => row.metadata.toolCallId));
     let shown = false;
     let stepped = false;
     const stream = this.stream ? ctx.stream?.bind(ctx) : undefined;
@@ -217,7 +237,7 @@ export abstract class BaseAgent implements Agent {
       callModel(
         {
           model,
-          messages,
+          messages: waiting.length === 0 ? messages : [...messages, ...continued],
           allowSystemInMessages: true,
           tools: { ...this.builtInTools(ctx, input), ...this.tools },
           stopWhen: stepCountIs(this.maxSteps),
@@ -225,6 +245,14 @@ export abstract class BaseAgent implements Agent {
           onStepFinish: (step) => {
             stepped = true;
             return this.recordToolUse(step, input, ctx);
+          },
+          experimental_onToolCallFinish: async (event) => {
+            const row = waiting.find((w) => w.metadata.toolCallId === event.toolCall.toolCallId);
+            if (row === undefined || !waitingIds.delete(row.metadata.toolCallId)) return;
+            // An approved tool has run: the call is not asked again (with or without files).
+            stepped = true;
+            const text = event.success ? textOf(event.output) : `Error: ${messageOf(event.error)}`;
+            await ctx.record(this.approvedTurn(input, row, text));
           },
         },
         stream &&
@@ -243,8 +271,13 @@ export abstract class BaseAgent implements Agent {
       const reasoning = reasoningOf(result.steps);
       const sources = sourcesOf(result.steps);
       const files = filesOf(result.steps);
+      const last = result.steps.at(-1);
+      const requests = last === undefined ? [] : approvalRequestsOf(last);
       return {
-        output: result.text,
+        output:
+          requests.length > 0 && result.text.trim() === ''
+            ? approvalQuestion(requests)
+            : result.text,
         traceId: result.response.id,
         ...(sources.length === 0 ? {} : { sources }),
         ...(files.length === 0 ? {} : { files }),
@@ -253,6 +286,7 @@ export abstract class BaseAgent implements Agent {
           ...(isOfflineModel(model) ? { offline: true } : {}),
           usage: usageOf(result.totalUsage),
           ...(reasoning === undefined ? {} : { reasoning }),
+          ...(requests.length > 0 && { actions: approvalActions(requests) }),
         },
       };
     } catch (cause) {
@@ -296,10 +330,18 @@ export abstract class BaseAgent implements Agent {
     ctx: AgentRunContext,
   ): Promise<void> {
     const at = step.stepNumber;
+    const approvals = approvalRequestsOf(step);
     for (const part of step.content) {
       if (part.type === 'tool-call') {
         const json = JSON.stringify(part.input) ?? 'null';
-        await ctx.record(this.toolTurn(input, at, part, 'call', json));
+        const turn = this.toolTurn(input, at, part, 'call', json);
+        // A call that waits for approval says which: the press that answers it finds it by this.
+        const approval = approvals.find((a) => a.toolCallId === part.toolCallId);
+        await ctx.record(
+          approval === undefined
+            ? turn
+            : { ...turn, metadata: { ...turn.metadata, approvalId: approval.approvalId } },
+        );
       } else if (part.type === 'tool-result') {
         await ctx.record(this.toolTurn(input, at, part, 'result', textOf(part.output)));
       } else if (part.type === 'tool-error') {
@@ -307,6 +349,18 @@ export abstract class BaseAgent implements Agent {
         await ctx.record({ ...turn, metadata: { ...turn.metadata, toolError: true } });
       }
     }
+  }
+
+  /**
+   * The result row of a call that waited for approval, written by the run of the press that
+   * answered it (`<press id>:tool:approval:<call id>:result`), in the step of its call.
+   */
+  private approvedTurn(input: NewMessage, call: NewMessage, content: string): NewMessage {
+    const { toolCallId, toolName } = call.metadata;
+    const step = call.metadata['toolStep'] as number;
+    const part = { toolCallId: toolCallId as string, toolName: toolName ?? 'unknown' };
+    const turn = this.toolTurn(input, step, part, 'result', content);
+    return { ...turn, id: `${input.id}${rerun(input)}:tool:approval:${part.toolCallId}:result` };
   }
 
   /**

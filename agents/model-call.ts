@@ -39,8 +39,10 @@ export async function callModel(
       began = true;
       text += part.text;
       onText(text);
-    } else if (part.type === 'finish-step') began = true;
-    else if (part.type === 'error') failure ??= { error: part.error };
+    } else if (part.type === 'finish-step' || part.type === 'tool-result') {
+      // A tool approved before the call has run: asking again would run it twice.
+      began = true;
+    } else if (part.type === 'error') failure ??= { error: part.error };
   }
   // A model that cannot stream (a test double without doStream, a provider that refuses) fails
   // before saying anything: it is asked again for the whole answer.
