@@ -111,8 +111,11 @@ export async function delegate(request: DelegationRequest): Promise<DelegationRe
       delegatedBy: from.id,
     },
   });
+  // The delegate answers the delegating agent, not the person: nothing of it streams into the
+  // person's live reply.
+  const { stream: _personsReply, ...own } = ctx;
   const result = await to.run(taskTurn, {
-    ...ctx,
+    ...own,
     aliases: [...new Set([to.id, to.name, ...(to.agentAliases ?? [])])],
     record: (turn) => ctx.record(tag(turn)),
     depth: ctx.depth + 1,

@@ -2,11 +2,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LanguageModelV3Content, LanguageModelV3GenerateResult } from '@ai-sdk/provider';
-import { jsonSchema, tool } from 'ai';
+import { jsonSchema, simulateReadableStream, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { assemblePrompt, BaseAgent, Bot, silentLogger, type ColloquyError } from 'colloquy';
+import {
+  assemblePrompt,
+  BaseAgent,
+  Bot,
+  InMemoryConversationStore,
+  silentLogger,
+  type ColloquyError,
+  type NewMessage,
+} from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
 import { answer } from '../fixtures/model-answer.js';
@@ -202,5 +210,66 @@ describe('delegation between agents', () => {
     await expect(assemblePrompt(store, 'memory:dm', 'a', 'A')).rejects.toThrow(
       /COLLOQUY_HISTORY_MAX_TOKENS/,
     );
+  });
+
+  it('never streams the delegate’s answer into the person’s live reply', async () => {
+    // given a delegate that would stream its answer, and a delegator that asks it
+    const internal = 'internal: budget 80 EUR';
+    const budget = new MockLanguageModelV3({
+      doGenerate: async () => answer(internal),
+      doStream: async () => ({
+        stream: simulateReadableStream({
+          chunks: [
+            { type: 'stream-start', warnings: [] },
+            { type: 'text-start', id: 't' },
+            { type: 'text-delta', id: 't', delta: internal },
+            { type: 'text-end', id: 't' },
+            {
+              type: 'finish',
+              finishReason: { unified: 'stop', raw: 'stop' },
+              usage: answer('').usage,
+            },
+          ],
+        }),
+      }),
+    });
+    const Budget = agentClass('budget', budget, {});
+    const front = scripted([
+      call('d1', 'delegate', { agent: 'budget', task: 'what is the budget?' }),
+      answer('The budget is fine.'),
+    ]);
+    const Front = agentClass('front', front.model, {});
+    const delegate = new Budget();
+    delegate.logger = silentLogger;
+    const delegator = new Front();
+    delegator.logger = silentLogger;
+    delegator.delegates = [delegate];
+    const store = new InMemoryConversationStore();
+    const turn: NewMessage = {
+      id: 'm1',
+      scope: 'dm',
+      conversationId: 'memory:dm',
+      participant: bob,
+      content: 'how is the budget?',
+      timestamp: new Date().toISOString(),
+      metadata: { channelType: 'memory', channelId: 'dm' },
+    };
+    await store.append(turn);
+    const shown: string[] = [];
+
+    // when the delegator answers with a live reply
+    const result = await delegator.run(turn, {
+      conversationId: 'memory:dm',
+      store,
+      aliases: ['front'],
+      record: async (row) => void (await store.append(row)),
+      depth: 0,
+      stream: (text) => void shown.push(text),
+    });
+
+    // then the delegate answered the delegator, and the person's live reply never showed it
+    expect(result.output).toBe('The budget is fine.');
+    expect(front.prompts.at(-1)).toContain(internal);
+    expect(shown.join('\n')).not.toContain('internal');
   });
 });
