@@ -425,11 +425,15 @@ export class SlackChannel implements Channel {
 
   /** Shows a reply as it is written: streamed in a thread, else posted and updated. */
   stream(message: OutboundMessage, options?: StreamOptions): ReplyStream {
-    const { app, refused, parts } = this;
-    const allowBroadcastMentions = this.options.allowBroadcastMentions === true;
-    const markdown = (text: string) => escapeSlackMarkdown(text, { allowBroadcastMentions });
+    const { app, refused, parts, markdown } = this;
     return slackStream({ client: app.client, parts, markdown, refused }, message, options);
   }
+
+  /** A reply's text as the `markdown_text` of a stream (broadcast mentions as configured). */
+  private readonly markdown = (text: string) =>
+    escapeSlackMarkdown(text, {
+      allowBroadcastMentions: this.options.allowBroadcastMentions === true,
+    });
 
   private readonly parts = (text: string) =>
     formatSlackText(text, this.options.textLimit ?? SLACK_TEXT_LIMIT, {
@@ -438,9 +442,12 @@ export class SlackChannel implements Channel {
 
   /** Settles a reply a crash left unconfirmed (see `settleSlackReply`). */
   settle(reply: UnsettledReply): Promise<SentMessage | undefined> {
-    const { app, self, parts } = this;
+    const { app, self, parts, markdown } = this;
     const send = (out: OutboundMessage, options: SendOptions) => this.send(out, options);
-    return settleSlackReply({ client: app.client, ...(self && { self }), parts, send }, reply);
+    return settleSlackReply(
+      { client: app.client, ...(self && { self }), parts, markdown, send },
+      reply,
+    );
   }
 
   /** A shared file's bytes, from `url_private` with the bot token (see `slackDownload`). */

@@ -3,7 +3,8 @@
  * and the part, and a reply streamed with Slack's own methods gets it when the stream stops.
  * After a crash the conversation is read back (with `include_all_metadata`) from the turn the
  * reply answers; a stream the crash left running (the bot's message there without colloquy's
- * metadata) is stopped, set to the recorded text and marked.
+ * metadata, started when the reply was recorded and showing the start of its text) is stopped,
+ * set to the recorded text and marked.
  */
 import type { App } from '@slack/bolt';
 import type {
@@ -50,12 +51,21 @@ export interface FoundReply {
   /** True when part 0 is a stream that stopped: one message holding the whole reply. */
   streamed: boolean;
   /** The bot's messages after the turn answered that carry no colloquy metadata, oldest first. */
-  unmarked: string[];
+  unmarked: UnmarkedMessage[];
+}
+
+/** A message of the bot's without colloquy metadata: its `ts` and the text Slack lists. */
+export interface UnmarkedMessage {
+  ts: string;
+  text: string;
 }
 
 /** Most messages one read of the conversation answers. */
 const PAGE = 200;
-/** How far before the recorded time a reply with no inbound `ts` is looked for (clock skew). */
+/**
+ * How far around the recorded time a reply is looked for: Slack's clock and the bot's may
+ * differ by this much (a stream starts as soon as its reply is recorded).
+ */
 const SKEW_MS = 60_000;
 
 /**
@@ -98,7 +108,8 @@ export async function findReply(
       const metadata = posted.metadata as Partial<ReplyMetadata> | undefined;
       if (metadata?.event_type !== REPLY_EVENT_TYPE) {
         const mine = posted.user === self?.userId || posted.bot_id === self?.botId;
-        if (self !== undefined && mine) found.unmarked.push(ts);
+        if (self !== undefined && mine)
+          found.unmarked.push({ ts, text: String(posted.text ?? '') });
         continue;
       }
       const payload = metadata.event_payload;
@@ -108,7 +119,7 @@ export async function findReply(
     }
     cursor = page.response_metadata?.next_cursor || undefined;
   } while (cursor !== undefined);
-  found.unmarked.sort(compareTs);
+  found.unmarked.sort((a, b) => compareTs(a.ts, b.ts));
   return found;
 }
 
@@ -119,6 +130,8 @@ export interface SlackSettleContext {
   self?: SlackSelf;
   /** The text of each part of a reply (the split `send` uses). */
   parts(text: string): string[];
+  /** A reply's text as the `markdown_text` of a stream (the form `stream` sends). */
+  markdown?(text: string): string;
   /** Posts a reply, skipping the parts Slack has. */
   send(message: OutboundMessage, options: SendOptions): Promise<SentMessage>;
 }
@@ -127,10 +140,9 @@ export interface SlackSettleContext {
  * Settles a reply a crash left unconfirmed: reads the thread (or the channel) back from the
  * turn it answers, with message metadata. A reply streamed with Slack's own methods is one
  * message: found stopped (by its metadata), it is recorded; found still streaming (its `ts`
- * confirmed before the crash, or else the bot's first unmarked message there since the reply
- * was recorded), it is stopped, set to the recorded text and marked, then recorded. A posted
- * reply's parts are recorded by their metadata, and the parts Slack lacks are posted. Needs
- * the `*:history` scope of the conversation's kind (`channels:history`, `groups:history`,
+ * confirmed before the crash, or else a guess: see `runningStream`), it is stopped, set to the
+ * recorded text and marked, then recorded. A posted reply's parts are recorded by their
+ * metadata, and the parts Slack lacks are posted. Needs the `*:history` scope of the conversation's kind (`channels:history`, `groups:history`,
  * `im:history`, `mpim:history`).
  *
  * @example
@@ -144,8 +156,9 @@ export async function settleSlackReply(
 ): Promise<SentMessage | undefined> {
   if (message.replyId === undefined) return undefined;
   const found = await findReply(context.client, message, recordedAt, context.self);
-  const running = found.streamed ? undefined : runningStream(found, confirmed, recordedAt);
-  if (running !== undefined) await finishStream(context, message, running);
+  const running = found.streamed
+    ? undefined
+    : await runningStream(context, message, found, confirmed, recordedAt);
   const streamed = found.streamed ? found.parts.get(0) : running;
   if (streamed !== undefined) {
     return confirmed.length > 0
@@ -163,32 +176,79 @@ export async function settleSlackReply(
 }
 
 /**
- * The stream of the reply a crash left running, if any: the `ts` confirmed before the crash
- * when Slack lists it unmarked; with none confirmed, the bot's first unmarked message since
- * shortly before the reply was recorded (the stream started after it was).
+ * Finds, stops and sets the stream of the reply a crash left running, if any; answers its
+ * `ts`. The `ts` confirmed before the crash is taken when Slack lists it unmarked. With none
+ * confirmed, the guess (`guessedStream`) is taken only when `chat.stopStream` stops it (it was
+ * a stream), or when Slack says it is not streaming and its text is the start of the recorded
+ * text (a stream Slack stopped itself); any other message is left as it is.
  */
-function runningStream(
+async function runningStream(
+  context: SlackSettleContext,
+  message: OutboundMessage,
   found: FoundReply,
   confirmed: readonly string[],
   recordedAt: string,
-): string | undefined {
+): Promise<string | undefined> {
   const first = confirmed[0];
-  if (first !== undefined)
-    return confirmed.length === 1 && found.unmarked.includes(first) ? first : undefined;
+  if (first !== undefined) {
+    if (confirmed.length !== 1 || !found.unmarked.some(({ ts }) => ts === first)) return undefined;
+    await finishStream(context, message, first, true);
+    return first;
+  }
   if (found.parts.size > 0) return undefined;
-  const since = slackTs(Date.parse(recordedAt) - SKEW_MS);
-  return found.unmarked.find((ts) => compareTs(ts, since) >= 0);
+  const texts = recordedTexts(context, message.content);
+  for (const candidate of guessedStream(found.unmarked, recordedAt, texts)) {
+    const shown = normalised(candidate.text);
+    const start = shown !== '' && texts.some((text) => text.startsWith(shown));
+    if (await finishStream(context, message, candidate.ts, start)) return candidate.ts;
+  }
+  return undefined;
 }
 
 /**
- * Stops a stream a crash left running (Slack may have stopped it already), then sets it to
- * the recorded text, marked as the whole reply.
+ * The bot's unmarked messages that may be the reply's stream, oldest first: posted within
+ * `SKEW_MS` either side of the time the reply was recorded (the stream starts right after),
+ * whose text and the recorded text (`texts`, normalised) are one the start of the other (the
+ * record holds what was shown, or the first words, which the stream may have outgrown).
+ */
+function guessedStream(
+  unmarked: readonly UnmarkedMessage[],
+  recordedAt: string,
+  texts: readonly string[],
+): UnmarkedMessage[] {
+  const since = slackTs(Date.parse(recordedAt) - SKEW_MS);
+  const until = slackTs(Date.parse(recordedAt) + SKEW_MS);
+  return unmarked.filter(({ ts, text }) => {
+    if (compareTs(ts, since) < 0 || compareTs(ts, until) > 0) return false;
+    const shown = normalised(text);
+    return texts.some((recorded) => recorded.startsWith(shown) || shown.startsWith(recorded));
+  });
+}
+
+/** The recorded text as a stream shows it and as it is, normalised (see `normalised`). */
+function recordedTexts(context: SlackSettleContext, content: string): string[] {
+  const texts = [normalised(content)];
+  if (context.markdown !== undefined) texts.push(normalised(context.markdown(content)));
+  return texts.filter((text) => text !== '');
+}
+
+/** A text with runs of white space as one space, trimmed: how it compares to another. */
+function normalised(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Stops a stream a crash left running, then sets it to the recorded text, marked as the whole
+ * reply; answers false, changing nothing, when Slack says `ts` is not streaming and
+ * `notStreaming` (the message may be set although it is not streaming: a stream Slack
+ * stopped) is false.
  */
 async function finishStream(
   { client, parts }: SlackSettleContext,
   message: OutboundMessage,
   ts: string,
-): Promise<void> {
+  notStreaming: boolean,
+): Promise<boolean> {
   const channel = message.channelId;
   const metadata = replyMetadata(message.replyId!, 0, true);
   const fail = (error: unknown, method: string) =>
@@ -200,12 +260,14 @@ async function finishStream(
     if (!(refused instanceof PlatformError) || refused.code !== 'message_not_in_streaming_state') {
       throw refused;
     }
+    if (!notStreaming) return false;
   }
   try {
     await client.chat.update({ channel, ts, text: parts(message.content).join('\n'), metadata });
   } catch (error) {
     throw fail(error, 'chat.update');
   }
+  return true;
 }
 
 /** When a Slack `ts` was (ISO 8601 UTC). */

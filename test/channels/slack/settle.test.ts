@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LogLevel } from '@slack/bolt';
+import { WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Bot, silentLogger } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
@@ -250,6 +251,59 @@ describe('Slack: a reply streamed with Slack’s own methods is settled after a 
     );
     expect(changes).toHaveLength(1); // the stopStream of the run before the crash
     expect(settled).toMatchObject({ delivery: 'sent', id: before.ts, status: 'answered' });
+  });
+
+  /** The thread a held `chat.startStream` was to stream into: the owner writes there too. */
+  async function threadOfStream() {
+    const start = slack.calls.find((c) => c.method === 'chat.startStream')!;
+    const client = new WebClient(slack.token, { slackApiUrl: slack.slackApiUrl });
+    return { client, thread: String(start.params.thread_ts) };
+  }
+
+  it('leaves an unmarked message the owner posted in the thread as it is', async () => {
+    // given a crash before the stream started, then the owner's code posting in the thread
+    const image = await crashAt('chat.startStream', ['The order'], false);
+    const { client, thread } = await threadOfStream();
+    await client.chat.postMessage({
+      channel: GENERAL,
+      thread_ts: thread,
+      text: 'Ticket #42 opened.',
+    });
+    const owners = { ...slack.posted[0]! };
+
+    // when the bot starts again
+    const settled = await restartOn(image);
+
+    // then the owner's message is unchanged and the reply is posted once beside it
+    expect(slack.posted[0]).toEqual(owners);
+    expect(slack.posted).toHaveLength(2);
+    expect(slack.posted[1]).toMatchObject({
+      text: settled.content,
+      metadata: { event_payload: { part: 0 } },
+    });
+    expect(settled).toMatchObject({ delivery: 'sent', id: slack.posted[1]!.ts });
+  });
+
+  it('does not stop or claim a stream in the thread whose text is not the reply’s', async () => {
+    // given a crash before the stream started, then another stream running in the thread
+    const image = await crashAt('chat.startStream', ['The order'], false);
+    const { client, thread } = await threadOfStream();
+    await client.chat.startStream({
+      channel: GENERAL,
+      thread_ts: thread,
+      markdown_text: 'Looking up ticket',
+      recipient_user_id: 'U0ALICE',
+      recipient_team_id: 'T0FAKE',
+    });
+
+    // when the bot starts again
+    const settled = await restartOn(image);
+
+    // then that stream runs on untouched, and the reply is posted once beside it
+    expect(slack.posted[0]).toMatchObject({ text: 'Looking up ticket', streaming: true });
+    expect(slack.posted[0]!.metadata).toBeUndefined();
+    expect(slack.posted).toHaveLength(2);
+    expect(settled).toMatchObject({ delivery: 'sent', id: slack.posted[1]!.ts });
   });
 
   it('posts the reply once when the crash came before the stream started', async () => {
