@@ -22,6 +22,8 @@ export { describeModel, ModelConfigError, modelFromEnv } from './agents/models.j
 export { isOfflineModel, offlineModel } from './agents/offline-model.js';
 export { conversationSearchTool } from './agents/tools/conversation-search.js';
 export { recallToolResultTool } from './agents/tools/recall-tool-result.js';
+export { followUpTool } from './agents/tools/follow-up.js';
+export type { FollowUpInput, SendPost } from './agents/tools/follow-up.js';
 export { delegate, delegateTool } from './agents/delegation.js';
 export { replyFile } from './agents/files.js';
 export type { SummarizerAgentOptions } from './agents/summarizer-agent.js';

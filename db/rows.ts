@@ -1,3 +1,4 @@
+import type { ScheduledPost } from '../src/posts.js';
 import type { MessageAttachment } from '../src/attachments.js';
 import type {
   ConversationScope,
@@ -296,3 +297,21 @@ export function toMessage(row: SelectedMessageRow): StoredMessage {
 }
 
 export { normalizeTimestamp } from '../src/timestamp.js';
+
+/** A `scheduled_posts` row as the stores read it (JSON as text or parsed). */
+export interface PostRow extends Omit<ScheduledPost, 'message' | 'participant'> {
+  message: string;
+  participant: string;
+}
+
+/** A row read back: JSON parsed, and no key for a NULL column. */
+export function postOf(row: PostRow): ScheduledPost {
+  const post: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) if (value !== null) post[key] = value;
+  return {
+    ...(post as unknown as ScheduledPost),
+    message: typeof row.message === 'string' ? JSON.parse(row.message) : row.message,
+    participant:
+      typeof row.participant === 'string' ? JSON.parse(row.participant) : row.participant,
+  };
+}

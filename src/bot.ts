@@ -44,6 +44,8 @@ import {
   resolveInteraction,
 } from './interactions.js';
 import type { Command } from './interactions.js';
+import { Posts } from './bot/posts.js';
+import type { PostMessage, PostReceipt, SendPostOptions } from './posts.js';
 
 /** A store a bot opened for itself, and whether other instances of the bot may share it. */
 export interface DefaultStore {
@@ -215,6 +217,7 @@ export class Bot {
   readonly #watchers = new Set<(change: CapturedChange) => void>();
   #runner: TurnRunner | undefined;
   #settling: SettleDeps | undefined;
+  #posts: Posts | undefined;
   #accepting = false;
   #started: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
@@ -502,6 +505,45 @@ export class Bot {
       this.#sweeper = setInterval(() => void this.#sweep(), this.#leases.claimEveryMs);
       this.#sweeper.unref();
     }
+    this.#posts = new Posts({
+      channels: this.#options.channels,
+      store: this.#store,
+      queue: capabilities.posts,
+      write: (op) => this.#write(op),
+      unconfirmed: this.#options.unconfirmedReplies,
+      shared: this.#leases !== undefined,
+      ...(this.#leases !== undefined && { claimTtlMs: this.#leases.ttlMs }),
+      report: (error) => this.report(error),
+      track: (work) => this.#track(work),
+    });
+    await this.#posts.start();
+  }
+
+  /**
+   * Posts `message` into a conversation outside any turn, through the outbox (docs/posts.md):
+   * now, or `at` a later time (stored: a restart sends what came due while the bot was down).
+   *
+   * @example
+   * ```ts
+   * await bot.send('telegram:42', 'Your order shipped.');
+   * await bot.send(await bot.openDm('slack', 'U0ALICE'), 'Reminder', { at: tomorrow });
+   * ```
+   */
+  send(
+    conversationId: string,
+    message: string | PostMessage,
+    options?: SendPostOptions,
+  ): Promise<PostReceipt> {
+    if (this.#posts === undefined)
+      return Promise.reject(new ColloquyError('bot.send needs start() first'));
+    return this.#posts.send(conversationId, message, options);
+  }
+
+  /** The conversation id of the DM with a person on `platform` (`'slack'`, `'discord'`, `'telegram'`). */
+  openDm(platform: string, platformUserId: string): Promise<string> {
+    if (this.#posts === undefined)
+      return Promise.reject(new ColloquyError('bot.openDm needs start() first'));
+    return this.#posts.openDm(platform, platformUserId);
   }
 
   /** The conversation leases when the store is shared (`BotOptions.shared`). */
@@ -1011,6 +1053,7 @@ export class Bot {
   async #stop(afterStart = true): Promise<void> {
     if (afterStart) await this.#started?.catch(() => undefined);
     clearInterval(this.#sweeper);
+    this.#posts?.stop();
     for (const channel of this.#options.channels) {
       try {
         await channel.stop();

@@ -4,6 +4,7 @@ import type {
   MessageAttachment,
 } from './attachments.js';
 import type { BurstOption } from './bot/bursts.js';
+import type { PostPlace } from './posts.js';
 import type { ReactionChange } from './reactions.js';
 import type { ColloquyError } from './errors.js';
 import type {
@@ -120,6 +121,11 @@ export interface OutboundMessage {
   actions?: readonly Action[];
   /** A simple select (one choice) shown under the reply. */
   select?: ActionSelect;
+  /**
+   * The platform user id of the one person shown the message (Slack's ephemeral messages,
+   * `chat.postEphemeral`); only a channel with `ephemeral` takes it.
+   */
+  visibleTo?: string;
   /**
    * Files posted with the reply, after its text (see `OutboundFile`). A channel without file
    * uploads sends the text alone.
@@ -481,6 +487,29 @@ export interface Channel {
    * ```
    */
   react?(message: MessageRef, emoji: string): Promise<string | void>;
+  /**
+   * Where a post into `conversationId` goes, read from the id (`bot.send`); `undefined` when
+   * the id is not one of this channel's conversations (optional: without it the bot cannot
+   * post on this channel outside a turn).
+   *
+   * @example
+   * ```ts
+   * telegram.placeOf('telegram:42'); // { conversationId: 'telegram:42', scope: 'dm', channelId: '42' }
+   * ```
+   */
+  placeOf?(conversationId: string): PostPlace | undefined;
+  /**
+   * The conversation id of the DM with a person, by their platform user id, opened on the
+   * platform where it must be (Slack `conversations.open`, Discord's create DM; optional).
+   *
+   * @example
+   * ```ts
+   * const conversationId = await slack.openDm('U0ALICE'); // 'slack:T1:D024BE91L'
+   * ```
+   */
+  openDm?(platformUserId: string): Promise<string>;
+  /** Shows a message to one person only (`OutboundMessage.visibleTo`): Slack. */
+  readonly ephemeral?: boolean;
   /** Known after `start` resolves. */
   readonly botIdentity: BotIdentity | undefined;
 }

@@ -43,6 +43,16 @@ export { defaultTokenizer } from './tokenizer.js';
 // Types (modules of types only are exported whole)
 export type * from './store.js';
 export type { ClaimedRuns, Lease } from './leases.js';
+export type {
+  NewPost,
+  PostMessage,
+  PostPlace,
+  PostQueue,
+  PostReceipt,
+  PostStatus,
+  ScheduledPost,
+  SendPostOptions,
+} from './posts.js';
 export type * from './chain.js';
 export type * from './channel.js';
 export type {

@@ -1,3 +1,4 @@
+import type { PostQueue } from './posts.js';
 import { applyReaction, type MessageReaction, type ReactionChange } from './reactions.js';
 import { concerns } from './agent.js';
 import { conversationExists, forgetLinks, placeOf } from './conversations.js';
@@ -39,6 +40,7 @@ import {
 } from './memory/rows.js';
 import { confirmRow } from './memory/replies.js';
 import { MemoryRuns } from './memory/runs.js';
+import { MemoryPostQueue } from './memory/posts.js';
 
 export interface InMemoryStoreOptions {
   /** Most conversations kept; the least recently used one is evicted first (default 500). */
@@ -80,6 +82,11 @@ export class InMemoryConversationStore implements ConversationStore {
   #sequence = 0;
   readonly #runs = new MemoryRuns();
   readonly #leases = new MemoryLeases();
+  readonly #posts = new MemoryPostQueue();
+  readonly schedulePost: PostQueue['schedulePost'] = (...a) => this.#posts.schedulePost(...a);
+  readonly claimDuePosts: PostQueue['claimDuePosts'] = (...a) => this.#posts.claimDuePosts(...a);
+  readonly finishPost: PostQueue['finishPost'] = (...a) => this.#posts.finishPost(...a);
+  readonly getPosts: PostQueue['getPosts'] = (...a) => this.#posts.getPosts(...a);
 
   constructor(options: InMemoryStoreOptions = {}) {
     this.#maxConversations = Math.max(1, options.maxConversations ?? 500);

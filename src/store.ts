@@ -2,6 +2,7 @@ import type { MessageReaction, ReactionChange } from './reactions.js';
 import type { StoreError } from './errors.js';
 import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
 import type { ClaimedRuns, Lease } from './leases.js';
+import type { PostQueue } from './posts.js';
 import type {
   ChannelType,
   ConversationScope,
@@ -301,7 +302,8 @@ export interface Leasing {
  * const store: ConversationStore = new InMemoryConversationStore();
  * ```
  */
-export interface ConversationStore extends ConversationLog, Partial<RunLedger>, Partial<Leasing> {}
+export interface ConversationStore
+  extends ConversationLog, Partial<RunLedger>, Partial<Leasing>, Partial<PostQueue> {}
 
 /** What a store can do, read once from its members. */
 export interface StoreCapabilities {
@@ -310,6 +312,8 @@ export interface StoreCapabilities {
   ledger?: ConversationLog & RunLedger;
   /** The store itself, when it keeps runs and leases (it can be shared). */
   leasing?: ConversationLog & RunLedger & Leasing;
+  /** The store itself, when it keeps the posts the bot starts (`scheduled_posts`). */
+  posts?: ConversationLog & PostQueue;
 }
 
 /**
@@ -334,9 +338,17 @@ export function capabilitiesOf(store: ConversationStore): StoreCapabilities {
     store.claimUnfinishedRuns !== undefined
       ? (store as ConversationLog & RunLedger & Leasing)
       : undefined;
+  const posts =
+    store.schedulePost !== undefined &&
+    store.claimDuePosts !== undefined &&
+    store.finishPost !== undefined &&
+    store.getPosts !== undefined
+      ? (store as ConversationLog & PostQueue)
+      : undefined;
   return {
     log: store,
     ...(ledger !== undefined && { ledger }),
     ...(leasing !== undefined && { leasing }),
+    ...(posts !== undefined && { posts }),
   };
 }

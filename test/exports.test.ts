@@ -46,6 +46,7 @@ const ROOT_EXPORTS = [
   'defaultTokenizer',
   'delegate',
   'delegateTool',
+  'followUpTool',
   'describeModel',
   'isOfflineModel',
   'modelFromEnv',

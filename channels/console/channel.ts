@@ -1,3 +1,4 @@
+import type { PostPlace } from '../../src/posts.js';
 import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline';
 import type { Interface } from 'node:readline';
@@ -281,6 +282,12 @@ export class ConsoleChannel implements Channel {
         return { messageIds: [id], timestamp: isoTimestamp() };
       },
     };
+  }
+
+  /** Where a post into this console's conversation goes (`console:<session>`, a DM). */
+  placeOf(conversationId: string): PostPlace | undefined {
+    if (conversationId !== this.conversationId) return undefined;
+    return { conversationId, scope: 'dm', channelId: this.#session };
   }
 
   async send(message: OutboundMessage): Promise<SentMessage> {

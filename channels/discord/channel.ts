@@ -1,3 +1,4 @@
+import type { PostPlace } from '../../src/posts.js';
 import { GatewaySessions } from './session.js';
 import {
   Client,
@@ -47,6 +48,7 @@ import { discordStream } from './stream.js';
 import { componentsOf, DiscordInteractions, withComponents } from './interactions.js';
 import { leaseNames } from '../../src/leases.js';
 import {
+  discordPostPlace,
   lacksContent,
   parseMessageCreate,
   parseMessageDelete,
@@ -318,6 +320,19 @@ export class DiscordChannel implements Channel {
       // The replies the bot still finishes after the gateway closed go out over REST.
       if (token !== null) this.client.rest.setToken(token);
     }
+  }
+
+  /** Where a post into a Discord conversation goes (see `discordPostPlace`). */
+  placeOf(conversationId: string): PostPlace | undefined {
+    return discordPostPlace(conversationId);
+  }
+
+  /** The DM with a user, by their id: Discord's create DM (`POST /users/@me/channels`). */
+  async openDm(platformUserId: string): Promise<string> {
+    const dm = await this.client.users.createDM(platformUserId).catch((error: unknown) => {
+      throw toColloquyError(error, `a DM with ${platformUserId}`, {});
+    });
+    return `discord:dm:${dm.id}`;
   }
 
   /**

@@ -322,6 +322,17 @@ export class FakeDiscord {
     });
   }
 
+  /** The DM channel with `recipientId` (Discord's create DM): the one there is, else a new one. */
+  dmWith(recipientId: string): FakeDiscordChannel {
+    for (const channel of this.channels.values()) {
+      const recipient = channel.recipients?.[0];
+      if (channel.type === CHANNEL_TYPE.DM && recipient?.id === recipientId) return channel;
+    }
+    const id = this.nextId();
+    this.addDmChannel({ id, recipient: { id: recipientId, username: `user${recipientId}` } });
+    return this.channels.get(id)!;
+  }
+
   /** A person (or another bot) posts: stores the message and dispatches MESSAGE_CREATE. */
   userMessage(init: FakeDiscordUserMessage): FakeDiscordMessage {
     const message = this.createMessage({
@@ -522,6 +533,7 @@ export class FakeDiscord {
       gatewayUrl: this.gatewayUrl,
       shards: this.shards,
       channel: (id) => this.channels.get(id),
+      dmWith: (recipientId) => this.dmWith(recipientId),
       message: (id) => this.messages.get(id),
       nextFailure: () => this.failures.shift(),
       edits,

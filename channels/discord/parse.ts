@@ -1,4 +1,5 @@
 import { MalformedEventError } from '../../src/errors.js';
+import type { PostPlace } from '../../src/posts.js';
 import type {
   ConversationScope,
   MessageDeletion,
@@ -354,4 +355,23 @@ function firstString(...values: unknown[]): string | undefined {
 
 function malformed(message: string, payload: unknown): MalformedEventError {
   return new MalformedEventError(message, { cause: { payload } });
+}
+
+/**
+ * Where a post into a Discord conversation goes, read from its id (`discordPlace`'s scheme):
+ * `discord:dm:<channel>`, `discord:<guild>:<channel>` or `discord:<guild>:<parent>:<thread>`;
+ * undefined for any other id.
+ *
+ * @example
+ * ```ts
+ * discordPostPlace('discord:81384788765712384:111:222'); // { scope: 'thread', channelId: '111', threadId: '222', … }
+ * ```
+ */
+export function discordPostPlace(conversationId: string): PostPlace | undefined {
+  const dm = /^discord:dm:(\d+)$/.exec(conversationId);
+  if (dm) return { conversationId, scope: 'dm', channelId: dm[1]! };
+  const [, , channelId, threadId] = /^discord:(\d+):(\d+)(?::(\d+))?$/.exec(conversationId) ?? [];
+  if (channelId === undefined) return undefined;
+  if (threadId === undefined) return { conversationId, scope: 'channel', channelId };
+  return { conversationId, scope: 'thread', channelId, threadId };
 }

@@ -16,6 +16,7 @@
  * await bot.start();
  * ```
  */
+import type { PostPlace } from '../../src/posts.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
@@ -60,7 +61,9 @@ import { commandTurn, pressTurn, slackBlocks, usedBlocks } from './interactions.
 import type { SlackBlockActionsBody } from './interactions.js';
 import {
   parseSlackEvent,
+  slackConversationId,
   slackMessageId,
+  slackPostPlace,
   slackParticipantId,
   slackUserIdsToResolve,
 } from './parse.js';
@@ -439,6 +442,29 @@ export class SlackChannel implements Channel {
     formatSlackText(text, this.options.textLimit ?? SLACK_TEXT_LIMIT, {
       allowBroadcastMentions: this.options.allowBroadcastMentions === true,
     });
+
+  /** Shows a message to one person only: `chat.postEphemeral` (`OutboundMessage.visibleTo`). */
+  readonly ephemeral = true;
+
+  /** Where a post into a Slack conversation goes (see `slackPostPlace`). */
+  placeOf(conversationId: string): PostPlace | undefined {
+    return slackPostPlace(conversationId);
+  }
+
+  /** The DM with a person, by their user id: `conversations.open`. */
+  async openDm(platformUserId: string): Promise<string> {
+    let opened;
+    try {
+      opened = await this.app.client.conversations.open({ users: platformUserId });
+    } catch (error) {
+      throw toColloquyError(error, { method: 'conversations.open' });
+    }
+    const id = opened.channel?.id;
+    if (id === undefined || this.teamId === undefined) {
+      throw new ColloquyError(`Slack opened no DM with ${platformUserId}`);
+    }
+    return slackConversationId(this.teamId, id);
+  }
 
   /** Settles a reply a crash left unconfirmed (see `settleSlackReply`). */
   settle(reply: UnsettledReply): Promise<SentMessage | undefined> {

@@ -10,6 +10,7 @@
  * ```
  */
 import { MalformedEventError } from '../../src/errors.js';
+import type { PostPlace } from '../../src/posts.js';
 import type {
   ConversationScope,
   MessageDeletion,
@@ -367,4 +368,23 @@ export interface SocketModeEvent {
   ack(response?: unknown): Promise<void>;
   retry_num?: number;
   retry_reason?: string;
+}
+
+/**
+ * Where a post into a Slack conversation goes, read from its id (`slackConversationId`'s
+ * scheme): a channel id starting with `D` is a DM, one with a thread `ts` a thread; undefined
+ * for any other id.
+ *
+ * @example
+ * ```ts
+ * slackPostPlace('slack:T1:C1:1700000000.000100'); // { scope: 'thread', channelId: 'C1', threadId: '1700000000.000100', … }
+ * ```
+ */
+export function slackPostPlace(conversationId: string): PostPlace | undefined {
+  const match = /^slack:[A-Z0-9]+:([A-Z0-9]+)(?::(\d+\.\d+))?$/.exec(conversationId);
+  const [, channelId, threadId] = match ?? [];
+  if (channelId === undefined) return undefined;
+  const dm = channelId.startsWith('D');
+  if (threadId === undefined) return { conversationId, scope: dm ? 'dm' : 'channel', channelId };
+  return { conversationId, scope: dm ? 'dm' : 'thread', channelId, threadId };
 }

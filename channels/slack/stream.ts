@@ -88,6 +88,17 @@ export async function postSlackPart(
   index: number,
   blocks?: object[],
 ): Promise<PostedPart> {
+  if (message.visibleTo !== undefined) {
+    // Shown to one person only: Slack keeps no copy to find again, so it carries no metadata.
+    const { message_ts: ts } = await client.chat.postEphemeral({
+      channel: message.channelId,
+      user: message.visibleTo,
+      text,
+      ...(blocks !== undefined && { blocks }),
+      ...(message.threadId !== undefined && { thread_ts: message.threadId }),
+    });
+    return typeof ts === 'string' ? { id: ts, timestamp: slackTsTime(ts) } : { id: undefined };
+  }
   const { ts } = await client.chat.postMessage({
     channel: message.channelId,
     text,
@@ -96,7 +107,11 @@ export async function postSlackPart(
     ...(message.replyId !== undefined && { metadata: replyMetadata(message.replyId, index) }),
   });
   if (typeof ts !== 'string') return { id: undefined };
-  return { id: ts, timestamp: new Date(Number(ts) * 1000).toISOString() };
+  return { id: ts, timestamp: slackTsTime(ts) };
+}
+
+function slackTsTime(ts: string): string {
+  return new Date(Number(ts) * 1000).toISOString();
 }
 
 /** Post the first words, then `chat.update` as the answer grows (see `editedStream`). */

@@ -1,3 +1,4 @@
+import type { PostPlace } from '../../src/posts.js';
 import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -39,7 +40,7 @@ import {
   readBoundedBody,
   refuseTooLarge,
 } from './body.js';
-import { displayName, parseUpdate, participantId } from './parse.js';
+import { displayName, parseUpdate, participantId, telegramPostPlace } from './parse.js';
 import { TELEGRAM_ALLOWED_UPDATES, telegramReactions } from './reactions.js';
 import type { TelegramSelf } from './parse.js';
 import { TELEGRAM_API_ROOT, telegramDownload } from './download.js';
@@ -306,6 +307,22 @@ export class TelegramChannel implements Channel {
     } catch (error) {
       throw toColloquyError(error, 'setMessageReaction');
     }
+  }
+
+  /** Where a post into a Telegram conversation goes (see `telegramPostPlace`). */
+  placeOf(conversationId: string): PostPlace | undefined {
+    return telegramPostPlace(conversationId);
+  }
+
+  /**
+   * The DM with a person: on Telegram their private chat's id is their user id (the bot can
+   * post there once they have started it).
+   */
+  async openDm(platformUserId: string): Promise<string> {
+    if (!/^\d+$/.test(platformUserId)) {
+      throw new ColloquyError(`a Telegram user id is a positive number, not "${platformUserId}"`);
+    }
+    return `telegram:${platformUserId}`;
   }
 
   /** Lists the bot's commands in Telegram's command menu (`setMyCommands`). */

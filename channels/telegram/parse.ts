@@ -17,6 +17,7 @@
  * ```
  */
 import type { Chat, Message, MessageEntity, Update, User } from 'grammy/types';
+import type { PostPlace } from '../../src/posts.js';
 import type {
   ConversationScope,
   Interaction,
@@ -319,4 +320,21 @@ function unixToIso(seconds: number): string {
 
 function isObject(value: unknown): value is Record<string, unknown> & object {
   return typeof value === 'object' && value !== null;
+}
+
+/**
+ * Where a post into a Telegram conversation goes, read from its id (`telegram:<chat_id>` or
+ * `telegram:<chat_id>:<topic>`): a private chat (a positive id, the person's user id) is a DM;
+ * undefined for any other id.
+ *
+ * @example
+ * ```ts
+ * telegramPostPlace('telegram:42'); // { conversationId: 'telegram:42', scope: 'dm', channelId: '42' }
+ * ```
+ */
+export function telegramPostPlace(conversationId: string): PostPlace | undefined {
+  const [, channelId, threadId] = /^telegram:(-?\d+)(?::(\d+))?$/.exec(conversationId) ?? [];
+  if (channelId === undefined) return undefined;
+  if (threadId !== undefined) return { conversationId, scope: 'thread', channelId, threadId };
+  return { conversationId, scope: Number(channelId) > 0 ? 'dm' : 'channel', channelId };
 }

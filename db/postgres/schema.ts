@@ -244,6 +244,33 @@ export const colloquyState = pgTable('colloquy_state', {
   updatedAt: at('updated_at').notNull(),
 });
 
+/**
+ * The posts the bot starts (`bot.send`), one row each, the queue they are delivered from:
+ * claimed by one instance (until `claimed_until`) with `FOR UPDATE SKIP LOCKED`. Once sent, its
+ * turn (`messages.id` = `id`, `metadata->>'origin' = 'post'`) is the record.
+ */
+export const scheduledPosts = pgTable(
+  'scheduled_posts',
+  {
+    id: text('id').primaryKey(),
+    conversationId: text('conversation_id').notNull(),
+    channelType: text('channel_type').notNull(),
+    message: jsonb('message').notNull(),
+    participant: jsonb('participant').notNull(),
+    dueAt: at('due_at').notNull(),
+    status: text('status').notNull(),
+    createdAt: at('created_at').notNull(),
+    claimedBy: text('claimed_by'),
+    claimedUntil: at('claimed_until'),
+    error: text('error'),
+  },
+  (t) => [
+    index('scheduled_posts_due_idx')
+      .on(t.dueAt)
+      .where(sql`${t.status} = 'pending'`),
+  ],
+);
+
 /** Named, expiring holds shared by every instance (`src/leases.ts`). */
 export const leases = pgTable('leases', {
   name: text('name').primaryKey(),

@@ -5,6 +5,8 @@ import type pg from 'pg';
 import { conversationExists, placeOf } from '../../src/conversations.js';
 import { ColloquyError, StoreError } from '../../src/errors.js';
 import { type ClaimedRuns, type Lease, checkLeaseName, checkLeaseTtl } from '../../src/leases.js';
+import type { NewPost, PostStatus, ScheduledPost } from '../../src/posts.js';
+import * as posts from './posts.js';
 import type { AgentRun, RunQuery } from '../../src/runs.js';
 import type {
   AppendResult,
@@ -563,6 +565,37 @@ export class PostgresConversationStore implements ConversationStore {
 
   async releaseLease(lease: Lease): Promise<void> {
     return this.#guard('release a lease', undefined, () => runs.releaseLease(this.pool, lease));
+  }
+
+  /** Stores a post the bot starts (see `PostQueue`). */
+  async schedulePost(post: NewPost, claim?: { holder: string; ttlMs: number }): Promise<void> {
+    if (claim !== undefined) checkLeaseTtl(claim.ttlMs);
+    return this.#guard('store a post', post.conversationId, () =>
+      posts.schedulePost(this.pool, post, claim),
+    );
+  }
+
+  async claimDuePosts(
+    holder: string,
+    ttlMs: number,
+    options: { limit?: number; takeOver?: boolean } = {},
+  ): Promise<ScheduledPost[]> {
+    checkLeaseName('claimDuePosts', holder);
+    checkLeaseTtl(ttlMs);
+    const { limit = 50, takeOver = false } = options;
+    return this.#guard('claim due posts', undefined, () =>
+      posts.claimDuePosts(this.pool, holder, ttlMs, limit, takeOver),
+    );
+  }
+
+  async finishPost(id: string, status: Exclude<PostStatus, 'pending'>, error?: string) {
+    return this.#guard('end a post', undefined, () =>
+      posts.finishPost(this.pool, id, status, error),
+    );
+  }
+
+  async getPosts(query: { statuses?: readonly PostStatus[] } = {}): Promise<ScheduledPost[]> {
+    return this.#guard('read posts', undefined, () => posts.getPosts(this.pool, query.statuses));
   }
 
   async claimUnfinishedRuns(holder: string, ttlMs: number): Promise<ClaimedRuns[]> {

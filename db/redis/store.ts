@@ -1,4 +1,6 @@
 import { applyReaction, type MessageReaction, type ReactionChange } from '../../src/reactions.js';
+import { RedisPostQueue } from './posts.js';
+import type { NewPost, PostStatus, ScheduledPost } from '../../src/posts.js';
 import type * as RedisModule from 'redis';
 import { ColloquyError, StoreError } from '../../src/errors.js';
 import type {
@@ -91,6 +93,7 @@ export class RedisConversationStore implements ConversationStore {
   readonly #cap: number;
   readonly #tokenizer: Tokenizer;
   readonly #owned: (() => Promise<void>) | undefined;
+  readonly #posts: RedisPostQueue;
   #closed = false;
 
   constructor(options: RedisStoreOptions, close?: () => Promise<void>) {
@@ -101,6 +104,7 @@ export class RedisConversationStore implements ConversationStore {
     this.#cap = Math.max(0, Math.floor(options.maxMessagesPerConversation ?? 0));
     this.#tokenizer = options.tokenizer ?? defaultTokenizer;
     this.#owned = close;
+    this.#posts = new RedisPostQueue(this.#client, this.keyPrefix);
   }
 
   /**
@@ -414,6 +418,31 @@ export class RedisConversationStore implements ConversationStore {
       const json = (await this.#command('HGET', key, messageId)) as string | null;
       return json === null ? [] : (JSON.parse(json) as MessageReaction[]);
     });
+  }
+
+  /** Stores a post the bot starts (see `PostQueue`). */
+  schedulePost(post: NewPost, claim?: { holder: string; ttlMs: number }): Promise<void> {
+    return this.#guard('store a post', post.conversationId, () =>
+      this.#posts.schedulePost(post, claim),
+    );
+  }
+
+  claimDuePosts(
+    holder: string,
+    ttlMs: number,
+    options?: { limit?: number; takeOver?: boolean },
+  ): Promise<ScheduledPost[]> {
+    return this.#guard('claim due posts', undefined, () =>
+      this.#posts.claimDuePosts(holder, ttlMs, options),
+    );
+  }
+
+  finishPost(id: string, status: Exclude<PostStatus, 'pending'>, error?: string): Promise<void> {
+    return this.#guard('end a post', undefined, () => this.#posts.finishPost(id, status, error));
+  }
+
+  getPosts(query?: { statuses?: readonly PostStatus[] }): Promise<ScheduledPost[]> {
+    return this.#guard('read posts', undefined, () => this.#posts.getPosts(query));
   }
 
   async getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined> {

@@ -302,6 +302,37 @@ export const leases = sqliteTable('leases', {
   expiresAt: text('expires_at').notNull(),
 });
 
+/**
+ * The posts the bot starts (`bot.send`), one row each, the queue they are delivered from: a
+ * post due later waits here, and the instance that claims it (until `claimed_until`) sends it.
+ * Once sent, its turn (`messages.id` = `id`, `metadata.origin = 'post'`) is the record.
+ */
+export const scheduledPosts = sqliteTable(
+  'scheduled_posts',
+  {
+    id: text('id').primaryKey(),
+    conversationId: text('conversation_id').notNull(),
+    channelType: text('channel_type').notNull(),
+    /** The post's text and options, JSON (`PostMessage`). */
+    message: text('message').notNull(),
+    /** Who it is from, JSON (`Participant`). */
+    participant: text('participant').notNull(),
+    /** ISO 8601 UTC. */
+    dueAt: text('due_at').notNull(),
+    /** `pending`, `sent`, `failed` or `unconfirmed`. */
+    status: text('status').notNull(),
+    createdAt: text('created_at').notNull(),
+    claimedBy: text('claimed_by'),
+    claimedUntil: text('claimed_until'),
+    error: text('error'),
+  },
+  (t) => [
+    index('scheduled_posts_due_idx')
+      .on(t.dueAt)
+      .where(sql`${t.status} = 'pending'`),
+  ],
+);
+
 export type AgentRunRow = typeof agentRuns.$inferSelect;
 export type ConversationRow = typeof conversations.$inferSelect;
 export type ParticipantRow = typeof participants.$inferSelect;

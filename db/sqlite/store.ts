@@ -47,6 +47,8 @@ import {
 } from './writes.js';
 import { RunStatements } from './runs.js';
 import { LeaseStatements } from './leases.js';
+import { PostStatements } from './posts.js';
+import type { NewPost, PostStatus, ScheduledPost } from '../../src/posts.js';
 import { type ClaimedRuns, type Lease, checkLeaseName, checkLeaseTtl } from '../../src/leases.js';
 import { Writer } from './commit-thread.js';
 import { type ConversationRow, listingQuery, pageOf, toSummary } from '../listing.js';
@@ -80,6 +82,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly reactions: SqliteReactions;
   private readonly runs: RunStatements;
   private readonly leases: LeaseStatements;
+  private readonly posts: PostStatements;
   private readonly cache = new Map<string, Database.Statement>();
   private closed = false;
   /** Commits on a thread of its own (`writerThread`), while it runs. */
@@ -102,6 +105,7 @@ export class SqliteConversationStore implements ConversationStore {
     this.reactions = new SqliteReactions(this.db);
     this.runs = new RunStatements(this.db);
     this.leases = new LeaseStatements(this.db);
+    this.posts = new PostStatements(this.db);
     if (options.path !== ':memory:' && options.path !== '' && options.readonly !== true) {
       // A new file's first pages are in the WAL: copy them back, so the header is on disk.
       this.db.pragma('wal_checkpoint(PASSIVE)');
@@ -233,6 +237,33 @@ export class SqliteConversationStore implements ConversationStore {
         runs: runs.filter((run) => run.conversationId === conversationId),
       }));
     });
+  }
+
+  /** Stores a post the bot starts (see `PostQueue`). */
+  async schedulePost(post: NewPost, claim?: { holder: string; ttlMs: number }): Promise<void> {
+    if (claim !== undefined) checkLeaseTtl(claim.ttlMs);
+    return this.guard('store a post', post.conversationId, () => this.posts.schedule(post, claim));
+  }
+
+  async claimDuePosts(
+    holder: string,
+    ttlMs: number,
+    options: { limit?: number; takeOver?: boolean } = {},
+  ): Promise<ScheduledPost[]> {
+    checkLeaseName('claimDuePosts', holder);
+    checkLeaseTtl(ttlMs);
+    const { limit = 50, takeOver = false } = options;
+    return this.guard('claim due posts', undefined, () =>
+      this.posts.claim(holder, ttlMs, limit, takeOver),
+    );
+  }
+
+  async finishPost(id: string, status: Exclude<PostStatus, 'pending'>, error?: string) {
+    return this.guard('end a post', undefined, () => this.posts.finish(id, status, error));
+  }
+
+  async getPosts(query: { statuses?: readonly PostStatus[] } = {}): Promise<ScheduledPost[]> {
+    return this.guard('read posts', undefined, () => this.posts.all(query.statuses));
   }
 
   /** A value kept with a `state` operation. */

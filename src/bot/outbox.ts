@@ -10,11 +10,13 @@ import { actionsOf, outboundFor } from './turn.js';
 /** Commits one operation; rejects with a `StoreError` when it was not committed. */
 export type Write = (op: StoreOperation) => Promise<unknown>;
 
-/** One reply to send through the outbox. */
-export interface OutgoingReply {
+/** One reply to send through the outbox: answering `inbound`, or a post (`outbound` says where). */
+export type OutgoingReply = OutgoingTurn &
+  ({ inbound: NewMessage } | { outbound: OutboundMessage });
+
+/** What every message sent through the outbox has. */
+export interface OutgoingTurn {
   channel: Channel;
-  /** The turn answered. */
-  inbound: NewMessage;
   /** The reply turn, with its colloquy id; `metadata.messageId` is filled in once sent. */
   turn: NewMessage;
   place?: ReplyPlace;
@@ -92,7 +94,7 @@ export async function sendThroughOutbox(
   write: Write,
   reply: OutgoingReply,
 ): Promise<{ sent: NewMessage; confirmed: Promise<unknown> }> {
-  const { channel, inbound, turn, place } = reply;
+  const { channel, turn, place } = reply;
   try {
     await write({ kind: 'reply', message: turn });
   } catch (error) {
@@ -115,12 +117,15 @@ export async function sendThroughOutbox(
     timestamp?: string,
     attachments?: MessageAttachment[],
   ) => write(confirmation(turn, messageIds, delivery, { partial, timestamp, attachments }));
-  const outbound: OutboundMessage = {
-    ...outboundFor(inbound, turn.content, place),
-    replyId: turn.id,
-    ...actionsOf(turn),
-    ...(reply.files !== undefined && { files: reply.files }),
-  };
+  const outbound: OutboundMessage =
+    'outbound' in reply
+      ? reply.outbound
+      : {
+          ...outboundFor(reply.inbound, turn.content, place),
+          replyId: turn.id,
+          ...actionsOf(turn),
+          ...(reply.files !== undefined && { files: reply.files }),
+        };
   let messageIds: readonly string[];
   let timestamp: string | undefined;
   let files: MessageAttachment[] | undefined;

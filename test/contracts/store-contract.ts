@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { concerns } from '../../src/agent.js';
 import { describeAttachmentContract } from './attachment-contract.js';
+import { describePostContract } from './post-contract.js';
 import { describeReactionContract } from './reaction-contract.js';
 import type { ConversationStore } from '../../src/store.js';
 import { defaultTokenizer } from '../../src/tokenizer.js';
@@ -852,6 +853,7 @@ export function describeStoreContract(
 
     describeAttachmentContract(() => store);
     describeReactionContract(() => store);
+    describePostContract(() => store);
 
     describe('provenance', () => {
       it('keeps a reply’s traceId and sources, read every way', async () => {

@@ -35,6 +35,8 @@ export interface RestHost {
   /** The shard count `GET /gateway/bot` recommends. */
   shards: number;
   channel(id: string): FakeDiscordChannel | undefined;
+  /** The DM channel with the user `recipientId`, opened when there is none yet. */
+  dmWith(recipientId: string): FakeDiscordChannel;
   message(id: string): FakeDiscordMessage | undefined;
   nextFailure(): FakeDiscordFailure | undefined;
   /** The edits the bot made, by channel: past the limit, a `PATCH` is answered 429. */
@@ -122,6 +124,12 @@ export async function handleRest(
     });
   }
   if (method === 'GET' && route === '/users/@me') return answer(200, host.botUser);
+  if (method === 'POST' && route === '/users/@me/channels') {
+    const recipient = (body as { recipient_id?: unknown } | undefined)?.recipient_id;
+    return typeof recipient === 'string' && /^\d+$/.test(recipient)
+      ? answer(200, host.dmWith(recipient))
+      : answer(400, { message: 'Invalid Form Body', code: 50035 });
+  }
   const channelRoute = /^\/channels\/(\d+)$/.exec(route);
   if (method === 'GET' && channelRoute) {
     const channel = host.channel(channelRoute[1] ?? '');

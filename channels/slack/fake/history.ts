@@ -80,7 +80,7 @@ function listed(state: HistoryState, channel: string, withMetadata: boolean): Li
       ...(thread_ts !== undefined && { thread_ts }),
     }));
   const bot = state.posted
-    .filter((post) => post.channel === channel)
+    .filter((post) => post.channel === channel && post.visibleTo === undefined)
     .map(({ text, ts, thread_ts, metadata }) => ({
       type: 'message' as const,
       user: state.bot.userId,

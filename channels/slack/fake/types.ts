@@ -85,6 +85,8 @@ export interface FakeSlackPost {
   params: Record<string, unknown>;
   /** True while a stream writes it (from `chat.startStream` until `chat.stopStream`). */
   streaming?: boolean;
+  /** The user an ephemeral message (`chat.postEphemeral`) is shown to; Slack keeps no copy. */
+  visibleTo?: string;
 }
 
 /** A reaction the bot put on a message (`reactions.add`), until `reactions.remove`. */

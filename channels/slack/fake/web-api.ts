@@ -115,6 +115,31 @@ export function answerWebApi(
       };
       return { ok: true, channel, ts, message };
     }
+    case 'chat.postEphemeral': {
+      const channel = String(params.channel ?? '');
+      if (channel === '') return { ok: false, error: 'channel_not_found' };
+      const user = String(params.user ?? '');
+      if (!fake.users.has(user)) return { ok: false, error: 'user_not_in_channel' };
+      const text = String(params.text ?? '');
+      if (text === '' && params.blocks === undefined) return { ok: false, error: 'no_text' };
+      const ts = fake.nextTs();
+      const threadTs = typeof params.thread_ts === 'string' ? params.thread_ts : undefined;
+      fake.posted.push({
+        channel,
+        text,
+        ts,
+        ...(threadTs !== undefined && { thread_ts: threadTs }),
+        visibleTo: user,
+        params,
+      });
+      fake.onPosted();
+      return { ok: true, message_ts: ts };
+    }
+    case 'conversations.open': {
+      const user = String(params.users ?? '');
+      if (!fake.users.has(user)) return { ok: false, error: 'user_not_found' };
+      return { ok: true, channel: { id: dmChannelOf(user) } };
+    }
     case 'chat.update': {
       const post = fake.posted.find((p) => p.channel === params.channel && p.ts === params.ts);
       if (post === undefined) return { ok: false, error: 'message_not_found' };
@@ -171,6 +196,11 @@ export function answerWebApi(
     default:
       return { ok: false, error: 'unknown_method' };
   }
+}
+
+/** The id of the DM channel the fake opens with `user`: `D` and the user id after its `U`. */
+export function dmChannelOf(user: string): string {
+  return `D${user.replace(/^U/, '')}`;
 }
 
 /**

@@ -54,7 +54,8 @@ export async function emptyDatabase(url: string): Promise<void> {
   try {
     await client.query(`DELETE FROM message_mentions; DELETE FROM message_revisions;
       DELETE FROM messages; DELETE FROM agent_runs; DELETE FROM colloquy_state;
-      DELETE FROM leases; DELETE FROM conversations; DELETE FROM participants;`);
+      DELETE FROM leases; DELETE FROM conversations; DELETE FROM participants;
+      DELETE FROM scheduled_posts;`);
   } finally {
     await client.end();
   }

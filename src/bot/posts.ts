@@ -1,0 +1,329 @@
+import { randomUUID } from 'node:crypto';
+import type { Channel, OutboundMessage, SentMessage } from '../channel.js';
+import { ColloquyError, StoreError, messageOf } from '../errors.js';
+import { newLeaseHolder } from '../leases.js';
+import type {
+  NewPost,
+  PostMessage,
+  PostPlace,
+  PostQueue,
+  PostReceipt,
+  ScheduledPost,
+  SendPostOptions,
+} from '../posts.js';
+import { dueTimeOf } from '../posts.js';
+import type { ConversationStore } from '../store.js';
+import type { NewMessage, Participant, StoredMessage } from '../types.js';
+import { confirmation, deliveryAfterFailure, sendThroughOutbox } from './outbox.js';
+import type { Write } from './outbox.js';
+import { settlerFor } from './settle.js';
+import type { Settle, UnconfirmedReplies } from './settle.js';
+
+/** What the posts the bot starts need from it. */
+export interface PostsDeps {
+  channels: readonly Channel[];
+  store: ConversationStore;
+  /** The store's post queue; without one a post goes out at once, and `at` is refused. */
+  queue: PostQueue | undefined;
+  write: Write;
+  unconfirmed: UnconfirmedReplies | undefined;
+  /** Other instances share the store: a post another one claimed is left to it until its claim expires. */
+  shared: boolean;
+  /** How long a claim on a post lasts (default 60 000 ms). */
+  claimTtlMs?: number;
+  /** How often due posts are looked for (default 1000 ms). */
+  pollMs?: number;
+  report(error: unknown): void;
+  /** Runs work the bot waits for at `idle` and `stop`. */
+  track(work: () => Promise<void>): Promise<void>;
+}
+
+/**
+ * The posts the bot starts (`bot.send`): every post is a row of the store's post queue, and
+ * one loop delivers what is due (at start, then every `pollMs`) through the outbox, as a turn
+ * with `metadata.origin = 'post'`: recorded `sending`, then sent, then `sent` with the
+ * platform's ids. A post due now is claimed as it is stored and delivered at once. After a
+ * crash, a claimed post whose turn was recorded is settled as replies are (`Channel.settle`,
+ * else `unconfirmedReplies`); one not yet recorded is sent.
+ *
+ * @example
+ * ```ts
+ * const posts = new Posts({ channels, store, queue: store, write, unconfirmed: 'leave', shared: false, report, track });
+ * await posts.start();
+ * await posts.send('telegram:42', 'Your order shipped.');
+ * ```
+ */
+export class Posts {
+  readonly #deps: PostsDeps;
+  readonly #holder = newLeaseHolder();
+  readonly #ttl: number;
+  readonly #settlers = new Map<string, Settle | undefined>();
+  #timer: NodeJS.Timeout | undefined;
+  #draining: Promise<void> | undefined;
+
+  constructor(deps: PostsDeps) {
+    this.#deps = deps;
+    this.#ttl = deps.claimTtlMs ?? 60_000;
+    for (const channel of deps.channels) {
+      this.#settlers.set(channel.type, settlerFor(channel, deps.unconfirmed ?? 'leave'));
+    }
+  }
+
+  /** Delivers what came due while the bot was down, then looks for due posts every `pollMs`. */
+  async start(): Promise<void> {
+    if (this.#deps.queue === undefined) return;
+    await this.#drain(!this.#deps.shared);
+    this.#timer = setInterval(() => void this.#drain(false), this.#deps.pollMs ?? 1000);
+    this.#timer.unref();
+  }
+
+  /** Stops looking for due posts (a delivery under way is waited for by the bot's `idle`). */
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  /**
+   * Posts `message` into `conversationId` now, or stores it to go out `at` a later time.
+   * Rejects with a one-line `ColloquyError` when no channel knows the conversation, and with
+   * the platform's error when it refused the post.
+   */
+  async send(
+    conversationId: string,
+    message: string | PostMessage,
+    options: SendPostOptions = {},
+  ): Promise<PostReceipt> {
+    const { channel, place } = this.#placeOf(conversationId);
+    const body: PostMessage = typeof message === 'string' ? { content: message } : message;
+    if (body.visibleTo !== undefined && channel.ephemeral !== true) {
+      throw new ColloquyError(
+        `the ${channel.type} channel cannot show a post to one person only (visibleTo)`,
+        { conversationId },
+      );
+    }
+    const post: NewPost = {
+      id: `post:${randomUUID()}`,
+      conversationId: place.conversationId,
+      channelType: channel.type,
+      message: body,
+      participant: authorOf(channel, options.from),
+      dueAt: dueTimeOf(options.at),
+    };
+    const { queue } = this.#deps;
+    const later = Date.parse(post.dueAt) > Date.now();
+    if (queue === undefined && later) {
+      throw new ColloquyError('this store keeps no post queue: a post cannot be scheduled', {
+        conversationId,
+      });
+    }
+    if (body.files !== undefined && later) {
+      throw new ColloquyError('a post with files cannot wait: its bytes are not stored', {
+        conversationId,
+      });
+    }
+    const stored: ScheduledPost = { ...post, status: 'pending', createdAt: post.dueAt };
+    if (queue === undefined) return this.#deliver(stored);
+    // The queue keeps the text, never a file's bytes: files go out with the post sent now.
+    const { files: _, ...kept } = body;
+    const claim = later ? undefined : { holder: this.#holder, ttlMs: this.#ttl };
+    try {
+      await queue.schedulePost({ ...post, message: kept }, claim);
+    } catch (cause) {
+      throw new StoreError('could not store the post', { cause, conversationId });
+    }
+    if (later) return receipt(stored, []);
+    return this.#deliver(stored);
+  }
+
+  /**
+   * The conversation id of the DM with `platformUserId` on the channel of type `platform`,
+   * opened on the platform when it must be.
+   */
+  async openDm(platform: string, platformUserId: string): Promise<string> {
+    const channel = this.#deps.channels.find((c) => c.type === platform);
+    if (channel === undefined) throw new ColloquyError(`the bot has no ${platform} channel`);
+    if (channel.openDm === undefined) {
+      throw new ColloquyError(`the ${platform} channel cannot open a DM`);
+    }
+    return channel.openDm(platformUserId);
+  }
+
+  /** Claims the due posts and delivers them one after another; one drain at a time. */
+  #drain(takeOver: boolean): Promise<void> {
+    this.#draining ??= this.#deps
+      .track(async () => {
+        let due: ScheduledPost[];
+        try {
+          due = await this.#deps.queue!.claimDuePosts(this.#holder, this.#ttl, { takeOver });
+        } catch (cause) {
+          this.#deps.report(new StoreError('could not claim the posts due', { cause }));
+          return;
+        }
+        for (const post of due) await this.#deliver(post).catch((e) => this.#deps.report(e));
+      })
+      .finally(() => (this.#draining = undefined));
+    return this.#draining;
+  }
+
+  /** The channel that knows `conversationId`, and the place it reads from it. */
+  #placeOf(conversationId: string): { channel: Channel; place: PostPlace } {
+    for (const channel of this.#deps.channels) {
+      const place = channel.placeOf?.(conversationId);
+      if (place !== undefined) return { channel, place };
+    }
+    const types = this.#deps.channels.map((c) => c.type).join(', ');
+    throw new ColloquyError(
+      `no channel of this bot (${types}) knows conversation ${conversationId}`,
+      {
+        conversationId,
+      },
+    );
+  }
+
+  /**
+   * Delivers a claimed post: sent through the outbox when its turn is not yet recorded, else
+   * settled (a crash came between the record and the confirmation), then ended in the queue.
+   */
+  async #deliver(post: ScheduledPost): Promise<PostReceipt> {
+    const { conversationId } = post;
+    const channel = this.#deps.channels.find((c) => c.type === post.channelType);
+    const place = channel?.placeOf?.(conversationId);
+    if (channel === undefined || place === undefined) {
+      const why = `no ${post.channelType} channel knows conversation ${conversationId}`;
+      await this.#finish(post, 'failed', why);
+      throw new ColloquyError(`post ${post.id} not sent: ${why}`, { conversationId });
+    }
+    const outbound: OutboundMessage = { ...post.message, ...place, replyId: post.id };
+    const recorded = await this.#deps.store.getMessage(conversationId, post.id);
+    if (recorded !== undefined && recorded.delivery !== 'failed') {
+      return this.#settle(post, recorded, channel, outbound);
+    }
+    const turn = postTurn(post, place);
+    try {
+      const { sent, confirmed } = await sendThroughOutbox(this.#deps.write, {
+        channel,
+        turn,
+        outbound,
+      });
+      await confirmed;
+      await this.#finish(post, 'sent');
+      return receipt(post, idsOf(sent), 'sent');
+    } catch (error) {
+      // Not recorded: nothing went out, and the post stays pending for the next claim.
+      if (error instanceof StoreError) throw error;
+      const status = deliveryAfterFailure(error) === 'failed' ? 'failed' : 'unconfirmed';
+      await this.#finish(post, status, messageOf(error));
+      throw error;
+    }
+  }
+
+  /** A post whose turn a crash left recorded: confirmed as it stands, or settled on its channel. */
+  async #settle(
+    post: ScheduledPost,
+    recorded: StoredMessage,
+    channel: Channel,
+    outbound: OutboundMessage,
+  ): Promise<PostReceipt> {
+    const confirmed = idsOf(recorded);
+    if (recorded.delivery === 'sent') {
+      await this.#finish(post, 'sent');
+      return receipt(post, confirmed, 'sent');
+    }
+    // An ephemeral post cannot be found again: it is left unconfirmed, never sent twice.
+    const settle =
+      post.message.visibleTo === undefined ? this.#settlers.get(channel.type) : undefined;
+    let sent: SentMessage | undefined;
+    if (settle !== undefined) {
+      try {
+        sent = await settle({ message: outbound, confirmed, recordedAt: recorded.timestamp });
+      } catch (cause) {
+        this.#deps.report(
+          new ColloquyError(`could not settle post ${post.id}: ${messageOf(cause)}`, {
+            cause,
+            conversationId: post.conversationId,
+          }),
+        );
+      }
+    }
+    if (sent === undefined) {
+      const { id, conversationId } = post;
+      const delivery = 'unconfirmed';
+      await this.#deps.write({
+        kind: 'confirm',
+        confirmation: { id, conversationId, messageIds: confirmed, delivery },
+      });
+      await this.#finish(post, 'unconfirmed', 'recorded, but the platform never confirmed it');
+      return receipt(post, confirmed, 'unconfirmed');
+    }
+    const messageIds = [...confirmed, ...sent.messageIds];
+    const timestamp = confirmed.length === 0 ? sent.timestamp : undefined;
+    await this.#deps.write(confirmation(recorded, messageIds, 'sent', { timestamp }));
+    await this.#finish(post, 'sent');
+    return receipt(post, messageIds, 'sent');
+  }
+
+  async #finish(post: ScheduledPost, status: 'sent' | 'failed' | 'unconfirmed', error?: string) {
+    await this.#deps.queue?.finishPost(post.id, status, error);
+  }
+}
+
+/**
+ * The turn a post becomes: from its author, at the place the channel read from its
+ * conversation id, with `metadata.origin = 'post'` (and `visibleTo` for an ephemeral post).
+ *
+ * @example
+ * ```ts
+ * postTurn(post, { conversationId: 'telegram:42', scope: 'dm', channelId: '42' }).metadata.origin; // 'post'
+ * ```
+ */
+export function postTurn(post: NewPost, place: PostPlace): NewMessage {
+  const { content, visibleTo, actions, select } = post.message;
+  return {
+    id: post.id,
+    conversationId: place.conversationId,
+    participant: post.participant,
+    content,
+    timestamp: new Date().toISOString(),
+    scope: place.scope,
+    metadata: {
+      origin: 'post',
+      channelType: post.channelType,
+      channelId: place.channelId,
+      ...(place.threadId !== undefined && { threadId: place.threadId }),
+      ...(visibleTo !== undefined && { visibleTo }),
+      ...(actions !== undefined && actions.length > 0 && { actions }),
+      ...(select !== undefined && { select }),
+    },
+  };
+}
+
+/** The author of a post: the agent it is from, else the bot's identity on the channel. */
+function authorOf(channel: Channel, from: SendPostOptions['from']): Participant {
+  if (from !== undefined) {
+    return {
+      kind: 'agent',
+      id: from.id,
+      ...(from.name !== undefined && { displayName: from.name }),
+    };
+  }
+  const identity = channel.botIdentity;
+  return {
+    kind: 'agent',
+    id: identity?.id ?? `${channel.type}:bot`,
+    ...(identity?.displayName !== undefined && { displayName: identity.displayName }),
+  };
+}
+
+/** The platform ids a turn as sent carries, in order. */
+function idsOf(turn: NewMessage): string[] {
+  const { messageId, partMessageIds = [] } = turn.metadata;
+  return messageId === undefined ? [] : [messageId, ...partMessageIds];
+}
+
+function receipt(
+  post: NewPost,
+  messageIds: string[],
+  status: PostReceipt['status'] = 'pending',
+): PostReceipt {
+  const { id, conversationId, dueAt } = post;
+  return { id, conversationId, status, messageIds, dueAt };
+}

@@ -1,0 +1,99 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Bot, silentLogger, type ColloquyError } from 'colloquy';
+import { DiscordChannel } from 'colloquy/discord';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { FakeDiscord } from 'colloquy/testing';
+import { tempDirs } from '../../fixtures/temp-dirs.js';
+
+const temp = tempDirs();
+const GUILD = '81384788765712384';
+const GENERAL = '290926798999357250';
+const inGeneral = `discord:${GUILD}:${GENERAL}`;
+
+describe('posts the bot starts on Discord (discord.js against FakeDiscord, SQLite file)', () => {
+  let discord: FakeDiscord;
+  let path: string;
+  let bots: Bot[];
+  let stores: SqliteConversationStore[];
+  let errors: ColloquyError[];
+
+  beforeEach(async () => {
+    discord = await FakeDiscord.start();
+    discord.addGuild({
+      id: GUILD,
+      name: 'Test Guild',
+      channels: [{ id: GENERAL, name: 'general' }],
+    });
+    path = join(temp.make('discord-posts'), 'bot.db');
+    bots = [];
+    stores = [];
+    errors = [];
+  });
+
+  afterEach(async () => {
+    for (const bot of bots) await bot.stop();
+    for (const store of stores) await store.close();
+    await discord.close();
+  });
+
+  async function startBot(): Promise<{ bot: Bot; store: SqliteConversationStore }> {
+    const store = new SqliteConversationStore({ path });
+    const channel = new DiscordChannel({
+      token: discord.token,
+      clientOptions: { rest: { api: discord.restApi } },
+    });
+    const bot = new Bot({ channels: [channel], agents: [], store, logger: silentLogger });
+    bot.catch((error) => void errors.push(error));
+    bots.push(bot);
+    stores.push(store);
+    await bot.start();
+    return { bot, store };
+  }
+
+  it('posts into a guild channel with a nonce, recorded sent as a post', async () => {
+    const { bot, store } = await startBot();
+    const receipt = await bot.send(inGeneral, 'Release 2.4 is out.');
+    expect(discord.posted).toMatchObject([{ channel_id: GENERAL, content: 'Release 2.4 is out.' }]);
+    expect(await store.getMessage(inGeneral, receipt.id)).toMatchObject({
+      delivery: 'sent',
+      scope: 'channel',
+      metadata: { origin: 'post', messageId: discord.posted[0]!.id },
+    });
+    expect(errors).toEqual([]);
+  });
+
+  it('opens a DM with create DM and posts into it', async () => {
+    const { bot, store } = await startBot();
+    const dm = await bot.openDm('discord', '80351110224678912');
+    expect(dm).toMatch(/^discord:dm:\d+$/);
+    expect(await bot.openDm('discord', '80351110224678912')).toBe(dm);
+    const receipt = await bot.send(dm, 'Your ticket was answered.');
+    expect(discord.posted).toMatchObject([
+      { channel_id: dm.slice('discord:dm:'.length), content: 'Your ticket was answered.' },
+    ]);
+    expect(await store.getMessage(dm, receipt.id)).toMatchObject({ scope: 'dm', delivery: 'sent' });
+  });
+
+  it('settles a post a crash left sending by its nonce, without posting it twice', async () => {
+    const first = await startBot();
+    const receipt = await first.bot.send(inGeneral, 'Maintenance at noon');
+    await first.bot.stop();
+    await first.store.close();
+    const db = new Database(path);
+    db.prepare(`UPDATE messages SET delivery = 'sending', platform_message_id = NULL`).run();
+    db.prepare(`UPDATE scheduled_posts SET status = 'pending'`).run();
+    db.close();
+
+    const second = await startBot();
+    await second.bot.idle();
+
+    expect(discord.posted).toHaveLength(1);
+    expect(await second.store.getMessage(inGeneral, receipt.id)).toMatchObject({
+      delivery: 'sent',
+      metadata: { messageId: discord.posted[0]!.id },
+    });
+    expect(errors).toEqual([]);
+  });
+});

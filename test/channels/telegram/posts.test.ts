@@ -1,0 +1,130 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Bot, type ColloquyError } from 'colloquy';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { TelegramChannel } from 'colloquy/telegram';
+import { FakeTelegram } from 'colloquy/testing';
+import { tempDirs } from '../../fixtures/temp-dirs.js';
+
+const temp = tempDirs();
+const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+describe('posts the bot starts on Telegram (grammy against FakeTelegram, SQLite file)', () => {
+  let telegram: FakeTelegram;
+  let path: string;
+  let bots: Bot[];
+  let stores: SqliteConversationStore[];
+  let errors: ColloquyError[];
+
+  beforeEach(async () => {
+    telegram = await FakeTelegram.start();
+    path = join(temp.make('posts'), 'bot.db');
+    bots = [];
+    stores = [];
+    errors = [];
+  });
+
+  afterEach(async () => {
+    for (const bot of bots) await bot.stop();
+    for (const store of stores) await store.close();
+    await telegram.close();
+  });
+
+  /** A bot on the SQLite file, started. */
+  async function startBot(): Promise<{ bot: Bot; store: SqliteConversationStore }> {
+    const store = new SqliteConversationStore({ path });
+    const channel = new TelegramChannel({
+      token: telegram.token,
+      client: { apiRoot: telegram.apiRoot },
+      pollingTimeoutSeconds: 1,
+      retry: { baseDelayMs: 5 },
+    });
+    const bot = new Bot({ channels: [channel], agents: [], store, logger: quiet });
+    bot.catch((error) => void errors.push(error));
+    bots.push(bot);
+    stores.push(store);
+    await bot.start();
+    return { bot, store };
+  }
+
+  it('posts into a DM it opens, recorded sent with its origin and the platform id', async () => {
+    const { bot, store } = await startBot();
+    const dm = await bot.openDm('telegram', '1001');
+    expect(dm).toBe('telegram:1001');
+
+    const receipt = await bot.send(dm, 'Your order shipped.');
+
+    const [sent] = await telegram.waitForSent(1);
+    expect(sent).toMatchObject({
+      method: 'sendMessage',
+      chatId: 1001,
+      text: 'Your order shipped.',
+    });
+    expect(receipt).toMatchObject({
+      status: 'sent',
+      messageIds: [String(sent!.message.message_id)],
+    });
+    const turn = await store.getMessage(dm, receipt.id);
+    expect(turn).toMatchObject({
+      delivery: 'sent',
+      scope: 'dm',
+      participant: { kind: 'agent', id: expect.stringMatching(/^telegram:/) },
+      metadata: { origin: 'post', channelId: '1001', messageId: receipt.messageIds[0] },
+    });
+    expect(await store.getPosts()).toMatchObject([{ id: receipt.id, status: 'sent' }]);
+    expect(errors).toEqual([]);
+  });
+
+  it('posts into a forum topic of a group', async () => {
+    const { bot } = await startBot();
+    await bot.send('telegram:-1001234567890:7', 'Standup in 5 minutes');
+    const [sent] = await telegram.waitForSent(1);
+    expect(sent).toMatchObject({ chatId: -1001234567890, payload: { message_thread_id: 7 } });
+  });
+
+  it('refuses a conversation no channel knows, and an ephemeral post, with one line', async () => {
+    const { bot, store } = await startBot();
+    await expect(bot.send('slack:T1:C1', 'hello')).rejects.toThrow(
+      'no channel of this bot (telegram) knows conversation slack:T1:C1',
+    );
+    await expect(bot.send('telegram:1001', { content: 'psst', visibleTo: '1001' })).rejects.toThrow(
+      'the telegram channel cannot show a post to one person only (visibleTo)',
+    );
+    await expect(bot.openDm('telegram', 'ada')).rejects.toThrow('positive number');
+    expect(await store.getPosts()).toEqual([]);
+    expect(telegram.sent).toEqual([]);
+  });
+
+  it('sends a post that came due while the bot was stopped when a new bot starts', async () => {
+    const first = await startBot();
+    const at = new Date(Date.now() + 300);
+    const scheduled = await first.bot.send('telegram:1001', 'Your call starts now', { at });
+    expect(scheduled).toMatchObject({ status: 'pending', messageIds: [], dueAt: at.toISOString() });
+    await first.bot.stop();
+    await first.store.close();
+    expect(telegram.sent).toEqual([]);
+    while (Date.now() < at.getTime()) await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const second = await startBot();
+
+    const [sent] = await telegram.waitForSent(1);
+    expect(sent).toMatchObject({ chatId: 1001, text: 'Your call starts now' });
+    await second.bot.idle();
+    expect(await second.store.getPosts()).toMatchObject([{ id: scheduled.id, status: 'sent' }]);
+    expect(await second.store.getMessage('telegram:1001', scheduled.id)).toMatchObject({
+      delivery: 'sent',
+      metadata: { origin: 'post', messageId: String(sent!.message.message_id) },
+    });
+    expect(telegram.sent).toHaveLength(1);
+    expect(errors).toEqual([]);
+  });
+
+  it('sends a scheduled post once it is due while the bot runs', async () => {
+    const { bot } = await startBot();
+    await bot.send('telegram:1001', 'Follow-up: did the fix work?', {
+      at: new Date(Date.now() + 200),
+    });
+    const [sent] = await telegram.waitForSent(1);
+    expect(sent).toMatchObject({ chatId: 1001, text: 'Follow-up: did the fix work?' });
+  });
+});
