@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { jsonSchema, tool } from 'ai';
 import type { LanguageModelV3GenerateResult, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { MockLanguageModelV3 } from 'ai/test';
 import { BaseAgent } from 'colloquy';
+import { SqliteConversationStore } from 'colloquy/sqlite';
 import { answer } from '../fixtures/model-answer.js';
 
 /** The refunds `refund_order` made, by order id. */
@@ -66,4 +70,24 @@ export function refundAgent(model: MockLanguageModelV3, refunds: Refunds): BaseA
       }),
     };
   })();
+}
+
+/**
+ * A bot's SQLite file in a scratch folder, and what each process on it starts with: its own
+ * store on the file and its own `billing` (`open`), so a restart keeps only what is stored.
+ */
+export class ApprovalScene {
+  readonly dir = mkdtempSync(join(tmpdir(), 'colloquy-approval-'));
+  readonly refunds: Refunds = [];
+  store!: SqliteConversationStore;
+
+  open() {
+    this.store = new SqliteConversationStore({ path: join(this.dir, 'colloquy.db') });
+    return { store: this.store, agents: [refundAgent(refundModel(), this.refunds)] };
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
 }

@@ -1,12 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bot } from 'colloquy';
-import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeTelegram } from 'colloquy/testing';
-import { refundAgent, refundModel, type Refunds } from '../../agents/approval.fixtures.js';
+import { ApprovalScene } from '../../agents/approval.fixtures.js';
 import { startTelegramBot } from './telegram.fixtures.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
@@ -15,21 +11,16 @@ const group: Chat = { id: -1001234567890, type: 'supergroup', title: 'Orders Tea
 
 describe('tool approval on Telegram (grammy against FakeTelegram)', () => {
   let telegram: FakeTelegram;
-  let dir: string;
-  let store: SqliteConversationStore;
+  let scene: ApprovalScene;
   let bot: Bot;
-  let refunds: Refunds;
 
-  /** A bot as a process starts it: its own store on the file and its own agent. */
   async function startBot() {
-    store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
-    const agents = [refundAgent(refundModel(), refunds)];
-    ({ bot } = await startTelegramBot(telegram, { agents, store }));
+    ({ bot } = await startTelegramBot(telegram, scene.open()));
   }
 
   async function restart() {
     await bot.stop();
-    await store.close();
+    await scene.store.close();
     await startBot();
   }
 
@@ -42,17 +33,15 @@ describe('tool approval on Telegram (grammy against FakeTelegram)', () => {
   }
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'colloquy-telegram-approval-'));
+    scene = new ApprovalScene();
     telegram = await FakeTelegram.start();
-    refunds = [];
     await startBot();
   });
 
   afterEach(async () => {
     await bot?.stop();
     await telegram.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await scene.close();
   });
 
   it('asks with Approve / Deny and runs the tool on Approve after a restart', async () => {
@@ -60,7 +49,7 @@ describe('tool approval on Telegram (grammy against FakeTelegram)', () => {
     expect(prompt.text).toBe('May I run refund_order {"orderId":"4242"}?');
     const keys = prompt.message.reply_markup?.inline_keyboard.flat().map((b) => b.text);
     expect(keys).toEqual(['Approve', 'Deny']);
-    expect(refunds).toEqual([]);
+    expect(scene.refunds).toEqual([]);
 
     await restart();
     const approve = prompt.message.reply_markup!.inline_keyboard[0]![0]!;
@@ -69,8 +58,8 @@ describe('tool approval on Telegram (grammy against FakeTelegram)', () => {
     await bot.idle();
 
     expect(done!.text).toBe('Done: {"refunded":"4242"}');
-    expect(refunds).toEqual(['4242']);
-    const rows = await store.get(`telegram:${group.id}`, { participantIds: ['billing'] });
+    expect(scene.refunds).toEqual(['4242']);
+    const rows = await scene.store.get(`telegram:${group.id}`, { participantIds: ['billing'] });
     // Oldest first by time: a reply's time is Telegram's (whole seconds), a tool row's the agent's.
     expect(rows.map((r) => [r.metadata.toolRole, r.content])).toHaveLength(4);
     expect(rows.map((r) => [r.metadata.toolRole, r.content])).toEqual(
@@ -92,8 +81,8 @@ describe('tool approval on Telegram (grammy against FakeTelegram)', () => {
     await bot.idle();
 
     expect(done!.text).toBe('Not refunded (denied by Ada).');
-    expect(refunds).toEqual([]);
-    const rows = await store.get(`telegram:${group.id}`, { participantIds: ['billing'] });
+    expect(scene.refunds).toEqual([]);
+    const rows = await scene.store.get(`telegram:${group.id}`, { participantIds: ['billing'] });
     expect(rows.find((r) => r.metadata.toolRole === 'result')?.content).toBe('Denied by Ada.');
   });
 
@@ -105,12 +94,12 @@ describe('tool approval on Telegram (grammy against FakeTelegram)', () => {
     const [, refused] = await telegram.waitForSent(2);
     await bot.idle();
     expect(refused!.text).toBe('Those buttons are for the person the message answered.');
-    expect(refunds).toEqual([]);
+    expect(scene.refunds).toEqual([]);
 
     telegram.pressButton(prompt.message, ada, data);
     const [, , done] = await telegram.waitForSent(3);
     await bot.idle();
     expect(done!.text).toBe('Done: {"refunded":"4242"}');
-    expect(refunds).toEqual(['4242']);
+    expect(scene.refunds).toEqual(['4242']);
   });
 });
