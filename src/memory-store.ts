@@ -335,6 +335,14 @@ export class InMemoryConversationStore implements ConversationStore {
     const redact = options.mode === 'redact';
     const theirs = (m: StoredMessage) => m.participant.id === participantId;
     let count = 0;
+    // The reactions they put on anyone's turns go in both modes (those on their deleted turns
+    // go with the turns).
+    for (const { rows } of this.#conversations.values()) {
+      for (const row of rows) {
+        if (row.reactions)
+          row.reactions = row.reactions.filter((r) => r.participantId !== participantId);
+      }
+    }
     if (!redact) {
       // As in SQLite: the mentions of them and the reply links to them go from every turn.
       for (const { rows } of this.#conversations.values()) {

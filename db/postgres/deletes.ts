@@ -26,10 +26,14 @@ const CONVERSATIONS_OF = `SELECT conversation_id AS id, bool_or(wrote) AS wrote 
     SELECT conversation_id, false FROM message_mentions WHERE participant_id = $1) x
   GROUP BY conversation_id ORDER BY conversation_id`;
 
-/** The turns forgetting `$1` changes, in seq order: theirs, replies to them, summaries. */
+/**
+ * The turns forgetting `$1` changes, in seq order: theirs, replies to them, summaries, and those
+ * they reacted to (whose reaction rows it deletes, as deleting a turn does).
+ */
 const LOCK_TURNS_OF = `SELECT seq FROM messages
   WHERE participant_id = $1 OR reply_to_participant_id = $1
     OR (is_summary AND conversation_id = ANY($2::text[]))
+    OR seq IN (SELECT message_seq FROM message_reactions WHERE participant_id = $1)
   ORDER BY seq FOR UPDATE`;
 
 const LOCK_TURNS = `SELECT seq FROM messages WHERE conversation_id = $1 AND id = ANY($2::text[])
@@ -81,6 +85,9 @@ export async function forget(
   await client.query(LOCK_TURNS_OF, [participantId, wrote]);
   // A rolling summary can retell what the person said: those of their conversations go too.
   for (const id of wrote) await client.query(PG.deleteSummaries, [id]);
+  // The reactions they put on anyone's turns go in both modes (those on their deleted turns
+  // go with the turns).
+  await q(PG.deleteReactionsOf);
   let changes: number;
   if (mode === 'redact') {
     await q(PG.redactRevisions);

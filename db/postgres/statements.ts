@@ -118,6 +118,7 @@ export const PG = {
   clearRepliesTo: `UPDATE messages SET reply_to_participant_id = NULL
     WHERE reply_to_participant_id = $1`,
   deleteParticipant: `DELETE FROM participants WHERE id = $1`,
+  deleteReactionsOf: `DELETE FROM message_reactions WHERE participant_id = $1`,
   redactRevisions: `DELETE FROM message_revisions
     WHERE message_seq IN (SELECT seq FROM messages WHERE participant_id = $1)`,
   redactMessages: `UPDATE messages SET content = '[redacted]' WHERE participant_id = $1`,

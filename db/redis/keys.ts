@@ -21,8 +21,9 @@ import { searchKeys } from '../../src/search-words.js';
  * Shared: `<prefix>seq` (the sequence), `<prefix>conversations` (zset `<last>\0<id>`, newest
  * activity last), `<prefix>channel:<type>\0<channel id>` (set of conversation ids, for edits
  * and deletions that name a platform message), `<prefix>participant:<id>` (set of the
- * conversations a participant wrote in), `<prefix>agent:<id>` (the same, for agents) and
- * `<prefix>named:<id>` (the conversations whose turns mention or reply to a participant).
+ * conversations a participant wrote in), `<prefix>agent:<id>` (the same, for agents),
+ * `<prefix>named:<id>` (the conversations whose turns mention or reply to a participant) and
+ * `<prefix>reacted:<id>` (the conversations where a participant put a reaction on a turn).
  *
  * @example
  * ```ts
@@ -49,6 +50,11 @@ export class RedisKeys {
   /** The conversations where someone mentioned or replied to a participant. */
   named(participantId: string): string {
     return `${this.prefix}named:${participantId}`;
+  }
+
+  /** The conversations where a participant put a reaction on a turn. */
+  reacted(participantId: string): string {
+    return `${this.prefix}reacted:${participantId}`;
   }
 
   /** The conversations an agent (a participant of kind `agent`) wrote in. */

@@ -94,7 +94,10 @@ local function drop(seq)
   if not raw then return nil end
   local refs = cjson.decode(raw)
   unindex(tonumber(seq), refs)
-  if redis.call('HGET', key('ids'), refs.id) == seq then redis.call('HDEL', key('ids'), refs.id) end
+  if redis.call('HGET', key('ids'), refs.id) == seq then
+    redis.call('HDEL', key('ids'), refs.id)
+    redis.call('HDEL', key('rx'), refs.id)
+  end
   if refs.pm ~= '' and redis.call('HGET', key('pm'), refs.pm) == seq then
     redis.call('HDEL', key('pm'), refs.pm)
   end

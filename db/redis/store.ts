@@ -370,6 +370,7 @@ export class RedisConversationStore implements ConversationStore {
         if (mode === 'redact') count += await this.#redact(conversationId, participantId);
         count += Number(await this.#run(FORGET, conversationId, [participantId, mode]));
       }
+      await this.#unreact(participantId);
       if (mode === 'delete') {
         await this.#unlink(participantId);
         await this.#command('DEL', set, this.#keys.agent(participantId));
@@ -402,6 +403,7 @@ export class RedisConversationStore implements ConversationStore {
       const key = `${this.#keys.conversation(found.conversationId)}rx`;
       const old = (await this.#command('HGET', key, found.id)) as string | null;
       const before = old === null ? [] : (JSON.parse(old) as MessageReaction[]);
+      await this.#command('SADD', this.#keys.reacted(change.participantId), found.conversationId);
       await this.#command(
         'HSET',
         key,
@@ -562,6 +564,23 @@ export class RedisConversationStore implements ConversationStore {
       await this.#command('SREM', `${base}named`, participantId);
     }
     await this.#command('DEL', named);
+  }
+
+  /** Takes a forgotten participant's reactions off every turn they reacted to. */
+  async #unreact(participantId: string): Promise<void> {
+    const reacted = this.#keys.reacted(participantId);
+    for (const conversationId of (await this.#command('SMEMBERS', reacted)) as string[]) {
+      const key = `${this.#keys.conversation(conversationId)}rx`;
+      for (const turnId of (await this.#command('HKEYS', key)) as string[]) {
+        const json = (await this.#command('HGET', key, turnId)) as string | null;
+        const before = json === null ? [] : (JSON.parse(json) as MessageReaction[]);
+        const after = before.filter((r) => r.participantId !== participantId);
+        if (after.length === before.length) continue;
+        if (after.length === 0) await this.#command('HDEL', key, turnId);
+        else await this.#command('HSET', key, turnId, JSON.stringify(after));
+      }
+    }
+    await this.#command('DEL', reacted);
   }
 
   /** Blanks a participant's turns in one conversation; how many (summaries not counted). */

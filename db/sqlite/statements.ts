@@ -170,6 +170,7 @@ const SQL = {
   clearRepliesTo: `UPDATE messages SET reply_to_participant_id = NULL
     WHERE reply_to_participant_id = ?`,
   deleteParticipant: `DELETE FROM participants WHERE id = ?`,
+  deleteReactionsOf: `DELETE FROM message_reactions WHERE participant_id = ?`,
   redactRevisions: `DELETE FROM message_revisions
     WHERE message_seq IN (SELECT seq FROM messages WHERE participant_id = ?)`,
   redactMessages: `UPDATE messages SET content = '[redacted]' WHERE participant_id = ?`,

@@ -178,6 +178,9 @@ export class StoreWrites {
     // too (`assemblePrompt`'s summarizer writes a new one from the turns that remain).
     let summaries = 0;
     for (const id of touched) summaries += s.deleteSummaries.run(id).changes;
+    // The reactions they put on anyone's turns go in both modes (those on their deleted turns
+    // go with the turns).
+    s.deleteReactionsOf.run(participantId);
     let changes: number;
     if (mode === 'redact') {
       s.redactRevisions.run(participantId);

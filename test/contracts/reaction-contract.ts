@@ -59,6 +59,34 @@ export function describeReactionContract(store: () => ConversationStore): void {
       ]);
     });
 
+    it.each(['delete', 'redact'] as const)(
+      'forgets the reactions a person put anywhere, and (%s) those on their deleted turns',
+      async (mode) => {
+        // given Alice's reactions on an agent's turn and on Bob's turn in another
+        // conversation, Bob's reactions beside them, and Bob's reaction on Alice's own turn
+        await store().append(TURN);
+        await store().append(ALICE_TURN);
+        await store().append(BOB_TURN);
+        await record({});
+        await record({ participantId: BOB, reaction: 'tada', at: at(2) });
+        await record({ participantId: BOB, reaction: '❤️', messageId: '501', at: at(3) });
+        await record({ ...BOB_REF, reaction: '👀', at: at(4) });
+        await record({ ...BOB_REF, participantId: BOB, at: at(5) });
+
+        // when Alice is forgotten
+        await store().forgetParticipant(ALICE, { mode });
+
+        // then none of her reactions remain, and Bob's on the turns that stay do
+        expect(await read()).toEqual([{ participantId: BOB, reaction: 'tada', addedAt: at(2) }]);
+        expect(await store().getReactions!(D, BOB_TURN.id)).toEqual([
+          { participantId: BOB, reaction: '👍', addedAt: at(5) },
+        ]);
+        expect(await store().getReactions!(C, ALICE_TURN.id)).toEqual(
+          mode === 'redact' ? [{ participantId: BOB, reaction: '❤️', addedAt: at(3) }] : [],
+        );
+      },
+    );
+
     it('refuses a reaction on an unknown message with false, and reads none there', async () => {
       expect(await record({ messageId: 'nowhere' })).toBe(false);
       expect(await store().getReactions!(C, 'telegram:88:nowhere')).toEqual([]);
@@ -80,6 +108,26 @@ const TURN: NewMessage = {
   timestamp: '2026-01-01T00:00:00.000Z',
   scope: 'dm',
   metadata: { channelType: 'telegram', channelId: '88', messageId: '500', mentions: [] },
+};
+
+const ALICE_TURN: NewMessage = {
+  ...TURN,
+  id: 'telegram:88:501',
+  participant: { kind: 'user', id: ALICE, displayName: 'Alice' },
+  content: 'my card is 4242',
+  metadata: { ...TURN.metadata, messageId: '501' },
+};
+
+const D = 'telegram:89';
+const BOB_REF = { channelType: 'telegram', channelId: '89', messageId: '600' };
+
+const BOB_TURN: NewMessage = {
+  ...TURN,
+  id: 'telegram:89:600',
+  conversationId: D,
+  participant: { kind: 'user', id: BOB, displayName: 'Bob' },
+  content: 'order 17 arrived',
+  metadata: { ...TURN.metadata, ...BOB_REF },
 };
 
 function at(seconds: number): string {
