@@ -174,7 +174,8 @@ export function slackBlocks(
 
 /**
  * The blocks of a message whose press was answered: its text, and in place of its buttons
- * what was chosen (Slack has no disabled buttons).
+ * what was chosen (Slack has no disabled buttons), as plain text: a label written by an agent
+ * cannot ping (`<!channel>`) or disguise a link.
  *
  * @example
  * ```ts
@@ -182,7 +183,7 @@ export function slackBlocks(
  * ```
  */
 export function usedBlocks(text: string, chosen: string): object[] {
-  const line = { type: 'mrkdwn', text: `✓ ${shortened(chosen, SECTION_TEXT_LIMIT - 2)}` };
+  const line = { type: 'plain_text', text: `✓ ${shortened(chosen, SECTION_TEXT_LIMIT - 2)}` };
   return [...sections(text), { type: 'context', elements: [line] }];
 }
 

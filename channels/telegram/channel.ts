@@ -336,11 +336,15 @@ export class TelegramChannel implements Channel {
    */
   async editActions(edit: ActionsEdit): Promise<void> {
     const keyboard = edit.chosen === undefined ? inlineKeyboard(edit) : undefined;
-    await this.bot.api.editMessageReplyMarkup(
-      chatIdValue(edit.channelId),
-      Number(edit.messageIds.at(-1)),
-      { reply_markup: keyboard ?? { inline_keyboard: [] } },
-    );
+    try {
+      await this.bot.api.editMessageReplyMarkup(
+        chatIdValue(edit.channelId),
+        Number(edit.messageIds.at(-1)),
+        { reply_markup: keyboard ?? { inline_keyboard: [] } },
+      );
+    } catch (error) {
+      throw toColloquyError(error, 'editMessageReplyMarkup');
+    }
   }
 
   /**

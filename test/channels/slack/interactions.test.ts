@@ -223,7 +223,7 @@ describe('commands and buttons on Slack (Bolt against FakeSlack)', () => {
     await bot.idle();
     expect(blocksOf(asked!.ts)).toEqual([
       { type: 'section', text: { type: 'mrkdwn', text: 'Refund order 9?' } },
-      { type: 'context', elements: [{ type: 'mrkdwn', text: '✓ Approve' }] },
+      { type: 'context', elements: [{ type: 'plain_text', text: '✓ Approve' }] },
     ]);
     const replies = await store.get(inGeneral, { participantIds: ['billing'] });
     const question = replies.find((r) => r.metadata.messageId === asked!.ts);
@@ -262,5 +262,16 @@ describe('commands and buttons on Slack (Bolt against FakeSlack)', () => {
     await slack.interactions.press({ ts: asked!.ts, user: 'U0ALICE', actionId: 'deny' });
     await bot.idle();
     expect(slack.posted.map((p) => p.text)).toEqual(['Refund order 9?', 'billing: deny']);
+  });
+});
+
+describe('the line Slack shows in place of answered buttons', () => {
+  it('shows a label as plain text, so a ping or a link in it stays text', async () => {
+    const { usedBlocks } = await import('../../../channels/slack/interactions.js');
+    const label = '<!channel> <https://evil.example|Approve>';
+    expect(usedBlocks('Refund?', label).at(-1)).toEqual({
+      type: 'context',
+      elements: [{ type: 'plain_text', text: `✓ ${label}` }],
+    });
   });
 });

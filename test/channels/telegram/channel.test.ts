@@ -317,6 +317,32 @@ describe('TelegramChannel.send', () => {
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as Error).cause).toBeDefined();
   });
+
+  it('throws a redacted PlatformError when editing the buttons is refused or unreachable', async () => {
+    const edit = {
+      channelId: '1001',
+      messageIds: ['7'],
+      content: 'hi',
+      chosen: { id: 'a', label: 'A' },
+    };
+    telegram.failNext('editMessageReplyMarkup', {
+      error_code: 400,
+      description: 'Bad Request: message is not modified',
+    });
+    const refused = await channel.editActions(edit).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(PlatformError);
+    expect(refused).toMatchObject({ platform: 'telegram', code: '400' });
+    expect((refused as Error).cause?.constructor.name).not.toBe('GrammyError');
+
+    telegram.failNext('editMessageReplyMarkup', { network: true }, 4);
+    const unreachable = await channel.editActions(edit).catch((err: unknown) => err);
+    expect(unreachable).toBeInstanceOf(NetworkError);
+    expect((unreachable as Error).cause?.constructor.name).not.toBe('HttpError');
+    expect(JSON.stringify(unreachable, Object.getOwnPropertyNames(unreachable))).not.toContain(
+      telegram.token,
+    );
+    expect(String((unreachable as Error).cause)).not.toContain(telegram.token);
+  });
 });
 
 describe('TelegramChannel with a webhook', () => {
