@@ -510,6 +510,7 @@ export class Bot {
       store: this.#store,
       queue: capabilities.posts,
       write: (op) => this.#write(op),
+      sendHooks: this.#options.sendHooks ?? [],
       unconfirmed: this.#options.unconfirmedReplies,
       shared: this.#leases !== undefined,
       ...(this.#leases !== undefined && { claimTtlMs: this.#leases.ttlMs }),

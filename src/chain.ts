@@ -74,7 +74,9 @@ export interface TurnContext {
  * resolves with it as sent (the platform's ids in its metadata). It may change the turn (its
  * content or metadata, not its id or conversation) before passing it on, look at what was
  * sent, or refuse to send by throwing: then nothing is recorded or posted, and the agent's
- * run fails with that error. Hooks run in order, the first outermost.
+ * run fails with that error. Hooks run in order, the first outermost. A post the bot starts
+ * (`bot.send`, a scheduled post, an agent's follow-up; `reply.metadata.origin === 'post'`)
+ * passes them too, with no `about.inbound`; one a hook refuses is not sent (its post fails).
  *
  * @example
  * ```ts
@@ -86,7 +88,7 @@ export interface TurnContext {
 export type SendHook = (
   reply: NewMessage,
   send: (reply: NewMessage) => Promise<NewMessage>,
-  about: { readonly inbound: NewMessage; readonly channel: Channel },
+  about: { readonly inbound?: NewMessage; readonly channel: Channel },
 ) => Promise<NewMessage>;
 
 /**

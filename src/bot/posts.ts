@@ -12,10 +12,13 @@ import type {
   SendPostOptions,
 } from '../posts.js';
 import { dueTimeOf } from '../posts.js';
+import { outboundChain } from '../chain.js';
+import type { SendHook } from '../chain.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage, Participant, StoredMessage } from '../types.js';
 import { confirmation, deliveryAfterFailure, sendThroughOutbox } from './outbox.js';
 import type { Write } from './outbox.js';
+import { actionsOf } from './turn.js';
 import { settlerFor } from './settle.js';
 import type { Settle, UnconfirmedReplies } from './settle.js';
 
@@ -26,6 +29,8 @@ export interface PostsDeps {
   /** The store's post queue; without one a post goes out at once, and `at` is refused. */
   queue: PostQueue | undefined;
   write: Write;
+  /** The bot's send hooks: a post passes them, as a reply does, before the outbox. */
+  sendHooks?: readonly SendHook[];
   unconfirmed: UnconfirmedReplies | undefined;
   /** Other instances share the store: a post another one claimed is left to it until its claim expires. */
   shared: boolean;
@@ -197,13 +202,17 @@ export class Posts {
     if (recorded !== undefined && recorded.delivery !== 'failed') {
       return this.#settle(post, recorded, channel, outbound);
     }
-    const turn = postTurn(post, place);
+    let confirmed: Promise<unknown> = Promise.resolve();
+    const outbox = async (turn: NewMessage) => {
+      // A hook may change the text (and the buttons): what is posted is what it passed on.
+      const hooked = { ...outbound, content: turn.content, ...actionsOf(turn) };
+      const out = await sendThroughOutbox(this.#deps.write, { channel, turn, outbound: hooked });
+      confirmed = out.confirmed;
+      return out.sent;
+    };
     try {
-      const { sent, confirmed } = await sendThroughOutbox(this.#deps.write, {
-        channel,
-        turn,
-        outbound,
-      });
+      const hooks = this.#deps.sendHooks ?? [];
+      const sent = await outboundChain(hooks, outbox, { channel })(postTurn(post, place));
       await confirmed;
       await this.#finish(post, 'sent');
       return receipt(post, idsOf(sent), 'sent');

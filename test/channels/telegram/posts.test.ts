@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, type ColloquyError } from 'colloquy';
+import { Bot, type ColloquyError, type SendHook } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
@@ -31,7 +31,9 @@ describe('posts the bot starts on Telegram (grammy against FakeTelegram, SQLite 
   });
 
   /** A bot on the SQLite file, started. */
-  async function startBot(): Promise<{ bot: Bot; store: SqliteConversationStore }> {
+  async function startBot(
+    sendHooks: SendHook[] = [],
+  ): Promise<{ bot: Bot; store: SqliteConversationStore }> {
     const store = new SqliteConversationStore({ path });
     const channel = new TelegramChannel({
       token: telegram.token,
@@ -39,7 +41,7 @@ describe('posts the bot starts on Telegram (grammy against FakeTelegram, SQLite 
       pollingTimeoutSeconds: 1,
       retry: { baseDelayMs: 5 },
     });
-    const bot = new Bot({ channels: [channel], agents: [], store, logger: quiet });
+    const bot = new Bot({ channels: [channel], agents: [], store, logger: quiet, sendHooks });
     bot.catch((error) => void errors.push(error));
     bots.push(bot);
     stores.push(store);
@@ -73,6 +75,34 @@ describe('posts the bot starts on Telegram (grammy against FakeTelegram, SQLite 
     });
     expect(await store.getPosts()).toMatchObject([{ id: receipt.id, status: 'sent' }]);
     expect(errors).toEqual([]);
+  });
+
+  it('passes a post through the send hooks: a masked text is what is posted and recorded, a refused one is not sent', async () => {
+    const seen: string[] = [];
+    const mask: SendHook = (reply, send, about) => {
+      seen.push(
+        `${String(reply.metadata.origin)} ${about.inbound === undefined ? 'no inbound' : 'inbound'}`,
+      );
+      if (reply.content.includes('secret')) throw new Error('refused by policy');
+      return send({ ...reply, content: reply.content.replace(/\S+@\S+/g, '[email]') });
+    };
+    const { bot, store } = await startBot([mask]);
+
+    const receipt = await bot.send('telegram:1001', 'Write to ann@example.com');
+    const [sent] = await telegram.waitForSent(1);
+    expect(sent).toMatchObject({ chatId: 1001, text: 'Write to [email]' });
+    expect(await store.getMessage('telegram:1001', receipt.id)).toMatchObject({
+      content: 'Write to [email]',
+      delivery: 'sent',
+    });
+
+    await expect(bot.send('telegram:1001', 'the secret is 4242')).rejects.toThrow(
+      'refused by policy',
+    );
+    await bot.idle();
+    expect(telegram.sent).toHaveLength(1);
+    expect((await store.get('telegram:1001')).map((t) => t.content)).toEqual(['Write to [email]']);
+    expect(seen).toEqual(['post no inbound', 'post no inbound']);
   });
 
   it('posts into a forum topic of a group', async () => {

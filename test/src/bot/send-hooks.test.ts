@@ -45,7 +45,7 @@ describe('send hooks', () => {
     // given two hooks that note what they see
     const seen: string[] = [];
     const outer: SendHook = async (reply, send, { inbound }) => {
-      seen.push(`outer before: ${reply.content} (answering ${inbound.content})`);
+      seen.push(`outer before: ${reply.content} (answering ${inbound?.content})`);
       const sent = await send({ ...reply, content: `${reply.content}!` });
       seen.push(`outer after: ${sent.metadata.messageId ?? 'no id'}`);
       return sent;
