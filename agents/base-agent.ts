@@ -316,7 +316,11 @@ export abstract class BaseAgent implements Agent {
   protected builtInTools(ctx: AgentRunContext, input?: NewMessage): ToolSet {
     const delegates = this.delegates.filter((agent) => agent.id !== this.id);
     return {
-      [CONVERSATION_SEARCH_TOOL]: conversationSearchTool(ctx.store, ctx.conversationId),
+      [CONVERSATION_SEARCH_TOOL]: conversationSearchTool(
+        ctx.store,
+        ctx.conversationId,
+        input?.participant,
+      ),
       [RECALL_TOOL_NAME]: recallToolResultTool(ctx.store, ctx.conversationId, this.id),
       ...(delegates.length > 0 && input !== undefined
         ? { [DELEGATE_TOOL_NAME]: delegateTool(this, delegates, input, ctx) }

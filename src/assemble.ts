@@ -47,6 +47,7 @@ import { projectTurn, projectTurns, unitTurns } from './assemble/projection.js';
 import type { Unit } from './assemble/projection.js';
 import { withHandoffs } from './assemble/handoffs.js';
 import { loadSummary, loadTurns, upTo, withThreadParent } from './assemble/load.js';
+import { readableBy } from './visibility.js';
 import type { Context } from './assemble/load.js';
 import { coveredThrough, SUMMARY_PREFIX, summaryRow } from './assemble/summary.js';
 import type { Summarizer } from './assemble/summary.js';
@@ -228,7 +229,10 @@ export async function assemblePrompt(
   const [read, existing] = await Promise.all([loadTurns(ctx, readFor, o), loadSummary(ctx)]);
   const withParent = await withThreadParent(ctx, read, current);
   const chains = await withHandoffs(ctx, withParent, current, aliases);
-  const loaded = upTo(current, chains.turns);
+  // A turn shown to one person only is read only when answering that person.
+  const loaded = upTo(current, chains.turns).filter((turn) =>
+    readableBy(turn, current?.participant),
+  );
   const through = coveredThrough(existing.summary);
   const seen = seesDelegation(aliases, o.delegation?.id);
   const pending = loaded.filter(

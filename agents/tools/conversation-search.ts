@@ -2,7 +2,8 @@ import { jsonSchema, tool } from 'ai';
 import type { Tool } from 'ai';
 import { speakerLabel } from '../../src/assemble/projection.js';
 import type { ConversationStore } from '../../src/store.js';
-import type { StoredMessage } from '../../src/types.js';
+import type { Participant, StoredMessage } from '../../src/types.js';
+import { readableBy } from '../../src/visibility.js';
 import { validateObject } from './validate.js';
 
 /** The name models call it by. */
@@ -18,7 +19,8 @@ export interface ConversationSearchInput {
  * The `conversation_search` tool, bound to ONE conversation. The conversation id lives in
  * this closure, not in the input: the schema has no conversation parameter and unknown
  * properties are rejected, so a prompt-injected "search telegram:999" can only ever search
- * the conversation the agent is answering in.
+ * the conversation the agent is answering in. A turn shown to one person only (`visibleTo`)
+ * is found only when `reader` (the author of the turn answered) is that person.
  *
  * @example
  * ```ts
@@ -29,6 +31,7 @@ export interface ConversationSearchInput {
 export function conversationSearchTool(
   store: ConversationStore,
   conversationId: string,
+  reader?: Pick<Participant, 'id'>,
 ): Tool<ConversationSearchInput, string> {
   return tool({
     description:
@@ -58,7 +61,9 @@ export function conversationSearchTool(
     ),
     execute: async ({ query, limit = 5 }) => {
       const found = await store.search(conversationId, query, { limit });
-      const matches = found.filter((turn) => turn.conversationId === conversationId);
+      const matches = found.filter(
+        (turn) => turn.conversationId === conversationId && readableBy(turn, reader),
+      );
       if (matches.length === 0) return `No messages in this conversation match "${query}".`;
       return matches.map(formatMatch).join('\n');
     },
