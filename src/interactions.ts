@@ -50,15 +50,28 @@ const PRESSED_SEARCH_LIMIT = 500;
 const RECENT_PRESSES = 10_000;
 
 /**
+ * How close (by the turns' timestamps) a second press of the same button with the same value
+ * by the same person must come to be a double press (a double click, a client sending twice).
+ */
+export const DOUBLE_PRESS_MS = 2000;
+
+/** Whether a press at `at` with `value` doubles the earlier one (see `DOUBLE_PRESS_MS`). */
+function doubles(earlier: { value: string; at: number } | undefined, value: string, at: number) {
+  return earlier?.value === value && Math.abs(at - earlier.at) < DOUBLE_PRESS_MS;
+}
+
+/**
  * The last press each person made on each message's button (or select), as presses arrive,
- * before the store has them: a second press with the same value is a double press.
+ * before the store has them: a second press with the same value within `DOUBLE_PRESS_MS` is
+ * a double press.
  */
 export class RecentPresses {
-  readonly #last = new Map<string, { ids: Set<string>; value: string }>();
+  readonly #last = new Map<string, { ids: Set<string>; value: string; at: number }>();
 
   /**
-   * Whether `turn` repeats its person's last press of that button with the same value; a press
-   * seen before (redelivered, with the same turn id) is no repeat and changes nothing.
+   * Whether `turn` doubles its person's last press of that button (same value, within
+   * `DOUBLE_PRESS_MS`); a press seen before (redelivered, with the same turn id) is no repeat
+   * and changes nothing.
    */
   repeats(turn: NewMessage): boolean {
     const interaction = interactionOf(turn);
@@ -67,10 +80,11 @@ export class RecentPresses {
     const key = [conversationId, interaction.on, interaction.id, participant.id].join('\n');
     const last = this.#last.get(key);
     if (last?.ids.has(id)) return false;
+    const at = Date.parse(turn.timestamp);
     this.#last.delete(key);
-    this.#last.set(key, { ids: (last?.ids ?? new Set()).add(id), value: interaction.value });
+    this.#last.set(key, { ids: (last?.ids ?? new Set()).add(id), value: interaction.value, at });
     if (this.#last.size > RECENT_PRESSES) this.#last.delete(this.#last.keys().next().value!);
-    return last?.value === interaction.value;
+    return doubles(last, interaction.value, at);
   }
 }
 
@@ -232,11 +246,11 @@ export async function resolveInteraction(
     .flatMap((t) => {
       const e = interactionOf(t);
       return e?.type === 'button' && e.refused === undefined && e.on === interaction.on
-        ? [{ ...e, by: t.participant.id }]
+        ? [{ ...e, by: t.participant.id, at: Date.parse(t.timestamp) }]
         : [];
     });
   const last = earlier.findLast((e) => e.id === id && e.by === turn.participant.id);
-  if (last?.value === value) return refuse('repeated');
+  if (doubles(last, value, Date.parse(turn.timestamp))) return refuse('repeated');
   if (earlier.some((e) => usedUp(pressed, e.id))) return refuse('used');
   return {
     ...withInteraction(

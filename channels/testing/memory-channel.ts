@@ -38,6 +38,8 @@ export interface ReceiveOptions {
   scope?: ConversationScope;
   /** A command or a press instead of text (`metadata.interaction`). */
   interaction?: Interaction;
+  /** When it was sent (default: now). */
+  timestamp?: string;
 }
 
 /**
@@ -109,7 +111,7 @@ export class MemoryChannel implements Channel {
       conversationId: this.conversationId,
       participant: from,
       content,
-      timestamp: isoTimestamp(),
+      timestamp: options.timestamp ?? isoTimestamp(),
       scope: options.scope ?? this.#scope,
       metadata: {
         channelType: this.type,

@@ -209,4 +209,47 @@ describe('commands and presses', () => {
       { id: 'approve', agent: 'billing' },
     ]);
   });
+
+  it('answers "More" pressed three times, and a double press of it once', async () => {
+    const { channel, store } = setUp([{ name: 'refund', description: 'Refund', agent: 'billing' }]);
+    await bot!.start();
+    await channel.receive('/refund 1', {
+      interaction: { type: 'command', name: 'refund', args: '1' },
+    });
+    await bot!.idle();
+    const reply = (await store.get(channel.conversationId)).find((t) => t.content === 'Refund?')!;
+    await store.append({
+      ...reply,
+      id: 'with-more',
+      metadata: {
+        ...reply.metadata,
+        messageId: 'm-2',
+        actions: [{ id: 'more', label: 'More', once: false }],
+      },
+    });
+    const start = Date.now() - 60_000;
+    const press = async (messageId: string, afterMs: number) => {
+      await channel.receive('more', {
+        interaction: { type: 'button', id: 'more', value: '', on: 'm-2' },
+        messageId,
+        timestamp: new Date(start + afterMs).toISOString(),
+      });
+      await bot!.idle();
+    };
+    await press('p-1', 0);
+    await press('p-2', 10_000);
+    await press('p-3', 10_300); // a double click of p-2
+    await press('p-4', 20_000);
+    const presses = (await store.get(channel.conversationId)).filter(
+      (t) => t.participant.id === 'memory:alice' && t.metadata.messageId?.startsWith('p-'),
+    );
+    expect(presses.map((t) => t.metadata.interaction)).toMatchObject([
+      { id: 'more', agent: 'billing' },
+      { id: 'more', agent: 'billing' },
+      { id: 'more', refused: 'repeated' },
+      { id: 'more', agent: 'billing' },
+    ]);
+    // The command's answer, then one answer to each press answered.
+    expect(channel.sent.filter((m) => m.content === 'Refund?')).toHaveLength(4);
+  });
 });
