@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { LogLevel } from '@slack/bolt';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, silentLogger, type ColloquyError } from 'colloquy';
+import { assemblePrompt, Bot, silentLogger, type ColloquyError } from 'colloquy';
 import { SlackChannel } from 'colloquy/slack';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack } from 'colloquy/testing';
@@ -48,6 +48,7 @@ describe('posts the bot starts on Slack (Bolt against FakeSlack, SQLite file)', 
     bots.push(bot);
     stores.push(store);
     await bot.start();
+    slack.eventsUrl = channel.eventsUrl;
     return { bot, store };
   }
 
@@ -92,6 +93,35 @@ describe('posts the bot starts on Slack (Bolt against FakeSlack, SQLite file)', 
       scope: 'thread',
       metadata: { origin: 'post', visibleTo: 'U0ALICE', threadId: '1700000000.000100' },
     });
+  });
+
+  it("leaves an agent's ephemeral post out of its prompt answering someone else, and keeps it answering that person", async () => {
+    slack.addUser('U0BOB', 'bob');
+    const { bot, store } = await startBot();
+    await bot.send(
+      inGeneral,
+      {
+        content: 'Only you see this: your reset code is 4242',
+        visibleTo: 'U0ALICE',
+      },
+      { from: { id: 'support' } },
+    );
+    await slack.message({
+      channel: 'C0GENERAL',
+      user: 'U0BOB',
+      text: 'support, what did you say?',
+    });
+    await slack.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'support, say it again' });
+    await bot.idle();
+    const turns = await store.get(inGeneral);
+    const by = (user: string) => turns.find((t) => t.participant.id === `slack:${user}`)!;
+    const prompt = async (user: string) =>
+      JSON.stringify(
+        (await assemblePrompt(store, inGeneral, 'support', 'support', { currentMessage: by(user) }))
+          .messages,
+      );
+    expect(await prompt('U0BOB')).not.toContain('4242');
+    expect(await prompt('U0ALICE')).toContain('4242');
   });
 
   it('settles a post a crash left sending by its metadata, without posting it twice', async () => {
