@@ -3,7 +3,7 @@
  * the bytes to the URL it gives, `files.completeUploadExternal`) into the reply's channel and
  * thread, titled with its caption (an image's caption is its alt text too).
  */
-import type { WebClient } from '@slack/web-api';
+import type { App } from '@slack/bolt';
 import { attachment } from '../../src/attachments.js';
 import type { MessageAttachment } from '../../src/attachments.js';
 import type { OutboundMessage } from '../../src/channel.js';
@@ -23,7 +23,7 @@ export const SLACK_FILE_LIMIT = 1024 * 1024 * 1024;
  * ```
  */
 export function sendSlackFiles(
-  client: WebClient,
+  client: App['client'],
   message: OutboundMessage,
   report: (error: ColloquyError) => void,
 ): Promise<MessageAttachment[]> {

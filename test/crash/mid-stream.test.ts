@@ -43,7 +43,8 @@ import {
 // and every addressed turn is answered or its run recorded as not answered. On Slack and
 // Discord every reply is recorded with its platform id (a Slack stream left running is stopped
 // at the recorded text; a Discord post is found again by its nonce); on Telegram a reply cut
-// off is recorded unconfirmed (a draft is never kept, an edited message's id may be lost).
+// off is recorded unconfirmed (a draft is never kept, an edited message's id may be lost), and
+// a message cut off while edits wrote it may show the words of its last edit beyond the record.
 //
 // Runs the built examples: `npm run build` first. CRASH_SEED=<n> repeats a run's kill moments.
 
@@ -140,7 +141,9 @@ async function midStreamScenario(options: {
   expect(midStream).toBeGreaterThan(0);
   expect({
     acknowledgedMissing: counts.acknowledgedMissing,
-    repliesMissing: counts.repliesMissing,
+    repliesMissing: options.exact
+      ? counts.repliesMissing
+      : counts.repliesMissing - counts.repliesAheadOfUnconfirmed,
     repliesWithoutId: options.exact
       ? counts.repliesWithoutId
       : counts.repliesWithoutId - counts.repliesUnconfirmed,
