@@ -1,10 +1,14 @@
-import { concerns, threadConcerns } from '../agent.js';
+/**
+ * The runner: runs one committed turn through the inbound chain (`[...interceptors, loop
+ * guard, dispatch]`), runs each agent that answers it (its run recorded in `agent_runs`), and
+ * sends the answers through the outbound chain and the outbox.
+ */
 import type { Agent, AgentResult } from '../agent.js';
 import { inboundChain, loopGuard, outboundChain } from '../chain.js';
 import type { Interceptor, SendHook } from '../chain.js';
 import type { BotIdentity, Channel } from '../channel.js';
 import type { TurnContext } from '../chain.js';
-import { AgentError, ColloquyError, StoreError } from '../errors.js';
+import { ColloquyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage, Participant } from '../types.js';
@@ -14,16 +18,16 @@ import type { AgentRun, RunStatus } from '../runs.js';
 import { isoTimestamp } from '../types.js';
 import { deliveryAfterFailure, replyTurn, sendThroughOutbox } from './outbox.js';
 import type { Write } from './outbox.js';
-import { trailingAgentRun, withAgentMentions, withHandoff } from './turn.js';
+import { withAgentMentions, withHandoff } from './turn.js';
 import { typingFor } from './typing.js';
 import { liveReplyFor } from './stream.js';
 import type { LiveReply } from './stream.js';
 import { messageOf } from '../errors.js';
-import { answeredBy } from '../interactions.js';
 import { reactTo } from '../reactions.js';
-
-/** Most rows the loop guard reads back through, however many tool rows there are. */
-const LOOP_GUARD_MAX_ROWS = 5000;
+import { Confirmations } from './confirmations.js';
+import { newRun, RunRecords } from './records.js';
+import { inboundDepth } from './depth.js';
+import { agentError, handedTo, wants, wantsNow } from './wants.js';
 
 /** What the runner needs from the bot. */
 export interface RunnerDeps {
@@ -85,10 +89,14 @@ export interface RunPlan {
 export class TurnRunner {
   /** How many agent runs are in flight, by conversation. */
   readonly #answering = new Map<string, number>();
-  /** The confirmations of replies sent and not committed yet, by conversation. */
-  readonly #confirming = new Map<string, Set<Promise<void>>>();
+  /** The confirmations of replies sent and not committed yet. */
+  readonly #confirming: Confirmations;
+  readonly #records: RunRecords;
 
-  constructor(private readonly deps: RunnerDeps) {}
+  constructor(private readonly deps: RunnerDeps) {
+    this.#confirming = new Confirmations(deps.track);
+    this.#records = new RunRecords(deps);
+  }
 
   /** True while an agent is answering in the conversation. */
   answering(conversationId: string): boolean {
@@ -101,7 +109,7 @@ export class TurnRunner {
    * its replies are on the platform: their confirmations commit behind, in capture's order.
    */
   async confirmed(conversationId: string): Promise<void> {
-    await Promise.all(this.#confirming.get(conversationId) ?? []);
+    await this.#confirming.settled(conversationId);
   }
 
   /**
@@ -113,7 +121,7 @@ export class TurnRunner {
     const createdAt = isoTimestamp();
     return this.deps
       .agentsOn(channel)
-      .filter((agent) => this.#wantsNow(agent, turn, this.deps.aliasesOf(agent), false))
+      .filter((agent) => wantsNow(this.deps, agent, turn, this.deps.aliasesOf(agent), false))
       .map((agent) => {
         this.deps.bursts.arrived(turn, agent.id);
         return newRun(turn, agent.id, createdAt);
@@ -122,7 +130,7 @@ export class TurnRunner {
 
   /** A turn a channel delivered, already committed: interceptors, then agents. */
   async inbound(turn: NewMessage, channel: Channel, plan?: RunPlan): Promise<void> {
-    const depth = await this.#inboundDepth(turn);
+    const depth = await inboundDepth(this.deps, turn);
     await this.#run(turn, channel, depth, plan);
   }
 
@@ -159,7 +167,7 @@ export class TurnRunner {
     for (const run of plan?.runs.values() ?? []) {
       if (started.has(run.agentId) || (plan?.only !== undefined && !plan.only.has(run.agentId)))
         continue;
-      this.#save({
+      this.#records.save({
         ...run,
         status: 'failed',
         finishedAt: isoTimestamp(),
@@ -199,7 +207,7 @@ export class TurnRunner {
         others,
       );
       const turn =
-        answering !== undefined && this.#handedTo(mentioning, message, channel).length > 0
+        answering !== undefined && handedTo(this.deps, mentioning, message, channel).length > 0
           ? withHandoff(mentioning, message, answering.recorded)
           : mentioning;
       const post = async (reply: NewMessage) => {
@@ -211,10 +219,10 @@ export class TurnRunner {
         }
         if (run !== undefined) {
           run.replyId = id;
-          void this.#save(run);
+          void this.#records.save(run);
         }
         // The run is answered in the confirmation's commit.
-        const onSent = run === undefined ? undefined : () => this.#finish(run, 'answered');
+        const onSent = run === undefined ? undefined : () => this.#records.finish(run, 'answered');
         const { sent, confirmed } =
           live !== undefined
             ? await live.finish(reply, onSent, files)
@@ -227,11 +235,11 @@ export class TurnRunner {
                 ...(files?.length && { files }),
               });
         // Kept under the conversation of the turn answered (its runs'), wherever the reply went.
-        this.#behind(
+        this.#confirming.add(
           message.conversationId,
           confirmed.then(
             () => undefined,
-            (cause: unknown) => this.#unconfirmed(reply, run, cause),
+            (cause: unknown) => this.#records.unconfirmed(reply, run, cause),
           ),
         );
         return sent;
@@ -296,49 +304,12 @@ export class TurnRunner {
       const aliases = this.deps.aliasesOf(agent);
       // A resumed run is answered: the agent wanted the turn when it was recorded.
       const resumed = recorded(agent) !== undefined && resuming;
-      if (!(resumed || (await this.#wants(agent, message, aliases, ours))) || !admit(agent)) {
+      if (!(resumed || (await wants(this.deps, agent, message, aliases, ours))) || !admit(agent)) {
         continue;
       }
       await this.#answer(agent, ctx, aliases, recorded(agent), send, resumed);
     }
     await next();
-  }
-
-  /** Whether `agent` answers `message`, from the turn alone (the runs planned at commit). */
-  #wantsNow(agent: Agent, message: NewMessage, aliases: readonly string[], ours: boolean): boolean {
-    const target = answeredBy(message);
-    if (target !== undefined) return target === agent.id;
-    try {
-      if (ours && !(message.metadata.mentions ?? []).some((id) => aliases.includes(id)))
-        return false;
-      return agent.shouldRespond?.(message, aliases) ?? concerns(message, aliases);
-    } catch (cause) {
-      this.deps.report(agentError(agent, message, 'shouldRespond threw', cause));
-      return false;
-    }
-  }
-
-  /** `#wantsNow`, or a turn in a thread the agent opened (which concerns it as a whole). */
-  async #wants(
-    agent: Agent,
-    message: NewMessage,
-    aliases: readonly string[],
-    ours: boolean,
-  ): Promise<boolean> {
-    if (this.#wantsNow(agent, message, aliases, ours)) return true;
-    if (ours || agent.shouldRespond !== undefined || message.scope !== 'thread') return false;
-    try {
-      return await threadConcerns(this.deps.storeFor(agent), message.conversationId, aliases);
-    } catch (cause) {
-      this.deps.report(
-        new StoreError('could not read whether the agent opened this thread', {
-          cause,
-          conversationId: message.conversationId,
-          messageId: message.id,
-        }),
-      );
-      return false;
-    }
   }
 
   async #answer(
@@ -361,7 +332,7 @@ export class TurnRunner {
       startedAt: isoTimestamp(),
       attempts: before + 1,
     };
-    const saved = this.#save(run);
+    const saved = this.#records.save(run);
     // A resumed run's start is committed before the agent runs again, so that a turn that
     // brings the bot down every time has each start counted (`maxRunAttempts`).
     if (resumed) await saved;
@@ -371,7 +342,7 @@ export class TurnRunner {
     const typing = typingFor(ctx, this.deps.signal, this.deps.logger);
     const from: Participant = { kind: 'agent', id: agent.id, displayName: agent.name };
     const { write } = this.deps;
-    const save = () => void this.#save(run);
+    const save = () => void this.#records.save(run);
     const showing = () => typing.stop();
     const report = (cause: unknown) =>
       this.deps.report(new ColloquyError("could not show a streamed reply's buttons", { cause }));
@@ -383,7 +354,7 @@ export class TurnRunner {
         aliases,
         record: (turn) => {
           rows.push(turn.id);
-          return this.#record(turn);
+          return this.#records.tool(turn);
         },
         report: (error) => this.deps.report(error),
         ...(this.deps.promptBytes !== undefined && {
@@ -413,7 +384,7 @@ export class TurnRunner {
         delete run.finishedAt;
         throw cause;
       }
-      if (run.finishedAt === undefined) this.#finish(run, status);
+      if (run.finishedAt === undefined) this.#records.finish(run, status);
       await this.#followUp(reply, ctx);
     } catch (cause) {
       if (live?.stopped === true) {
@@ -429,7 +400,7 @@ export class TurnRunner {
     } finally {
       typing.stop();
       await live?.abandon();
-      if (run.finishedAt === undefined) this.#finish(run, status);
+      if (run.finishedAt === undefined) this.#records.finish(run, status);
       const left = (this.#answering.get(id) ?? 1) - 1;
       if (left > 0) this.#answering.set(id, left);
       else this.#answering.delete(id);
@@ -451,7 +422,7 @@ export class TurnRunner {
     const newer = await this.deps.bursts.newer(message, agent.id);
     if (newer === undefined) return false;
     const now = isoTimestamp();
-    await this.#save({
+    await this.#records.save({
       ...(recorded ?? newRun(message, agent.id, now)),
       status: 'answered',
       finishedAt: now,
@@ -460,143 +431,14 @@ export class TurnRunner {
     return true;
   }
 
-  /** Keeps a reply's confirmation until it is committed or failed. */
-  #behind(conversationId: string, confirmation: Promise<void>): void {
-    const pending = this.#confirming.get(conversationId) ?? new Set<Promise<void>>();
-    this.#confirming.set(conversationId, pending);
-    const tracked = confirmation.finally(() => {
-      pending.delete(tracked);
-      if (pending.size === 0 && this.#confirming.get(conversationId) === pending)
-        this.#confirming.delete(conversationId);
-    });
-    pending.add(tracked);
-    this.deps.track(tracked);
-  }
-
-  /**
-   * A sent reply whose confirmation was not committed: the platform has it, the record says
-   * `sending`, and its run, answered in that commit, is `unconfirmed`.
-   */
-  #unconfirmed(reply: NewMessage, run: AgentRun | undefined, cause: unknown): void {
-    this.deps.report(
-      cause instanceof ColloquyError
-        ? cause
-        : new StoreError(`could not confirm reply ${reply.id}: ${messageOf(cause)}`, {
-            cause,
-            conversationId: reply.conversationId,
-            messageId: reply.id,
-          }),
-    );
-    if (run === undefined || run.status !== 'answered') return;
-    run.error = messageOf(cause);
-    this.#finish(run, 'unconfirmed');
-  }
-
-  #finish(run: AgentRun, status: RunStatus): void {
-    run.status = status;
-    run.finishedAt = isoTimestamp();
-    void this.#save(run);
-  }
-
-  /** Writes a run row (a copy: the run goes on changing); a failure is reported, not thrown. */
-  #save(run: AgentRun): Promise<void> {
-    return this.deps.write({ kind: 'run', run: { ...run } }).then(
-      () => undefined,
-      (cause: unknown) =>
-        this.deps.report(
-          new StoreError(`could not record run ${run.id} (${run.status})`, {
-            cause,
-            conversationId: run.conversationId,
-            messageId: run.messageId,
-          }),
-        ),
-    );
-  }
-
   /**
    * An agent's reply that mentions other agents of this channel is their next turn (a
    * hand-off), for those that do not answer the turn it answers themselves.
    */
   async #followUp(reply: NewMessage, ctx: TurnContext): Promise<void> {
-    const to = this.#handedTo(reply, ctx.message, ctx.channel);
+    const to = handedTo(this.deps, reply, ctx.message, ctx.channel);
     if (to.length === 0) return;
     const only = new Set(to.map((agent) => agent.id));
     await this.#run(reply, ctx.channel, ctx.depth + 1, { runs: new Map(), only });
   }
-
-  /** The agents `reply` (answering `answered`) mentions, other than those `answered` is for. */
-  #handedTo(reply: NewMessage, answered: NewMessage, channel: Channel): Agent[] {
-    const agents = this.deps.agentsOn(channel);
-    const ours = agents.some((agent) => agent.id === answered.participant.id);
-    return agents.filter((agent) => {
-      const aliases = this.deps.aliasesOf(agent);
-      return (
-        agent.id !== reply.participant.id &&
-        (reply.metadata.mentions ?? []).some((id) => aliases.includes(id)) &&
-        !this.#wantsNow(agent, answered, aliases, ours)
-      );
-    });
-  }
-
-  async #record(turn: NewMessage): Promise<void> {
-    try {
-      await this.deps.write({ kind: 'append', message: turn });
-    } catch (cause) {
-      this.deps.report(
-        new StoreError('could not record a tool turn', {
-          cause,
-          conversationId: turn.conversationId,
-          messageId: turn.id,
-        }),
-      );
-    }
-  }
-
-  /**
-   * A person's turn starts at depth 0. Another bot's turn is as deep as the run of agent turns
-   * it ends, counted in the store: two bots on different platforms cannot bounce forever.
-   */
-  async #inboundDepth(message: NewMessage): Promise<number> {
-    if (message.participant.kind !== 'agent' || !this.deps.answerBots) return 0;
-    const { maxAgentDepth } = this.deps;
-    try {
-      // Tool rows do not count but fill the window: read further back until the run ends.
-      for (let limit = maxAgentDepth * 4 + 4; ; limit *= 4) {
-        const rows = await this.deps.store.get(message.conversationId, { limit });
-        const run = trailingAgentRun(rows.filter((turn) => turn.id !== message.id));
-        const whole = run.ended || rows.length < limit || limit >= LOOP_GUARD_MAX_ROWS;
-        if (whole || run.count >= maxAgentDepth) return run.count + 1;
-      }
-    } catch (cause) {
-      this.deps.report(
-        new StoreError('could not read the conversation for the loop guard', {
-          cause,
-          conversationId: message.conversationId,
-          messageId: message.id,
-        }),
-      );
-      return maxAgentDepth;
-    }
-  }
-}
-
-function agentError(agent: Agent, message: NewMessage, what: string, cause: unknown): AgentError {
-  return new AgentError(`agent ${agent.id} ${what}: ${messageOf(cause)}`, {
-    cause,
-    conversationId: message.conversationId,
-    messageId: message.id,
-  });
-}
-
-/** A run not started yet. */
-function newRun(turn: NewMessage, agentId: string, createdAt: string): AgentRun {
-  return {
-    id: runId(turn, agentId),
-    messageId: turn.id,
-    conversationId: turn.conversationId,
-    agentId,
-    status: 'pending',
-    createdAt,
-    attempts: 0,
-  };
 }

@@ -1,0 +1,291 @@
+/**
+ * Intake: what a channel hands the bot. Every event is committed through capture in the order
+ * it arrived (a turn a channel is still completing holds back the later events of its
+ * conversation), and its handler resolves once it is committed, so the channel acknowledges
+ * only what is stored. A new turn is committed with its pending runs, then answered in its
+ * conversation's order; edits, deletions and reactions are recorded.
+ */
+import type { Channel, ChannelHandlers, ChannelState, Delivery } from '../channel.js';
+import { StoreError } from '../errors.js';
+import { RecentPresses, resolveInteraction } from '../interactions.js';
+import type { AppendResult, RunLedger, StoreOperation } from '../store.js';
+import { TurnOrder, refKey } from '../turn-order.js';
+import type { MessageDeletion, MessageEdit, NewMessage } from '../types.js';
+import type { Drain } from './drain.js';
+import { captureReaction } from './reactions.js';
+import type { RunPlan } from './runner.js';
+import type { Running } from './running.js';
+import { withAgentMentions } from './turn.js';
+
+/** How many recent turns are kept to answer their edits again (`rerunOnEdit`). */
+const RECENT_TURNS = 1000;
+
+/** What became of an event's write: see `Intake.#commit`. */
+type CaptureOutcome = 'stored' | 'duplicate' | 'buffered' | 'rejected';
+
+/** A bot's intake: see the file's comment. */
+export class Intake {
+  /** False before start and once stop has stopped the channels: events are refused. */
+  accepting = false;
+  readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
+  readonly #presses = new RecentPresses();
+  /**
+   * The order events are committed in: a turn a channel is still completing holds back the
+   * later turns of its conversation (and changes of it), and nothing else.
+   */
+  readonly #intake: TurnOrder;
+
+  constructor(
+    private readonly bot: Running,
+    private readonly drain: Drain,
+    private readonly capacity: (limit: number) => Promise<void>,
+  ) {
+    this.#intake = new TurnOrder((error) => bot.report(error));
+  }
+
+  /** The handlers `channel` hands its events to. */
+  handlers(channel: Channel): ChannelHandlers {
+    const { ledger, leases } = this.bot;
+    return {
+      message: (message, given) => this.message(message, channel, given),
+      edit: (edit, complete) =>
+        this.#inOrder(
+          { waiting: this.#intake.hasRef(edit), complete },
+          (work) => this.#intake.change(edit, work),
+          (whole) => this.#edited(whole),
+          edit,
+        ),
+      delete: (deletion: MessageDeletion) =>
+        this.#inOrder(
+          { waiting: this.#intake.hasRef(deletion) },
+          (work) => this.#intake.change(deletion, work),
+          (event) =>
+            this.#change(
+              this.commit({ kind: 'delete', deletion: event }),
+              async (committed) => void (await committed),
+            ),
+          deletion,
+        ),
+      reaction: (change) => captureReaction(this.bot.store, change, this.bot.logger),
+      capacity: (limit) => this.capacity(limit),
+      error: (error) => this.bot.report(error),
+      ...(ledger !== undefined && { state: this.#state(ledger) }),
+      ...(leases !== undefined && {
+        lead: (name, work, signal) =>
+          leases.lead(name, work, signal, (error) => this.bot.report(error)),
+      }),
+    };
+  }
+
+  /** A turn `channel` hands over (`given`: the turn made whole, when the channel completes it). */
+  message(message: NewMessage, channel: Channel, given?: Promise<NewMessage>): Promise<Delivery> {
+    const complete = this.#interaction(message, given, channel);
+    return this.#inOrder(
+      { waiting: this.#intake.has(message.conversationId), complete },
+      (work) => this.#intake.message(message, work),
+      (turn) => this.#inbound(turn, channel),
+      message,
+    );
+  }
+
+  /**
+   * A new turn: committed at once (in arrival order, with whatever else waits: group commit),
+   * then run in its conversation's order. Resolves when committed; rejects with a `StoreError`
+   * when not, so the channel does not acknowledge it. The turn is run once per process
+   * however often it is delivered; a turn the store had before this process saw it is not run
+   * again.
+   */
+  #inbound(message: NewMessage, channel: Channel): Promise<Delivery> {
+    const { capture, runner, handling, order } = this.bot;
+    const turn = withAgentMentions(message, this.bot.agentsOn(channel));
+    const planned = runner.planned(turn, channel);
+    // The turn and its pending runs are handed over together: one commit, most of the time.
+    const tracked = capture.track({ kind: 'append', message: turn });
+    const appended = tracked.answered as Promise<AppendResult>;
+    const stored = tracked.committed as Promise<AppendResult>;
+    stored.catch(() => {}); // awaited only when the first try failed: never left unhandled
+    const runs = planned.map((run) => this.bot.write({ kind: 'run', run, create: true }));
+    const committed: Promise<CaptureOutcome> = Promise.all([appended, ...runs]).then(
+      ([result]) => (result.inserted ? 'stored' : 'duplicate'),
+      (error: unknown) =>
+        error instanceof StoreError && error.transient === false ? 'rejected' : 'buffered',
+    );
+    let handled = handling.get(turn.id);
+    if (handled === undefined) {
+      const work = this.bot.track(() =>
+        order.message(turn, async () => {
+          // Not committed at the first try: capture tries again, and the turn is answered once
+          // it is committed. Not when the bot stops first or capture gives up on it: a restart
+          // resumes its pending runs, and a turn given up on is in the dead-letter file.
+          const result = await appended.catch(() => this.#eventually(stored));
+          if (result === undefined) return;
+          const plan = result.inserted
+            ? { runs: new Map(planned.map((run) => [run.agentId, run])) }
+            : await this.drain.resumable(turn);
+          if (plan === undefined) return;
+          const leases = this.bot.leases;
+          if (leases === undefined || plan.runs.size === 0) {
+            await this.onMessage(turn, channel, plan);
+            return;
+          }
+          // Not held when the bot stops while another instance holds it: the runs stay pending.
+          await leases.hold(turn.conversationId, (held) =>
+            this.drain.drain(turn.conversationId, held, { turn, channel, plan }),
+          );
+        }),
+      );
+      handled = work.finally(() => handling.delete(turn.id));
+      handling.set(turn.id, handled);
+    }
+    // The conversation's next turn went on once the replies were sent; this delivery is
+    // handled once their confirmations are committed too (`idle` and `stop` wait for them).
+    const confirmed = handled.then(() => runner.confirmed(turn.conversationId));
+    return acknowledged(committed, turn.id, turn.conversationId, confirmed);
+  }
+
+  /**
+   * Hands `event` (or `complete`, once the channel has it) over in intake order: at once when
+   * it is whole and nothing of its conversation (or message) is `waiting`, else through
+   * `queue`, which runs it after what waits. An event that arrived before stop began is
+   * handed over even if stop begins meanwhile (stop waits for it). Rejects when the channel
+   * could not complete it.
+   */
+  #inOrder<T>(
+    place: { waiting: boolean; complete?: Promise<T> | undefined },
+    queue: (work: () => Promise<void>) => Promise<void>,
+    handOver: (event: T) => Promise<Delivery>,
+    event: T,
+  ): Promise<Delivery> {
+    if (!this.accepting) return Promise.reject(notAccepting());
+    const { waiting, complete } = place;
+    if (!waiting && complete === undefined) return handOver(event);
+    return new Promise((resolve, reject) => {
+      void this.bot.track(() =>
+        queue(async () => {
+          try {
+            resolve(handOver(complete === undefined ? event : await complete));
+          } catch (error) {
+            reject(error);
+          }
+        }),
+      );
+    });
+  }
+
+  /** An interaction turn made whole: who answers it (see `resolveInteraction`). */
+  #interaction(
+    message: NewMessage,
+    complete: Promise<NewMessage> | undefined,
+    channel: Channel,
+  ): Promise<NewMessage> | undefined {
+    if (message.metadata.interaction === undefined) return complete;
+    const agentIds = this.bot.agentsOn(channel).map((agent) => agent.id);
+    const { commands } = this.bot.options;
+    const repeated = this.#presses.repeats(message);
+    return (complete ?? Promise.resolve(message)).then((turn) =>
+      resolveInteraction(turn, commands, this.bot.store, agentIds, repeated),
+    );
+  }
+
+  #edited(edit: MessageEdit): Promise<Delivery> {
+    const conversationId = this.#recent.get(refKey(edit))?.message.conversationId;
+    return this.#change(this.commit({ kind: 'edit', edit }), async (committed) => {
+      // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
+      await this.bot.order.change(edit, () => this.#onEdit(edit, committed), conversationId);
+      if (conversationId !== undefined) await this.bot.runner.confirmed(conversationId);
+    });
+  }
+
+  /** What `committed` resolves with, or undefined once it rejects or the bot is stopping. */
+  #eventually<T>(committed: Promise<T>): Promise<T | undefined> {
+    const signal = this.bot.stopping;
+    if (signal.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const stop = () => resolve(undefined);
+      signal.addEventListener('abort', stop, { once: true });
+      void committed
+        .then(resolve, () => resolve(undefined))
+        .finally(() => signal.removeEventListener('abort', stop));
+    });
+  }
+
+  /** Hands `op` to capture; what became of it, never a rejection. */
+  commit(op: StoreOperation): Promise<CaptureOutcome> {
+    return this.bot.capture.write(op).then(
+      (value) =>
+        op.kind === 'append' && !(value as { inserted: boolean }).inserted ? 'duplicate' : 'stored',
+      (error: unknown) =>
+        error instanceof StoreError && error.transient === false ? 'rejected' : 'buffered',
+    );
+  }
+
+  /** An edit or deletion: committed in arrival order, then `then` runs in its turn's order. */
+  #change(
+    committed: Promise<CaptureOutcome>,
+    then: (committed: Promise<CaptureOutcome>) => Promise<void>,
+  ): Promise<Delivery> {
+    const handled = this.bot.track(() => then(committed));
+    return acknowledged(committed, undefined, undefined, handled);
+  }
+
+  /** Channels' small values, read from the store and written through capture. */
+  #state(ledger: RunLedger): ChannelState {
+    return {
+      get: (key) => ledger.getState(key),
+      set: async (key, value) => void (await this.bot.write({ kind: 'state', key, value })),
+    };
+  }
+
+  /** Runs a turn this instance was handed, remembering it for its edits (`rerunOnEdit`). */
+  async onMessage(message: NewMessage, channel: Channel, plan: RunPlan): Promise<void> {
+    if (this.bot.options.rerunOnEdit === true && message.metadata.messageId !== undefined) {
+      const { channelType, channelId, messageId } = message.metadata;
+      this.#recent.set(refKey({ channelType, channelId, messageId }), { message, channel });
+      if (this.#recent.size > RECENT_TURNS) this.#recent.delete(this.#recent.keys().next().value!);
+    }
+    await this.bot.runner.inbound(message, channel, plan);
+  }
+
+  async #onEdit(edit: MessageEdit, committed: Promise<CaptureOutcome>): Promise<void> {
+    await committed;
+    if (this.bot.options.rerunOnEdit !== true) return;
+    const recent = this.#recent.get(refKey(edit));
+    // A redelivered edit changes nothing: it is not answered again.
+    if (recent === undefined || recent.message.content === edit.content) return;
+    const { metadata } = recent.message;
+    const edited: NewMessage = {
+      ...recent.message,
+      content: edit.content,
+      metadata: { ...metadata, rerunForEdit: (metadata.rerunForEdit ?? 0) + 1 },
+    };
+    recent.message = edited;
+    await this.bot.runner.edited(edited, recent.channel);
+  }
+}
+
+/**
+ * The handler's answer for an event whose commit is `committed`: a `Delivery` once stored (or
+ * found stored), a `StoreError` when the store failed (it is retried behind, but the platform
+ * must not take the event as received).
+ */
+async function acknowledged(
+  committed: Promise<CaptureOutcome>,
+  messageId: string | undefined,
+  conversationId: string | undefined,
+  handled: Promise<void>,
+): Promise<Delivery> {
+  const outcome = await committed;
+  if (outcome === 'stored' || outcome === 'duplicate') return { handled };
+  throw new StoreError(
+    outcome === 'buffered'
+      ? 'the event is not committed yet (the store is failing; capture retries it)'
+      : 'the store rejected the event',
+    { conversationId, messageId, transient: outcome === 'buffered' },
+  );
+}
+
+function notAccepting(): StoreError {
+  return new StoreError('the bot is not running; the event was not committed', {
+    transient: true,
+  });
+}

@@ -1,0 +1,192 @@
+/**
+ * What a bot is made of and how it is set up: `BotOptions`, the error handler's type, the store
+ * a bot opens when given none, and the settings read from options or the environment.
+ */
+import type { Agent } from '../agent.js';
+import type { CaptureOptions } from '../capture.js';
+import type { Interceptor, SendHook, TurnContext } from '../chain.js';
+import type { Channel } from '../channel.js';
+import { ColloquyError, StoreError } from '../errors.js';
+import type { Command } from '../interactions.js';
+import type { Logger } from '../logger.js';
+import type { ConversationStore } from '../store.js';
+import type { BurstOption } from './bursts.js';
+import type { UnconfirmedReplies } from './settle.js';
+import type { SharedOptions } from './shared.js';
+
+/** A store a bot opened for itself, and whether other instances of the bot may share it. */
+export interface DefaultStore {
+  store: ConversationStore;
+  shared: boolean;
+}
+
+let defaultStore: (() => Promise<DefaultStore>) | undefined;
+
+/**
+ * Sets how a bot given no `store` opens one. The `colloquy` entry point sets the store
+ * `COLLOQUY_DB` names (SQLite, or Postgres for a `postgres://` URL); the core knows no store.
+ *
+ * @example
+ * ```ts
+ * setDefaultStore(async () => ({ store: new InMemoryConversationStore(), shared: false }));
+ * ```
+ */
+export function setDefaultStore(open: () => Promise<DefaultStore>): void {
+  defaultStore = open;
+}
+
+/** How a bot given no store opens one (`setDefaultStore`), if anything set it. */
+export function defaultStoreOpener(): (() => Promise<DefaultStore>) | undefined {
+  return defaultStore;
+}
+
+/**
+ * How a `Bot` is put together; only `channels` and `agents` are required.
+ *
+ * @example
+ * ```ts
+ * const options: BotOptions = { channels: [telegram], agents: [new SupportAgent()], startTimeoutMs: 30_000 };
+ * ```
+ */
+export interface BotOptions {
+  channels: readonly Channel[];
+  /** Every agent on every channel, or a list per channel. */
+  agents: readonly Agent[] | ReadonlyMap<Channel, readonly Agent[]>;
+  /** Default: `SqliteConversationStore` at `COLLOQUY_DB` or `./colloquy.db`, opened by `start`. */
+  store?: ConversationStore;
+  /**
+   * Slash commands: registered on the platforms that list them at start, and each invocation
+   * answered by its `agent` or its `handler`; an undeclared command is answered with one line
+   * (see `Command`).
+   */
+  commands?: readonly Command[];
+  /** Run after capture and before the agents, in order. */
+  interceptors?: readonly Interceptor<TurnContext>[];
+  /** Wrap every reply before it is recorded and posted, in order (see `SendHook`). */
+  sendHooks?: readonly SendHook[];
+  logger?: Logger;
+  /**
+   * Capture's buffer and retry settings; its failures also go to `catch`. Its
+   * `deadLetterPath` defaults to `<database file>.dead-letter.jsonl` for a store with a
+   * `path` (the SQLite store); give one for another store.
+   */
+  capture?: CaptureOptions;
+  /** Most agent turns in a row before agents stop answering each other (default 5). */
+  maxAgentDepth?: number;
+  /** Answer turns written by other bots (default false: they are only recorded). */
+  answerBots?: boolean;
+  /**
+   * What agents do with a person's burst of turns (see `BurstMode`); an agent's own `bursts`
+   * wins. Default: what the turn's channel declares (`Channel.bursts`), else `queue`.
+   */
+  bursts?: BurstOption;
+  /** Run the agents again when a person edits a recent turn (default false). */
+  rerunOnEdit?: boolean;
+  /** How long `stop` waits for queued writes to reach the store (default 5000 ms). */
+  flushTimeoutMs?: number;
+  /**
+   * How long `start` waits for the channels to connect before it rejects with why (default
+   * `COLLOQUY_START_TIMEOUT_MS`, else 60 000 ms; `Infinity` waits as long as it takes).
+   */
+  startTimeoutMs?: number;
+  /**
+   * Keep each agent run's assembled prompt in `agent_runs.prompt` (JSON), for `colloquy
+   * studio` and SQL. Off by default; `true` caps each at 64 KiB (a larger one is replaced by
+   * its size).
+   */
+  recordPrompts?: boolean | { maxBytes?: number };
+  /**
+   * At start, agent work a crash or a stop interrupted is resumed when it was recorded less
+   * than this long ago, and marked `expired` otherwise (default 600 000: 10 minutes).
+   */
+  resumeWithinMs?: number;
+  /**
+   * How many times an agent is started on one turn before a restart stops trying: a run still
+   * unfinished after this many starts, each ended by the process stopping, is marked `failed`
+   * instead of resumed, so a turn that brings the bot down is not taken up again on every
+   * restart (default 3). A resumed run's start is committed before the agent runs; a first
+   * start the bot went down before recording counts as one.
+   */
+  maxRunAttempts?: number;
+  /**
+   * A reply a crash left unconfirmed (recorded, the platform call made, its answer never
+   * recorded) is settled exactly on a channel that can find it again (Slack, Discord). On one
+   * that cannot (Telegram), it is left `unconfirmed` and never sent again (`'leave'`, the
+   * default: at most once), or sent again (`'resend'`: at least once, a rare duplicate rather
+   * than a missed answer).
+   */
+  unconfirmedReplies?: UnconfirmedReplies;
+  /**
+   * Several instances of this bot share the store (one Postgres database, or one SQLite file):
+   * a conversation's agents run on one instance at a time, in turn order, under a lease, and
+   * the unfinished work of an instance that died is taken up by another (docs/leases.md).
+   * Needs a store with leases. Default: on when the bot opened a `postgres://` `COLLOQUY_DB`.
+   */
+  shared?: boolean | SharedOptions;
+}
+
+/**
+ * The one error handler: every `ColloquyError` the bot meets goes here.
+ *
+ * @example
+ * ```ts
+ * const handler: ErrorHandler = (err) => console.error(err.name, err.conversationId, err.message);
+ * bot.catch(handler);
+ * ```
+ */
+export type ErrorHandler = (error: ColloquyError) => void | Promise<void>;
+
+/** The agents that answer on `channel`. */
+export function agentsOn(agents: BotOptions['agents'], channel: Channel): readonly Agent[] {
+  return isAgentMap(agents) ? (agents.get(channel) ?? []) : agents;
+}
+
+/** Every agent of the bot, on every channel (an agent on several channels more than once). */
+export function allAgents(agents: BotOptions['agents']): readonly Agent[] {
+  return isAgentMap(agents) ? [...agents.values()].flat() : agents;
+}
+
+/**
+ * `shared: true`'s settings: `COLLOQUY_LEASE_TTL_MS` (a whole number of ms) sets the lease ttl,
+ * for deployments that want a dead instance's conversations taken up sooner (or later).
+ */
+export function leaseOptionsFromEnv(env = process.env): SharedOptions {
+  const text = env.COLLOQUY_LEASE_TTL_MS?.trim();
+  if (!text) return {};
+  const ttl = Number(text);
+  if (!Number.isSafeInteger(ttl) || ttl < 100) {
+    throw new ColloquyError(
+      `COLLOQUY_LEASE_TTL_MS must be a whole number of milliseconds, at least 100, not "${text}"`,
+    );
+  }
+  return { leaseTtlMs: ttl };
+}
+
+/** The runner's `promptBytes` for `recordPrompts`. */
+export function promptBytes(record: BotOptions['recordPrompts']): { promptBytes?: number } {
+  if (record === undefined || record === false) return {};
+  return { promptBytes: record === true ? 64 * 1024 : (record.maxBytes ?? 64 * 1024) };
+}
+
+/** `<database file>.dead-letter.jsonl` for a store kept in a file (its `path`). */
+export function deadLetterPathOf(store: ConversationStore | undefined): string | undefined {
+  const path = store?.path;
+  return path !== undefined && path !== '' && path !== ':memory:'
+    ? `${path}.dead-letter.jsonl`
+    : undefined;
+}
+
+/** What `stop` reports when `count` writes were left unwritten, kept in `file` if any. */
+export function deadLetterError(count: number, file: string | undefined): StoreError {
+  const where =
+    file === undefined
+      ? 'logged above'
+      : `kept in ${file}; \`colloquy import ${file}\` writes them back`;
+  return new StoreError(`${count} writes could not be stored: ${where}`, { transient: false });
+}
+
+function isAgentMap(
+  agents: BotOptions['agents'],
+): agents is ReadonlyMap<Channel, readonly Agent[]> {
+  return agents instanceof Map;
+}
