@@ -5,22 +5,27 @@
  */
 import type { Agent } from './agent.js';
 import type { Capture } from './capture.js';
-import type { Channel } from './channel.js';
+import type { Channel, Delivery } from './channel.js';
 import { ColloquyError } from './errors.js';
 import { consoleLogger, logLevelProblem } from './logger.js';
 import type { Logger } from './logger.js';
 import type { CapturedChange, ConversationStore } from './store.js';
+import type { NewMessage } from './types.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
 import { commandsProblem, registerCommands } from './interactions.js';
 import { reactToStored } from './reactions.js';
 import type { PostMessage, PostReceipt, SendPostOptions } from './posts.js';
-import type { BurstOption } from './bot/bursts.js';
 import { InFlight } from './bot/inflight.js';
+import { notAccepting } from './bot/intake.js';
 import type { Posts } from './bot/posts.js';
 import {
+  agentStores,
   agentsOn,
+  aliasesOf,
   allAgents,
+  answeringChannel,
+  burstOption,
   deadLetterError,
   deadLetterPathOf,
   defaultStoreOpener,
@@ -209,33 +214,35 @@ export class Bot {
     }
   }
 
+  /**
+   * Commits and answers a turn your code read from a platform event colloquy does not handle,
+   * exactly as one its channel delivered (in its conversation's order), replying through
+   * `channel` (default: the bot's channel of `metadata.channelType`). Resolves once committed
+   * with its `handled`; rejects with a `StoreError` when not committed (or not running).
+   *
+   * @example
+   * ```ts
+   * // a turn your code read from a platform event of its own (see docs/chain.md)
+   * const { handled } = await bot.receive(turnFromChannelPost(update.channel_post));
+   * await handled;
+   * ```
+   */
+  receive(turn: NewMessage, channel?: Channel): Promise<Delivery> {
+    const running = this.#running;
+    if (running === undefined) return Promise.reject(notAccepting());
+    const to = answeringChannel(this.#options.channels, turn, channel);
+    if (to instanceof ColloquyError) return Promise.reject(to);
+    return running.intake.message(turn, to);
+  }
+
   /** The agents that answer on a channel. */
   agentsOn(channel: Channel): readonly Agent[] {
     return agentsOn(this.#options.agents, channel);
   }
 
-  /** The burst mode of an agent: its own, else the bot's, else its channel's (else `queue`). */
-  #burstOption(agentId: string, channelType: string | undefined): BurstOption {
-    const agents = this.#options.channels.flatMap((channel) => this.agentsOn(channel));
-    const agent = agents.find((a) => a.id === agentId);
-    const channel = this.#options.channels.find((c) => c.type === channelType);
-    return agent?.bursts ?? this.#options.bursts ?? channel?.bursts ?? 'queue';
-  }
-
   /** Everything an agent is known by: id, name, its aliases and its channels' bot identities. */
   aliasesOf(agent: Agent): readonly string[] {
-    const aliases = new Set([agent.id, agent.name, ...(agent.agentAliases ?? [])]);
-    for (const channel of this.#options.channels) {
-      // Read live: a channel may know its identity before `start` resolves.
-      const identity = channel.botIdentity;
-      if (identity === undefined || !this.agentsOn(channel).includes(agent)) continue;
-      aliases.add(identity.id);
-      if (identity.username !== undefined) {
-        aliases.add(identity.username);
-        aliases.add(`@${identity.username}`);
-      }
-    }
-    return [...aliases];
+    return aliasesOf(this.#options, agent);
   }
 
   /**
@@ -279,13 +286,13 @@ export class Bot {
       aborted: this.#abort.signal,
       report: (error) => this.report(error),
       committed: (change) =>
-        this.#watchers.size > 0 || this.#agentStores().length > 0
+        this.#watchers.size > 0 || agentStores(this.#options, this.#store).length > 0
           ? this.#changed(change)
           : undefined,
       storeFor: (agent) => this.#storeFor(agent),
       agentsOn: (channel) => this.agentsOn(channel),
       aliasesOf: (agent) => this.aliasesOf(agent),
-      burstOption: (agentId, channelType) => this.#burstOption(agentId, channelType),
+      burstOption: (agentId, channelType) => burstOption(this.#options, agentId, channelType),
     });
     this.#running = running;
     running.intake.accepting = true;
@@ -357,19 +364,11 @@ export class Bot {
     return agent.conversationHistory ?? this.#store!;
   }
 
-  /** Every store an agent was given besides the bot's (each once). */
-  #agentStores(): ConversationStore[] {
-    const stores = new Set<ConversationStore>();
-    for (const agent of allAgents(this.#options.agents)) {
-      const own = agent.conversationHistory;
-      if (own !== undefined && own !== this.#store) stores.add(own);
-    }
-    return [...stores];
-  }
-
   /** A write capture committed: see `tellChange`. Never throws. */
   #changed(change: CapturedChange): Promise<void> {
-    return tellChange(change, this.#agentStores(), this.#watchers, (error) => this.report(error));
+    return tellChange(change, agentStores(this.#options, this.#store), this.#watchers, (error) =>
+      this.report(error),
+    );
   }
 
   /**

@@ -284,7 +284,8 @@ async function acknowledged(
   );
 }
 
-function notAccepting(): StoreError {
+/** Why an event handed over before start or after stop is refused (the platform sends it again). */
+export function notAccepting(): StoreError {
   return new StoreError('the bot is not running; the event was not committed', {
     transient: true,
   });

@@ -10,6 +10,7 @@ import { ColloquyError, StoreError } from '../errors.js';
 import type { Command } from '../interactions.js';
 import type { Logger } from '../logger.js';
 import type { ConversationStore } from '../store.js';
+import type { NewMessage } from '../types.js';
 import type { BurstOption } from './bursts.js';
 import type { UnconfirmedReplies } from './settle.js';
 import type { SharedOptions } from './shared.js';
@@ -146,6 +147,47 @@ export function allAgents(agents: BotOptions['agents']): readonly Agent[] {
   return isAgentMap(agents) ? [...agents.values()].flat() : agents;
 }
 
+/** Everything `agent` is known by: id, name, its aliases and its channels' bot identities. */
+export function aliasesOf(options: BotOptions, agent: Agent): readonly string[] {
+  const aliases = new Set([agent.id, agent.name, ...(agent.agentAliases ?? [])]);
+  for (const channel of options.channels) {
+    // Read live: a channel may know its identity before `start` resolves.
+    const identity = channel.botIdentity;
+    if (identity === undefined || !agentsOn(options.agents, channel).includes(agent)) continue;
+    aliases.add(identity.id);
+    if (identity.username !== undefined) {
+      aliases.add(identity.username);
+      aliases.add(`@${identity.username}`);
+    }
+  }
+  return [...aliases];
+}
+
+/** The burst mode of an agent: its own, else the bot's, else its channel's (else `queue`). */
+export function burstOption(
+  options: BotOptions,
+  agentId: string,
+  channelType: string | undefined,
+): BurstOption {
+  const agents = options.channels.flatMap((channel) => agentsOn(options.agents, channel));
+  const agent = agents.find((a) => a.id === agentId);
+  const channel = options.channels.find((c) => c.type === channelType);
+  return agent?.bursts ?? options.bursts ?? channel?.bursts ?? 'queue';
+}
+
+/** Every store an agent was given besides the bot's `store` (each once). */
+export function agentStores(
+  options: BotOptions,
+  store: ConversationStore | undefined,
+): ConversationStore[] {
+  const stores = new Set<ConversationStore>();
+  for (const agent of allAgents(options.agents)) {
+    const own = agent.conversationHistory;
+    if (own !== undefined && own !== store) stores.add(own);
+  }
+  return [...stores];
+}
+
 /**
  * `shared: true`'s settings: `COLLOQUY_LEASE_TTL_MS` (a whole number of ms) sets the lease ttl,
  * for deployments that want a dead instance's conversations taken up sooner (or later).
@@ -174,6 +216,22 @@ export function deadLetterPathOf(store: ConversationStore | undefined): string |
   return path !== undefined && path !== '' && path !== ':memory:'
     ? `${path}.dead-letter.jsonl`
     : undefined;
+}
+
+/**
+ * The channel a turn handed to `bot.receive` is answered on: `given`, else the bot's channel of
+ * the turn's platform; an error when the bot has no such channel.
+ */
+export function answeringChannel(
+  channels: readonly Channel[],
+  turn: NewMessage,
+  given: Channel | undefined,
+): Channel | ColloquyError {
+  const to = given ?? channels.find((c) => c.type === turn.metadata.channelType);
+  if (to !== undefined && channels.includes(to)) return to;
+  return new ColloquyError(
+    `the bot has no ${given?.type ?? turn.metadata.channelType} channel to answer on`,
+  );
 }
 
 /** What `stop` reports when `count` writes were left unwritten, kept in `file` if any. */
