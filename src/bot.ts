@@ -7,13 +7,12 @@ import type { Agent } from './agent.js';
 import type { Capture } from './capture.js';
 import type { Channel, Delivery } from './channel.js';
 import { ColloquyError } from './errors.js';
-import { consoleLogger, logLevelProblem } from './logger.js';
+import { consoleLogger } from './logger.js';
 import type { Logger } from './logger.js';
 import type { CapturedChange, ConversationStore } from './store.js';
 import type { NewMessage } from './types.js';
 import { History } from './history/history.js';
 import type { HistoryOptions } from './history/history.js';
-import { commandsProblem, registerCommands } from './interactions.js';
 import { reactToStored } from './reactions.js';
 import type { PostMessage, PostReceipt, SendPostOptions } from './posts.js';
 import { InFlight } from './bot/inflight.js';
@@ -26,15 +25,16 @@ import {
   allAgents,
   answeringChannel,
   burstOption,
-  deadLetterError,
-  deadLetterPathOf,
-  defaultStoreOpener,
+  closeCapture,
+  maxRunAttemptsProblem,
+  openDefaultStore,
 } from './bot/options.js';
 import type { BotOptions, ErrorHandler } from './bot/options.js';
 import { botParts } from './bot/parts.js';
 import type { Parts } from './bot/parts.js';
 import { installSignalHandlers } from './bot/signals.js';
-import { startTimeoutOf, startWithin } from './bot/start.js';
+import { logErrors, reportTo } from './bot/report.js';
+import { registerBotCommands, startProblem, startTimeoutOf, startWithin } from './bot/start.js';
 import { tellChange } from './bot/tap.js';
 import { stoppingController } from './bot/write.js';
 
@@ -83,20 +83,12 @@ export class Bot {
   #handler: ErrorHandler;
 
   constructor(options: BotOptions) {
-    const { maxRunAttempts } = options;
-    if (maxRunAttempts !== undefined && !(Number.isInteger(maxRunAttempts) && maxRunAttempts >= 1))
-      throw new ColloquyError(
-        `BotOptions.maxRunAttempts must be a whole number, at least 1, not ${String(maxRunAttempts)}`,
-      );
+    const problem = maxRunAttemptsProblem(options);
+    if (problem !== undefined) throw new ColloquyError(problem);
     this.#options = options;
     this.#logger = options.logger ?? consoleLogger;
     this.#store = options.store;
-    this.#handler = (error) =>
-      this.#logger.error(`${error.name}: ${error.message}`, {
-        conversationId: error.conversationId,
-        messageId: error.messageId,
-        cause: error.cause,
-      });
+    this.#handler = logErrors(this.#logger);
   }
 
   /** The store turns are committed to (opened by `start` when none was given). */
@@ -199,19 +191,7 @@ export class Bot {
    * ```
    */
   report(error: unknown): void {
-    const err =
-      error instanceof ColloquyError
-        ? error
-        : new ColloquyError(error instanceof Error ? error.message : String(error), {
-            cause: error,
-          });
-    const fallback = (cause: unknown) =>
-      this.#logger.error('the error handler threw', { error: err, cause });
-    try {
-      void Promise.resolve(this.#handler(err)).catch(fallback);
-    } catch (cause) {
-      fallback(cause);
-    }
+    reportTo(this.#handler, this.#logger, error);
   }
 
   /**
@@ -259,19 +239,12 @@ export class Bot {
 
   async #start(): Promise<void> {
     // Settings first: a bad one stops the start before any file is opened or platform called.
-    const logLevel = this.#logger === consoleLogger ? logLevelProblem() : undefined;
-    if (logLevel !== undefined) throw new ColloquyError(logLevel);
-    const agentIds = allAgents(this.#options.agents).map((a) => a.id);
-    const commandProblem = commandsProblem(this.#options.commands, agentIds);
-    if (commandProblem !== undefined) throw new ColloquyError(commandProblem);
+    const problem = startProblem(this.#options, this.#logger);
+    if (problem !== undefined) throw new ColloquyError(problem);
     const startTimeout = startTimeoutOf(this.#options.startTimeoutMs);
     for (const agent of new Set(allAgents(this.#options.agents))) agent.prepare?.();
     if (this.#store === undefined) {
-      const open = defaultStoreOpener();
-      if (open === undefined) {
-        throw new ColloquyError('no store: pass BotOptions.store, or import Bot from colloquy');
-      }
-      const opened = await open();
+      const opened = await openDefaultStore();
       this.#store = opened.store;
       this.#ownsStore = true;
       this.#sharedStore = opened.shared;
@@ -310,16 +283,11 @@ export class Bot {
       }
       throw error;
     }
-    const { commands } = this.#options;
-    if (commands !== undefined && commands.length > 0) {
-      await registerCommands(
-        this.#options.channels,
-        commands,
-        (channel) => this.agentsOn(channel).map((agent) => agent.id),
-        (cause, type) =>
-          this.report(new ColloquyError(`could not register commands on ${type}`, { cause })),
-      );
-    }
+    await registerBotCommands(
+      this.#options,
+      (channel) => this.agentsOn(channel),
+      (error) => this.report(error),
+    );
     const { leases, drain } = running;
     if (leases === undefined) await drain.recover();
     else {
@@ -402,10 +370,8 @@ export class Bot {
     this.#abort.abort();
     const capture = this.#running?.capture;
     if (capture !== undefined) {
-      await capture.close(this.#options.flushTimeoutMs ?? 5000);
-      const { deadLettered } = capture.stats;
-      const file = this.#options.capture?.deadLetterPath ?? deadLetterPathOf(this.#store);
-      if (deadLettered > 0) this.report(deadLetterError(deadLettered, file));
+      const unwritten = await closeCapture(capture, this.#options, this.#store);
+      if (unwritten !== undefined) this.report(unwritten);
     }
     if (this.#ownsStore) await this.#store?.close?.();
   }

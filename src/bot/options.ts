@@ -3,7 +3,7 @@
  * a bot opens when given none, and the settings read from options or the environment.
  */
 import type { Agent } from '../agent.js';
-import type { CaptureOptions } from '../capture.js';
+import type { Capture, CaptureOptions } from '../capture.js';
 import type { Interceptor, SendHook, TurnContext } from '../chain.js';
 import type { Channel } from '../channel.js';
 import { ColloquyError, StoreError } from '../errors.js';
@@ -36,9 +36,23 @@ export function setDefaultStore(open: () => Promise<DefaultStore>): void {
   defaultStore = open;
 }
 
-/** How a bot given no store opens one (`setDefaultStore`), if anything set it. */
-export function defaultStoreOpener(): (() => Promise<DefaultStore>) | undefined {
-  return defaultStore;
+/**
+ * Opens the store of a bot given none (`setDefaultStore`); rejects with one line when nothing
+ * set how.
+ */
+export async function openDefaultStore(): Promise<DefaultStore> {
+  if (defaultStore === undefined) {
+    throw new ColloquyError('no store: pass BotOptions.store, or import Bot from colloquy');
+  }
+  return defaultStore();
+}
+
+/** `BotOptions.maxRunAttempts`' problem: not a whole number, at least 1; undefined when none. */
+export function maxRunAttemptsProblem(options: BotOptions): string | undefined {
+  const { maxRunAttempts } = options;
+  if (maxRunAttempts === undefined || (Number.isInteger(maxRunAttempts) && maxRunAttempts >= 1))
+    return undefined;
+  return `BotOptions.maxRunAttempts must be a whole number, at least 1, not ${String(maxRunAttempts)}`;
 }
 
 /**
@@ -232,6 +246,21 @@ export function answeringChannel(
   return new ColloquyError(
     `the bot has no ${given?.type ?? turn.metadata.channelType} channel to answer on`,
   );
+}
+
+/**
+ * Closes `capture` at stop, giving it `flushTimeoutMs` to commit what waits; what it left
+ * unwritten, as `stop` reports it (undefined when everything was written).
+ */
+export async function closeCapture(
+  capture: Capture,
+  options: BotOptions,
+  store: ConversationStore | undefined,
+): Promise<StoreError | undefined> {
+  await capture.close(options.flushTimeoutMs ?? 5000);
+  const { deadLettered } = capture.stats;
+  const file = options.capture?.deadLetterPath ?? deadLetterPathOf(store);
+  return deadLettered > 0 ? deadLetterError(deadLettered, file) : undefined;
 }
 
 /** What `stop` reports when `count` writes were left unwritten, kept in `file` if any. */

@@ -1,5 +1,10 @@
 import type { Channel, ChannelHandlers } from '../channel.js';
 import { ColloquyError } from '../errors.js';
+import { commandsProblem, registerCommands } from '../interactions.js';
+import { consoleLogger, logLevelProblem } from '../logger.js';
+import type { Logger } from '../logger.js';
+import { allAgents } from './options.js';
+import type { BotOptions } from './options.js';
 
 /** How long `Bot.start` waits for its channels to connect, unless told otherwise. */
 export const DEFAULT_START_TIMEOUT_MS = 60_000;
@@ -82,4 +87,45 @@ export async function startWithin(
     clearTimeout(timer);
     started.catch(() => undefined); // a start given up on: its late failure is not unhandled
   }
+}
+
+/**
+ * What stops a start before any file is opened or platform called: a bad log level (for the
+ * console logger), or a command that names no agent of the bot; undefined when none.
+ *
+ * @example
+ * ```ts
+ * const problem = startProblem(options, consoleLogger);
+ * if (problem !== undefined) throw new ColloquyError(problem);
+ * ```
+ */
+export function startProblem(options: BotOptions, logger: Logger): string | undefined {
+  const logLevel = logger === consoleLogger ? logLevelProblem() : undefined;
+  if (logLevel !== undefined) return logLevel;
+  const agentIds = allAgents(options.agents).map((a) => a.id);
+  return commandsProblem(options.commands, agentIds);
+}
+
+/**
+ * Registers `BotOptions.commands` on every channel that takes them, each with the ids of the
+ * agents on it; a channel that refuses is reported, never thrown.
+ *
+ * @example
+ * ```ts
+ * await registerBotCommands(options, (channel) => bot.agentsOn(channel), (e) => bot.report(e));
+ * ```
+ */
+export async function registerBotCommands(
+  options: BotOptions,
+  agentsOn: (channel: Channel) => readonly { id: string }[],
+  report: (error: ColloquyError) => void,
+): Promise<void> {
+  const { commands } = options;
+  if (commands === undefined || commands.length === 0) return;
+  await registerCommands(
+    options.channels,
+    commands,
+    (channel) => agentsOn(channel).map((agent) => agent.id),
+    (cause, type) => report(new ColloquyError(`could not register commands on ${type}`, { cause })),
+  );
 }
