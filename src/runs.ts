@@ -150,11 +150,33 @@ export function isUnfinished(run: Pick<AgentRun, 'status'>): boolean {
 export function usageOf(metadata: Record<string, unknown> | undefined): Partial<AgentRun> {
   if (metadata === undefined) return {};
   const usage = (metadata.usage ?? {}) as { inputTokens?: unknown; outputTokens?: unknown };
+  const inputTokens = tokenCount(usage.inputTokens);
+  const outputTokens = tokenCount(usage.outputTokens);
   return {
     ...(typeof metadata.model === 'string' && { model: metadata.model }),
-    ...(typeof usage.inputTokens === 'number' && { inputTokens: usage.inputTokens }),
-    ...(typeof usage.outputTokens === 'number' && { outputTokens: usage.outputTokens }),
+    ...(inputTokens !== undefined && { inputTokens }),
+    ...(outputTokens !== undefined && { outputTokens }),
   };
+}
+
+/** The largest token count a run keeps: the stores' 32-bit integer columns. */
+const MOST_TOKENS = 2 ** 31 - 1;
+
+/**
+ * A token count as a run keeps it: a whole number from 0 to 2^31 − 1 (a fraction rounded), or
+ * undefined for anything else (a negative, NaN, a count past the stores' integer columns), so
+ * that a model's odd usage figure never makes a store refuse the run's row.
+ *
+ * @example
+ * ```ts
+ * tokenCount(12.6); // 13
+ * tokenCount(3e9); // undefined
+ * ```
+ */
+export function tokenCount(value: unknown): number | undefined {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
+  const count = Math.round(value);
+  return count >= 0 && count <= MOST_TOKENS ? count : undefined;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { AgentRun } from '../../src/runs.js';
+import { type AgentRun, tokenCount } from '../../src/runs.js';
 import type { NewMessage } from '../../src/types.js';
 import { withMetadata } from '../../src/types.js';
 import { normalizeTimestamp, toInsert } from '../rows.js';
@@ -156,8 +156,8 @@ export function runColumns(runs: readonly AgentRun[]): unknown[] {
     column('startedAt'),
     column('finishedAt'),
     column('model'),
-    column('inputTokens'),
-    column('outputTokens'),
+    runs.map((run) => tokenCount(run.inputTokens) ?? null),
+    runs.map((run) => tokenCount(run.outputTokens) ?? null),
     column('replyId'),
     column('error'),
     column('attempts'),

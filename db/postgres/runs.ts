@@ -1,6 +1,11 @@
 import type pg from 'pg';
 import { type Lease, CONVERSATION_LEASE_PREFIX, newLeaseToken } from '../../src/leases.js';
-import type { AgentRun, ReplyConfirmation, RunQuery } from '../../src/runs.js';
+import {
+  type AgentRun,
+  type ReplyConfirmation,
+  type RunQuery,
+  tokenCount,
+} from '../../src/runs.js';
 import { normalizeTimestamp } from '../../src/timestamp.js';
 import { storableJson, withoutNul } from './errors.js';
 import { type RunRow, toRun } from '../runs.js';
@@ -48,8 +53,8 @@ export async function upsertRun(db: Queryable, run: AgentRun, create = false): P
       run.startedAt ?? null,
       run.finishedAt ?? null,
       run.model ?? null,
-      run.inputTokens ?? null,
-      run.outputTokens ?? null,
+      tokenCount(run.inputTokens) ?? null,
+      tokenCount(run.outputTokens) ?? null,
       run.replyId ?? null,
       run.error ?? null,
       run.attempts,

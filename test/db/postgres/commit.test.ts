@@ -141,6 +141,33 @@ describe.skipIf(!postgresReachable)('PostgresConversationStore.commit, group com
     },
   );
 
+  it("stores a run's token counts as whole numbers, and the run when a count is no count", async () => {
+    // given runs whose model reported a fraction, a count past 32 bits, a negative and NaN
+    const [first, second] = [turn('C8'), turn('C8')];
+    const created = { ...run(first!), inputTokens: 12.6, outputTokens: 3e9 };
+    const updated = { ...run(second!), status: 'answered' as const, inputTokens: -1 };
+
+    // when one is created with its turn and the other written whole after its turn
+    const results = await store.commit([
+      append(first!),
+      { kind: 'run', run: created, create: true },
+      append(second!),
+    ]);
+    const [written] = await store.commit([
+      { kind: 'run', run: { ...updated, outputTokens: Number.NaN } },
+    ]);
+
+    // then both runs are stored, with the counts that are counts
+    expect([...results, written].map((result) => result?.ok)).toEqual([true, true, true, true]);
+    const runs = await store.getRuns({ conversationId: first!.conversationId });
+    expect(
+      runs.map(({ id, inputTokens, outputTokens }) => ({ id, inputTokens, outputTokens })),
+    ).toEqual([
+      { id: created.id, inputTokens: 13, outputTokens: undefined },
+      { id: updated.id, inputTokens: undefined, outputTokens: undefined },
+    ]);
+  });
+
   it('refuses only the op that cannot be written, and stores the others', async () => {
     const good = [turn('C2'), turn('C2')];
     const bad = turn('C2', { timestamp: 'not a date' });
