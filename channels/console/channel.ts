@@ -14,6 +14,7 @@ import type {
 } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
 import { isoTimestamp } from '../../src/types.js';
+import { catchUps } from '../shared/stream.js';
 import type { NewMessage, Participant } from '../../src/types.js';
 
 /**
@@ -261,23 +262,37 @@ export class ConsoleChannel implements Channel {
     this.#output.write(ERASE_LINE);
   }
 
-  /** Prints a reply's words as they come, and ends its line when it is whole. */
+  /**
+   * Prints a reply's words as they come (each time after the runtime recorded them), and ends
+   * its line when it is whole.
+   */
   stream(_message: OutboundMessage, options?: StreamOptions): ReplyStream {
     let printed = '';
+    let latest = '';
     const id = `${this.#run}-r${++this.#replies}`;
-    const print = (text: string) => {
-      // Words are only ever added on a console: text that is not a continuation is printed whole.
-      const more = text.startsWith(printed) ? text.slice(printed.length) : `\n${text}`;
-      if (more === '') return;
-      if (printed === '') this.#erase();
-      this.#output.write(more);
-      printed = text;
-      options?.progress?.({ messageIds: [id], shown: text });
-    };
+    const catching = catchUps(async () => {
+      while (printed !== latest) {
+        const text = latest;
+        await options?.showing?.({ messageIds: [id], shown: text });
+        // Words are only ever added on a console: text that is not a continuation is printed whole.
+        const more = text.startsWith(printed) ? text.slice(printed.length) : `\n${text}`;
+        if (printed === '') this.#erase();
+        this.#output.write(more);
+        printed = text;
+        options?.progress?.({ messageIds: [id], shown: text });
+      }
+    });
     return {
-      update: print,
+      update: (text) => {
+        latest = text;
+        catching.kick();
+      },
       end: async (text) => {
-        print(text);
+        latest = text;
+        await catching.settled();
+        catching.kick();
+        await catching.settled();
+        catching.rethrow();
         this.#output.write('\n');
         return { messageIds: [id], timestamp: isoTimestamp() };
       },

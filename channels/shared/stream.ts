@@ -2,8 +2,9 @@
  * A reply streamed by posting a message and editing it as the answer grows, the way every
  * platform without a native streaming call shows one: the channel says how its text becomes
  * message parts and how to post and edit one; this paces the edits, backs off when the
- * platform rate-limits them, never sends an edit that changes nothing, and continues a long
- * answer in a next message at the boundary the channel's own splitter chose.
+ * platform rate-limits them, never sends an edit that changes nothing, has the text of each
+ * change recorded before it is sent, and continues a long answer in a next message at the
+ * boundary the channel's own splitter chose.
  */
 import type { ReplyStream, SentMessage, StreamOptions } from '../../src/channel.js';
 import type { ColloquyError } from '../../src/errors.js';
@@ -33,7 +34,8 @@ const MAX_RATE_LIMITED = 5;
 /**
  * A `ReplyStream` that posts the first words, edits the message as the answer grows (at most
  * once every `editEveryMs`, the final edit at once), starts the next message when the text no
- * longer fits one, and reports each change to `options.progress`.
+ * longer fits one, and has the text of each post and edit recorded (`options.showing`) before
+ * it is sent.
  *
  * @example
  * ```ts
@@ -50,9 +52,8 @@ export function editedStream<Part>(
   let timestamp: string | undefined;
   let latest = '';
   let final = false;
-  let failure: ColloquyError | undefined;
-  let running: Promise<void> | undefined;
   const { pause, wake } = pauses();
+  const ids = () => shown.flatMap((part) => (part.id === undefined ? [] : [part.id]));
 
   /** Runs a platform call, waiting out rate limits. */
   const attempt = async (call: () => Promise<void>, index: number) => {
@@ -76,6 +77,7 @@ export function editedStream<Part>(
         const want = platform.textOf(part);
         const had = shown[index];
         if (had === undefined) {
+          await options.showing?.({ messageIds: ids(), shown: text });
           await attempt(async () => {
             const posted = await platform.post(part, index);
             if (index === 0) timestamp = posted.timestamp;
@@ -85,47 +87,77 @@ export function editedStream<Part>(
           const wait = had.editedAt + platform.editEveryMs - Date.now();
           if (!final && wait > 0) await pause(wait);
           if (latest !== text && !final) break; // newer words came: edit with those
+          await options.showing?.({ messageIds: ids(), shown: text });
           await attempt(() => platform.edit(had.id!, part, index), index);
           shown[index] = { id: had.id, text: want, editedAt: Date.now() };
         }
       }
-      const ids = shown.flatMap((part) => (part.id === undefined ? [] : [part.id]));
       if (latest === text) {
-        options.progress?.({ messageIds: ids, shown: text });
+        options.progress?.({ messageIds: ids(), shown: text });
         return;
       }
     }
   };
-
-  /** Starts catching up unless a catch-up is running (it picks the newest text up). */
-  const kick = () => {
-    if (failure !== undefined || running !== undefined) return;
-    running = catchUp()
-      .catch((error: unknown) => {
-        failure = error as ColloquyError;
-      })
-      .finally(() => {
-        running = undefined;
-      });
-  };
+  const catching = catchUps(catchUp);
 
   return {
     update(text) {
       if (final) return;
       latest = text;
-      kick();
+      catching.kick();
     },
     async end(text) {
       final = true;
       latest = text;
       wake();
-      while (running !== undefined) await running;
-      kick();
-      while (running !== undefined) await running;
-      if (failure !== undefined) throw failure;
-      const messageIds = shown.flatMap((part) => (part.id === undefined ? [] : [part.id]));
-      const sent: SentMessage = { messageIds };
+      await catching.settled();
+      catching.kick();
+      await catching.settled();
+      catching.rethrow();
+      const sent: SentMessage = { messageIds: ids() };
       return timestamp === undefined ? sent : { ...sent, timestamp };
+    },
+  };
+}
+
+/**
+ * One catch-up at a time: `kick()` starts `catchUp` unless one is running (it picks the newest
+ * text up) or one failed; `settled()` resolves once none is running; `rethrow()` throws what
+ * the failed one threw.
+ *
+ * @example
+ * ```ts
+ * const catching = catchUps(async () => { while (shown !== latest) await show(latest); });
+ * catching.kick();
+ * await catching.settled();
+ * catching.rethrow();
+ * ```
+ */
+export function catchUps(catchUp: () => Promise<void>): {
+  kick(): void;
+  settled(): Promise<void>;
+  readonly failed: boolean;
+  rethrow(): void;
+} {
+  let running: Promise<void> | undefined;
+  let failure: { error: unknown } | undefined;
+  return {
+    kick() {
+      if (failure !== undefined || running !== undefined) return;
+      running = catchUp()
+        .catch((error: unknown) => {
+          failure = { error };
+        })
+        .finally(() => (running = undefined));
+    },
+    async settled() {
+      while (running !== undefined) await running;
+    },
+    get failed() {
+      return failure !== undefined;
+    },
+    rethrow() {
+      if (failure !== undefined) throw failure.error;
     },
   };
 }

@@ -14,7 +14,7 @@ import type {
 } from '../../src/channel.js';
 import { PlatformError } from '../../src/errors.js';
 import type { PostedPart } from '../shared/platform.js';
-import { editedStream, pauses } from '../shared/stream.js';
+import { catchUps, editedStream, pauses } from '../shared/stream.js';
 import { toColloquyError } from './format.js';
 import { replyMetadata } from './settle.js';
 
@@ -147,7 +147,8 @@ function updatedStream(
  * reply's metadata (by which a crash's restart finds it). An answer that changed other than by
  * growing is set whole with `chat.update` once the stream stopped. When Slack refuses to start
  * the stream (the workspace or the place has no streaming), the reply is posted and updated
- * instead, and the channel remembers it.
+ * instead, and the channel remembers it. The answer so far is recorded (`options.showing`)
+ * before each call that shows more of it.
  */
 function nativeStream(
   context: SlackStreamContext,
@@ -164,14 +165,16 @@ function nativeStream(
   let latest = ''; // the answer so far, as markdown_text
   let raw = ''; // the answer so far, as the agent wrote it
   let final = false;
-  let failure: unknown;
-  let running: Promise<void> | undefined;
   let fallback: ReplyStream | undefined;
   let appendedAt = 0;
   const fail = (error: unknown, method: string) =>
     toColloquyError(error, { method, conversationId: message.conversationId });
 
+  /** Has the answer so far recorded before a call shows it (`options.showing`). */
+  const record = (ids: string[]) => options.showing?.({ messageIds: ids, shown: raw });
+
   const start = async (text: string) => {
+    await record([]);
     try {
       const started = await client.chat.startStream({
         channel,
@@ -209,6 +212,7 @@ function nativeStream(
       if (wait > 0) await pause(wait);
       if (final || !latest.startsWith(streamed)) return;
       const slice = latest.slice(streamed.length, streamed.length + MARKDOWN_LIMIT);
+      await record([ts]);
       await client.chat.appendStream({ channel, ts, markdown_text: slice });
       streamed += slice;
       appendedAt = Date.now();
@@ -216,14 +220,7 @@ function nativeStream(
     }
   };
 
-  const kick = () => {
-    if (failure !== undefined || running !== undefined) return;
-    running = catchUp()
-      .catch((error: unknown) => {
-        failure = error;
-      })
-      .finally(() => (running = undefined));
-  };
+  const catching = catchUps(catchUp);
 
   /** Stops the stream with the rest of `text`, and sets it whole when it did not just grow. */
   const stop = async (text: string): Promise<SentMessage> => {
@@ -234,6 +231,7 @@ function nativeStream(
       slices.push(rest.slice(at, at + MARKDOWN_LIMIT));
     }
     const last = slices.pop();
+    await record([ts!]);
     for (const slice of slices) {
       await client.chat.appendStream({ channel, ts: ts!, markdown_text: slice });
     }
@@ -255,20 +253,24 @@ function nativeStream(
       raw = text;
       latest = context.markdown(text);
       if (fallback !== undefined) return fallback.update(text);
-      kick();
+      catching.kick();
     },
     async end(text) {
       raw = text;
       latest = context.markdown(text);
       final = true;
       wake();
-      while (running !== undefined) await running;
-      if (fallback === undefined && ts === undefined && failure === undefined) {
-        kick(); // the stream has not started yet: start it with the whole answer
-        while (running !== undefined) await running;
+      await catching.settled();
+      if (fallback === undefined && ts === undefined && !catching.failed) {
+        catching.kick(); // the stream has not started yet: start it with the whole answer
+        await catching.settled();
       }
       if (fallback !== undefined) return fallback.end(text);
-      if (failure !== undefined) throw fail(failure, 'chat.appendStream');
+      try {
+        catching.rethrow();
+      } catch (error) {
+        throw fail(error, 'chat.appendStream');
+      }
       try {
         return await stop(text);
       } catch (error) {

@@ -7,7 +7,7 @@ import type {
 } from '../../src/channel.js';
 import { refusedMarkup, telegramParts, toColloquyError } from './format.js';
 import type { TelegramPart } from './format.js';
-import { pauses } from '../shared/stream.js';
+import { catchUps, pauses } from '../shared/stream.js';
 import { postTelegramPart } from './stream.js';
 
 /** Least time between two changes of a draft while the answer is written. */
@@ -40,8 +40,9 @@ export class TelegramDrafts {
  * preview, changed at most every 250 ms, with a button the person can stop the generation
  * with (`can_stop`). The `sendMessage` at the end is what persists; a part of a long answer is
  * sent (and persists) as soon as the text passes it, and the draft goes on with the next. A
- * draft Telegram refuses ends the previews, never the answer. Progress reports what the person
- * sees (`shown`) with the ids of the parts sent so far.
+ * draft Telegram refuses ends the previews, never the answer. The text of each draft and part
+ * is recorded (`options.showing`) before it is sent; progress reports what the person sees
+ * (`shown`) with the ids of the parts sent so far.
  *
  * @example
  * ```ts
@@ -64,8 +65,6 @@ export function draftStream(
   let drafted = '';
   let previews = true;
   let final = false;
-  let failure: unknown;
-  let running: Promise<void> | undefined;
   const { pause, wake } = pauses();
   let draftedAt = 0;
   const forget = drafts.follow(chatId, draftId, () => {
@@ -76,10 +75,15 @@ export function draftStream(
   const parts = (text: string) =>
     telegramParts({ ...message, content: text }).filter((part) => part.plainText.trim() !== '');
 
-  const post = async (part: TelegramPart) => {
-    const posted = await postTelegramPart(api, part);
-    if (sent.length === 0) timestamp = posted.timestamp;
-    if (posted.id !== undefined) sent.push(posted.id);
+  /** Sends the parts of `text` up to `count`, each recorded before it is sent. */
+  const post = async (text: string, count: number) => {
+    const all = parts(text);
+    while (sent.length < Math.min(count, all.length)) {
+      await options.showing?.({ messageIds: [...sent], shown: text });
+      const posted = await postTelegramPart(api, all[sent.length]!);
+      if (sent.length === 0) timestamp = posted.timestamp;
+      if (posted.id !== undefined) sent.push(posted.id);
+    }
   };
 
   const draft = async ({ payload, plainText }: TelegramPart) => {
@@ -97,11 +101,11 @@ export function draftStream(
   };
 
   /** Sends the parts the text has passed, and shows the rest as the draft. */
-  const catchUp = async () => {
+  const catching = catchUps(async () => {
     while (!final) {
       const text = latest;
       const all = parts(text);
-      while (sent.length < all.length - 1) await post(all[sent.length]!);
+      await post(text, all.length - 1);
       const rest = all[all.length - 1];
       if (previews && rest !== undefined && sent.length < all.length) {
         if (rest.payload.text !== drafted) {
@@ -109,6 +113,7 @@ export function draftStream(
           if (wait > 0) await pause(wait);
           if (final) return;
           if (latest !== text) continue; // newer words came: show those
+          await options.showing?.({ messageIds: [...sent], shown: text });
           try {
             await draft(rest);
           } catch {
@@ -121,32 +126,22 @@ export function draftStream(
       options.progress?.({ messageIds: [...sent], shown: text });
       if (latest === text) return;
     }
-  };
-
-  const kick = () => {
-    if (failure !== undefined || running !== undefined || final) return;
-    running = catchUp()
-      .catch((error: unknown) => {
-        failure = error;
-      })
-      .finally(() => (running = undefined));
-  };
+  });
 
   return {
     update(text) {
       if (final) return;
       latest = text;
-      kick();
+      catching.kick();
     },
     async end(text) {
       final = true;
       wake();
-      while (running !== undefined) await running;
+      await catching.settled();
       forget();
       try {
-        if (failure !== undefined) throw failure;
-        const all = parts(text);
-        while (sent.length < all.length) await post(all[sent.length]!);
+        catching.rethrow();
+        await post(text, Infinity);
       } catch (error) {
         throw toColloquyError(error, 'sendMessage', { conversationId: message.conversationId });
       }

@@ -140,6 +140,11 @@ export class FakeTelegram {
   readonly botInfo: UserFromGetMe;
   /** Every call, in order. */
   readonly calls: FakeTelegramCall[] = [];
+  /**
+   * Called with each call as it arrives, before the fake answers it: what the bot had done
+   * before making the call can be looked at then.
+   */
+  onCall: ((call: FakeTelegramCall) => void) | undefined;
   /** What the bot sent, in order. */
   readonly sent: FakeTelegramSent[] = [];
   /**
@@ -508,7 +513,9 @@ export class FakeTelegram {
     if (token !== this.token) {
       return reply(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
     }
-    this.calls.push({ method, payload, at: Date.now() });
+    const call = { method, payload, at: Date.now() };
+    this.calls.push(call);
+    this.onCall?.(call);
     for (const waiter of [...this.waiters]) if (waiter.check()) this.waiters.delete(waiter);
     const failure = this.failures.get(method)?.shift();
     if (failure !== undefined) {

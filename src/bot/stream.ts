@@ -27,10 +27,11 @@ export interface LiveReplyOptions {
 /**
  * An agent's reply shown as the model writes it, through the channel's `stream`, with one
  * outbox row for it however many edits it takes: the row is recorded `sending` (with the first
- * words) before anything is shown, confirmed `sending` with the parts' platform ids and the text
- * shown as they change, and `sent` with the final text and every part's id at the end. A crash
- * in between leaves the row `sending`, with what was shown, which recovery marks `unconfirmed`
- * and never shows again.
+ * words) before anything is shown, holds the text of each post, edit or draft before the
+ * platform is called (one write per change, paced like the changes), gets each part's platform
+ * id once it is posted, and is `sent` with the final text and every part's id at the end. A
+ * crash in between leaves the row `sending`, with at least what was shown, which recovery marks
+ * `unconfirmed` and never shows again.
  *
  * @example
  * ```ts
@@ -47,6 +48,8 @@ export class LiveReply {
   #recorded: NewMessage | undefined;
   #failure: unknown;
   #shown: StreamProgress = { messageIds: [], shown: '' };
+  /** What the row holds: the text and the number of part ids last written. */
+  #held = { content: '', parts: 0 };
   #done = false;
   readonly #stop = new AbortController();
 
@@ -93,15 +96,24 @@ export class LiveReply {
       return;
     }
     this.#recorded = turn;
+    this.#held = { content: turn.content, parts: 0 };
     this.#options.showing();
     this.#stream = channel.stream!(
       { ...outboundFor(inbound, '', place), replyId: turn.id },
       {
+        // The text of each change is in the row before the platform shows it.
+        showing: async ({ messageIds, shown }) => {
+          if (shown === this.#held.content && messageIds.length === this.#held.parts) return;
+          this.#held = { content: shown, parts: messageIds.length };
+          await write(confirmation(turn, messageIds, 'sending', { content: shown }));
+        },
+        // A part's id joins the row once the part is posted.
         progress: (progress) => {
           this.#shown = progress;
-          if (this.#done) return;
+          if (this.#done || progress.messageIds.length === this.#held.parts) return;
+          this.#held = { ...this.#held, parts: progress.messageIds.length };
           const op = confirmation(turn, progress.messageIds, 'sending', {
-            content: progress.shown,
+            content: this.#held.content,
           });
           void write(op).catch(() => undefined); // the final confirmation says it all again
         },
@@ -142,7 +154,10 @@ export class LiveReply {
     } catch (error) {
       const { messageIds, shown } = this.#shown;
       const delivery = messageIds.length > 0 ? 'sent' : deliveryAfterFailure(error);
-      const op = confirmation(reply, messageIds, delivery, { partial: true, content: shown });
+      // No answer came: the change recorded last may be shown, and the row keeps it.
+      const unknown = deliveryAfterFailure(error) === 'unconfirmed';
+      const content = unknown ? this.#held.content : shown;
+      const op = confirmation(reply, messageIds, delivery, { partial: true, content });
       await this.#options.write(op).catch(() => undefined);
       throw error;
     }

@@ -63,7 +63,17 @@ export interface ReplyStream {
 
 /** How the runtime follows a streamed reply. */
 export interface StreamOptions {
-  /** Called (not awaited) each time what is shown changed: the runtime records it. */
+  /**
+   * Called before each platform call that shows more of the reply (a post, an edit, a draft,
+   * an append), with the whole text that call leaves shown and the ids of the parts posted so
+   * far; the call waits for it. The runtime records the text first, so the record never holds
+   * less than the platform shows. A rejection stops the showing (`end` throws it).
+   */
+  showing?(progress: StreamProgress): Promise<void>;
+  /**
+   * Called (not awaited) each time what is shown changed, with the ids of the parts posted so
+   * far: the runtime records a new part's id.
+   */
   progress?(progress: StreamProgress): void;
   /**
    * Called when the person stopped the reply being written (Telegram's stop button on a

@@ -381,11 +381,6 @@ export interface CrashCounts {
   repliesWithoutId: number;
   /** Of those, the ones recorded `unconfirmed` (at most once, where nothing can be found). */
   repliesUnconfirmed: number;
-  /**
-   * Of the missing ones, those whose turn has a reply recorded `unconfirmed` with the start of the
-   * text shown: a reply cut off while edits wrote it, the platform a last edit ahead of the record.
-   */
-  repliesAheadOfUnconfirmed: number;
   answeredTwice: number;
   addressed: number;
   unanswered: number;
@@ -430,15 +425,6 @@ export function compare(
     const turn = reply.answers === undefined ? undefined : stored.byKey.get(reply.answers);
     return turn !== undefined && stored.unconfirmedReplyFor.has(turn);
   }).length;
-  const aheadOfUnconfirmed = notStored.filter((reply) => {
-    if (reply.answers === undefined || recordedText(reply)) return false;
-    const turn = stored.byKey.get(reply.answers);
-    if (turn === undefined || !stored.unconfirmedReplyFor.has(turn)) return false;
-    const shown = comparable(reply.text);
-    return (stored.replyTexts.get(reply.answers) ?? []).some((text) =>
-      shown.startsWith(comparable(text)),
-    );
-  }).length;
   return {
     path: base.path,
     rate: base.rate,
@@ -451,7 +437,6 @@ export function compare(
     repliesMissing: notStored.length - withoutId.length,
     repliesWithoutId: withoutId.length,
     repliesUnconfirmed: unconfirmedReplies,
-    repliesAheadOfUnconfirmed: aheadOfUnconfirmed,
     answeredTwice: [...replyCount.values()].filter((count) => count > 1).length,
     addressed: addressed.length,
     unanswered,

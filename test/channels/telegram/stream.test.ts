@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { Api as GrammyApi } from 'grammy';
 import type { Chat, User } from 'grammy/types';
 import { MockLanguageModelV3 } from 'ai/test';
@@ -86,6 +87,37 @@ describe('a reply streamed on Telegram (grammy against FakeTelegram, SQLite stor
     expect(stored[0]?.editedAt).toBeUndefined();
     // like a whole reply, it carries the model's response id
     expect(stored[0]?.traceId).toEqual(expect.any(String));
+  });
+
+  it('has the text of each post and edit in the reply’s row before Telegram receives it', async () => {
+    const db = new Database(join(dir, 'colloquy.db'), { readonly: true });
+    const words = (text: string) =>
+      text
+        .replace(/<[^>]+>/g, '')
+        .replace(/[^\p{L}\p{N}]+/gu, ' ')
+        .trim();
+    const seen: { shown: string; recorded: string }[] = [];
+    telegram.onCall = ({ method, payload }) => {
+      if (method !== 'sendMessage' && method !== 'editMessageText') return;
+      const row = db
+        .prepare("SELECT content FROM messages WHERE id LIKE '%:reply' ORDER BY rowid DESC")
+        .get() as { content: string } | undefined;
+      seen.push({ shown: words(String(payload.text)), recorded: words(row?.content ?? '') });
+    };
+    try {
+      telegram.sendUserMessage({ chat: team, from: ada, text: '@colloquy_test_bot where is it?' });
+      await agent.paced.started;
+      agent.paced.say('Order **4711**');
+      await telegram.waitForSent(1);
+      agent.paced.finish(' ships tomorrow.');
+      await telegram.waitForSent((sent) => sent.text === 'Order 4711 ships tomorrow.');
+      await bot.idle();
+    } finally {
+      db.close();
+    }
+
+    expect(seen.map((call) => call.shown)).toEqual(['Order 4711', 'Order 4711 ships tomorrow']);
+    for (const { shown, recorded } of seen) expect(recorded).toBe(shown);
   });
 
   it('shows a draft in a private chat as the model writes, and sends the whole answer once', async () => {
