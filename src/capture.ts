@@ -20,7 +20,7 @@ export interface CaptureOptions {
   /** First retry delay in ms after a transient failure; doubles per failed retry (default 50). */
   retryBaseMs?: number;
   /**
-   * Longest retry delay in ms (default 5 000): once a store that was down comes back, what
+   * Longest retry delay in ms (default 1 000): once a store that was down comes back, what
    * waits is committed within this long (the platform's deliveries wait for it).
    */
   retryMaxMs?: number;
@@ -142,7 +142,7 @@ export class Capture {
     this.#ledger = capabilitiesOf(store).ledger;
     this.#maxBuffer = Math.max(1, options.maxBuffer ?? 10_000);
     this.#retryBaseMs = options.retryBaseMs ?? 50;
-    this.#retryMaxMs = options.retryMaxMs ?? 5_000;
+    this.#retryMaxMs = options.retryMaxMs ?? 1_000;
     this.#deadLetterPath = options.deadLetterPath;
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;

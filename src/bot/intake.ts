@@ -30,6 +30,15 @@ export class Intake {
   readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
   readonly #presses = new RecentPresses();
   /**
+   * New turns whose append capture holds: a delivery of one of them again waits on the
+   * append already queued instead of queueing another (a platform that redelivers every few
+   * hundred milliseconds while the store is away would fill capture's buffer with copies).
+   */
+  readonly #uncommitted = new Map<
+    string,
+    { again: Promise<CaptureOutcome>; handled: Promise<void> }
+  >();
+  /**
    * The order events are committed in: a turn a channel is still completing holds back the
    * later turns of its conversation (and changes of it), and nothing else.
    */
@@ -97,6 +106,10 @@ export class Intake {
    */
   #inbound(message: NewMessage, channel: Channel): Promise<Delivery> {
     const { capture, runner, handling, order } = this.bot;
+    const queued = this.#uncommitted.get(message.id);
+    if (queued !== undefined) {
+      return acknowledged(queued.again, message.id, message.conversationId, queued.handled);
+    }
     const turn = withAgentMentions(message, this.bot.agentsOn(channel));
     const planned = runner.planned(turn, channel);
     // The turn and its pending runs are handed over together: one commit, most of the time.
@@ -140,6 +153,21 @@ export class Intake {
     // The conversation's next turn went on once the replies were sent; this delivery is
     // handled once their confirmations are committed too (`idle` and `stop` wait for them).
     const confirmed = handled.then(() => runner.confirmed(turn.conversationId));
+    // Delivered again before it is committed: stored once it is, refused while capture still
+    // retries it.
+    const again = Promise.race([
+      stored.then(
+        () => 'stored' as const,
+        () => 'rejected' as const,
+      ),
+      committed,
+    ]);
+    again.catch(() => {});
+    this.#uncommitted.set(turn.id, { again, handled: confirmed });
+    void stored.then(
+      () => this.#uncommitted.delete(turn.id),
+      () => this.#uncommitted.delete(turn.id),
+    );
     return acknowledged(committed, turn.id, turn.conversationId, confirmed);
   }
 

@@ -9,7 +9,16 @@ import {
   postgresReachable,
   testDatabase,
 } from '../db/postgres/postgres.fixtures.js';
-import { compare, drain, freePort, printCounts, scratch, startBot, stopBot } from './harness.js';
+import {
+  compare,
+  drain,
+  everyAddressedAnswered,
+  freePort,
+  printCounts,
+  scratch,
+  startBot,
+  stopBot,
+} from './harness.js';
 import { telegramRecord, telegramTraffic } from './platforms.js';
 import { readPostgres } from './postgres.js';
 
@@ -89,10 +98,15 @@ describe.skipIf(!postgresReachable)('a bot on Postgres while the database goes a
       tunnel.cut(2000);
       await new Promise((resolve) => setTimeout(resolve, 4000));
       await traffic.stop();
+      // Until every update is acknowledged and every addressed turn answered (a graceful stop
+      // leaves a turn it has not begun to answer pending for the next start). A commit can take
+      // seconds on a loaded machine: the quiet time that ends the wait is longer than that.
       await drain(
-        () => telegram.acknowledged.length >= traffic.sent,
+        () =>
+          telegram.acknowledged.length >= traffic.sent &&
+          everyAddressedAnswered(telegramRecord(telegram)),
         () => telegram.acknowledged.length + telegram.sent.length,
-        { quietMs: 5000 },
+        { quietMs: 15_000 },
       );
       const finalStop = await stopBot(run);
       const counts = compare(telegramRecord(telegram), await readPostgres(url), {

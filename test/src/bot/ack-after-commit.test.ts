@@ -145,6 +145,32 @@ describe('acknowledge after commit', () => {
       );
       expect(telegram.sent.map((sent) => sent.text)).toEqual(['on it']);
     });
+
+    it('refuses the redeliveries of a turn capture still holds without queueing it again', async () => {
+      // given a store that fails, and an update refused once
+      gated.state.failing = true;
+      const message = telegram.buildMessage({ chat: adaDm, from: ada, text: 'anyone there?' });
+      const update = { update_id: 9, message };
+      expect((await telegram.postWebhook(url, update, 's3cret')).status).toBe(500);
+      const waiting = bot!.captureStats!.waiting;
+
+      // when Telegram delivers it again and again while the store is away
+      for (let i = 0; i < 20; i++) {
+        expect((await telegram.postWebhook(url, update, 's3cret')).status).toBe(500);
+      }
+
+      // then capture holds the one append (and its run) it held after the first delivery
+      expect(bot!.captureStats!.waiting).toBe(waiting);
+
+      // and once the store is back, the next delivery is taken, stored once and answered once
+      gated.state.failing = false;
+      await until(() => bot!.captureStats?.waiting === 0);
+      expect((await telegram.postWebhook(url, update, 's3cret')).status).toBe(200);
+      await bot!.idle();
+      const id = `telegram:1001:${message.message_id}`;
+      expect(storedIds().filter((stored) => stored === id)).toHaveLength(1);
+      expect(telegram.sent.map((sent) => sent.text)).toEqual(['on it']);
+    });
   });
 
   describe('Telegram long polling', () => {
