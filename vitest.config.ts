@@ -18,11 +18,11 @@ export const FULL_SUITE_ONLY = [
 ];
 
 /**
- * Three test files at a time: most of a file's time is spent waiting on a child process, a
- * socket or a database, so three keep two cores busy. A test then takes longer, so its time
- * limit (a hang detector, not a speed check) is longer too.
+ * Test files at a time, but for the crash suites: most of a file's time is spent waiting on a
+ * child process, a socket or a database, so three keep two cores busy. `--maxWorkers` on the
+ * command line overrides it.
  */
-const PARALLEL = { maxWorkers: 3, testTimeout: 60_000, hookTimeout: 60_000 };
+const WORKERS = 3;
 
 // Tests import the public entry points by name, resolved to the sources so a test run
 // needs no build. test/exports.test.ts checks the built package serves the same names.
@@ -55,7 +55,10 @@ export default defineConfig(({ mode }) => {
       name: 'suites',
       include: ['test/**/*.test.ts'],
       exclude: [...configDefaults.exclude, ...(quick ? FULL_SUITE_ONLY : CRASH_SUITES)],
-      ...PARALLEL,
+      // A test takes longer beside two other files, so its time limit (a hang detector, not a
+      // speed check) is longer too.
+      testTimeout: 60_000,
+      hookTimeout: 60_000,
     },
   };
   const crash: TestProjectInlineConfiguration = {
@@ -70,6 +73,7 @@ export default defineConfig(({ mode }) => {
   };
   return {
     test: {
+      maxWorkers: WORKERS,
       globalSetup: ['test/services.setup.ts'],
       reporters: ['default', './test/skips.reporter.ts'],
       projects: quick ? [suites] : [suites, crash],
