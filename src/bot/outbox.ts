@@ -2,7 +2,7 @@ import type { MessageAttachment } from '../attachments.js';
 import type { Channel, OutboundFile, OutboundMessage, ReplyPlace } from '../channel.js';
 import { ColloquyError, NetworkError, StoreError } from '../errors.js';
 import type { ReplyDelivery } from '../runs.js';
-import type { StoreOperation } from '../store.js';
+import type { AppendResult, StoreOperation } from '../store.js';
 import type { NewMessage } from '../types.js';
 import { isoTimestamp, samePlace } from '../types.js';
 import { actionsOf, outboundFor } from './turn.js';
@@ -96,8 +96,10 @@ export async function sendThroughOutbox(
 ): Promise<{ sent: NewMessage; confirmed: Promise<unknown> }> {
   const { channel, turn, place } = reply;
   try {
-    await write({ kind: 'reply', message: turn });
+    const recorded = await write({ kind: 'reply', message: turn });
+    if ('inbound' in reply && recordedByAnother(recorded, turn)) throw new RecordedElsewhere(turn);
   } catch (error) {
+    if (error instanceof RecordedElsewhere) throw error;
     // Not sent. A record held for retry is committed later: mark it failed behind it.
     void write({
       kind: 'confirm',
@@ -146,6 +148,33 @@ export async function sendThroughOutbox(
   const confirmed = confirm(messageIds, 'sent', false, timestamp, files);
   reply.onSent?.();
   return { sent: asSent(withFiles(turn, files), messageIds, timestamp), confirmed };
+}
+
+/**
+ * A reply's record is another attempt's: the same run answered the same turn elsewhere (an
+ * instance whose lease ran out while it worked, and the one that took the conversation over),
+ * and recorded this reply first. That attempt sends it; this one sends nothing.
+ */
+export class RecordedElsewhere extends ColloquyError {
+  override name = 'RecordedElsewhere';
+
+  constructor(turn: NewMessage) {
+    super(`reply ${turn.id} was recorded by another attempt at its run: not sent again`, {
+      conversationId: turn.conversationId,
+      messageId: turn.id,
+    });
+  }
+}
+
+/**
+ * Whether the store already had the reply turn, written by another attempt (its time, which
+ * each attempt takes as it records the reply, differs) rather than by this one's own write
+ * committed before a retry.
+ */
+export function recordedByAnother(recorded: unknown, turn: NewMessage): boolean {
+  const result = recorded as Partial<AppendResult> | undefined;
+  if (result?.inserted !== false || result.message === undefined) return false;
+  return Date.parse(result.message.timestamp) !== Date.parse(turn.timestamp);
 }
 
 /**

@@ -16,7 +16,7 @@ import { cappedJson, runId, usageOf } from '../runs.js';
 import type { Bursts } from './bursts.js';
 import type { AgentRun, RunStatus } from '../runs.js';
 import { isoTimestamp } from '../types.js';
-import { deliveryAfterFailure, replyTurn, sendThroughOutbox } from './outbox.js';
+import { RecordedElsewhere, deliveryAfterFailure, replyTurn, sendThroughOutbox } from './outbox.js';
 import type { Write } from './outbox.js';
 import { withAgentMentions, withHandoff } from './turn.js';
 import { typingFor } from './typing.js';
@@ -338,6 +338,7 @@ export class TurnRunner {
     if (resumed) await saved;
     this.#answering.set(id, (this.#answering.get(id) ?? 0) + 1);
     let status: RunStatus = 'answered';
+    let elsewhere = false;
     const rows: string[] = [];
     const typing = typingFor(ctx, this.deps.signal, this.deps.logger);
     const from: Participant = { kind: 'agent', id: agent.id, displayName: agent.name };
@@ -387,6 +388,12 @@ export class TurnRunner {
       if (run.finishedAt === undefined) this.#records.finish(run, status);
       await this.#followUp(reply, ctx);
     } catch (cause) {
+      if (cause instanceof RecordedElsewhere) {
+        // The attempt that recorded the reply sends it and ends the run.
+        this.deps.logger.info(cause.message);
+        elsewhere = true;
+        return;
+      }
       if (live?.stopped === true) {
         // The person stopped the reply: what was shown is the answer (see `LiveReply.abandon`).
         run.error = 'stopped by the person';
@@ -400,7 +407,7 @@ export class TurnRunner {
     } finally {
       typing.stop();
       await live?.abandon();
-      if (run.finishedAt === undefined) this.#records.finish(run, status);
+      if (run.finishedAt === undefined && !elsewhere) this.#records.finish(run, status);
       const left = (this.#answering.get(id) ?? 1) - 1;
       if (left > 0) this.#answering.set(id, left);
       else this.#answering.delete(id);

@@ -2,7 +2,14 @@ import type { TurnContext } from '../chain.js';
 import type { Channel, OutboundFile, ReplyPlace, ReplyStream, StreamProgress } from '../channel.js';
 import type { AgentRun } from '../runs.js';
 import type { NewMessage, Participant } from '../types.js';
-import { asSent, confirmation, deliveryAfterFailure, replyTurn } from './outbox.js';
+import {
+  RecordedElsewhere,
+  asSent,
+  confirmation,
+  deliveryAfterFailure,
+  recordedByAnother,
+  replyTurn,
+} from './outbox.js';
 import type { Write } from './outbox.js';
 import { actionsOf, outboundFor } from './turn.js';
 
@@ -89,7 +96,11 @@ export class LiveReply {
     const turn = this.#options.turn(this.#latest);
     this.#options.recording();
     try {
-      await write({ kind: 'reply', message: turn });
+      const recorded = await write({ kind: 'reply', message: turn });
+      if (recordedByAnother(recorded, turn)) {
+        this.#failure = new RecordedElsewhere(turn); // that attempt shows it
+        return;
+      }
     } catch (error) {
       this.#failure = error;
       void write(confirmation(turn, [], 'failed')).catch(() => undefined);

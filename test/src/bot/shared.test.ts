@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
-import type { ConversationStore } from 'colloquy';
+import type { ConversationStore, NewMessage } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
 import type { AgentRun } from '../../../src/runs.js';
@@ -176,6 +176,49 @@ function describeSharedBots(name: string, openTwo: Open, cleanup: () => Promise<
       await b.bot.idle();
       expect(answered).toEqual(['@support-agent anyone?']);
       expect(b.channel.sent.map((m) => m.content)).toEqual(['re: @support-agent anyone?']);
+    });
+
+    it('sends nothing for a run whose reply an instance that outlived its lease recorded first', async () => {
+      const [one, two] = await openTwo();
+      stores.push(one, two);
+      // given a turn whose run an instance started, then stalled past its lease
+      const turn = await leftByDeadInstance(one, '@support-agent late?', 'l1', 1, 300);
+      const run = (await one.getRuns!({ messageId: turn.id }))[0]!;
+      const stalled: NewMessage = {
+        id: `${run.id}:reply`,
+        conversationId: turn.conversationId,
+        participant: { kind: 'agent', id: 'support-agent' },
+        content: 'the stalled answer',
+        timestamp: new Date(Date.parse(turn.timestamp) + 1).toISOString(),
+        scope: turn.scope,
+        metadata: { channelType: 'memory', channelId: 'room' },
+      };
+      // when, as another instance takes the conversation over and runs the agent again, the
+      // stalled one wakes and records its reply first
+      const channel = new MemoryChannel();
+      const agent = scriptedAgent('support-agent', async () => {
+        await one.commit!([
+          { kind: 'run', run: { ...run, replyId: stalled.id } },
+          { kind: 'reply', message: stalled },
+        ]);
+        return 'the second answer';
+      });
+      const bot = new Bot({
+        channels: [channel],
+        agents: [agent],
+        store: two,
+        logger: silentLogger,
+        shared: { leaseTtlMs: 2000, claimEveryMs: 100 },
+      });
+      bots.push(bot);
+      await bot.start();
+      await waitFor(async () => agent.runs.length > 0);
+      await bot.idle();
+
+      // then the instance that took over sent nothing, and left the reply to the stalled one
+      expect(channel.sent).toEqual([]);
+      const replies = (await two.get(turn.conversationId)).filter((m) => m.id === stalled.id);
+      expect(replies.map((m) => m.content)).toEqual(['the stalled answer']);
     });
 
     it("fails a dead instance's run started maxRunAttempts times instead of taking it up", async () => {
