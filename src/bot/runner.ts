@@ -3,12 +3,13 @@
  * guard, dispatch]`), runs each agent that answers it (its run recorded in `agent_runs`), and
  * sends the answers through the outbound chain and the outbox.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Agent, AgentResult } from '../agent.js';
 import { inboundChain, loopGuard, outboundChain } from '../chain.js';
 import type { Interceptor, SendHook } from '../chain.js';
 import type { BotIdentity, Channel } from '../channel.js';
 import type { TurnContext } from '../chain.js';
-import { ColloquyError } from '../errors.js';
+import { ColloquyError, StoreError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage, Participant } from '../types.js';
@@ -349,26 +350,32 @@ export class TurnRunner {
       this.deps.report(new ColloquyError("could not show a streamed reply's buttons", { cause }));
     const live = liveReplyFor({ ctx, run, from, write, save, showing, report });
     try {
-      const result = await agent.run(message, {
-        conversationId: message.conversationId,
-        store: this.deps.storeFor(agent),
-        aliases,
-        record: (turn) => {
-          rows.push(turn.id);
-          return this.#records.tool(turn);
-        },
-        report: (error) => this.deps.report(error),
-        ...(this.deps.promptBytes !== undefined && {
-          recordPrompt: (prompt: unknown) =>
-            (run.prompt = cappedJson(prompt, this.deps.promptBytes!)),
+      // Nothing of the run is out yet (no tool ran, no reply started): run it again.
+      const untouched = () => rows.length === 0 && live?.started !== true;
+      const result = await this.#whileStoreAway(untouched, () =>
+        agent.run(message, {
+          conversationId: message.conversationId,
+          store: this.deps.storeFor(agent),
+          aliases,
+          record: (turn) => {
+            rows.push(turn.id);
+            return this.#records.tool(turn);
+          },
+          report: (error) => this.deps.report(error),
+          ...(this.deps.promptBytes !== undefined && {
+            recordPrompt: (prompt: unknown) =>
+              (run.prompt = cappedJson(prompt, this.deps.promptBytes!)),
+          }),
+          depth: ctx.depth,
+          signal:
+            live === undefined
+              ? this.deps.signal
+              : AbortSignal.any([this.deps.signal, live.signal]),
+          ...(live !== undefined && { stream: (text: string) => live.update(text) }),
+          fetchAttachment: ctx.channel.fetchAttachment?.bind(ctx.channel),
+          ...(ctx.react !== undefined && { react: ctx.react }),
         }),
-        depth: ctx.depth,
-        signal:
-          live === undefined ? this.deps.signal : AbortSignal.any([this.deps.signal, live.signal]),
-        ...(live !== undefined && { stream: (text: string) => live.update(text) }),
-        fetchAttachment: ctx.channel.fetchAttachment?.bind(ctx.channel),
-        ...(ctx.react !== undefined && { react: ctx.react }),
-      });
+      );
       Object.assign(run, usageOf(result.metadata));
       if (result.output.trim() === '') return;
       const { output: _, ...about } = result;
@@ -415,6 +422,25 @@ export class TurnRunner {
   }
 
   /**
+   * Runs `work` (an agent's run) again, after a pause that doubles from 100 ms to 5 s, while it
+   * fails on a passing store failure (a read during an outage, a lost connection) and
+   * `untouched()` says nothing of it went out, until it succeeds or the bot stops: a store that
+   * is away delays a turn's answer instead of ending its run.
+   */
+  async #whileStoreAway<T>(untouched: () => boolean, work: () => Promise<T>): Promise<T> {
+    for (let pause = 100; ; pause = Math.min(pause * 2, 5000)) {
+      try {
+        return await work();
+      } catch (cause) {
+        const { signal, logger } = this.deps;
+        if (!passingStoreFailure(cause) || !untouched() || signal.aborted) throw cause;
+        logger.warn(`an agent run met a passing store failure, run again: ${messageOf(cause)}`);
+        await delay(pause, undefined, { signal }).catch(() => undefined); // the stop ends it
+      }
+    }
+  }
+
+  /**
    * True when a later turn of the person's burst is answered instead of `message` (see
    * `Bursts`): its run is then settled as answered by that turn, and never resumed.
    */
@@ -448,4 +474,13 @@ export class TurnRunner {
     const only = new Set(to.map((agent) => agent.id));
     await this.#run(reply, ctx.channel, ctx.depth + 1, { runs: new Map(), only });
   }
+}
+
+/** Whether `error`, or an error it was caused by, is a store failure the store says may pass. */
+function passingStoreFailure(error: unknown): boolean {
+  for (let at = error, depth = 0; at instanceof Error && depth < 5; depth++) {
+    if (at instanceof StoreError) return at.transient === true;
+    at = at.cause;
+  }
+  return false;
 }

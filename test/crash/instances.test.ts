@@ -52,7 +52,7 @@ const TIMEOUT_MS = 120_000;
  * keep the suite's run short; docs/benchmarks.md gives the heavy run.
  */
 const WEBHOOK_RATE = Number(process.env.CRASH_RATE ?? 60);
-const WEBHOOK_UPDATES = Number(process.env.CRASH_UPDATES ?? 180);
+const WEBHOOK_UPDATES = Number(process.env.CRASH_UPDATES ?? 120);
 const WEBHOOK_KILLS = Number(process.env.CRASH_KILLS ?? 3);
 /**
  * Sets of five chats the traffic is spread over, about 2 updates a second each: a chat's turns

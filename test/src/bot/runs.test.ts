@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, silentLogger } from 'colloquy';
+import { Bot, StoreError, silentLogger } from 'colloquy';
 import type { NewMessage, OutboundMessage, SendOptions, SentMessage } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
@@ -124,6 +124,37 @@ describe('agent runs and the reply outbox (SQLite)', () => {
       attempts: 1,
     });
   });
+
+  it.each([
+    [true, 'runs the agent again and answers once', ['on it'], 'answered', 2],
+    [false, 'ends the run failed', [], 'failed', 1],
+  ])(
+    'when an agent meets a store failure that passes (%s) before doing anything, %s',
+    async (transient, _what, sent, status, runs) => {
+      // given an agent whose first read of the store fails, as one during an outage does
+      const channel = new MemoryChannel();
+      let calls = 0;
+      const agent = scriptedAgent('support-agent', () => {
+        if (++calls > 1) return 'on it';
+        throw new StoreError('cannot read: Connection terminated unexpectedly', { transient });
+      });
+      bot = new Bot({ channels: [channel], agents: [agent], store, logger: silentLogger });
+      await bot.start();
+
+      // when a person asks
+      await channel.receive('@support-agent where is 4711?');
+      await bot.settled();
+
+      // then the agent ran again only when the failure may pass, and the run says how it ended
+      expect(channel.sent.map((message) => message.content)).toEqual(sent);
+      expect(agent.runs).toHaveLength(runs);
+      const run = row(
+        'SELECT status, attempts FROM agent_runs WHERE message_id = ?',
+        'memory:room:in-1',
+      );
+      expect(run).toEqual({ status, attempts: 1 });
+    },
+  );
 
   it('confirms the parts of a split reply one by one', async () => {
     // given a channel that posts a long reply in two parts, held before the second
