@@ -68,40 +68,42 @@ function timedModel() {
     doStream: async () => {
       const times: ModelTimes = { asked: Date.now(), firstToken: 0, lastWord: 0 };
       const words = ANSWER.split(' ');
-      const timers: NodeJS.Timeout[] = [];
+      let timer: NodeJS.Timeout | undefined;
       return {
         stream: new ReadableStream<LanguageModelV3StreamPart>({
           cancel(reason) {
             // The run was stopped: the provider stops writing.
-            timers.forEach(clearTimeout);
+            clearTimeout(timer);
             console.error('the model stream was cancelled:', reason);
           },
           start(c) {
             c.enqueue({ type: 'stream-start', warnings: [] });
             c.enqueue({ type: 'text-start', id: 't' });
-            words.forEach((word, i) => {
-              const timer = setTimeout(
-                () => {
-                  c.enqueue({ type: 'text-delta', id: 't', delta: i === 0 ? word : ` ${word}` });
-                  if (i === 0) times.firstToken = Date.now();
-                  if (i < words.length - 1) return;
-                  times.lastWord = Date.now();
-                  c.enqueue({ type: 'text-end', id: 't' });
-                  c.enqueue({
-                    type: 'finish',
-                    finishReason: { unified: 'stop', raw: 'stop' },
-                    usage: {
-                      inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
-                      outputTokens: { total: WORDS, text: WORDS, reasoning: 0 },
-                    },
-                  });
-                  c.close();
-                  done(times);
+            // One word at a time, each timed from the request: the words come in order even
+            // when a busy machine runs the timers late.
+            const write = (i: number) => {
+              const word = words[i]!;
+              c.enqueue({ type: 'text-delta', id: 't', delta: i === 0 ? word : ` ${word}` });
+              if (i === 0) times.firstToken = Date.now();
+              if (i < words.length - 1) return wordAt(i + 1);
+              times.lastWord = Date.now();
+              c.enqueue({ type: 'text-end', id: 't' });
+              c.enqueue({
+                type: 'finish',
+                finishReason: { unified: 'stop', raw: 'stop' },
+                usage: {
+                  inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+                  outputTokens: { total: WORDS, text: WORDS, reasoning: 0 },
                 },
-                FIRST_TOKEN_MS + i * PACE_MS,
-              );
-              timers.push(timer);
-            });
+              });
+              c.close();
+              done(times);
+            };
+            const wordAt = (i: number) => {
+              const due = times.asked + FIRST_TOKEN_MS + i * PACE_MS;
+              timer = setTimeout(() => write(i), Math.max(0, due - Date.now()));
+            };
+            wordAt(0);
           },
         }),
       };

@@ -152,6 +152,9 @@ async function startPipeline(store: ConversationStore): Promise<Pipeline> {
   bot.catch((error) => void errors.push(error));
   await bot.start();
   const server = createServer((req, res) => channel.webhookHandler(req, res));
+  // The senders keep their connections across blocks: a wait for a block's writes on a busy
+  // machine must not close one under a request (Node's default is 5 s).
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
