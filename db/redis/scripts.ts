@@ -142,19 +142,25 @@ local function respan()
   end
 end
 
+-- Calls command (SREM, EXPIRE) with arg on each shared set that lists the conversation for
+-- someone who wrote in it or was named in it.
+local function personSets(command, arg)
+  for _, who in ipairs(redis.call('SMEMBERS', key('authors'))) do
+    redis.call(command, prefix .. 'participant:' .. who, arg)
+    redis.call(command, prefix .. 'agent:' .. who, arg)
+  end
+  for _, who in ipairs(redis.call('SMEMBERS', key('named'))) do
+    redis.call(command, prefix .. 'named:' .. who, arg)
+  end
+end
+
 -- Deletes the whole conversation and its entries in the shared keys; 0 when there was none.
 local function remove()
   local place = redis.call('HMGET', key('info'), 'last', 'channelKey')
   if not place[1] then return 0 end
   relist(place[1], nil)
   if place[2] then redis.call('SREM', place[2], cid) end
-  for _, author in ipairs(redis.call('SMEMBERS', key('authors'))) do
-    redis.call('SREM', prefix .. 'participant:' .. author, cid)
-    redis.call('SREM', prefix .. 'agent:' .. author, cid)
-  end
-  for _, who in ipairs(redis.call('SMEMBERS', key('named'))) do
-    redis.call('SREM', prefix .. 'named:' .. who, cid)
-  end
+  personSets('SREM', cid)
   for _, part in ipairs(PARTS) do redis.call('DEL', key(part)) end
   return 1
 end
@@ -260,13 +266,7 @@ if ttl > 0 then
   for _, part in ipairs(PARTS) do redis.call('EXPIRE', key(part), ttl) end
   redis.call('EXPIRE', place.channelKey, ttl)
   -- whoever wrote here must be found (forgetParticipant) for as long as the turns live
-  for _, who in ipairs(redis.call('SMEMBERS', key('authors'))) do
-    redis.call('EXPIRE', prefix .. 'participant:' .. who, ttl)
-    redis.call('EXPIRE', prefix .. 'agent:' .. who, ttl)
-  end
-  for _, who in ipairs(redis.call('SMEMBERS', key('named'))) do
-    redis.call('EXPIRE', prefix .. 'named:' .. who, ttl)
-  end
+  personSets('EXPIRE', ttl)
 end
 return {1, s}
 `);
