@@ -114,8 +114,9 @@ export async function reactTo(
 }
 
 /**
- * `reactTo` for a turn found by its ids among `channels` (by its `channelType`): refuses, in
- * one line, a turn the store does not have or whose channel the bot does not run.
+ * `reactTo` for a turn found by its ids, through the channel of `channels` its conversation
+ * belongs to (`Channel.placeOf`: a bot in two Slack workspaces reacts through the turn's);
+ * refuses, in one line, a turn the store does not have or whose channel the bot does not run.
  *
  * @example
  * ```ts
@@ -136,7 +137,7 @@ export async function reactToStored(
       messageId,
     });
   }
-  const channel = channels.find((c) => c.type === message.metadata.channelType);
+  const channel = channelOf(channels, message.metadata.channelType, conversationId);
   if (channel === undefined) {
     throw new ColloquyError(
       `cannot react: no ${message.metadata.channelType} channel for ${messageId}`,
@@ -144,4 +145,22 @@ export async function reactToStored(
     );
   }
   await reactTo(channel, store, message, emoji);
+}
+
+/**
+ * The channel of type `type` that `conversationId` belongs to: the one whose `placeOf` knows
+ * it, else (a channel that cannot tell) the first of that type.
+ *
+ * @example
+ * ```ts
+ * channelOf([workspaceOne, workspaceTwo], 'slack', 'slack:T0TWO:C0GENERAL'); // workspaceTwo
+ * ```
+ */
+export function channelOf(
+  channels: readonly Channel[],
+  type: string,
+  conversationId: string,
+): Channel | undefined {
+  const ofType = channels.filter((c) => c.type === type);
+  return ofType.find((c) => c.placeOf?.(conversationId) !== undefined) ?? ofType[0];
 }

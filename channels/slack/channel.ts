@@ -154,6 +154,8 @@ export class SlackChannel implements Channel {
   private identity: BotIdentity | undefined;
   private self: SlackSelf | undefined;
   private teamId: string | undefined;
+  /** An org-wide install: its events and posts span the organisation's workspaces. */
+  private orgWide = false;
   private server: Server | undefined;
   private readonly names = new Map<string, Promise<string | undefined>>();
   private readonly channelNames = new Map<string, Promise<string | undefined>>();
@@ -296,7 +298,13 @@ export class SlackChannel implements Channel {
 
   async start(handlers: ChannelHandlers): Promise<void> {
     this.handlers = handlers;
-    let auth: { user_id?: string; bot_id?: string; team_id?: string; user?: string };
+    let auth: {
+      user_id?: string;
+      bot_id?: string;
+      team_id?: string;
+      user?: string;
+      is_enterprise_install?: boolean;
+    };
     try {
       auth = await this.app.client.auth.test();
     } catch (error) {
@@ -310,6 +318,7 @@ export class SlackChannel implements Channel {
     }
     this.self = { userId: auth.user_id, ...(auth.bot_id !== undefined && { botId: auth.bot_id }) };
     this.teamId = auth.team_id;
+    this.orgWide = auth.is_enterprise_install === true;
     if (auth.user !== undefined) this.names.set(auth.user_id, Promise.resolve(auth.user));
     this.identity = {
       id: slackParticipantId(auth.user_id),
@@ -446,9 +455,15 @@ export class SlackChannel implements Channel {
   /** Shows a message to one person only: `chat.postEphemeral` (`OutboundMessage.visibleTo`). */
   readonly ephemeral = true;
 
-  /** Where a post into a Slack conversation goes (see `slackPostPlace`). */
+  /**
+   * Where a post into a Slack conversation goes (see `slackPostPlace`); undefined for one of
+   * another workspace than the token's (an org-wide install takes every workspace's).
+   */
   placeOf(conversationId: string): PostPlace | undefined {
-    return slackPostPlace(conversationId);
+    const place = slackPostPlace(conversationId);
+    const team = conversationId.split(':')[1];
+    const ours = this.orgWide || this.teamId === undefined || team === this.teamId;
+    return ours ? place : undefined;
   }
 
   /** The DM with a person, by their user id: `conversations.open`. */

@@ -12,6 +12,7 @@ import type {
   SendPostOptions,
 } from '../posts.js';
 import { dueTimeOf } from '../posts.js';
+import { channelOf } from '../reactions.js';
 import { outboundChain } from '../chain.js';
 import type { SendHook } from '../chain.js';
 import type { ConversationStore } from '../store.js';
@@ -62,7 +63,7 @@ export class Posts {
   readonly #deps: PostsDeps;
   readonly #holder = newLeaseHolder();
   readonly #ttl: number;
-  readonly #settlers = new Map<string, Settle | undefined>();
+  readonly #settlers = new Map<Channel, Settle | undefined>();
   #timer: NodeJS.Timeout | undefined;
   #draining: Promise<void> | undefined;
 
@@ -70,7 +71,7 @@ export class Posts {
     this.#deps = deps;
     this.#ttl = deps.claimTtlMs ?? 60_000;
     for (const channel of deps.channels) {
-      this.#settlers.set(channel.type, settlerFor(channel, deps.unconfirmed ?? 'leave'));
+      this.#settlers.set(channel, settlerFor(channel, deps.unconfirmed ?? 'leave'));
     }
   }
 
@@ -190,7 +191,7 @@ export class Posts {
    */
   async #deliver(post: ScheduledPost): Promise<PostReceipt> {
     const { conversationId } = post;
-    const channel = this.#deps.channels.find((c) => c.type === post.channelType);
+    const channel = channelOf(this.#deps.channels, post.channelType, conversationId);
     const place = channel?.placeOf?.(conversationId);
     if (channel === undefined || place === undefined) {
       const why = `no ${post.channelType} channel knows conversation ${conversationId}`;
@@ -238,8 +239,7 @@ export class Posts {
       return receipt(post, confirmed, 'sent');
     }
     // An ephemeral post cannot be found again: it is left unconfirmed, never sent twice.
-    const settle =
-      post.message.visibleTo === undefined ? this.#settlers.get(channel.type) : undefined;
+    const settle = post.message.visibleTo === undefined ? this.#settlers.get(channel) : undefined;
     let sent: SentMessage | undefined;
     if (settle !== undefined) {
       try {

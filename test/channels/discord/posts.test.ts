@@ -1,56 +1,38 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, silentLogger, type ColloquyError } from 'colloquy';
 import { DiscordChannel } from 'colloquy/discord';
-import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeDiscord } from 'colloquy/testing';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
+import { PostBots, scheduledPostSurvivesRestart } from '../posts.fixtures.js';
+import { addGeneral, GENERAL, GUILD } from './discord.fixtures.js';
 
 const temp = tempDirs();
-const GUILD = '81384788765712384';
-const GENERAL = '290926798999357250';
 const inGeneral = `discord:${GUILD}:${GENERAL}`;
 
 describe('posts the bot starts on Discord (discord.js against FakeDiscord, SQLite file)', () => {
   let discord: FakeDiscord;
   let path: string;
-  let bots: Bot[];
-  let stores: SqliteConversationStore[];
-  let errors: ColloquyError[];
+  let bots: PostBots<DiscordChannel>;
 
   beforeEach(async () => {
     discord = await FakeDiscord.start();
-    discord.addGuild({
-      id: GUILD,
-      name: 'Test Guild',
-      channels: [{ id: GENERAL, name: 'general' }],
-    });
+    addGeneral(discord);
     path = join(temp.make('discord-posts'), 'bot.db');
-    bots = [];
-    stores = [];
-    errors = [];
+    const channel = () =>
+      new DiscordChannel({
+        token: discord.token,
+        clientOptions: { rest: { api: discord.restApi } },
+      });
+    bots = new PostBots(path, channel);
   });
 
   afterEach(async () => {
-    for (const bot of bots) await bot.stop();
-    for (const store of stores) await store.close();
+    await bots.stopAll();
     await discord.close();
   });
 
-  async function startBot(): Promise<{ bot: Bot; store: SqliteConversationStore }> {
-    const store = new SqliteConversationStore({ path });
-    const channel = new DiscordChannel({
-      token: discord.token,
-      clientOptions: { rest: { api: discord.restApi } },
-    });
-    const bot = new Bot({ channels: [channel], agents: [], store, logger: silentLogger });
-    bot.catch((error) => void errors.push(error));
-    bots.push(bot);
-    stores.push(store);
-    await bot.start();
-    return { bot, store };
-  }
+  const startBot = () => bots.start();
 
   it('posts into a guild channel with a nonce, recorded sent as a post', async () => {
     const { bot, store } = await startBot();
@@ -61,7 +43,7 @@ describe('posts the bot starts on Discord (discord.js against FakeDiscord, SQLit
       scope: 'channel',
       metadata: { origin: 'post', messageId: discord.posted[0]!.id },
     });
-    expect(errors).toEqual([]);
+    expect(bots.errors).toEqual([]);
   });
 
   it('opens a DM with create DM and posts into it', async () => {
@@ -79,8 +61,7 @@ describe('posts the bot starts on Discord (discord.js against FakeDiscord, SQLit
   it('settles a post a crash left sending by its nonce, without posting it twice', async () => {
     const first = await startBot();
     const receipt = await first.bot.send(inGeneral, 'Maintenance at noon');
-    await first.bot.stop();
-    await first.store.close();
+    await bots.stop(first);
     const db = new Database(path);
     db.prepare(`UPDATE messages SET delivery = 'sending', platform_message_id = NULL`).run();
     db.prepare(`UPDATE scheduled_posts SET status = 'pending'`).run();
@@ -94,6 +75,12 @@ describe('posts the bot starts on Discord (discord.js against FakeDiscord, SQLit
       delivery: 'sent',
       metadata: { messageId: discord.posted[0]!.id },
     });
-    expect(errors).toEqual([]);
+    expect(bots.errors).toEqual([]);
+  });
+
+  it('sends a post that came due while the bot was stopped when a new bot starts', async () => {
+    await scheduledPostSurvivesRestart(bots, inGeneral, () =>
+      discord.posted.map((message) => ({ text: message.content, id: message.id })),
+    );
   });
 });

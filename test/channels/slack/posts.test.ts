@@ -1,12 +1,15 @@
 import { join } from 'node:path';
-import { LogLevel } from '@slack/bolt';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assemblePrompt, Bot, silentLogger, type ColloquyError } from 'colloquy';
-import { SlackChannel } from 'colloquy/slack';
+import { assemblePrompt } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
+import type { SlackChannel } from 'colloquy/slack';
 import { FakeSlack } from 'colloquy/testing';
+import { startedBot } from '../../fixtures/started-bot.js';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
+import { watched } from '../../fixtures/watched-store.js';
+import { PostBots, scheduledPostSurvivesRestart } from '../posts.fixtures.js';
+import { slackChannelOn } from './slack.fixtures.js';
 
 const temp = tempDirs();
 const inGeneral = 'slack:T0FAKE:C0GENERAL';
@@ -14,43 +17,22 @@ const inGeneral = 'slack:T0FAKE:C0GENERAL';
 describe('posts the bot starts on Slack (Bolt against FakeSlack, SQLite file)', () => {
   let slack: FakeSlack;
   let path: string;
-  let bots: Bot[];
-  let stores: SqliteConversationStore[];
-  let errors: ColloquyError[];
+  let bots: PostBots<SlackChannel>;
 
   beforeEach(async () => {
     slack = await FakeSlack.start();
     slack.addUser('U0ALICE', 'alice');
     path = join(temp.make('slack-posts'), 'bot.db');
-    bots = [];
-    stores = [];
-    errors = [];
+    const started = (channel: SlackChannel) => void (slack.eventsUrl = channel.eventsUrl);
+    bots = new PostBots(path, () => slackChannelOn(slack), started);
   });
 
   afterEach(async () => {
-    for (const bot of bots) await bot.stop();
-    for (const store of stores) await store.close();
+    await bots.stopAll();
     await slack.close();
   });
 
-  async function startBot(): Promise<{ bot: Bot; store: SqliteConversationStore }> {
-    const store = new SqliteConversationStore({ path });
-    const channel = new SlackChannel({
-      token: slack.token,
-      signingSecret: slack.signingSecret,
-      port: 0,
-      host: '127.0.0.1',
-      logLevel: LogLevel.ERROR,
-      clientOptions: { slackApiUrl: slack.slackApiUrl },
-    });
-    const bot = new Bot({ channels: [channel], agents: [], store, logger: silentLogger });
-    bot.catch((error) => void errors.push(error));
-    bots.push(bot);
-    stores.push(store);
-    await bot.start();
-    slack.eventsUrl = channel.eventsUrl;
-    return { bot, store };
-  }
+  const startBot = () => bots.start();
 
   it('posts into a channel with the post id as its reply key, recorded sent as a post', async () => {
     const { bot, store } = await startBot();
@@ -66,7 +48,7 @@ describe('posts the bot starts on Slack (Bolt against FakeSlack, SQLite file)', 
       scope: 'channel',
       metadata: { origin: 'post', messageId: posted!.ts },
     });
-    expect(errors).toEqual([]);
+    expect(bots.errors).toEqual([]);
   });
 
   it('opens a DM with conversations.open and posts into it', async () => {
@@ -127,8 +109,7 @@ describe('posts the bot starts on Slack (Bolt against FakeSlack, SQLite file)', 
   it('settles a post a crash left sending by its metadata, without posting it twice', async () => {
     const first = await startBot();
     const receipt = await first.bot.send(inGeneral, 'Standup in 5 minutes');
-    await first.bot.stop();
-    await first.store.close();
+    await bots.stop(first);
     // As a crash leaves it: the platform has the post, the record still says sending.
     const db = new Database(path);
     db.prepare(`UPDATE messages SET delivery = 'sending', platform_message_id = NULL`).run();
@@ -144,6 +125,44 @@ describe('posts the bot starts on Slack (Bolt against FakeSlack, SQLite file)', 
       metadata: { messageId: slack.posted[0]!.ts },
     });
     expect(await second.store.getPosts()).toMatchObject([{ status: 'sent' }]);
-    expect(errors).toEqual([]);
+    expect(bots.errors).toEqual([]);
+  });
+
+  it('sends a post that came due while the bot was stopped when a new bot starts', async () => {
+    await scheduledPostSurvivesRestart(bots, inGeneral, () =>
+      slack.posted.map((message) => ({ text: message.text, id: message.ts })),
+    );
+  });
+});
+
+describe('a bot in two Slack workspaces', () => {
+  it('reacts to a turn, and posts into its conversation, through the workspace it belongs to', async () => {
+    const one = await FakeSlack.start();
+    const two = await FakeSlack.start({ teamId: 'T0TWO' });
+    const sqlite = new SqliteConversationStore({ path: ':memory:' });
+    const store = watched(sqlite);
+    const channels = [one, two].map((slack) => slackChannelOn(slack));
+    const { bot, errors } = await startedBot(channels, { store: store.store });
+    try {
+      one.eventsUrl = channels[0]!.eventsUrl;
+      two.eventsUrl = channels[1]!.eventsUrl;
+      two.addUser('U0ALICE', 'alice');
+      const inTwo = 'slack:T0TWO:C0GENERAL';
+      const { event } = await two.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'hi' });
+      const [turn] = await store.turns(inTwo, (t) => t.length === 1);
+
+      await bot.react(inTwo, turn!.id, 'eyes');
+      await bot.send(inTwo, 'Welcome.');
+
+      expect(two.reactions).toMatchObject([
+        { channel: 'C0GENERAL', timestamp: event.ts, name: 'eyes' },
+      ]);
+      expect(two.posted).toMatchObject([{ channel: 'C0GENERAL', text: 'Welcome.' }]);
+      expect([one.reactions, one.posted]).toEqual([[], []]);
+      expect(errors).toEqual([]);
+    } finally {
+      await bot.stop();
+      await Promise.all([one.close(), two.close(), sqlite.close()]);
+    }
   });
 });

@@ -8,6 +8,30 @@ import { startedBot, type StartedBot } from '../../fixtures/started-bot.js';
 export type SlackTransport = 'http' | 'socket';
 
 /**
+ * A Slack channel pointed at `slack`'s Web API, taking its events over signed HTTP on a free
+ * port (set `slack.eventsUrl` to its `eventsUrl` once started).
+ *
+ * @example
+ * ```ts
+ * const channel = slackChannelOn(slack);
+ * ```
+ */
+export function slackChannelOn(
+  slack: FakeSlack,
+  channelOptions: Partial<SlackChannelOptions> = {},
+): SlackChannel {
+  return new SlackChannel({
+    token: slack.token,
+    signingSecret: slack.signingSecret,
+    port: 0,
+    host: '127.0.0.1',
+    logLevel: LogLevel.ERROR,
+    clientOptions: { slackApiUrl: slack.slackApiUrl },
+    ...channelOptions,
+  });
+}
+
+/**
  * A started bot on a Slack channel pointed at `slack` (see `startedBot`), which delivers its
  * events to it: over signed HTTP by default, or Socket Mode.
  *
@@ -22,15 +46,16 @@ export async function startSlackBot(
   channelOptions: Partial<SlackChannelOptions> = {},
   transport: SlackTransport = 'http',
 ): Promise<StartedBot & { channel: SlackChannel }> {
-  const channel = new SlackChannel({
-    token: slack.token,
-    ...(transport === 'socket'
-      ? { appToken: slack.appToken }
-      : { signingSecret: slack.signingSecret, port: 0, host: '127.0.0.1' }),
-    logLevel: LogLevel.ERROR,
-    clientOptions: { slackApiUrl: slack.slackApiUrl },
-    ...channelOptions,
-  });
+  const channel =
+    transport === 'socket'
+      ? new SlackChannel({
+          token: slack.token,
+          appToken: slack.appToken,
+          logLevel: LogLevel.ERROR,
+          clientOptions: { slackApiUrl: slack.slackApiUrl },
+          ...channelOptions,
+        })
+      : slackChannelOn(slack, channelOptions);
   const started = await startedBot(channel, options);
   if (transport === 'socket') await slack.waitForSocket();
   else slack.eventsUrl = channel.eventsUrl;

@@ -1,53 +1,35 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, type ColloquyError, type SendHook } from 'colloquy';
-import { SqliteConversationStore } from 'colloquy/sqlite';
+import type { SendHook } from 'colloquy';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
+import { PostBots, scheduledPostSurvivesRestart } from '../posts.fixtures.js';
 
 const temp = tempDirs();
-const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 describe('posts the bot starts on Telegram (grammy against FakeTelegram, SQLite file)', () => {
   let telegram: FakeTelegram;
-  let path: string;
-  let bots: Bot[];
-  let stores: SqliteConversationStore[];
-  let errors: ColloquyError[];
+  let bots: PostBots<TelegramChannel>;
 
   beforeEach(async () => {
     telegram = await FakeTelegram.start();
-    path = join(temp.make('posts'), 'bot.db');
-    bots = [];
-    stores = [];
-    errors = [];
+    const channel = () =>
+      new TelegramChannel({
+        token: telegram.token,
+        client: { apiRoot: telegram.apiRoot },
+        pollingTimeoutSeconds: 1,
+        retry: { baseDelayMs: 5 },
+      });
+    bots = new PostBots(join(temp.make('posts'), 'bot.db'), channel);
   });
 
   afterEach(async () => {
-    for (const bot of bots) await bot.stop();
-    for (const store of stores) await store.close();
+    await bots.stopAll();
     await telegram.close();
   });
 
-  /** A bot on the SQLite file, started. */
-  async function startBot(
-    sendHooks: SendHook[] = [],
-  ): Promise<{ bot: Bot; store: SqliteConversationStore }> {
-    const store = new SqliteConversationStore({ path });
-    const channel = new TelegramChannel({
-      token: telegram.token,
-      client: { apiRoot: telegram.apiRoot },
-      pollingTimeoutSeconds: 1,
-      retry: { baseDelayMs: 5 },
-    });
-    const bot = new Bot({ channels: [channel], agents: [], store, logger: quiet, sendHooks });
-    bot.catch((error) => void errors.push(error));
-    bots.push(bot);
-    stores.push(store);
-    await bot.start();
-    return { bot, store };
-  }
+  const startBot = (sendHooks: SendHook[] = []) => bots.start({ sendHooks });
 
   it('posts into a DM it opens, recorded sent with its origin and the platform id', async () => {
     const { bot, store } = await startBot();
@@ -74,7 +56,7 @@ describe('posts the bot starts on Telegram (grammy against FakeTelegram, SQLite 
       metadata: { origin: 'post', channelId: '1001', messageId: receipt.messageIds[0] },
     });
     expect(await store.getPosts()).toMatchObject([{ id: receipt.id, status: 'sent' }]);
-    expect(errors).toEqual([]);
+    expect(bots.errors).toEqual([]);
   });
 
   it('passes a post through the send hooks: a masked text is what is posted and recorded, a refused one is not sent', async () => {
@@ -126,27 +108,10 @@ describe('posts the bot starts on Telegram (grammy against FakeTelegram, SQLite 
   });
 
   it('sends a post that came due while the bot was stopped when a new bot starts', async () => {
-    const first = await startBot();
-    const at = new Date(Date.now() + 300);
-    const scheduled = await first.bot.send('telegram:1001', 'Your call starts now', { at });
-    expect(scheduled).toMatchObject({ status: 'pending', messageIds: [], dueAt: at.toISOString() });
-    await first.bot.stop();
-    await first.store.close();
-    expect(telegram.sent).toEqual([]);
-    while (Date.now() < at.getTime()) await new Promise((resolve) => setTimeout(resolve, 50));
-
-    const second = await startBot();
-
-    const [sent] = await telegram.waitForSent(1);
-    expect(sent).toMatchObject({ chatId: 1001, text: 'Your call starts now' });
-    await second.bot.idle();
-    expect(await second.store.getPosts()).toMatchObject([{ id: scheduled.id, status: 'sent' }]);
-    expect(await second.store.getMessage('telegram:1001', scheduled.id)).toMatchObject({
-      delivery: 'sent',
-      metadata: { origin: 'post', messageId: String(sent!.message.message_id) },
-    });
-    expect(telegram.sent).toHaveLength(1);
-    expect(errors).toEqual([]);
+    await scheduledPostSurvivesRestart(bots, 'telegram:1001', () =>
+      telegram.sent.map((sent) => ({ text: sent.text, id: String(sent.message.message_id) })),
+    );
+    expect(telegram.sent).toMatchObject([{ chatId: 1001 }]);
   });
 
   it('sends a scheduled post once it is due while the bot runs', async () => {
