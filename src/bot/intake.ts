@@ -75,7 +75,7 @@ export class Intake {
             ),
           deletion,
         ),
-      reaction: (change) => captureReaction(this.bot.store, change, this.bot.logger),
+      reaction: (change) => captureReaction(this.bot, change),
       capacity: (limit) => this.capacity(limit),
       error: (error) => this.bot.report(error),
       ...(ledger !== undefined && { state: this.#state(ledger) }),

@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Bot, ColloquyError } from 'colloquy';
+import type { Bot, ColloquyError, ReactionChange } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack } from 'colloquy/testing';
+import { gatedStore } from '../../fixtures/gated-store.js';
+import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
 import { watched } from '../../fixtures/watched-store.js';
 import { startSlackBot } from './slack.fixtures.js';
 
@@ -19,46 +21,100 @@ describe('reactions on Slack (Bolt against FakeSlack, SQLite store)', () => {
     slack.addUser('U0ALICE', 'alice');
     sqlite = new SqliteConversationStore({ path: ':memory:' });
     store = watched(sqlite);
-    ({ bot, errors } = await startSlackBot(slack, { store: store.store }));
   });
 
-  afterEach(async () => {
-    await bot.stop();
-    await slack.close();
-    await sqlite.close();
+  describe('on a bot without agents', () => {
+    beforeEach(async () => {
+      ({ bot, errors } = await startSlackBot(slack, { store: store.store }));
+    });
+
+    afterEach(async () => {
+      await bot.stop();
+      await slack.close();
+      await sqlite.close();
+    });
+
+    it('records a reaction added and removed, answered once recorded, as no turn', async () => {
+      const { event } = await slack.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'ok?' });
+      const [turn] = await store.turns(inGeneral, (t) => t.length === 1);
+      const ts = event.ts as string;
+      const added = await slack.react({
+        channel: 'C0GENERAL',
+        user: 'U0ALICE',
+        ts,
+        reaction: '-1',
+      });
+      expect(await sqlite.getReactions(inGeneral, turn!.id)).toEqual([
+        { participantId: 'slack:U0ALICE', reaction: '-1', addedAt: expect.any(String) },
+      ]);
+      const removed = await slack.react({
+        channel: 'C0GENERAL',
+        user: 'U0ALICE',
+        ts,
+        reaction: '-1',
+        removed: true,
+      });
+      expect([added.status, removed.status]).toEqual([200, 200]);
+      expect(await sqlite.getReactions(inGeneral, turn!.id)).toMatchObject([
+        { reaction: '-1', removedAt: expect.any(String) },
+      ]);
+      expect(await store.store.get(inGeneral)).toHaveLength(1);
+      expect(errors).toEqual([]);
+    });
+
+    it('answers a reaction on a message it never saw without recording it', async () => {
+      const delivery = await slack.react({
+        channel: 'C0GENERAL',
+        user: 'U0ALICE',
+        ts: '1600000000.000100',
+        reaction: 'tada',
+      });
+      expect(delivery.status).toBe(200);
+      expect(errors).toEqual([]);
+    });
   });
 
-  it('records a reaction added and removed, answered once recorded, as no turn', async () => {
-    const { event } = await slack.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'ok?' });
-    const [turn] = await store.turns(inGeneral, (t) => t.length === 1);
-    const ts = event.ts as string;
-    const added = await slack.react({ channel: 'C0GENERAL', user: 'U0ALICE', ts, reaction: '-1' });
-    expect(await sqlite.getReactions(inGeneral, turn!.id)).toEqual([
-      { participantId: 'slack:U0ALICE', reaction: '-1', addedAt: expect.any(String) },
-    ]);
-    const removed = await slack.react({
+  it("records a reaction on the agent's reply that comes while the reply's confirmation commits", async () => {
+    const gated = gatedStore(sqlite);
+    let lookUp!: (known: boolean) => void;
+    const looked = new Promise<boolean>((resolve) => (lookUp = resolve));
+    const lookedUp = new Proxy(gated.store, {
+      get(target, key) {
+        if (key !== 'recordReaction') return Reflect.get(target, key) as unknown;
+        return async (change: ReactionChange) => {
+          const known = await target.recordReaction(change);
+          lookUp(known);
+          return known;
+        };
+      },
+    });
+    const agent = new ScriptedAgent({ output: 'Order 4711 ships Tuesday.' });
+    ({ bot, errors } = await startSlackBot(slack, { store: lookedUp, agents: [agent] }));
+    const posting = slack.holdNext('chat.postMessage', { done: true });
+    void slack.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'files-agent, order 4711?' });
+    await posting.arrived;
+    const confirming = gated.hold();
+    posting.release();
+    await confirming.arrived; // the reply is on Slack; its platform id is not committed yet
+    const reply = slack.posted[0]!;
+
+    const reacting = slack.react({
       channel: 'C0GENERAL',
       user: 'U0ALICE',
-      ts,
-      reaction: '-1',
-      removed: true,
+      ts: reply.ts,
+      reaction: 'thumbsdown',
     });
-    expect([added.status, removed.status]).toEqual([200, 200]);
-    expect(await sqlite.getReactions(inGeneral, turn!.id)).toMatchObject([
-      { reaction: '-1', removedAt: expect.any(String) },
-    ]);
-    expect(await store.store.get(inGeneral)).toHaveLength(1);
-    expect(errors).toEqual([]);
-  });
+    expect(await looked).toBe(false); // looked for before the confirmation committed
+    confirming.release();
+    expect((await reacting).status).toBe(200);
 
-  it('answers a reaction on a message it never saw without recording it', async () => {
-    const delivery = await slack.react({
-      channel: 'C0GENERAL',
-      user: 'U0ALICE',
-      ts: '1600000000.000100',
-      reaction: 'tada',
-    });
-    expect(delivery.status).toBe(200);
+    await bot.idle();
+    const thread = `${inGeneral}:${reply.thread_ts}`; // the agent answers in the mention's thread
+    const answer = (await sqlite.get(thread)).find((turn) => turn.participant.kind === 'agent');
+    expect(answer).toMatchObject({ delivery: 'sent', metadata: { messageId: reply.ts } });
+    expect(await sqlite.getReactions(thread, answer!.id)).toMatchObject([
+      { participantId: 'slack:U0ALICE', reaction: 'thumbsdown' },
+    ]);
     expect(errors).toEqual([]);
   });
 });
