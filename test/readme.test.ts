@@ -82,39 +82,43 @@ describe('the README', () => {
     const { stdout } = await run('node', ['--import', 'tsx', `${scratch}/offline.mts`], {
       cwd: root,
       env,
-      timeout: 30_000,
+      timeout: 90_000,
     });
 
     // Then the offline model answered through the fake Telegram and both turns were stored
     expect(stdout).toContain('[offline model]');
     expect(stdout).toContain("content: 'where is my order?'");
-  });
+  }, 120_000);
 
-  it.skipIf(redisUrl === undefined)('shows a Redis store that really runs', async () => {
-    // Given the "Conversations in Redis" code, on a key prefix of its own
-    const prefix = uniquePrefix();
-    const program = (await snippet('Conversations in Redis')).replace(
-      "'support-bot:'",
-      `'${prefix}'`,
-    );
-    await mkdir(scratch, { recursive: true });
-    await writeFile(`${scratch}/redis.mts`, program);
+  it.skipIf(redisUrl === undefined)(
+    'shows a Redis store that really runs',
+    async () => {
+      // Given the "Conversations in Redis" code, on a key prefix of its own
+      const prefix = uniquePrefix();
+      const program = (await snippet('Conversations in Redis')).replace(
+        "'support-bot:'",
+        `'${prefix}'`,
+      );
+      await mkdir(scratch, { recursive: true });
+      await writeFile(`${scratch}/redis.mts`, program);
 
-    // When it runs against the test Redis
-    try {
-      const env = { ...process.env, REDIS_URL: redisUrl };
-      const { stdout } = await run('node', ['--import', 'tsx', `${scratch}/redis.mts`], {
-        cwd: root,
-        env,
-        timeout: 30_000,
-      });
-      // Then the search found the turn it stored
-      expect(stdout.trim()).toBe('Where is my refund?');
-    } finally {
-      await dropPrefix(prefix);
-      await closeTestClient();
-    }
-  });
+      // When it runs against the test Redis
+      try {
+        const env = { ...process.env, REDIS_URL: redisUrl };
+        const { stdout } = await run('node', ['--import', 'tsx', `${scratch}/redis.mts`], {
+          cwd: root,
+          env,
+          timeout: 90_000,
+        });
+        // Then the search found the turn it stored
+        expect(stdout.trim()).toBe('Where is my refund?');
+      } finally {
+        await dropPrefix(prefix);
+        await closeTestClient();
+      }
+    },
+    120_000,
+  );
 });
 
 describe('the numbers the README gives', () => {
