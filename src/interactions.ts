@@ -2,7 +2,7 @@ import type { Interceptor, TurnContext } from './chain.js';
 import type { Action, ActionSelect, CommandSpec } from './channel.js';
 import type { ConversationStore } from './store.js';
 import { ColloquyError } from './errors.js';
-import type { Interaction, MessageEdit, NewMessage, Participant } from './types.js';
+import type { Interaction, MessageEdit, NewMessage, Participant, StoredMessage } from './types.js';
 import { isoTimestamp } from './types.js';
 
 /**
@@ -43,8 +43,8 @@ export const INTERACTIONS_PARTICIPANT: Participant = {
   displayName: 'colloquy',
 };
 
-/** Most recent turns (the agents' and the presser's) searched for the message pressed. */
-const PRESSED_SEARCH_LIMIT = 500;
+/** A `limit` that reads every turn asked for (the most a Postgres LIMIT takes). */
+const EVERY_TURN = 2 ** 31 - 1;
 
 /** How many people's last presses on a message's button `RecentPresses` keeps. */
 const RECENT_PRESSES = 10_000;
@@ -168,30 +168,37 @@ function usedUp(turn: Pick<NewMessage, 'metadata'>, id: string): boolean {
   return button !== undefined ? button.once !== false : select?.once !== false;
 }
 
-/** The recent turns of the conversation of `turn` (all its participants'), oldest first. */
-function recentTurns(store: ConversationStore, turn: NewMessage): Promise<NewMessage[]> {
-  return store.get(turn.conversationId, { limit: PRESSED_SEARCH_LIMIT });
-}
-
-/** The turn of one of `agentIds` whose platform message (or one of its parts) is `on`. */
-function pressedIn(
-  turns: readonly NewMessage[],
+/**
+ * The message of one of `agentIds` that `press` (a turn of its conversation) was pressed on:
+ * the turn whose platform message, or one of whose parts, is `on`, read by its platform id
+ * however old it is; undefined when it is unknown, deleted or another participant's.
+ */
+async function pressedMessage(
+  store: ConversationStore,
+  press: NewMessage,
   agentIds: readonly string[],
   on: string,
-): NewMessage | undefined {
-  return turns.find(
-    ({ participant, metadata }) =>
-      agentIds.includes(participant.id) &&
-      (metadata.messageId === on || (metadata.partMessageIds ?? []).includes(on)),
-  );
+): Promise<StoredMessage | undefined> {
+  const { channelType, channelId } = press.metadata;
+  const ref = { channelType, channelId, messageId: on };
+  const found = await store.findMessage(press.conversationId, ref);
+  const pressable =
+    found !== undefined && found.deletedAt === undefined && agentIds.includes(found.participant.id);
+  return pressable ? found : undefined;
+}
+
+/** Every turn of the conversation since `pressed` was posted, oldest first: its presses among them. */
+function turnsSince(store: ConversationStore, pressed: StoredMessage): Promise<StoredMessage[]> {
+  const since = { sinceTimestamp: pressed.timestamp, limit: EVERY_TURN };
+  return store.get(pressed.conversationId, since);
 }
 
 /**
  * The interaction turn as the bot records it: a command names its agent or handler (or is
  * refused: unknown, when the bot declares commands, or answered by an agent not on this
  * channel; an undeclared `/start`, which Telegram sends by itself, is left to the usual
- * rules); a press names the agent whose message was pressed (found among `agentIds`' recent
- * turns in the conversation) and becomes a reply to it, or is refused (unknown message or
+ * rules); a press names the agent whose message was pressed (read by its platform id
+ * among the conversation's turns, however old) and becomes a reply to it, or is refused (unknown message or
  * button, pressed by someone other than the person the message answered, `used`: a press of
  * a `once` button or select on that message was answered already, or `repeated`: the
  * person's last press of that button had the same value: a double press is answered once, a
@@ -229,8 +236,7 @@ export async function resolveInteraction(
   const refuse = (refused: string) => withInteraction({ ...interaction, refused });
   if (repeated) return refuse('repeated');
   if (agentIds.length === 0) return refuse('unknown message');
-  const turns = await recentTurns(store, turn);
-  const pressed = pressedIn(turns, agentIds, interaction.on);
+  const pressed = await pressedMessage(store, turn, agentIds, interaction.on);
   if (pressed === undefined) return refuse('unknown message');
   const { actions, select } = actionsOn(pressed);
   const { button, option } = pressedAction(interaction, actions, select);
@@ -241,7 +247,7 @@ export async function resolveInteraction(
   }
   const id = button?.id ?? select!.id;
   const value = option?.value ?? button?.value ?? id;
-  const earlier = turns
+  const earlier = (await turnsSince(store, pressed))
     .filter((t) => t.id !== turn.id)
     .flatMap((t) => {
       const e = interactionOf(t);
@@ -285,8 +291,8 @@ export interface InteractionsOptions {
  * The interceptor that runs first for every turn: a refused interaction is answered with its
  * one line, a command with a handler by the handler, and neither goes on to the agents; once a
  * press of a `once` button (the default) is answered, the message's buttons are shown used
- * (`Channel.editActions`) and that edit is recorded as an edit of the reply (its text is the
- * same; `editedAt` says when the buttons went).
+ * (`Channel.editActions`) and that edit is recorded as an edit of the reply's buttons alone: its
+ * text stays, `editedAt` says when the buttons went, and no revision is kept.
  *
  * @example
  * ```ts
@@ -326,11 +332,7 @@ async function showUsed(
   options: InteractionsOptions,
 ): Promise<void> {
   if (ctx.channel.editActions === undefined) return;
-  const pressed = pressedIn(
-    await recentTurns(ctx.store, ctx.message),
-    [interaction.agent],
-    interaction.on,
-  );
+  const pressed = await pressedMessage(ctx.store, ctx.message, [interaction.agent], interaction.on);
   if (pressed === undefined || !usedUp(pressed, interaction.id)) return;
   const { channelType, channelId, threadId, messageId, partMessageIds = [] } = pressed.metadata;
   if (messageId === undefined) return;

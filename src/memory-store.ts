@@ -23,7 +23,13 @@ import { capByTokens, defaultTokenizer, type Tokenizer } from './tokenizer.js';
 import { isoTimestamp, withMetadata } from './types.js';
 import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
 import { StoreError } from './errors.js';
-import type { MessageDeletion, MessageEdit, NewMessage, StoredMessage } from './types.js';
+import type {
+  MessageDeletion,
+  MessageEdit,
+  NewMessage,
+  PlatformMessageRef,
+  StoredMessage,
+} from './types.js';
 import { MemoryLeases } from './memory/leases.js';
 import { decodeCursor, encodeCursor, newestActivityFirst } from './memory/listing.js';
 import {
@@ -423,6 +429,19 @@ export class InMemoryConversationStore implements ConversationStore {
     return row?.message.conversationId === conversationId
       ? structuredClone(row.message)
       : undefined;
+  }
+
+  async findMessage(
+    conversationId: string,
+    ref: PlatformMessageRef,
+  ): Promise<StoredMessage | undefined> {
+    const first = this.#byPlatform.get(platformKey(ref))?.message;
+    const found =
+      first ??
+      this.#conversations
+        .get(conversationId)
+        ?.rows.find((row) => row.message.metadata.partMessageIds?.includes(ref.messageId))?.message;
+    return found?.conversationId === conversationId ? structuredClone(found) : undefined;
   }
 
   async close(): Promise<void> {}

@@ -9,6 +9,7 @@ import type {
   MessageDeletion,
   MessageEdit,
   NewMessage,
+  PlatformMessageRef,
   StoredMessage,
 } from './types.js';
 
@@ -212,7 +213,10 @@ export interface ConversationLog {
    */
   forgetParticipant(participantId: string, options?: ForgetOptions): Promise<number>;
 
-  /** Records an edit; the previous text is kept as a revision. False when the message is unknown. */
+  /**
+   * Records an edit; the previous text is kept as a revision when the text changes (an edit of
+   * the buttons alone keeps none). False when the message is unknown.
+   */
   recordEdit(edit: MessageEdit): Promise<boolean>;
   /** Marks a message deleted (a tombstone). False when the message is unknown. */
   recordDeletion(deletion: MessageDeletion): Promise<boolean>;
@@ -231,6 +235,12 @@ export interface ConversationLog {
    * included: check `deletedAt`).
    */
   getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined>;
+  /**
+   * The turn of this conversation a platform message is, read by its platform id however old
+   * it is: the turn whose platform message is `ref.messageId`, or a reply split into parts of
+   * which it is one (`metadata.partMessageIds`). Deleted turns included: check `deletedAt`.
+   */
+  findMessage(conversationId: string, ref: PlatformMessageRef): Promise<StoredMessage | undefined>;
 
   /** The file the store keeps its data in, when it has one (capture's dead letters go beside it). */
   readonly path?: string;

@@ -67,6 +67,14 @@ export const PG = {
     WHERE m.id = $1 OR (m.channel_type = $2 AND m.channel_id = $3 AND m.platform_message_id = $4)
     ORDER BY m.id = $1 DESC LIMIT 1`,
   getBySeqs: `SELECT ${PG_MESSAGE_COLUMNS} ${FROM_MESSAGES} WHERE m.seq = ANY($1::bigint[])`,
+  /** The turn a platform message is (the unique platform index). */
+  getByPlatform: `SELECT ${PG_MESSAGE_COLUMNS} ${FROM_MESSAGES}
+    WHERE m.channel_type = $1 AND m.channel_id = $2 AND m.platform_message_id = $3`,
+  /** The reply of a conversation one of whose later parts is the platform message. */
+  getByPart: `SELECT ${PG_MESSAGE_COLUMNS} ${FROM_MESSAGES}
+    WHERE m.conversation_id = $1 AND m.platform_message_id IS NOT NULL
+      AND m.metadata->'partMessageIds' ? $2
+    LIMIT 1`,
   getSummary: `SELECT ${PG_MESSAGE_COLUMNS} ${FROM_MESSAGES}
     WHERE m.conversation_id = $1 AND m.is_summary AND m.summary_for_agent_id = $2
     ORDER BY m.seq DESC LIMIT 1`,

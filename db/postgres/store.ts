@@ -23,7 +23,13 @@ import type {
   StoreOperation,
 } from '../../src/store.js';
 import { isoTimestamp, withMetadata } from '../../src/types.js';
-import type { MessageDeletion, MessageEdit, NewMessage, StoredMessage } from '../../src/types.js';
+import type {
+  MessageDeletion,
+  MessageEdit,
+  NewMessage,
+  PlatformMessageRef,
+  StoredMessage,
+} from '../../src/types.js';
 import { type ConversationRow, listingQuery, pageOf, toSummary } from '../listing.js';
 import { buildGetQuery } from '../queries.js';
 import { fromValues, normalizeTimestamp, toInsert, toMessage } from '../rows.js';
@@ -317,7 +323,10 @@ export class PostgresConversationStore implements ConversationStore {
     if (found === undefined) return false;
     // The same edit again (a redelivery, a dead letter imported twice) changes nothing.
     if (found.content === content && found.edited_at === editedAt) return true;
-    await client.query(PG.insertRevision, [found.seq, found.content, editedAt]);
+    // A revision keeps an earlier text: an edit of the buttons alone keeps none.
+    if (found.content !== content) {
+      await client.query(PG.insertRevision, [found.seq, found.content, editedAt]);
+    }
     await client.query(PG.applyEdit, [content, editedAt, found.seq]);
     return true;
   }
@@ -536,6 +545,16 @@ export class PostgresConversationStore implements ConversationStore {
   getMessage(conversationId: string, id: string): Promise<StoredMessage | undefined> {
     return this.#guard('read a turn', conversationId, async () => {
       const message = await this.#readOne(this.pool, PG.getById, [id]);
+      return message?.conversationId === conversationId ? message : undefined;
+    });
+  }
+
+  findMessage(conversationId: string, ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
+    return this.#guard('find a turn', conversationId, async () => {
+      const { channelType, channelId, messageId } = ref;
+      const message =
+        (await this.#readOne(this.pool, PG.getByPlatform, [channelType, channelId, messageId])) ??
+        (await this.#readOne(this.pool, PG.getByPart, [conversationId, messageId]));
       return message?.conversationId === conversationId ? message : undefined;
     });
   }

@@ -468,6 +468,30 @@ export class RedisConversationStore implements ConversationStore {
     });
   }
 
+  async findMessage(
+    conversationId: string,
+    ref: PlatformMessageRef,
+  ): Promise<StoredMessage | undefined> {
+    return this.#guard('find a turn', conversationId, async () => {
+      const base = this.#keys.conversation(conversationId);
+      const seq = (await this.#command('HGET', `${base}pm`, platformRefField(ref))) as
+        string | null;
+      if (seq !== null) return (await this.#load(base, [seq]))[0];
+      // Only a reply's first part is in `pm`: a later part is looked for among the turns.
+      const all = (await this.#command('HGETALL', `${base}msgs`)) as
+        string[] | Record<string, string>;
+      const turns = Array.isArray(all)
+        ? Array.from({ length: all.length / 2 }, (_, i) => [all[2 * i]!, all[2 * i + 1]!])
+        : Object.entries(all);
+      for (const [turnSeq, json] of turns) {
+        if (!json!.includes(ref.messageId)) continue;
+        const message = decode(turnSeq!, json!);
+        if (message.metadata.partMessageIds?.includes(ref.messageId)) return message;
+      }
+      return undefined;
+    });
+  }
+
   /** Closes the client the store connected itself (`connect`); a given client stays open. */
   async close(): Promise<void> {
     if (this.#closed) return;

@@ -80,6 +80,14 @@ const SQL = {
       WHERE channel_type = ? AND channel_id = ? AND platform_message_id = ?
     LIMIT 1`,
   getBySeq: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES} WHERE m.seq = ?`,
+  /** The turn a platform message is (the unique platform index). */
+  getByPlatform: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES}
+    WHERE m.channel_type = ? AND m.channel_id = ? AND m.platform_message_id = ?`,
+  /** The reply of a conversation one of whose later parts is the platform message. */
+  getByPart: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES}
+    WHERE m.conversation_id = ? AND m.platform_message_id IS NOT NULL
+      AND EXISTS (SELECT 1 FROM json_each(m.metadata, '$.partMessageIds') WHERE value = ?)
+    LIMIT 1`,
   findByPlatform: `SELECT seq, content, edited_at FROM messages
     WHERE channel_type = ? AND channel_id = ? AND platform_message_id = ?`,
 
@@ -212,7 +220,8 @@ export function prepareStatements(db: Database.Database): Statements {
   statements.searchWord.pluck();
   statements.findDuplicateSeq.pluck();
   statements.conversationScope.pluck();
-  for (const read of [statements.getById, statements.getBySeq, statements.getBySeqs]) {
+  const reads = ['getById', 'getBySeq', 'getBySeqs', 'getByPlatform', 'getByPart'] as const;
+  for (const read of reads.map((name) => statements[name])) {
     read.raw();
   }
   statements.getSummary.raw();

@@ -458,6 +458,16 @@ export class SqliteConversationStore implements ConversationStore {
     });
   }
 
+  findMessage(conversationId: string, ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
+    return this.guard('find a turn', conversationId, () => {
+      const { channelType, channelId, messageId } = ref;
+      const row = (this.sql.getByPlatform.get(channelType, channelId, messageId) ??
+        this.sql.getByPart.get(conversationId, messageId)) as unknown[] | undefined;
+      const message = row === undefined ? undefined : read(row);
+      return message?.conversationId === conversationId ? message : undefined;
+    });
+  }
+
   /**
    * Copies the WAL back into the database file now (SQLite also does so by itself every
    * 1000 pages). Call it before copying the file.

@@ -203,7 +203,8 @@ export class StoreWrites {
     if (found === undefined) return false;
     // The same edit again (a redelivery, a dead letter imported twice) changes nothing.
     if (found.content === content && found.edited_at === editedAt) return true;
-    this.sql.insertRevision.run(found.seq, found.content, editedAt);
+    // A revision keeps an earlier text: an edit of the buttons alone keeps none.
+    if (found.content !== content) this.sql.insertRevision.run(found.seq, found.content, editedAt);
     this.sql.applyEdit.run(content, editedAt, found.seq);
     return true;
   }

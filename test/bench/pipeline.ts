@@ -95,6 +95,9 @@ class NoopStore implements ConversationStore {
   async getMessage(): Promise<undefined> {
     return undefined;
   }
+  async findMessage(): Promise<undefined> {
+    return undefined;
+  }
   async createConversation(): Promise<ConversationSummary> {
     throw new Error('this store keeps nothing');
   }

@@ -412,6 +412,41 @@ export function describeStoreContract(
       });
     });
 
+    describe('findMessage', () => {
+      const ref = (messageId: string) => ({ channelType: 'telegram', channelId: '42', messageId });
+
+      it('finds a turn by its platform message, in its own conversation only', async () => {
+        const asked = turn({ participant: agent, messageId: 'p-1', content: 'May I?' });
+        await store.append(asked);
+        for (const id of ['p-2', 'p-3']) await store.append(turn({ messageId: id }));
+        expect(await store.findMessage(C1, ref('p-1'))).toMatchObject({
+          id: asked.id,
+          content: 'May I?',
+        });
+        expect(await store.findMessage(C2, ref('p-1'))).toBeUndefined();
+        expect(await store.findMessage(C1, ref('p-never'))).toBeUndefined();
+      });
+
+      it('finds a reply by any part the platform confirmed it in', async () => {
+        if (store.commit === undefined) return;
+        const reply = turn({ participant: agent, content: 'a long answer' });
+        await store.commit([{ kind: 'reply', message: reply }]);
+        const messageIds = ['p-1', 'p-2', 'p-3'];
+        const confirmation = {
+          id: reply.id,
+          conversationId: C1,
+          messageIds,
+          delivery: 'sent' as const,
+        };
+        await store.commit([{ kind: 'confirm', confirmation }]);
+        await store.append(turn({ messageId: 'p-4', content: 'mentions p-3' }));
+        for (const id of messageIds) {
+          expect((await store.findMessage(C1, ref(id)))?.id).toBe(reply.id);
+        }
+        expect(await store.findMessage(C2, ref('p-3'))).toBeUndefined();
+      });
+    });
+
     describe('search', () => {
       it('finds turns in one conversation only', async () => {
         await store.append(turn({ content: 'the invoice is late' }));

@@ -45,6 +45,7 @@ class FlakyStore implements ConversationStore {
   forgetParticipant = this.inner.forgetParticipant.bind(this.inner);
   getSummary = this.inner.getSummary.bind(this.inner);
   getMessage = this.inner.getMessage.bind(this.inner);
+  findMessage = this.inner.findMessage.bind(this.inner);
   createConversation = this.inner.createConversation.bind(this.inner);
   updateConversation = this.inner.updateConversation.bind(this.inner);
 }
