@@ -27,6 +27,8 @@ import { freePort, scratch, startBot, stopBot, type CrashSetup } from './harness
 const QUESTION = 'May I run refund_order {"orderId":"4242"}?';
 const ANSWER = 'Refunded order 4242.';
 const ACK_DEADLINE_MS = 60_000;
+/** Each test's time, and what a wait for the bot may take of it: a loaded machine only slows it. */
+const WAIT_MS = 120_000;
 
 let model: FakeOpenAIServer;
 beforeAll(async () => {
@@ -113,102 +115,118 @@ async function approveAcrossKill(name: string, platform: Platform): Promise<void
 }
 
 describe('tool approval across a SIGKILL', () => {
-  it('refunds once on a Telegram Approve pressed after the bot that asked was killed', async () => {
-    const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
-    const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
-    const telegram = await FakeTelegram.start();
-    const question = () => telegram.sent.find((s) => s.method === 'sendMessage')!.message;
-    const keyboard = () =>
-      telegram.messageNow(adaDm.id, question().message_id)?.reply_markup?.inline_keyboard[0] as
-        { text: string; callback_data: string }[] | undefined;
-    try {
-      await approveAcrossKill('telegram', {
-        env: { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot },
-        readyLine: /is polling for updates/,
-        ask: () => telegram.sendUserMessage({ chat: adaDm, from: ada, text: 'Refund order 4242' }),
-        shown: async (count) => (await telegram.waitForSent(count)).map((s) => s.text),
-        buttons: () => keyboard()?.map((b) => b.text) ?? [],
-        approve: async () => {
-          telegram.pressButton(question(), ada, keyboard()![0]!.callback_data);
-          await telegram.waitForCall('answerCallbackQuery');
-        },
-      });
-    } finally {
-      await telegram.close();
-    }
-  }, 60_000);
+  it(
+    'refunds once on a Telegram Approve pressed after the bot that asked was killed',
+    async () => {
+      const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
+      const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
+      const telegram = await FakeTelegram.start();
+      const question = () => telegram.sent.find((s) => s.method === 'sendMessage')!.message;
+      const keyboard = () =>
+        telegram.messageNow(adaDm.id, question().message_id)?.reply_markup?.inline_keyboard[0] as
+          { text: string; callback_data: string }[] | undefined;
+      try {
+        await approveAcrossKill('telegram', {
+          env: { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot },
+          readyLine: /is polling for updates/,
+          ask: () =>
+            telegram.sendUserMessage({ chat: adaDm, from: ada, text: 'Refund order 4242' }),
+          shown: async (count) => (await telegram.waitForSent(count, WAIT_MS)).map((s) => s.text),
+          buttons: () => keyboard()?.map((b) => b.text) ?? [],
+          approve: async () => {
+            telegram.pressButton(question(), ada, keyboard()![0]!.callback_data);
+            await telegram.waitForCall('answerCallbackQuery', 1, WAIT_MS);
+          },
+        });
+      } finally {
+        await telegram.close();
+      }
+    },
+    WAIT_MS,
+  );
 
-  it('refunds once on a Slack Approve pressed after the bot that asked was killed', async () => {
-    const slack = await FakeSlack.start({ ackDeadlineMs: ACK_DEADLINE_MS });
-    const port = await freePort();
-    slack.eventsUrl = `http://127.0.0.1:${port}/slack/events`;
-    const dm = 'D0ALICE';
-    const elements = () => {
-      const blocks = JSON.parse(slack.posted[0]!.params.blocks as string) as {
-        elements?: { action_id: string; text: { text: string } }[];
-      }[];
-      return blocks.flatMap((block) => block.elements ?? []);
-    };
-    try {
-      await approveAcrossKill('slack', {
-        env: {
-          SLACK_BOT_TOKEN: slack.token,
-          SLACK_SIGNING_SECRET: slack.signingSecret,
-          SLACK_API_URL: slack.slackApiUrl,
-          PORT: String(port),
-        },
-        readyLine: /receives events at/,
-        ask: () => void slack.message({ channel: dm, user: 'U0ALICE', text: 'Refund order 4242' }),
-        shown: async (count) => (await slack.waitForPosted(count)).map((post) => post.text),
-        buttons: () => elements().map((element) => element.text.text),
-        approve: async () => {
-          const actionId = elements()[0]!.action_id;
-          const ack = await slack.interactions.press({
-            ts: slack.posted[0]!.ts,
-            user: 'U0ALICE',
-            actionId,
-          });
-          expect(ack.inTime).toBe(true);
-        },
-      });
-    } finally {
-      await slack.close();
-    }
-  }, 60_000);
+  it(
+    'refunds once on a Slack Approve pressed after the bot that asked was killed',
+    async () => {
+      const slack = await FakeSlack.start({ ackDeadlineMs: ACK_DEADLINE_MS });
+      const port = await freePort();
+      slack.eventsUrl = `http://127.0.0.1:${port}/slack/events`;
+      const dm = 'D0ALICE';
+      const elements = () => {
+        const blocks = JSON.parse(slack.posted[0]!.params.blocks as string) as {
+          elements?: { action_id: string; text: { text: string } }[];
+        }[];
+        return blocks.flatMap((block) => block.elements ?? []);
+      };
+      try {
+        await approveAcrossKill('slack', {
+          env: {
+            SLACK_BOT_TOKEN: slack.token,
+            SLACK_SIGNING_SECRET: slack.signingSecret,
+            SLACK_API_URL: slack.slackApiUrl,
+            PORT: String(port),
+          },
+          readyLine: /receives events at/,
+          ask: () =>
+            void slack.message({ channel: dm, user: 'U0ALICE', text: 'Refund order 4242' }),
+          shown: async (count) =>
+            (await slack.waitForPosted(count, WAIT_MS)).map((post) => post.text),
+          buttons: () => elements().map((element) => element.text.text),
+          approve: async () => {
+            const actionId = elements()[0]!.action_id;
+            const ack = await slack.interactions.press({
+              ts: slack.posted[0]!.ts,
+              user: 'U0ALICE',
+              actionId,
+            });
+            expect(ack.inTime).toBe(true);
+          },
+        });
+      } finally {
+        await slack.close();
+      }
+    },
+    WAIT_MS,
+  );
 
-  it('refunds once on a Discord Approve pressed after the bot that asked was killed', async () => {
-    const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice' };
-    const dm = '1202570000000000001';
-    const discord = await FakeDiscord.start({ ackDeadlineMs: ACK_DEADLINE_MS });
-    discord.addDmChannel({ id: dm, recipient: alice });
-    const buttons = () =>
-      (discord.posted[0]!.components as { components: { label: string; custom_id: string }[] }[])
-        .flatMap((row) => row.components)
-        .map(({ label, custom_id }) => ({ label, custom_id }));
-    try {
-      await approveAcrossKill('discord', {
-        env: { DISCORD_BOT_TOKEN: discord.token, DISCORD_API_URL: discord.restApi },
-        readyLine: /is connected to Discord/,
-        ask: () =>
-          void discord.userMessage({ channelId: dm, author: alice, content: 'Refund 4242' }),
-        shown: async (count) => (await discord.waitForPosted(count)).map((post) => post.content),
-        buttons: () => buttons().map((button) => button.label),
-        approve: async () => {
-          const customId = buttons()[0]!.custom_id;
-          const id = discord.interactions.press({
-            messageId: discord.posted[0]!.id,
-            user: alice,
-            customId,
-          });
-          while (!discord.interactions.acknowledgements.some((a) => a.interactionId === id)) {
-            await sleep(20);
-          }
-          const ack = discord.interactions.acknowledgements.find((a) => a.interactionId === id);
-          expect(ack?.accepted).toBe(true);
-        },
-      });
-    } finally {
-      await discord.close();
-    }
-  }, 60_000);
+  it(
+    'refunds once on a Discord Approve pressed after the bot that asked was killed',
+    async () => {
+      const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice' };
+      const dm = '1202570000000000001';
+      const discord = await FakeDiscord.start({ ackDeadlineMs: ACK_DEADLINE_MS });
+      discord.addDmChannel({ id: dm, recipient: alice });
+      const buttons = () =>
+        (discord.posted[0]!.components as { components: { label: string; custom_id: string }[] }[])
+          .flatMap((row) => row.components)
+          .map(({ label, custom_id }) => ({ label, custom_id }));
+      try {
+        await approveAcrossKill('discord', {
+          env: { DISCORD_BOT_TOKEN: discord.token, DISCORD_API_URL: discord.restApi },
+          readyLine: /is connected to Discord/,
+          ask: () =>
+            void discord.userMessage({ channelId: dm, author: alice, content: 'Refund 4242' }),
+          shown: async (count) =>
+            (await discord.waitForPosted(count, WAIT_MS)).map((post) => post.content),
+          buttons: () => buttons().map((button) => button.label),
+          approve: async () => {
+            const customId = buttons()[0]!.custom_id;
+            const id = discord.interactions.press({
+              messageId: discord.posted[0]!.id,
+              user: alice,
+              customId,
+            });
+            while (!discord.interactions.acknowledgements.some((a) => a.interactionId === id)) {
+              await sleep(20);
+            }
+            const ack = discord.interactions.acknowledgements.find((a) => a.interactionId === id);
+            expect(ack?.accepted).toBe(true);
+          },
+        });
+      } finally {
+        await discord.close();
+      }
+    },
+    WAIT_MS,
+  );
 });
