@@ -59,6 +59,21 @@ describe('formatTelegram', () => {
     expect(telegramPlainText(part)).toBe(text);
   });
 
+  it('closes and reopens bold and a code block cut between messages, so Telegram reads every part', () => {
+    const bold = `**${'The parcel left the depot this morning. '.repeat(6).trim()}**`;
+    const code = `\`\`\`ts\n${'const order = 4711;\n'.repeat(8)}\`\`\``;
+    const parts = formatTelegram(`${bold}\n\n${code}`, 120);
+    expect(parts.length).toBeGreaterThan(3);
+    const read = parts.map((part) => parseTelegramHtml(part));
+    for (const { text, entities } of read) {
+      expect(text.length).toBeLessThanOrEqual(120);
+      expect(entities.map((entity) => entity.type)).toEqual([
+        expect.stringMatching(/^(bold|pre)$/),
+      ]);
+    }
+    expect(read.map(({ text }) => text).join('')).toContain('const order = 4711;');
+  });
+
   it('leaves an unfinished emphasis of a streamed prefix as written', () => {
     expect(formatTelegram('Here is **the ans')).toEqual(['Here is **the ans']);
   });

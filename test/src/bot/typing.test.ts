@@ -88,23 +88,28 @@ describe('startTyping', () => {
   });
 });
 
+/** A channel whose indicator and sends log in one list. */
+function loggingChannel() {
+  const calls: string[] = [];
+  class LoggingChannel extends MemoryChannel {
+    readonly typing: TypingIndicator = {
+      repeatMs: 60_000,
+      show: async () => void calls.push('show'),
+      clear: async () => void calls.push('clear'),
+    };
+    override async send(message: OutboundMessage, options?: SendOptions): Promise<SentMessage> {
+      calls.push('send');
+      return super.send(message, options);
+    }
+  }
+  return { channel: new LoggingChannel({ scope: 'dm' }), calls };
+}
+
 describe('the sign of life in a run', () => {
   it('is taken down before a whole answer is sent, not after', async () => {
-    // given a channel whose indicator and sends log in one list, and an agent that answers whole
+    // given an agent that answers whole
     const answer: AgentResult = { output: 'On it.' };
-    const calls: string[] = [];
-    class LoggingChannel extends MemoryChannel {
-      readonly typing: TypingIndicator = {
-        repeatMs: 60_000,
-        show: async () => void calls.push('show'),
-        clear: async () => void calls.push('clear'),
-      };
-      override async send(message: OutboundMessage, options?: SendOptions): Promise<SentMessage> {
-        calls.push('send');
-        return super.send(message, options);
-      }
-    }
-    const channel = new LoggingChannel({ scope: 'dm' });
+    const { channel, calls } = loggingChannel();
     const agent: Agent = { id: 'support-agent', name: 'support-agent', run: async () => answer };
     const bot = await botOn(channel, agent);
     try {
@@ -113,6 +118,28 @@ describe('the sign of life in a run', () => {
       await bot.idle();
       // then the indicator came down before the answer went out
       expect(calls).toEqual(['show', 'clear', 'send']);
+    } finally {
+      await bot.stop();
+    }
+  });
+
+  it('is taken down when the agent fails', async () => {
+    // given an agent that fails
+    const { channel, calls } = loggingChannel();
+    const agent: Agent = {
+      id: 'support-agent',
+      name: 'support-agent',
+      run: async () => {
+        throw new Error('the model is down');
+      },
+    };
+    const bot = await botOn(channel, agent);
+    try {
+      // when a person writes in a DM
+      await channel.receive('hello');
+      await bot.idle();
+      // then the indicator was shown and taken down, and nothing was sent
+      expect(calls).toEqual(['show', 'clear']);
     } finally {
       await bot.stop();
     }
