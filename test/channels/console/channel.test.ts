@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
 import type { NewMessage } from 'colloquy';
@@ -61,6 +61,34 @@ describe('ConsoleChannel', () => {
     });
     expect(new Set(seen.map((m) => m.id)).size).toBe(3);
     expect(written()).toBe('got one\ngot two\ngot three\n');
+  });
+
+  it('prints a streamed reply’s words as they come, each after the runtime recorded them', async () => {
+    // given a console writing to an output that keeps what it was given
+    let printed = '';
+    const output = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        printed += chunk.toString('utf8');
+        done();
+      },
+    });
+    const channel = new ConsoleChannel({ input: new PassThrough(), output, user, session: 'demo' });
+    const recorded: { shown: string; printedThen: string }[] = [];
+    // when a reply is streamed to it
+    const reply = channel.stream(
+      { conversationId: 'console:demo', scope: 'dm', channelId: 'demo', content: '' },
+      { showing: async ({ shown }) => void recorded.push({ shown, printedThen: printed }) },
+    );
+    reply.update('The order');
+    reply.update('The order ships');
+    await reply.end('The order ships tomorrow.');
+    // then the words came in order, each recorded before it was printed
+    expect(printed).toBe('The order ships tomorrow.\n');
+    expect(recorded.at(-1)?.shown).toBe('The order ships tomorrow.');
+    for (const { shown, printedThen } of recorded) {
+      expect(shown.startsWith(printedThen)).toBe(true);
+      expect(printedThen.length).toBeLessThan(shown.length);
+    }
   });
 
   it('names the person after the os user and reports console:bot as its identity', () => {
