@@ -91,6 +91,8 @@ export class InMemoryConversationStore implements ConversationStore {
   readonly #posts = new MemoryPostQueue();
   readonly schedulePost: PostQueue['schedulePost'] = (...a) => this.#posts.schedulePost(...a);
   readonly claimDuePosts: PostQueue['claimDuePosts'] = (...a) => this.#posts.claimDuePosts(...a);
+  readonly renewPostClaims: PostQueue['renewPostClaims'] = (...a) =>
+    this.#posts.renewPostClaims(...a);
   readonly finishPost: PostQueue['finishPost'] = (...a) => this.#posts.finishPost(...a);
   readonly getPosts: PostQueue['getPosts'] = (...a) => this.#posts.getPosts(...a);
 

@@ -88,6 +88,12 @@ export interface PostQueue {
     ttlMs: number,
     options?: { limit?: number; takeOver?: boolean },
   ): Promise<ScheduledPost[]>;
+  /**
+   * Extends, to `ttlMs` from now, the claim of every pending post `holder` holds (a post whose
+   * claim another holder took is left to it): a delivery that takes longer than a claim is not
+   * taken up by another instance while it runs. Answers how many claims were renewed.
+   */
+  renewPostClaims(holder: string, ttlMs: number): Promise<number>;
   /** Ends a post: `sent`, `failed` (with why) or `unconfirmed`; its claim is dropped. */
   finishPost(id: string, status: Exclude<PostStatus, 'pending'>, error?: string): Promise<void>;
   /** Stored posts, oldest due first, in one of `statuses` when given. */

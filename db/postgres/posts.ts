@@ -59,6 +59,20 @@ export async function claimDuePosts(
     .sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0));
 }
 
+/** Extends the claims `holder` has on pending posts to `ttlMs` from now; answers how many. */
+export async function renewPostClaims(
+  db: Queryable,
+  holder: string,
+  ttlMs: number,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE scheduled_posts SET claimed_until = ${UNTIL.replace('$3', '$2')}
+     WHERE status = 'pending' AND claimed_by = $1`,
+    [holder, ttlMs],
+  );
+  return rowCount ?? 0;
+}
+
 /** Ends a post, dropping its claim. */
 export async function finishPost(
   db: Queryable,

@@ -607,6 +607,13 @@ export class PostgresConversationStore implements ConversationStore {
     );
   }
 
+  async renewPostClaims(holder: string, ttlMs: number): Promise<number> {
+    checkLeaseTtl(ttlMs);
+    return this.#guard('renew post claims', undefined, () =>
+      posts.renewPostClaims(this.pool, holder, ttlMs),
+    );
+  }
+
   async finishPost(id: string, status: Exclude<PostStatus, 'pending'>, error?: string) {
     return this.#guard('end a post', undefined, () =>
       posts.finishPost(this.pool, id, status, error),

@@ -38,6 +38,21 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. ':due', '-inf', now)) do
 end
 return {tostring(now + ttl), claimed}`);
 
+/** Extends to `ARGV[4]` ms from now every claim `ARGV[3]` holds; answers how many. */
+const RENEW = new Script(`
+local holder, ttl = ARGV[3], tonumber(ARGV[4])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local claims = redis.call('HGETALL', base .. ':claims')
+local renewed = 0
+for i = 1, #claims, 2 do
+  if string.match(claims[i + 1], '^%d+:(.*)$') == holder then
+    redis.call('HSET', base .. ':claims', claims[i], (now + ttl) .. ':' .. holder)
+    renewed = renewed + 1
+  end
+end
+return renewed`);
+
 /** Ends a post (`ARGV[3]`): its JSON replaced by `ARGV[4]`, no longer due, its claim dropped. */
 const FINISH = new Script(`
 local id = ARGV[3]
@@ -96,6 +111,10 @@ export class RedisPostQueue implements PostQueue {
     const claimedUntil = new Date(Number(until)).toISOString();
     const posts = await this.#read(ids);
     return posts.map((post) => ({ ...post, claimedBy: holder, claimedUntil }));
+  }
+
+  async renewPostClaims(holder: string, ttlMs: number): Promise<number> {
+    return Number(await this.#run(RENEW, [holder, String(ttlMs)]));
   }
 
   async finishPost(id: string, status: Exclude<PostStatus, 'pending'>, error?: string) {

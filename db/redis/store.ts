@@ -439,6 +439,12 @@ export class RedisConversationStore implements ConversationStore {
     );
   }
 
+  renewPostClaims(holder: string, ttlMs: number): Promise<number> {
+    return this.#guard('renew post claims', undefined, () =>
+      this.#posts.renewPostClaims(holder, ttlMs),
+    );
+  }
+
   finishPost(id: string, status: Exclude<PostStatus, 'pending'>, error?: string): Promise<void> {
     return this.#guard('end a post', undefined, () => this.#posts.finishPost(id, status, error));
   }

@@ -24,6 +24,7 @@ export class PostStatements {
   readonly #insert: Database.Statement;
   readonly #claim: Database.Statement;
   readonly #takeOver: Database.Statement;
+  readonly #renew: Database.Statement;
   readonly #finish: Database.Statement;
   readonly #all: Database.Statement;
 
@@ -45,6 +46,10 @@ export class PostStatements {
       );
     this.#claim = claim(`AND (claimed_until IS NULL OR claimed_until <= ${NOW})`);
     this.#takeOver = claim('');
+    this.#renew = db.prepare(
+      `UPDATE scheduled_posts SET claimed_until = ${UNTIL}
+       WHERE status = 'pending' AND claimed_by = @holder`,
+    );
     this.#finish = db.prepare(
       `UPDATE scheduled_posts SET status = @status, error = @error, claimed_by = NULL,
         claimed_until = NULL WHERE id = @id`,
@@ -69,6 +74,10 @@ export class PostStatements {
     const statement = takeOver ? this.#takeOver : this.#claim;
     const rows = statement.all({ holder, ttl, limit }) as PostRow[];
     return rows.map(postOf).sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0));
+  }
+
+  renew(holder: string, ttl: number): number {
+    return this.#renew.run({ holder, ttl }).changes;
   }
 
   finish(id: string, status: PostStatus, error?: string): void {

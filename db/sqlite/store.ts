@@ -258,6 +258,11 @@ export class SqliteConversationStore implements ConversationStore {
     );
   }
 
+  async renewPostClaims(holder: string, ttlMs: number): Promise<number> {
+    checkLeaseTtl(ttlMs);
+    return this.guard('renew post claims', undefined, () => this.posts.renew(holder, ttlMs));
+  }
+
   async finishPost(id: string, status: Exclude<PostStatus, 'pending'>, error?: string) {
     return this.guard('end a post', undefined, () => this.posts.finish(id, status, error));
   }

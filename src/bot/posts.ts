@@ -65,6 +65,7 @@ export class Posts {
   readonly #ttl: number;
   readonly #settlers = new Map<Channel, Settle | undefined>();
   #timer: NodeJS.Timeout | undefined;
+  #renewer: NodeJS.Timeout | undefined;
   #draining: Promise<void> | undefined;
 
   constructor(deps: PostsDeps) {
@@ -75,9 +76,20 @@ export class Posts {
     }
   }
 
-  /** Delivers what came due while the bot was down, then looks for due posts every `pollMs`. */
+  /**
+   * Delivers what came due while the bot was down, then looks for due posts every `pollMs`;
+   * the claims it holds are renewed every third of their time, so a post another instance
+   * could take over is one whose instance stopped renewing it.
+   */
   async start(): Promise<void> {
-    if (this.#deps.queue === undefined) return;
+    const { queue } = this.#deps;
+    if (queue === undefined) return;
+    const renew = () =>
+      queue.renewPostClaims(this.#holder, this.#ttl).catch((cause: unknown) => {
+        this.#deps.report(new StoreError('could not renew the claims on posts', { cause }));
+      });
+    this.#renewer = setInterval(() => void renew(), this.#ttl / 3);
+    this.#renewer.unref();
     await this.#drain(!this.#deps.shared);
     this.#timer = setInterval(() => void this.#drain(false), this.#deps.pollMs ?? 1000);
     this.#timer.unref();
@@ -86,6 +98,7 @@ export class Posts {
   /** Stops looking for due posts (a delivery under way is waited for by the bot's `idle`). */
   stop(): void {
     clearInterval(this.#timer);
+    clearInterval(this.#renewer);
   }
 
   /**

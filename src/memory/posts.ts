@@ -42,6 +42,14 @@ export class MemoryPostQueue implements PostQueue {
     });
   }
 
+  async renewPostClaims(holder: string, ttlMs: number): Promise<number> {
+    const held = [...this.#posts.values()].filter(
+      (post) => post.status === 'pending' && post.claimedBy === holder,
+    );
+    for (const post of held) this.#posts.set(post.id, { ...post, ...claimOf(holder, ttlMs) });
+    return held.length;
+  }
+
   async finishPost(id: string, status: Exclude<PostStatus, 'pending'>, error?: string) {
     const post = this.#posts.get(id);
     if (post === undefined) return;

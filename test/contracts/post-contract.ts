@@ -51,6 +51,20 @@ export function describePostContract(store: () => ConversationStore): void {
       ]);
     });
 
+    it("renews its holder's claims on pending posts, so an expired claim renewed stays its", async () => {
+      await queue().schedulePost(post('slow', -1000), { holder: 'a', ttlMs: 1 });
+      await queue().schedulePost(post('theirs', -1000), { holder: 'b', ttlMs: 60_000 });
+      await queue().schedulePost(post('sent', -1000), { holder: 'a', ttlMs: 60_000 });
+      await queue().finishPost('sent', 'sent');
+      await new Promise((resolve) => setTimeout(resolve, 20)); // the claim on 'slow' expires
+
+      expect(await queue().renewPostClaims('a', 60_000)).toBe(1);
+
+      expect(await queue().claimDuePosts('c', 60_000)).toEqual([]);
+      const claims = Object.fromEntries((await queue().getPosts()).map((p) => [p.id, p.claimedBy]));
+      expect(claims).toEqual({ sent: undefined, slow: 'a', theirs: 'b' });
+    });
+
     it('leaves a post stored claimed to its holder, and never claims an ended one', async () => {
       await queue().schedulePost(post('mine', -1000), { holder: 'a', ttlMs: 60_000 });
       await queue().schedulePost(post('done', -1000));

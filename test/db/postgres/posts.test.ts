@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Bot, silentLogger } from 'colloquy';
+import type { BotOptions, SendHook } from 'colloquy';
 import type { PostgresConversationStore } from 'colloquy/postgres';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
@@ -34,7 +35,10 @@ describe.skipIf(!postgresReachable)(
       await dropTestDatabases();
     });
 
-    async function instance(): Promise<{ bot: Bot; store: PostgresConversationStore }> {
+    async function instance(
+      options: Partial<BotOptions> = {},
+      wrap: (store: PostgresConversationStore) => PostgresConversationStore = (store) => store,
+    ): Promise<{ bot: Bot; store: PostgresConversationStore }> {
       const store = await openPostgresStore(url);
       stores.push(store);
       const channel = new TelegramChannel({
@@ -47,9 +51,10 @@ describe.skipIf(!postgresReachable)(
       const bot = new Bot({
         channels: [channel],
         agents: [],
-        store,
+        store: wrap(store),
         logger: silentLogger,
         shared: true,
+        ...options,
       });
       bots.push(bot);
       await bot.start();
@@ -81,6 +86,45 @@ describe.skipIf(!postgresReachable)(
         `SELECT count(*)::int AS n FROM messages WHERE metadata->>'origin' = 'post' AND delivery = 'sent'`,
       );
       expect(rows.rows[0]).toEqual({ n: posts });
+    });
+
+    it('sends a post once when its send outlasts its claim while another instance looks for due posts', async () => {
+      const shared = { leaseTtlMs: 300 };
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      let held!: () => void;
+      const holding = new Promise<void>((resolve) => (held = resolve));
+      const slow: SendHook = async (post, send) => {
+        held();
+        await opened; // a send that takes as long as the test needs
+        return send(post);
+      };
+      const a = await instance({ shared, sendHooks: [slow] });
+      let looks = 0;
+      const counted = (store: PostgresConversationStore) =>
+        new Proxy(store, {
+          get(target, key) {
+            const value = Reflect.get(target, key) as unknown;
+            if (key !== 'claimDuePosts') return value;
+            return async (...args: Parameters<PostgresConversationStore['claimDuePosts']>) => {
+              const due = await target.claimDuePosts(...args);
+              looks++;
+              return due;
+            };
+          },
+        });
+      const b = await instance({ shared }, counted);
+
+      const sending = a.bot.send('telegram:3001', 'Your call starts now');
+      await holding; // claimed by a for 300 ms, and sending
+      const from = looks;
+      while (looks < from + 2) await new Promise((resolve) => setTimeout(resolve, 50)); // b looked twice, a second apart
+      open();
+
+      expect(await sending).toMatchObject({ status: 'sent' });
+      await b.bot.idle();
+      expect(telegram.sent.filter((sent) => sent.text === 'Your call starts now')).toHaveLength(1);
+      expect(await a.store.getPosts()).toMatchObject([{ status: 'sent' }]);
     });
   },
 );
