@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Bot, ColloquyError } from 'colloquy';
+import type { Bot, ColloquyError, Logger } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
 import { watched } from '../../fixtures/watched-store.js';
@@ -15,13 +15,17 @@ describe('reactions on Discord (discord.js against FakeDiscord, SQLite store)', 
   let db: ReturnType<typeof watched>;
   let bot: Bot;
   let errors: ColloquyError[];
+  let lines: string[];
 
   beforeEach(async () => {
     discord = await FakeDiscord.start();
     addGeneral(discord);
     sqlite = new SqliteConversationStore({ path: ':memory:' });
     db = watched(sqlite);
-    ({ bot, errors } = await startDiscordBot(discord, { store: db.store }));
+    lines = [];
+    const line = (message: string) => void lines.push(message);
+    const logger: Logger = { debug: () => {}, info: line, warn: line, error: line };
+    ({ bot, errors } = await startDiscordBot(discord, { store: db.store, logger }));
   });
 
   afterEach(async () => {
@@ -49,6 +53,29 @@ describe('reactions on Discord (discord.js against FakeDiscord, SQLite store)', 
       .toMatchObject([
         { participantId: `discord:${bob.id}`, reaction: '👍', removedAt: expect.any(String) },
         { participantId: `discord:${bob.id}`, reaction: 'party' },
+      ]);
+    expect(errors).toEqual([]);
+  });
+
+  it('leaves out a reaction on a message it never saw with one line, and keeps going', async () => {
+    const unknown = '1100000000000000001';
+    // As the gateway sends it for a message posted before the bot ran.
+    discord.dispatch('MESSAGE_REACTION_ADD', {
+      user_id: bob.id,
+      channel_id: GENERAL,
+      message_id: unknown,
+      guild_id: GUILD,
+      emoji: { id: null, name: '🔥' },
+      message_author_id: alice.id,
+      burst: false,
+      type: 0,
+    });
+    discord.userMessage({ channelId: GENERAL, author: alice, content: 'still here' });
+    await db.turns(inGeneral, (t) => t.length === 1);
+    await expect
+      .poll(() => lines.filter((line) => line.includes('reaction')))
+      .toEqual([
+        `not recorded: reaction 🔥 on a message the store does not have (discord:${GENERAL}:${unknown})`,
       ]);
     expect(errors).toEqual([]);
   });
