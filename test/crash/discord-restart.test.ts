@@ -7,8 +7,9 @@
  * session it kept in the store (with nothing newer to replay, after a quiet moment) and must
  * print that it is connected.
  *
- * Runs the built examples: `npm run build` first. DISCORD_RESTARTS=<n> sets how many restarts
- * (default 10); CRASH_SEED=<n> repeats a run's kill moments.
+ * Runs the built examples: `npm run build` first. DISCORD_RESTARTS=<n> sets how many restarts:
+ * 10 by default, since each takes about 8 s on a busy machine and the suite has its time
+ * budget; docs/benchmarks.md gives a run of 100. CRASH_SEED=<n> repeats a run's kill moments.
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
