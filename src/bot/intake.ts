@@ -30,13 +30,15 @@ export class Intake {
   readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
   readonly #presses = new RecentPresses();
   /**
-   * New turns whose append capture holds: a delivery of one of them again waits on the
-   * append already queued instead of queueing another (a platform that redelivers every few
+   * New turns whose append capture holds: a delivery of one of them again gets the first
+   * delivery's answer instead of queueing another copy (a platform that redelivers every few
    * hundred milliseconds while the store is away would fill capture's buffer with copies).
+   * Once the append is committed, a delivery again is committed as usual (found stored, its
+   * runs written again), and answered once they are.
    */
   readonly #uncommitted = new Map<
     string,
-    { again: Promise<CaptureOutcome>; handled: Promise<void> }
+    { committed: Promise<CaptureOutcome>; handled: Promise<void> }
   >();
   /**
    * The order events are committed in: a turn a channel is still completing holds back the
@@ -108,7 +110,7 @@ export class Intake {
     const { capture, runner, handling, order } = this.bot;
     const queued = this.#uncommitted.get(message.id);
     if (queued !== undefined) {
-      return acknowledged(queued.again, message.id, message.conversationId, queued.handled);
+      return acknowledged(queued.committed, message.id, message.conversationId, queued.handled);
     }
     const turn = withAgentMentions(message, this.bot.agentsOn(channel));
     const planned = runner.planned(turn, channel);
@@ -153,17 +155,7 @@ export class Intake {
     // The conversation's next turn went on once the replies were sent; this delivery is
     // handled once their confirmations are committed too (`idle` and `stop` wait for them).
     const confirmed = handled.then(() => runner.confirmed(turn.conversationId));
-    // Delivered again before it is committed: stored once it is, refused while capture still
-    // retries it.
-    const again = Promise.race([
-      stored.then(
-        () => 'stored' as const,
-        () => 'rejected' as const,
-      ),
-      committed,
-    ]);
-    again.catch(() => {});
-    this.#uncommitted.set(turn.id, { again, handled: confirmed });
+    this.#uncommitted.set(turn.id, { committed, handled: confirmed });
     void stored.then(
       () => this.#uncommitted.delete(turn.id),
       () => this.#uncommitted.delete(turn.id),
