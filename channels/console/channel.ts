@@ -14,7 +14,7 @@ import type {
 } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
 import { isoTimestamp } from '../../src/types.js';
-import { catchUps } from '../shared/stream.js';
+import { followText } from '../shared/stream.js';
 import type { NewMessage, Participant } from '../../src/types.js';
 
 /**
@@ -268,11 +268,10 @@ export class ConsoleChannel implements Channel {
    */
   stream(_message: OutboundMessage, options?: StreamOptions): ReplyStream {
     let printed = '';
-    let latest = '';
     const id = `${this.#run}-r${++this.#replies}`;
-    const catching = catchUps(async () => {
-      while (printed !== latest) {
-        const text = latest;
+    const follow = followText(async (followed) => {
+      while (printed !== followed.latest) {
+        const text = followed.latest;
         await options?.showing?.({ messageIds: [id], shown: text });
         // Words are only ever added on a console: text that is not a continuation is printed whole.
         const more = text.startsWith(printed) ? text.slice(printed.length) : `\n${text}`;
@@ -283,16 +282,12 @@ export class ConsoleChannel implements Channel {
       }
     });
     return {
-      update: (text) => {
-        latest = text;
-        catching.kick();
-      },
+      update: follow.update,
       end: async (text) => {
-        latest = text;
-        await catching.settled();
-        catching.kick();
-        await catching.settled();
-        catching.rethrow();
+        await follow.ending(text);
+        follow.catching.kick();
+        await follow.catching.settled();
+        follow.catching.rethrow();
         this.#output.write('\n');
         return { messageIds: [id], timestamp: isoTimestamp() };
       },

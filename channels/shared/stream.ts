@@ -50,9 +50,6 @@ export function editedStream<Part>(
 ): ReplyStream {
   const shown: { id: string | undefined; text: string; editedAt: number }[] = [];
   let timestamp: string | undefined;
-  let latest = '';
-  let final = false;
-  const { pause, wake } = pauses();
   const ids = () => shown.flatMap((part) => (part.id === undefined ? [] : [part.id]));
 
   /** Runs a platform call, waiting out rate limits. */
@@ -68,10 +65,10 @@ export function editedStream<Part>(
     }
   };
 
-  /** Brings the platform to `latest`, part by part, until nothing changed meanwhile. */
-  const catchUp = async () => {
+  /** Brings the platform to the latest text, part by part, until nothing changed meanwhile. */
+  const follow = followText(async (followed) => {
     for (;;) {
-      const text = latest;
+      const text = followed.latest;
       const parts = platform.parts(text).filter((part) => platform.textOf(part).trim() !== '');
       for (const [index, part] of parts.entries()) {
         const want = platform.textOf(part);
@@ -85,38 +82,77 @@ export function editedStream<Part>(
           }, index);
         } else if (had.text.trimEnd() !== want.trimEnd() && had.id !== undefined) {
           const wait = had.editedAt + platform.editEveryMs - Date.now();
-          if (!final && wait > 0) await pause(wait);
-          if (latest !== text && !final) break; // newer words came: edit with those
+          if (!followed.final && wait > 0) await followed.pause(wait);
+          if (followed.latest !== text && !followed.final) break; // newer words came: edit with those
           await options.showing?.({ messageIds: ids(), shown: text });
           await attempt(() => platform.edit(had.id!, part, index), index);
           shown[index] = { id: had.id, text: want, editedAt: Date.now() };
         }
       }
-      if (latest === text) {
+      if (followed.latest === text) {
         options.progress?.({ messageIds: ids(), shown: text });
         return;
       }
     }
-  };
-  const catching = catchUps(catchUp);
+  });
 
   return {
-    update(text) {
-      if (final) return;
-      latest = text;
-      catching.kick();
-    },
+    update: follow.update,
     async end(text) {
-      final = true;
-      latest = text;
-      wake();
-      await catching.settled();
-      catching.kick();
-      await catching.settled();
-      catching.rethrow();
+      await follow.ending(text);
+      follow.catching.kick();
+      await follow.catching.settled();
+      follow.catching.rethrow();
       const sent: SentMessage = { messageIds: ids() };
       return timestamp === undefined ? sent : { ...sent, timestamp };
     },
+  };
+}
+
+/** The newest text of a reply being written, as a catch-up reads it. */
+export interface FollowedText {
+  /** The answer so far (the whole of it once `final`). */
+  readonly latest: string;
+  /** True once `end` gave the whole answer. */
+  readonly final: boolean;
+  /** Waits `ms`, or less when the whole answer comes meanwhile. */
+  pause(ms: number): Promise<void>;
+}
+
+/**
+ * The text of a reply being written, followed by `catchUp`: `update` keeps the newest text and
+ * starts a catch-up (one at a time, see `catchUps`); `ending` gives the whole answer, ends a
+ * pause under way and waits for the catch-up running.
+ *
+ * @example
+ * ```ts
+ * const follow = followText(async ({ latest }) => show(latest));
+ * follow.update('The order');
+ * await follow.ending('The order ships tomorrow.');
+ * follow.catching.rethrow();
+ * ```
+ */
+export function followText(catchUp: (followed: FollowedText) => Promise<void>): {
+  update(text: string): void;
+  ending(text: string): Promise<void>;
+  catching: ReturnType<typeof catchUps>;
+} {
+  const { pause, wake } = pauses();
+  const followed = { latest: '', final: false, pause };
+  const catching = catchUps(() => catchUp(followed));
+  return {
+    update(text) {
+      if (followed.final) return;
+      followed.latest = text;
+      catching.kick();
+    },
+    async ending(text) {
+      followed.final = true;
+      followed.latest = text;
+      wake();
+      await catching.settled();
+    },
+    catching,
   };
 }
 

@@ -7,7 +7,7 @@ import type {
 } from '../../src/channel.js';
 import { refusedMarkup, telegramParts, toColloquyError } from './format.js';
 import type { TelegramPart } from './format.js';
-import { catchUps, pauses } from '../shared/stream.js';
+import { followText } from '../shared/stream.js';
 import { postTelegramPart } from './stream.js';
 
 /** Least time between two changes of a draft while the answer is written. */
@@ -61,11 +61,8 @@ export function draftStream(
   const draftId = 1 + Math.floor(Math.random() * 0x7ffffffe);
   const sent: string[] = [];
   let timestamp: string | undefined;
-  let latest = '';
   let drafted = '';
   let previews = true;
-  let final = false;
-  const { pause, wake } = pauses();
   let draftedAt = 0;
   const forget = drafts.follow(chatId, draftId, () => {
     previews = false;
@@ -101,18 +98,18 @@ export function draftStream(
   };
 
   /** Sends the parts the text has passed, and shows the rest as the draft. */
-  const catching = catchUps(async () => {
-    while (!final) {
-      const text = latest;
+  const follow = followText(async (followed) => {
+    while (!followed.final) {
+      const text = followed.latest;
       const all = parts(text);
       await post(text, all.length - 1);
       const rest = all[all.length - 1];
       if (previews && rest !== undefined && sent.length < all.length) {
         if (rest.payload.text !== drafted) {
           const wait = draftedAt + DRAFT_EVERY_MS - Date.now();
-          if (wait > 0) await pause(wait);
-          if (final) return;
-          if (latest !== text) continue; // newer words came: show those
+          if (wait > 0) await followed.pause(wait);
+          if (followed.final) return;
+          if (followed.latest !== text) continue; // newer words came: show those
           await options.showing?.({ messageIds: [...sent], shown: text });
           try {
             await draft(rest);
@@ -124,23 +121,17 @@ export function draftStream(
         }
       }
       options.progress?.({ messageIds: [...sent], shown: text });
-      if (latest === text) return;
+      if (followed.latest === text) return;
     }
   });
 
   return {
-    update(text) {
-      if (final) return;
-      latest = text;
-      catching.kick();
-    },
+    update: follow.update,
     async end(text) {
-      final = true;
-      wake();
-      await catching.settled();
+      await follow.ending(text);
       forget();
       try {
-        catching.rethrow();
+        follow.catching.rethrow();
         await post(text, Infinity);
       } catch (error) {
         throw toColloquyError(error, 'sendMessage', { conversationId: message.conversationId });
