@@ -67,6 +67,11 @@ export class Posts {
   #timer: NodeJS.Timeout | undefined;
   #renewer: NodeJS.Timeout | undefined;
   #draining: Promise<void> | undefined;
+  /**
+   * Posts this instance claimed whose delivery met a store failure before it ended them: still
+   * claimed (the renewal keeps the claim), delivered again by the next drain.
+   */
+  #unfinished: ScheduledPost[] = [];
 
   constructor(deps: PostsDeps) {
     this.#deps = deps;
@@ -104,7 +109,8 @@ export class Posts {
   /**
    * Posts `message` into `conversationId` now, or stores it to go out `at` a later time.
    * Rejects with a one-line `ColloquyError` when no channel knows the conversation, and with
-   * the platform's error when it refused the post.
+   * the platform's error when it refused the post. A `StoreError` once the post is stored
+   * means the store failed while it was being delivered: it goes out once the store answers.
    */
   async send(
     conversationId: string,
@@ -150,7 +156,10 @@ export class Posts {
       throw new StoreError('could not store the post', { cause, conversationId });
     }
     if (later) return receipt(stored, []);
-    return this.#deliver(stored);
+    return this.#deliver(stored).catch((error: unknown) => {
+      if (error instanceof StoreError) this.#unfinished.push(stored);
+      throw error;
+    });
   }
 
   /**
@@ -170,14 +179,20 @@ export class Posts {
   #drain(takeOver: boolean): Promise<void> {
     this.#draining ??= this.#deps
       .track(async () => {
-        let due: ScheduledPost[];
+        const due = this.#unfinished.splice(0);
         try {
-          due = await this.#deps.queue!.claimDuePosts(this.#holder, this.#ttl, { takeOver });
+          due.push(
+            ...(await this.#deps.queue!.claimDuePosts(this.#holder, this.#ttl, { takeOver })),
+          );
         } catch (cause) {
           this.#deps.report(new StoreError('could not claim the posts due', { cause }));
-          return;
         }
-        for (const post of due) await this.#deliver(post).catch((e) => this.#deps.report(e));
+        for (const post of due) {
+          await this.#deliver(post).catch((error: unknown) => {
+            if (error instanceof StoreError) this.#unfinished.push(post);
+            this.#deps.report(error);
+          });
+        }
       })
       .finally(() => (this.#draining = undefined));
     return this.#draining;

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Bot, followUpTool, InMemoryConversationStore, silentLogger } from 'colloquy';
+import { Bot, followUpTool, InMemoryConversationStore, silentLogger, StoreError } from 'colloquy';
 import { ConsoleChannel } from 'colloquy/console';
 
 describe('posts the bot starts on the console (in-memory store)', () => {
@@ -67,5 +67,43 @@ describe('an agent scheduling a follow-up (followUpTool)', () => {
     expect(Date.parse(post!.dueAt) - before).toBeGreaterThanOrEqual(30 * 60_000);
     input.end();
     await bot.stop();
+  });
+});
+
+describe('a post whose delivery meets a store failure', () => {
+  it('goes out once the store answers again, while this bot still holds its claim', async () => {
+    // given a store whose next read of a turn fails once (a reset connection)
+    const store = new InMemoryConversationStore();
+    let failNext = false;
+    const getMessage = store.getMessage.bind(store);
+    store.getMessage = async (...args) => {
+      if (!failNext) return getMessage(...args);
+      failNext = false;
+      throw new StoreError('connection reset', { transient: true });
+    };
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let written = '';
+    output.on('data', (chunk: Buffer) => (written += chunk.toString('utf8')));
+    const channel = new ConsoleChannel({ input, output, session: 'demo' });
+    const bot = new Bot({ channels: [channel], agents: [], store, logger: silentLogger });
+    const errors: string[] = [];
+    bot.catch((error) => void errors.push(error.message));
+    await bot.start();
+    try {
+      // when a post comes due and its delivery meets the failure
+      failNext = true;
+      await bot.send('console:demo', 'Your call starts now.', { at: new Date(Date.now() + 50) });
+
+      // then the failure is reported, and the post goes out at the next look for due posts
+      await expect.poll(() => written, { timeout: 5000 }).toContain('Your call starts now.\n');
+      expect(errors).toContain('connection reset');
+      await bot.idle();
+      expect(await store.getPosts()).toMatchObject([{ status: 'sent' }]);
+      expect((await store.get('console:demo')).map((turn) => turn.delivery)).toEqual(['sent']);
+    } finally {
+      input.end();
+      await bot.stop();
+    }
   });
 });
