@@ -57,6 +57,10 @@ export class LiveReply {
   #shown: StreamProgress = { messageIds: [], shown: '' };
   /** What the row holds: the text and the number of part ids last written. */
   #held = { content: '', parts: 0 };
+  /** The ids of the parts posted so far, as the channel's `showing` or `progress` last gave them. */
+  #ids: readonly string[] = [];
+  /** The text recorded before the change recorded last: shown, once that change was called. */
+  #before = '';
   #done = false;
   readonly #stop = new AbortController();
 
@@ -114,13 +118,16 @@ export class LiveReply {
       {
         // The text of each change is in the row before the platform shows it.
         showing: async ({ messageIds, shown }) => {
+          if (messageIds.length > this.#ids.length) this.#ids = messageIds;
           if (shown === this.#held.content && messageIds.length === this.#held.parts) return;
+          this.#before = this.#held.content;
           this.#held = { content: shown, parts: messageIds.length };
           await write(confirmation(turn, messageIds, 'sending', { content: shown }));
         },
         // A part's id joins the row once the part is posted.
         progress: (progress) => {
           this.#shown = progress;
+          if (progress.messageIds.length > this.#ids.length) this.#ids = progress.messageIds;
           if (this.#done || progress.messageIds.length === this.#held.parts) return;
           this.#held = { ...this.#held, parts: progress.messageIds.length };
           const op = confirmation(turn, progress.messageIds, 'sending', {
@@ -163,11 +170,12 @@ export class LiveReply {
     try {
       ended = await stream.end(reply.content);
     } catch (error) {
-      const { messageIds, shown } = this.#shown;
+      // The parts posted so far stay on the platform. A change the platform refused left the
+      // text recorded before it; one that got no answer may be shown, and the row keeps it.
+      const messageIds = this.#ids;
+      const refused = deliveryAfterFailure(error) === 'failed';
       const delivery = messageIds.length > 0 ? 'sent' : deliveryAfterFailure(error);
-      // No answer came: the change recorded last may be shown, and the row keeps it.
-      const unknown = deliveryAfterFailure(error) === 'unconfirmed';
-      const content = unknown ? this.#held.content : shown;
+      const content = refused ? this.#before : this.#held.content;
       const op = confirmation(reply, messageIds, delivery, { partial: true, content });
       await this.#options.write(op).catch(() => undefined);
       throw error;

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { editedStream } from '../../../channels/shared/stream.js';
+import { LiveReply } from '../../../src/bot/stream.js';
+import type { Channel } from '../../../src/channel.js';
+import { PlatformError } from '../../../src/errors.js';
+import type { StoreOperation } from '../../../src/store.js';
+import type { NewMessage } from '../../../src/types.js';
+
+const inbound = {
+  id: 'turn-1',
+  conversationId: 'x:1',
+  participant: { kind: 'human', id: 'ada' },
+  content: 'where is my order?',
+  timestamp: new Date().toISOString(),
+  metadata: { channelType: 'x', channelId: '1', messageId: 'in-1' },
+} as unknown as NewMessage;
+
+const reply = (content: string) =>
+  ({
+    ...inbound,
+    id: 'reply-1',
+    content,
+    participant: { kind: 'agent', id: 'support' },
+  }) as NewMessage;
+
+describe('a streamed reply whose edit the platform refuses', () => {
+  it('keeps the posted part and the text it shows in the row, recorded sent', async () => {
+    // given a platform that takes the post and the first edit, and refuses the next edit
+    const ops: StoreOperation[] = [];
+    const shown: string[] = [];
+    // The reply the platform's calls write further into, as a model writing on would.
+    const writing: { live?: LiveReply } = {};
+    let refuse!: () => void;
+    const refused = new Promise<void>((resolve) => (refuse = resolve));
+    const channel = {
+      type: 'x',
+      stream: (_message: unknown, options: never) =>
+        editedStream<string>(
+          {
+            parts: (text) => [text],
+            textOf: (part) => part,
+            post: async (part) => {
+              shown.push(part);
+              writing.live!.update('Your order left');
+              return { id: 'm1', timestamp: new Date().toISOString() };
+            },
+            edit: async (_id, part) => {
+              if (shown.length === 1) {
+                shown.push(part);
+                writing.live!.update('Your order left the warehouse');
+                return;
+              }
+              refuse();
+              throw new PlatformError('x', 'message deleted', { transient: false } as never);
+            },
+            editEveryMs: 0,
+            retryAfterMs: () => undefined,
+            fail: (error) => error as PlatformError,
+          },
+          options,
+        ),
+    } as unknown as Channel;
+    const live = new LiveReply({
+      id: 'reply-1',
+      write: async (op) => void ops.push(op),
+      channel,
+      inbound,
+      turn: reply,
+      recording: () => {},
+      showing: () => {},
+    });
+    writing.live = live;
+
+    // when the answer streams and an edit is refused
+    live.update('Your');
+    await refused;
+    const finished = await live
+      .finish(reply('Your order left the warehouse today.'))
+      .catch((error: unknown) => error);
+
+    // then the platform shows the posted part with the text before the refused edit
+    expect(finished).toBeInstanceOf(PlatformError);
+    expect(shown).toEqual(['Your', 'Your order left']);
+    // and the row says the same: sent, with the part's id and that text
+    const last = ops.at(-1) as Extract<StoreOperation, { kind: 'confirm' }>;
+    expect(last.confirmation).toMatchObject({
+      messageIds: ['m1'],
+      delivery: 'sent',
+      content: 'Your order left',
+    });
+  });
+});
