@@ -64,8 +64,6 @@ export class Bot {
   readonly #options: BotOptions;
   readonly #logger: Logger;
   readonly #inflight = new InFlight((error) => this.report(error));
-  /** Turns handed over and not yet handled, by colloquy id: a redelivery joins the first. */
-  readonly #handling = new Map<string, Promise<void>>();
   readonly #abort = new AbortController();
   /** Aborted when `stop` begins: a turn waiting for its conversation's lease gives up. */
   readonly #stopping = stoppingController();
@@ -254,7 +252,6 @@ export class Bot {
       logger: this.#logger,
       shared: this.#options.shared ?? this.#sharedStore,
       inflight: this.#inflight,
-      handling: this.#handling,
       stopping: this.#stopping.signal,
       aborted: this.#abort.signal,
       report: (error) => this.report(error),
@@ -389,7 +386,7 @@ export class Bot {
   installSignalHandlers(): () => void {
     return installSignalHandlers({
       stop: () => this.stop(),
-      pending: () => this.#handling.size,
+      pending: () => this.#running?.drain.pending ?? 0,
       deadLettered: () => this.captureStats?.deadLettered ?? 0,
       logger: this.#logger,
     });

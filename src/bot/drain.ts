@@ -1,37 +1,156 @@
 /**
- * Agent work left unfinished in `agent_runs`: taken up at start, by the shared sweep (a dead
- * instance's conversations), under a conversation's lease, and when a turn is delivered again.
- * Each unfinished run is decided once: settled (its reply was recorded), expired, given up
- * (`maxRunAttempts`), or run again through the runner.
+ * The drain: the one way agent work runs. `agent_runs` is the queue: intake commits a turn with
+ * its pending runs and acknowledges it, and `drain(conversationId)` — in one in-process queue
+ * per conversation, under the conversation's lease when the store is shared — reads the
+ * conversation's unfinished runs oldest first, decides each once (run, resume, settle, give up)
+ * and runs it. Start-up recovery, the shared sweep (a dead instance's conversations), a
+ * redelivered turn and an edit answered again all come through here.
+ *
+ * The ledger is the authority for the work that must survive a crash; a turn this process was
+ * handed comes with a hint of what it owes the turn beyond that. Interceptors run for every
+ * turn, and an agent concerned with a whole thread is known only at dispatch (it takes a store
+ * read), so no ledger row names that work: the hint (`Handed`) names the turn, its channel and
+ * the runs intake committed with it, and the turn runs through the whole chain, its ledger rows
+ * as the records of the agents that answer it. A row no hint names is resumed: only its agent
+ * runs, once the turn is read back from the store. What a hint adds to the ledger
+ * (interceptors, thread-concerned agents) is done at most once across a crash.
+ *
+ * Each conversation has at most one pass running and one waiting: what arrives while a pass
+ * runs joins the waiting one, so one ledger read serves every turn queued behind a long run.
  */
 import type { Channel } from '../channel.js';
 import { ColloquyError, StoreError } from '../errors.js';
-import { isUnfinished } from '../runs.js';
+import type { Lease } from '../leases.js';
 import type { AgentRun, RunStatus } from '../runs.js';
 import type { NewMessage } from '../types.js';
-import type { RunPlan } from './runner.js';
 import type { Running } from './running.js';
 import { settleReply } from './settle.js';
 import type { HeldLease } from './shared.js';
 
-/** The turn this instance was handed, run with the plan it keeps in hand. */
-export interface LocalTurn {
+/** A turn this process was handed: see the file's comment. */
+export interface Handed {
   turn: NewMessage;
   channel: Channel;
-  plan: RunPlan;
+  /** The pending runs intake committed with the turn. */
+  runs: readonly AgentRun[];
+  /**
+   * What became of the turn's commit: new to the store, one the store had already (`again`: a
+   * redelivery), or undefined when it never commits here (the bot stopped first, or capture
+   * gave up on it: a restart resumes its runs, the dead-letter file keeps it).
+   */
+  committed: Promise<'new' | 'again' | undefined>;
+  /** An edited turn answered again (`rerunOnEdit`). */
+  edited?: boolean;
 }
 
-/** Takes up unfinished agent runs: see the file's comment. */
+/** What one call of `drain` asks for. */
+export interface DrainWork {
+  handed?: Handed;
+  /** A lease on the conversation a sweep claimed: the pass runs under it. */
+  taken?: Lease;
+  /** Read the conversation's unfinished runs even when nothing handed needs it (recovery). */
+  read?: boolean;
+}
+
+/** One pass over a conversation: everything asked for before it starts. */
+interface Pass {
+  handed: Handed[];
+  taken: Lease | undefined;
+  read: boolean;
+  done: Promise<void>;
+}
+
+/** A handed turn once committed. */
+type Committed = Handed & { as: 'new' | 'again' };
+
+/** Takes up agent work: see the file's comment. */
 export class Drain {
-  constructor(
-    private readonly bot: Running,
-    /** Runs a turn this instance was handed (its runs planned at commit). */
-    private readonly onMessage: (
-      turn: NewMessage,
-      channel: Channel,
-      plan: RunPlan,
-    ) => Promise<void>,
-  ) {}
+  readonly #queues = new Map<string, { tail: Promise<void>; next: Pass | undefined }>();
+  /** Handed turns not yet run (what a stop still finishes). */
+  #pending = 0;
+  /**
+   * Alone: the turns this process has taken up, until the writes of their pass are tried. A
+   * later pass may read their runs before the final status commits (a reply's confirmation
+   * commits behind the next turn): they are not run twice.
+   */
+  readonly #inHand = new Map<string, number>();
+
+  constructor(private readonly bot: Running) {}
+
+  /** How many handed turns are queued or running. */
+  get pending(): number {
+    return this.#pending;
+  }
+
+  /**
+   * Runs the conversation's agent work: after the pass under way, in the pass waiting (joined
+   * when there is one). Resolves once that pass is done; never rejects (failures are reported).
+   *
+   * @example
+   * ```ts
+   * await drain.drain('telegram:42', { read: true }); // what a crash left unfinished there
+   * ```
+   */
+  drain(conversationId: string, work: DrainWork = {}): Promise<void> {
+    let queue = this.#queues.get(conversationId);
+    if (queue === undefined) {
+      queue = { tail: Promise.resolve(), next: undefined };
+      this.#queues.set(conversationId, queue);
+    }
+    const q = queue;
+    let pass = q.next;
+    if (pass === undefined) {
+      const created: Pass = { handed: [], taken: undefined, read: false, done: q.tail };
+      const before = q.tail;
+      const done: Promise<void> = (async () => {
+        try {
+          await before;
+          if (q.next === created) q.next = undefined;
+          await this.#pass(conversationId, created);
+        } catch (error) {
+          this.bot.report(error);
+        } finally {
+          this.#pending -= created.handed.length;
+          if (q.tail === created.done) this.#queues.delete(conversationId);
+        }
+      })();
+      created.done = done;
+      q.tail = done;
+      q.next = created;
+      pass = created;
+    }
+    if (work.handed !== undefined) {
+      pass.handed.push(work.handed);
+      this.#pending++;
+    }
+    if (work.read === true) pass.read = true;
+    if (work.taken !== undefined) {
+      if (pass.taken === undefined) pass.taken = work.taken;
+      else void this.bot.leases?.release(work.taken);
+    }
+    // Each call is a unit of work in flight (`idle`, `stop` and a channel's `capacity` count it).
+    const joined = pass;
+    return this.bot.track(() => joined.done);
+  }
+
+  /**
+   * Agent work a crash or a stop left unfinished, at start (alone): each conversation with
+   * unfinished runs is drained (after the turns of it already handed over).
+   */
+  async recover(): Promise<void> {
+    const { ledger } = this.bot;
+    if (ledger === undefined) return;
+    let runs: AgentRun[];
+    try {
+      runs = await ledger.getRuns({ statuses: ['pending', 'running'] });
+    } catch (cause) {
+      this.bot.report(new StoreError('could not read the unfinished agent runs', { cause }));
+      return;
+    }
+    for (const conversationId of new Set(runs.map((run) => run.conversationId))) {
+      void this.drain(conversationId, { read: true });
+    }
+  }
 
   /**
    * Takes up the unfinished runs of conversations nobody holds (at start, and then every
@@ -48,132 +167,180 @@ export class Drain {
     }
     for (const { lease, runs } of claimed) {
       const conversationId = runs[0]?.conversationId;
-      if (conversationId === undefined) {
-        await leases.release(lease);
-        continue;
-      }
-      void this.bot.track(() =>
-        this.bot.order.conversation(conversationId, async () => {
-          await leases.holding(lease, (held) => this.drain(conversationId, held));
-        }),
-      );
+      if (conversationId === undefined) await leases.release(lease);
+      else void this.drain(conversationId, { taken: lease, read: true });
     }
   }
 
   /**
-   * Answers a conversation's unfinished runs, oldest turn first, while holding its lease: the
-   * holder answers every instance's turns in order, and an instance that gets the lease after
-   * finds its own turns answered. `local` is the turn this instance was handed (it keeps its
-   * plan and channel).
+   * One pass: the handed turns' commits awaited in arrival order, then, when the ledger is to
+   * be read, under the conversation's lease when shared (held until the replies sent under it
+   * are confirmed: an instance that takes the conversation over would find them `sending`).
    */
-  async drain(conversationId: string, held: HeldLease, local?: LocalTurn): Promise<void> {
-    const { store, ledger, runner } = this.bot;
-    const open =
-      (await ledger?.getRuns({ conversationId, statuses: ['pending', 'running'] })) ?? [];
-    const byTurn = new Map<string, AgentRun[]>();
-    for (const run of open) byTurn.set(run.messageId, [...(byTurn.get(run.messageId) ?? []), run]);
-    for (const [messageId, runs] of byTurn) {
-      // Lost to another instance (this one paused past the expiry): it answers the rest.
-      if (held.lost) return;
-      const resumable: AgentRun[] = [];
-      for (const run of runs) if (await this.#resumes(run)) resumable.push(run);
-      if (resumable.length === 0) continue;
-      const plan = planOf(resumable);
-      if (local !== undefined && local.turn.id === messageId) {
-        const whole = resumable.length === local.plan.runs.size;
-        await this.onMessage(local.turn, local.channel, whole ? local.plan : plan);
-        continue;
-      }
-      const turn = await store.getMessage(conversationId, messageId).catch(() => undefined);
-      const channel = this.#channelOf(turn);
-      if (turn === undefined || channel === undefined) {
-        for (const run of resumable)
-          this.#end(run, 'expired', 'cannot resume: turn or channel gone');
-        continue;
-      }
-      await this.#sayResuming(channel, turn);
-      await runner.inbound(turn, channel, plan);
+  async #pass(conversationId: string, pass: Pass): Promise<void> {
+    const turns: Committed[] = [];
+    for (const handed of pass.handed) {
+      const as = await handed.committed;
+      if (as !== undefined) turns.push({ ...handed, as });
     }
-    // The lease is held until the replies sent under it are confirmed: an instance that takes
-    // the conversation over would find them `sending` and mark their runs unconfirmed.
-    await runner.confirmed(conversationId);
-  }
-
-  /**
-   * Agent work a crash or a stop left unfinished: a run whose reply was recorded but never
-   * confirmed is marked `unconfirmed` (that reply is not sent again), one recorded more than
-   * `resumeWithinMs` ago is marked `expired`, one started `maxRunAttempts` times `failed`, and
-   * the others are run again (after the turns of their conversation already queued).
-   */
-  async recover(): Promise<void> {
-    const { store, ledger, order, handling } = this.bot;
-    if (ledger === undefined) return;
-    let runs: AgentRun[];
-    try {
-      runs = await ledger.getRuns({ statuses: ['pending', 'running'] });
-    } catch (cause) {
-      this.bot.report(new StoreError('could not read the unfinished agent runs', { cause }));
+    const leases = this.bot.leases;
+    const read =
+      pass.read ||
+      pass.taken !== undefined ||
+      turns.some((turn) => turn.as === 'again') ||
+      (leases !== undefined && turns.some((turn) => turn.runs.length > 0));
+    if (!read || this.bot.ledger === undefined) {
+      await this.#run(conversationId, turns, undefined, undefined);
       return;
     }
-    const byTurn = new Map<string, AgentRun[]>();
-    for (const run of runs) {
-      if (handling.has(run.messageId)) continue; // delivered again since start
-      if (run.replyId !== undefined) {
-        // Settled in its conversation's order: the start does not wait for the platform.
-        const settle = () => this.settleReply(run);
-        void this.bot.track(() => order.conversation(run.conversationId, settle));
-      } else if (await this.#resumes(run)) {
-        byTurn.set(run.messageId, [...(byTurn.get(run.messageId) ?? []), run]);
-      }
+    if (leases === undefined) {
+      await this.#run(conversationId, turns, await this.#unfinished(conversationId), undefined);
+      return;
     }
-    for (const open of byTurn.values()) {
-      const { conversationId, messageId } = open[0]!;
-      const turn = await store.getMessage(conversationId, messageId).catch(() => undefined);
-      const channel = this.#channelOf(turn);
-      if (turn === undefined || channel === undefined) {
-        for (const run of open) this.#end(run, 'expired', 'cannot resume: turn or channel gone');
-        continue;
-      }
-      await this.#sayResuming(channel, turn);
-      this.#resume(turn, channel, open);
+    const work = async (held: HeldLease) => {
+      const open = await this.bot.ledger!.getRuns({
+        conversationId,
+        statuses: ['pending', 'running'],
+      });
+      await this.#run(conversationId, turns, open, held);
+      await this.bot.runner.confirmed(conversationId);
+      return true;
+    };
+    // A claimed lease that ran out while the pass waited is taken again (or waited for).
+    const ran = pass.taken === undefined ? undefined : await leases.holding(pass.taken, work);
+    // Not held when the bot stops while another instance holds it: the runs stay pending.
+    if (ran === undefined) await leases.hold(conversationId, work);
+  }
+
+  /** Alone: the conversation's unfinished runs, none when they cannot be read (reported). */
+  async #unfinished(conversationId: string): Promise<AgentRun[]> {
+    try {
+      return await this.bot.ledger!.getRuns({ conversationId, statuses: ['pending', 'running'] });
+    } catch (cause) {
+      this.bot.report(
+        new StoreError('could not read the unfinished agent runs', { cause, conversationId }),
+      );
+      return [];
     }
   }
 
   /**
-   * A turn delivered again that the store already had: its unfinished runs to resume (no
-   * reply recorded, and not ended by `#notResumed`), if any. Alone, a run whose reply was
-   * recorded is settled here (shared, under the conversation's lease).
+   * Runs a pass's work in order: the handed turns in arrival order, each after the unfinished
+   * runs of older turns no handed turn names (read from the ledger; a turn's place is that of
+   * its oldest run), then the rest of those. `open`: the unfinished runs read, undefined when
+   * not read.
    */
-  async resumable(turn: NewMessage): Promise<RunPlan | undefined> {
-    const runs = await this.bot.ledger?.getRuns({ messageId: turn.id }).catch(() => []);
-    const open: AgentRun[] = [];
-    for (const run of runs ?? []) {
-      if (!isUnfinished(run)) continue;
-      if (run.replyId !== undefined) {
-        if (this.bot.leases === undefined) await this.settleReply(run);
-        continue;
-      }
-      // Ended here as the recovery at start would have (it leaves a turn delivered again alone).
-      const stop = this.#notResumed(run);
-      if (stop === undefined) open.push(run);
-      else this.#end(run, stop.status, stop.error);
+  async #run(
+    conversationId: string,
+    turns: readonly Committed[],
+    open: readonly AgentRun[] | undefined,
+    held: HeldLease | undefined,
+  ): Promise<void> {
+    const alone = this.bot.leases === undefined;
+    const byTurn = new Map<string, AgentRun[]>();
+    for (const run of open ?? []) {
+      if (alone && this.#inHand.has(run.messageId)) continue;
+      byTurn.set(run.messageId, [...(byTurn.get(run.messageId) ?? []), run]);
     }
-    return open.length === 0 ? undefined : planOf(open);
+    const taken = [...new Set([...byTurn.keys(), ...turns.map((handed) => handed.turn.id)])];
+    if (alone) for (const id of taken) this.#inHand.set(id, (this.#inHand.get(id) ?? 0) + 1);
+    try {
+      const order = [...byTurn.keys()];
+      const handedIds = new Set(turns.map((handed) => handed.turn.id));
+      const done = new Set<string>();
+      const resumeBefore = async (end: number) => {
+        for (const id of order.slice(0, end)) {
+          // Lost to another instance (this one paused past the expiry): it answers the rest.
+          if (held?.lost === true || done.has(id) || handedIds.has(id)) continue;
+          done.add(id);
+          await this.#resume(conversationId, id, byTurn.get(id)!);
+        }
+      };
+      for (const handed of turns) {
+        const { id } = handed.turn;
+        const at = order.indexOf(id);
+        if (at > 0) await resumeBefore(at);
+        if (held?.lost === true) return;
+        // The same turn handed twice in one pass (a redelivery) is run once.
+        if (done.has(id) && handed.edited !== true) continue;
+        done.add(id);
+        // Alone, a new turn's rows are this process's own: its hint carries them as committed.
+        const read = open !== undefined && (!alone || handed.as === 'again');
+        await this.#handed(handed, read ? (byTurn.get(id) ?? []) : undefined);
+      }
+      await resumeBefore(order.length);
+    } finally {
+      if (alone) void this.#release(conversationId, taken);
+    }
   }
 
-  /** A run whose reply was recorded before a crash: settled (`settleReply`), then ended. */
-  async settleReply(run: AgentRun): Promise<void> {
-    const settled = await settleReply(this.bot.settling, run);
-    if (settled !== undefined) this.#end(run, settled.status, settled.error);
+  /** Gives back turns taken up, once the writes their pass asked for are tried. */
+  async #release(conversationId: string, taken: readonly string[]): Promise<void> {
+    await this.bot.runner.confirmed(conversationId);
+    await this.bot.capture.settled();
+    for (const id of taken) {
+      const left = (this.#inHand.get(id) ?? 1) - 1;
+      if (left > 0) this.#inHand.set(id, left);
+      else this.#inHand.delete(id);
+    }
+  }
+
+  /** Runs a handed turn. `rows`: its unfinished runs in the ledger, when it was read. */
+  async #handed(handed: Committed, rows: readonly AgentRun[] | undefined): Promise<void> {
+    const { runner } = this.bot;
+    const { turn, channel } = handed;
+    if (handed.edited === true) return runner.edited(turn, channel);
+    if (handed.as === 'new' && rows === undefined) {
+      return runner.inbound(turn, channel, handed.runs, false);
+    }
+    const resumable = await this.#resumable(rows ?? []);
+    if (handed.as === 'again') {
+      if (resumable.length > 0) await runner.inbound(turn, channel, resumable, true);
+      return;
+    }
+    // Some of its runs answered by another instance meanwhile: the rest are resumed.
+    if (resumable.length === handed.runs.length) {
+      await runner.inbound(turn, channel, resumable, false);
+    } else if (resumable.length > 0) {
+      await runner.inbound(turn, channel, resumable, true);
+    }
+  }
+
+  /** Resumes the unfinished runs of a turn this process was not handed (read from the store). */
+  async #resume(conversationId: string, messageId: string, runs: readonly AgentRun[]) {
+    const resumable = await this.#resumable(runs);
+    if (resumable.length === 0) return;
+    const turn = await this.bot.store.getMessage(conversationId, messageId).catch(() => undefined);
+    const channel = this.bot.options.channels.find(
+      (c) => c.type === turn?.metadata.channelType,
+    );
+    if (turn === undefined || channel === undefined) {
+      for (const run of resumable) this.#end(run, 'expired', 'cannot resume: turn or channel gone');
+      return;
+    }
+    await this.#sayResuming(channel, turn);
+    await this.bot.runner.inbound(turn, channel, resumable, true);
+  }
+
+  /** The runs of `runs` run again (as resumed: without what was read about their reply). */
+  async #resumable(runs: readonly AgentRun[]): Promise<AgentRun[]> {
+    const resumable: AgentRun[] = [];
+    for (const run of runs) {
+      if (!(await this.#resumes(run))) continue;
+      const { reply: _, ...rest } = run;
+      resumable.push(rest);
+    }
+    return resumable;
   }
 
   /**
    * Whether an unfinished run is run again. If not, it is ended here: a run whose reply was
-   * recorded is settled, the others as `#notResumed` says.
+   * recorded is settled (`settleReply`), the others as `#notResumed` says.
    */
   async #resumes(run: AgentRun): Promise<boolean> {
     if (run.replyId !== undefined) {
-      await this.settleReply(run);
+      const settled = await settleReply(this.bot.settling, run);
+      if (settled !== undefined) this.#end(run, settled.status, settled.error);
       return false;
     }
     const stop = this.#notResumed(run);
@@ -205,10 +372,6 @@ export class Drain {
     this.bot.write({ kind: 'run', run: ended }).catch((cause: unknown) => this.bot.report(cause));
   }
 
-  #channelOf(turn: NewMessage | undefined): Channel | undefined {
-    return this.bot.options.channels.find((c) => c.type === turn?.metadata.channelType);
-  }
-
   /** Lets `channel` say that `turn`, left unanswered when the bot last stopped, is answered. */
   async #sayResuming(channel: Channel, turn: NewMessage): Promise<void> {
     try {
@@ -219,29 +382,4 @@ export class Drain {
       );
     }
   }
-
-  /** Runs `open` (unfinished runs of `turn`) again, queued in the turn's conversation. */
-  #resume(turn: NewMessage, channel: Channel, open: readonly AgentRun[]): Promise<void> {
-    const { order, runner, handling } = this.bot;
-    const work = this.bot.track(() =>
-      order.message(turn, () => runner.inbound(turn, channel, planOf(open))),
-    );
-    const handled = work.finally(() => handling.delete(turn.id));
-    handling.set(turn.id, handled);
-    return handled;
-  }
-}
-
-/** The plan that resumes `open` (unfinished runs of one turn) and runs nothing else. */
-function planOf(open: readonly AgentRun[]): RunPlan {
-  return {
-    runs: new Map(open.map((run) => [run.agentId, withoutReply(run)])),
-    only: new Set(open.map((run) => run.agentId)),
-  };
-}
-
-/** A run as resumed: without what was read about its reply. */
-function withoutReply(run: AgentRun): AgentRun {
-  const { reply: _, ...rest } = run;
-  return rest;
 }

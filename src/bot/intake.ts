@@ -2,8 +2,9 @@
  * Intake: what a channel hands the bot. Every event is committed through capture in the order
  * it arrived (a turn a channel is still completing holds back the later events of its
  * conversation), and its handler resolves once it is committed, so the channel acknowledges
- * only what is stored. A new turn is committed with its pending runs, then answered in its
- * conversation's order; edits, deletions and reactions are recorded.
+ * only what is stored. A new turn is committed with its pending runs and handed to the drain
+ * (`drain.ts`), which answers it in its conversation's order; edits, deletions and reactions
+ * are recorded, and an edit answered again (`rerunOnEdit`) is handed to the drain too.
  */
 import type { Channel, ChannelHandlers, ChannelState, Delivery } from '../channel.js';
 import { StoreError } from '../errors.js';
@@ -13,7 +14,6 @@ import { TurnOrder, refKey } from '../turn-order.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from '../types.js';
 import type { Drain } from './drain.js';
 import { captureReaction } from './reactions.js';
-import type { RunPlan } from './runner.js';
 import type { Running } from './running.js';
 import { withAgentMentions } from './turn.js';
 
@@ -101,66 +101,54 @@ export class Intake {
 
   /**
    * A new turn: committed at once (in arrival order, with whatever else waits: group commit),
-   * then run in its conversation's order. Resolves when committed; rejects with a `StoreError`
-   * when not, so the channel does not acknowledge it. The turn is run once per process
-   * however often it is delivered; a turn the store had before this process saw it is not run
-   * again.
+   * with its pending runs, and handed to the drain. Resolves when committed; rejects with a
+   * `StoreError` when not, so the channel does not acknowledge it. The turn is run once per
+   * process however often it is delivered; a turn the store had before this process saw it has
+   * only its unfinished runs resumed.
    */
   #inbound(message: NewMessage, channel: Channel): Promise<Delivery> {
-    const { capture, runner, handling, order } = this.bot;
+    const { capture, runner } = this.bot;
     const queued = this.#uncommitted.get(message.id);
     if (queued !== undefined) {
       return acknowledged(queued.committed, message.id, message.conversationId, queued.handled);
     }
     const turn = withAgentMentions(message, this.bot.agentsOn(channel));
-    const planned = runner.planned(turn, channel);
+    const runs = runner.planned(turn, channel);
     // The turn and its pending runs are handed over together: one commit, most of the time.
     const tracked = capture.track({ kind: 'append', message: turn });
     const appended = tracked.answered as Promise<AppendResult>;
     const stored = tracked.committed as Promise<AppendResult>;
     stored.catch(() => {}); // awaited only when the first try failed: never left unhandled
-    const runs = planned.map((run) => this.bot.write({ kind: 'run', run, create: true }));
-    const committed: Promise<CaptureOutcome> = Promise.all([appended, ...runs]).then(
+    const written = runs.map((run) => this.bot.write({ kind: 'run', run, create: true }));
+    const committed: Promise<CaptureOutcome> = Promise.all([appended, ...written]).then(
       ([result]) => (result.inserted ? 'stored' : 'duplicate'),
       (error: unknown) =>
         error instanceof StoreError && error.transient === false ? 'rejected' : 'buffered',
     );
-    let handled = handling.get(turn.id);
-    if (handled === undefined) {
-      const work = this.bot.track(() =>
-        order.message(turn, async () => {
-          // Not committed at the first try: capture tries again, and the turn is answered once
-          // it is committed. Not when the bot stops first or capture gives up on it: a restart
-          // resumes its pending runs, and a turn given up on is in the dead-letter file.
-          const result = await appended.catch(() => this.#eventually(stored));
-          if (result === undefined) return;
-          const plan = result.inserted
-            ? { runs: new Map(planned.map((run) => [run.agentId, run])) }
-            : await this.drain.resumable(turn);
-          if (plan === undefined) return;
-          const leases = this.bot.leases;
-          if (leases === undefined || plan.runs.size === 0) {
-            await this.onMessage(turn, channel, plan);
-            return;
-          }
-          // Not held when the bot stops while another instance holds it: the runs stay pending.
-          await leases.hold(turn.conversationId, (held) =>
-            this.drain.drain(turn.conversationId, held, { turn, channel, plan }),
-          );
-        }),
-      );
-      handled = work.finally(() => handling.delete(turn.id));
-      handling.set(turn.id, handled);
-    }
+    // Not committed at the first try: capture tries again, and the turn is answered once it is
+    // committed. Not when the bot stops first or capture gives up on it: a restart resumes its
+    // pending runs, and a turn given up on is in the dead-letter file.
+    const outcome = appended
+      .catch(() => this.#eventually(stored))
+      .then(async (result) => {
+        if (result === undefined) return undefined;
+        this.#remember(turn, channel);
+        await Promise.allSettled(written);
+        return result.inserted ? ('new' as const) : ('again' as const);
+      });
+    const { conversationId } = turn;
+    const handled = this.drain.drain(conversationId, {
+      handed: { turn, channel, runs, committed: outcome },
+    });
     // The conversation's next turn went on once the replies were sent; this delivery is
     // handled once their confirmations are committed too (`idle` and `stop` wait for them).
-    const confirmed = handled.then(() => runner.confirmed(turn.conversationId));
+    const confirmed = handled.then(() => runner.confirmed(conversationId));
     this.#uncommitted.set(turn.id, { committed, handled: confirmed });
     void stored.then(
       () => this.#uncommitted.delete(turn.id),
       () => this.#uncommitted.delete(turn.id),
     );
-    return acknowledged(committed, turn.id, turn.conversationId, confirmed);
+    return acknowledged(committed, turn.id, conversationId, confirmed);
   }
 
   /**
@@ -208,11 +196,25 @@ export class Intake {
   }
 
   #edited(edit: MessageEdit): Promise<Delivery> {
-    const conversationId = this.#recent.get(refKey(edit))?.message.conversationId;
     return this.#change(this.commit({ kind: 'edit', edit }), async (committed) => {
-      // An edit re-answered (rerunOnEdit) is a turn of its conversation: queue it there.
-      await this.bot.order.change(edit, () => this.#onEdit(edit, committed), conversationId);
-      if (conversationId !== undefined) await this.bot.runner.confirmed(conversationId);
+      await committed;
+      const recent = this.#recent.get(refKey(edit));
+      // A redelivered edit changes nothing: it is not answered again.
+      if (recent === undefined || recent.message.content === edit.content) return;
+      const { metadata, conversationId } = recent.message;
+      const turn: NewMessage = {
+        ...recent.message,
+        content: edit.content,
+        metadata: { ...metadata, rerunForEdit: (metadata.rerunForEdit ?? 0) + 1 },
+      };
+      recent.message = turn;
+      // An edit answered again is a turn of its conversation: drained in its order.
+      const { channel } = recent;
+      const committedTurn = Promise.resolve('new' as const);
+      await this.drain.drain(conversationId, {
+        handed: { turn, channel, runs: [], committed: committedTurn, edited: true },
+      });
+      await this.bot.runner.confirmed(conversationId);
     });
   }
 
@@ -256,30 +258,12 @@ export class Intake {
     };
   }
 
-  /** Runs a turn this instance was handed, remembering it for its edits (`rerunOnEdit`). */
-  async onMessage(message: NewMessage, channel: Channel, plan: RunPlan): Promise<void> {
-    if (this.bot.options.rerunOnEdit === true && message.metadata.messageId !== undefined) {
-      const { channelType, channelId, messageId } = message.metadata;
-      this.#recent.set(refKey({ channelType, channelId, messageId }), { message, channel });
-      if (this.#recent.size > RECENT_TURNS) this.#recent.delete(this.#recent.keys().next().value!);
-    }
-    await this.bot.runner.inbound(message, channel, plan);
-  }
-
-  async #onEdit(edit: MessageEdit, committed: Promise<CaptureOutcome>): Promise<void> {
-    await committed;
-    if (this.bot.options.rerunOnEdit !== true) return;
-    const recent = this.#recent.get(refKey(edit));
-    // A redelivered edit changes nothing: it is not answered again.
-    if (recent === undefined || recent.message.content === edit.content) return;
-    const { metadata } = recent.message;
-    const edited: NewMessage = {
-      ...recent.message,
-      content: edit.content,
-      metadata: { ...metadata, rerunForEdit: (metadata.rerunForEdit ?? 0) + 1 },
-    };
-    recent.message = edited;
-    await this.bot.runner.edited(edited, recent.channel);
+  /** Remembers a turn handed over, to answer its edits again (`rerunOnEdit`). */
+  #remember(message: NewMessage, channel: Channel): void {
+    if (this.bot.options.rerunOnEdit !== true || message.metadata.messageId === undefined) return;
+    const { channelType, channelId, messageId } = message.metadata;
+    this.#recent.set(refKey({ channelType, channelId, messageId }), { message, channel });
+    if (this.#recent.size > RECENT_TURNS) this.#recent.delete(this.#recent.keys().next().value!);
   }
 }
 

@@ -16,7 +16,6 @@ import type {
   StoreCapabilities,
   StoreOperation,
 } from '../store.js';
-import { TurnOrder } from '../turn-order.js';
 import { Bursts } from './bursts.js';
 import type { BurstOption } from './bursts.js';
 import { Drain } from './drain.js';
@@ -39,7 +38,6 @@ export interface PartsDeps {
   /** `BotOptions.shared`, or the default of the store the bot opened. */
   shared: boolean | SharedOptions;
   inflight: InFlight;
-  handling: Map<string, Promise<void>>;
   /** Aborted when stop begins. */
   stopping: AbortSignal;
   /** Aborted once stop has waited for the work in flight. */
@@ -128,8 +126,6 @@ export function botParts(store: ConversationStore, deps: PartsDeps): Parts {
       report,
       logger,
     }),
-    order: new TurnOrder(report),
-    handling: deps.handling,
     logger,
     stopping: deps.stopping,
     agentsOn: deps.agentsOn,
@@ -137,9 +133,7 @@ export function botParts(store: ConversationStore, deps: PartsDeps): Parts {
     track,
     write,
   };
-  const drain: Drain = new Drain(running, (turn, channel, plan) =>
-    intake.onMessage(turn, channel, plan),
-  );
+  const drain = new Drain(running);
   const intake = new Intake(running, drain, (limit) => deps.inflight.capacity(limit));
   const posts = new Posts({
     channels: options.channels,

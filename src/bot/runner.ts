@@ -71,11 +71,10 @@ type SendReply = (
 ) => Promise<NewMessage>;
 
 /**
- * What the bot already knows about a turn's agent work: the runs recorded for it (pending ones
- * written with the turn, or unfinished ones found after a restart), and the only agents to
- * run (when resuming, or those a hand-off names).
+ * The runs a turn has in the ledger, by agent, and the only agents to run (when resuming, or
+ * those a hand-off names).
  */
-export interface RunPlan {
+interface Recorded {
   runs: ReadonlyMap<string, AgentRun>;
   only?: ReadonlySet<string>;
 }
@@ -129,10 +128,20 @@ export class TurnRunner {
       });
   }
 
-  /** A turn a channel delivered, already committed: interceptors, then agents. */
-  async inbound(turn: NewMessage, channel: Channel, plan?: RunPlan): Promise<void> {
+  /**
+   * A committed turn: interceptors, then the agents that answer it, `runs` (its unfinished
+   * runs in the ledger) as their records. `resume`: only the agents of `runs` run.
+   */
+  async inbound(
+    turn: NewMessage,
+    channel: Channel,
+    runs: readonly AgentRun[],
+    resume: boolean,
+  ): Promise<void> {
     const depth = await inboundDepth(this.deps, turn);
-    await this.#run(turn, channel, depth, plan);
+    const recorded = new Map(runs.map((run) => [run.agentId, run]));
+    const only = resume ? { only: new Set(recorded.keys()) } : {};
+    await this.#run(turn, channel, depth, { runs: recorded, ...only });
   }
 
   /** An edited turn, answered again (the edit itself is already recorded). */
@@ -145,7 +154,7 @@ export class TurnRunner {
     await this.#run(message, channel, depth);
   }
 
-  async #run(message: NewMessage, channel: Channel, depth: number, plan?: RunPlan) {
+  async #run(message: NewMessage, channel: Channel, depth: number, plan?: Recorded) {
     const send = this.#replier(message, channel);
     const ctx = this.#context(message, channel, depth, send);
     const started = new Set<string>();
@@ -265,7 +274,7 @@ export class TurnRunner {
 
   /** Dispatch for one turn: `plan` says which runs exist already; `started` collects the agents run. */
   #dispatcher(
-    plan: RunPlan | undefined,
+    plan: Recorded | undefined,
     started: Set<string>,
     send: SendReply,
   ): Interceptor<TurnContext> {

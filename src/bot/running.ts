@@ -1,13 +1,12 @@
 /**
  * What the parts of a started bot share (intake, the drain, the bot itself): the store and
- * what it can do, capture, the runner, the order turns run in, and the bot's error handler.
+ * what it can do, capture, the runner, and the bot's error handler.
  */
 import type { Agent } from '../agent.js';
 import type { Capture } from '../capture.js';
 import type { Channel } from '../channel.js';
 import type { Logger } from '../logger.js';
 import type { ConversationStore, RunLedger, StoreOperation } from '../store.js';
-import type { TurnOrder } from '../turn-order.js';
 import type { BotOptions } from './options.js';
 import type { TurnRunner } from './runner.js';
 import type { SettleDeps } from './settle.js';
@@ -24,10 +23,6 @@ export interface Running {
   readonly capture: Capture;
   readonly runner: TurnRunner;
   readonly settling: SettleDeps;
-  /** The order agent work runs in, per conversation. */
-  readonly order: TurnOrder;
-  /** Turns handed over and not yet handled, by colloquy id: a redelivery joins the first. */
-  readonly handling: Map<string, Promise<void>>;
   readonly logger: Logger;
   /** Aborted when `stop` begins: a turn waiting for its conversation's lease gives up. */
   readonly stopping: AbortSignal;
