@@ -1,20 +1,18 @@
 import type { NewMessage, PlatformMessageRef } from './types.js';
 
 /**
- * The order turns run in. The turns of one conversation (capture of the inbound turn, the
- * agents, capture of the reply, the send) run one after another in the order they arrived, so
- * a turn's prompt is assembled after the reply to the turn before it was captured; different
- * conversations run concurrently. The reply's confirmation (its platform ids) commits behind
- * the send: the next turn does not wait for it.
+ * The order events are committed in. The events of one conversation are handed to capture one
+ * after another in the order they arrived (a turn a channel is still completing holds back the
+ * later turns of its conversation); different conversations go on concurrently. What runs
+ * agents afterwards has its own queue (the drain, `bot/drain.ts`).
  *
  * Messages are queued by `conversationId`. Edits and deletions carry no conversation, only the
  * platform ref `(channelType, channelId, messageId)`, so they are queued by the ref of the
  * message they change: while work about that message is queued or running (its turn, an
  * earlier edit) the change joins that work's queue, behind it; otherwise nothing in this
- * process is left to order it against, and it gets a queue of its own (or `conversationId`,
- * when the caller knows the conversation). The ref is the key both sides share: it is exactly
- * what the store matches an edit to its turn with (`recordEdit`), so any edit the store can
- * record names its message this way, on every platform.
+ * process is left to order it against, and it gets a queue of its own. The ref is the key both
+ * sides share: it is exactly what the store matches an edit to its turn with (`recordEdit`),
+ * so any edit the store can record names its message this way, on every platform.
  *
  * `channelType + channelId` would be simpler but too coarse: a Slack channel's threads, a
  * Discord channel's threads (their turns carry the parent's id) and a Telegram forum's topics
@@ -26,11 +24,11 @@ import type { NewMessage, PlatformMessageRef } from './types.js';
  * ```ts
  * const order = new TurnOrder((error) => console.error(error));
  * void order.message(turn, async () => {
- *   await store.append(turn);
+ *   await capture.write({ kind: 'append', message: turn });
  * });
  * // Runs after the turn's work when `edit` names the same platform message.
  * await order.change(edit, async () => {
- *   await store.recordEdit(edit);
+ *   await capture.write({ kind: 'edit', edit });
  * });
  * ```
  */
@@ -46,11 +44,6 @@ export class TurnOrder {
     this.#onError = onError;
   }
 
-  /** How many queues have work pending (0 once everything has run). */
-  get size(): number {
-    return this.#tails.size;
-  }
-
   /** Whether work is queued or running under `key` (a conversation id). */
   has(key: string): boolean {
     return this.#tails.has(key);
@@ -61,13 +54,6 @@ export class TurnOrder {
     return this.#pending.has(refKey(ref));
   }
 
-  /** Resolves once no work is queued or running under `key` (a conversation id). */
-  async drained(key: string): Promise<void> {
-    for (let tail = this.#tails.get(key); tail !== undefined; tail = this.#tails.get(key)) {
-      await tail;
-    }
-  }
-
   /** Runs a new turn's `work` after the work queued before it in its conversation. Never rejects. */
   message(message: NewMessage, work: () => Promise<void>): Promise<void> {
     const { channelType, channelId, messageId } = message.metadata;
@@ -75,22 +61,12 @@ export class TurnOrder {
     return this.#run(message.conversationId, ref, work);
   }
 
-  /** Runs `work` after the work queued before it in a conversation (a resumed run). Never rejects. */
-  conversation(conversationId: string, work: () => Promise<void>): Promise<void> {
-    return this.#run(conversationId, undefined, work);
-  }
-
   /**
-   * Runs an edit's or deletion's `work` after the work pending about the same platform message.
-   * With none pending it is queued under `conversationId` when given, else on its own.
-   * Never rejects.
+   * Runs an edit's or deletion's `work` after the work pending about the same platform message
+   * (with none pending, on its own). Never rejects.
    */
-  change(
-    ref: PlatformMessageRef,
-    work: () => Promise<void>,
-    conversationId?: string,
-  ): Promise<void> {
-    const key = this.#pending.get(refKey(ref))?.key ?? conversationId ?? `\u0000${refKey(ref)}`;
+  change(ref: PlatformMessageRef, work: () => Promise<void>): Promise<void> {
+    const key = this.#pending.get(refKey(ref))?.key ?? `\u0000${refKey(ref)}`;
     return this.#run(key, ref, work);
   }
 

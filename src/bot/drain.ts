@@ -311,9 +311,7 @@ export class Drain {
     const resumable = await this.#resumable(runs);
     if (resumable.length === 0) return;
     const turn = await this.bot.store.getMessage(conversationId, messageId).catch(() => undefined);
-    const channel = this.bot.options.channels.find(
-      (c) => c.type === turn?.metadata.channelType,
-    );
+    const channel = this.bot.options.channels.find((c) => c.type === turn?.metadata.channelType);
     if (turn === undefined || channel === undefined) {
       for (const run of resumable) this.#end(run, 'expired', 'cannot resume: turn or channel gone');
       return;

@@ -146,12 +146,7 @@ export class TurnRunner {
 
   /** An edited turn, answered again (the edit itself is already recorded). */
   async edited(message: NewMessage, channel: Channel): Promise<void> {
-    await this.again(withAgentMentions(message, this.deps.agentsOn(channel)), channel, 0);
-  }
-
-  /** A turn already stored (an edit to re-answer). */
-  async again(message: NewMessage, channel: Channel, depth: number): Promise<void> {
-    await this.#run(message, channel, depth);
+    await this.#run(withAgentMentions(message, this.deps.agentsOn(channel)), channel, 0);
   }
 
   async #run(message: NewMessage, channel: Channel, depth: number, plan?: Recorded) {
