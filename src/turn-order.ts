@@ -44,6 +44,11 @@ export class TurnOrder {
     this.#onError = onError;
   }
 
+  /** How many queues have work pending (0 once everything has run). */
+  get size(): number {
+    return this.#tails.size;
+  }
+
   /** Whether work is queued or running under `key` (a conversation id). */
   has(key: string): boolean {
     return this.#tails.has(key);
