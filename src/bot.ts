@@ -1,7 +1,8 @@
 /**
  * The `Bot`: its public surface, and its start and stop. What it does with events is in
- * `bot/intake.ts` (commit, acknowledge, hand over), with unfinished agent work in
- * `bot/drain.ts`, and with one turn's agents in `bot/runner.ts`; its options in `bot/options.ts`.
+ * `bot/intake.ts` (commit with the pending runs, acknowledge, hand to the drain); agent work
+ * runs in `bot/drain.ts` (the one queue: `agent_runs`, drained per conversation) and one turn's
+ * agents in `bot/runner.ts`; its options are in `bot/options.ts`.
  */
 import type { Agent } from './agent.js';
 import type { Capture } from './capture.js';
