@@ -55,13 +55,15 @@ export interface DrainWork {
 /** One pass over a conversation: everything asked for before it starts. */
 interface Pass {
   handed: Handed[];
+  /** Ends each handed turn's wait (`drain` resolves for it), once it has run or been dropped. */
+  finished: Map<Handed, () => void>;
   taken: Lease | undefined;
   read: boolean;
   done: Promise<void>;
 }
 
 /** A handed turn once committed. */
-type Committed = Handed & { as: 'new' | 'again' };
+type Committed = Handed & { as: 'new' | 'again'; finished: () => void };
 
 /** Takes up agent work: see the file's comment. */
 export class Drain {
@@ -84,7 +86,8 @@ export class Drain {
 
   /**
    * Runs the conversation's agent work: after the pass under way, in the pass waiting (joined
-   * when there is one). Resolves once that pass is done; never rejects (failures are reported).
+   * when there is one). Resolves once the handed turn has run (else once that pass is done);
+   * never rejects (failures are reported).
    *
    * @example
    * ```ts
@@ -100,37 +103,49 @@ export class Drain {
     const q = queue;
     let pass = q.next;
     if (pass === undefined) {
-      const created: Pass = { handed: [], taken: undefined, read: false, done: q.tail };
+      const created: Pass = {
+        handed: [],
+        finished: new Map(),
+        taken: undefined,
+        read: false,
+        done: q.tail,
+      };
       const before = q.tail;
-      const done: Promise<void> = (async () => {
+      // Tracked, uncounted: a stop waits for the pass (its lease released, its rows decided).
+      const done: Promise<void> = this.bot.track(async () => {
         try {
           await before;
           if (q.next === created) q.next = undefined;
           await this.#pass(conversationId, created);
-        } catch (error) {
-          this.bot.report(error);
         } finally {
-          this.#pending -= created.handed.length;
+          for (const finished of created.finished.values()) finished();
           if (q.tail === created.done) this.#queues.delete(conversationId);
         }
-      })();
+      }, false);
       created.done = done;
       q.tail = done;
       q.next = created;
       pass = created;
     }
+    let waited: Promise<void> = pass.done;
     if (work.handed !== undefined) {
+      let finished!: () => void;
+      waited = new Promise<void>((resolve) => {
+        finished = () => {
+          if (!pass.finished.delete(work.handed!)) return;
+          this.#pending--;
+          resolve();
+        };
+      });
       pass.handed.push(work.handed);
+      pass.finished.set(work.handed, finished);
       this.#pending++;
     }
     if (work.read === true) pass.read = true;
-    if (work.taken !== undefined) {
-      if (pass.taken === undefined) pass.taken = work.taken;
-      else void this.bot.leases?.release(work.taken);
-    }
+    // A second claim of the lease is the same lease (one holder): the pass releases it.
+    if (work.taken !== undefined) pass.taken ??= work.taken;
     // Each call is a unit of work in flight (`idle`, `stop` and a channel's `capacity` count it).
-    const joined = pass;
-    return this.bot.track(() => joined.done);
+    return this.bot.track(() => waited);
   }
 
   /**
@@ -181,7 +196,9 @@ export class Drain {
     const turns: Committed[] = [];
     for (const handed of pass.handed) {
       const as = await handed.committed;
-      if (as !== undefined) turns.push({ ...handed, as });
+      const finished = pass.finished.get(handed) ?? (() => undefined);
+      if (as === undefined) finished();
+      else turns.push({ ...handed, as, finished });
     }
     const leases = this.bot.leases;
     const read =
@@ -242,6 +259,9 @@ export class Drain {
       if (alone && this.#inHand.has(run.messageId)) continue;
       byTurn.set(run.messageId, [...(byTurn.get(run.messageId) ?? []), run]);
     }
+    // Alone, a turn an earlier pass took up is not run again: a delivery whose retried commit
+    // found the turn stored by a later delivery is handed after it.
+    const earlier = alone ? new Set(turns.filter((t) => this.#inHand.has(t.turn.id))) : new Set();
     const taken = [...new Set([...byTurn.keys(), ...turns.map((handed) => handed.turn.id)])];
     if (alone) for (const id of taken) this.#inHand.set(id, (this.#inHand.get(id) ?? 0) + 1);
     try {
@@ -261,12 +281,19 @@ export class Drain {
         const at = order.indexOf(id);
         if (at > 0) await resumeBefore(at);
         if (held?.lost === true) return;
-        // The same turn handed twice in one pass (a redelivery) is run once.
-        if (done.has(id) && handed.edited !== true) continue;
+        // The same turn handed twice (a redelivery) is run once.
+        if ((done.has(id) || earlier.has(handed)) && handed.edited !== true) {
+          handed.finished();
+          continue;
+        }
         done.add(id);
         // Alone, a new turn's rows are this process's own: its hint carries them as committed.
         const read = open !== undefined && (!alone || handed.as === 'again');
-        await this.#handed(handed, read ? (byTurn.get(id) ?? []) : undefined);
+        try {
+          await this.#handed(handed, read ? (byTurn.get(id) ?? []) : undefined);
+        } finally {
+          handed.finished();
+        }
       }
       await resumeBefore(order.length);
     } finally {

@@ -85,7 +85,8 @@ export function botParts(store: ConversationStore, deps: PartsDeps): Parts {
     },
   });
   const write = (op: StoreOperation) => writeCommitted(capture, op, deps.stopping);
-  const track = (work: () => Promise<void>) => deps.inflight.track(work);
+  const track = (work: () => Promise<void>, counted?: boolean) =>
+    deps.inflight.track(work, counted);
   const runner = new TurnRunner({
     store,
     storeFor: deps.storeFor,

@@ -28,8 +28,8 @@ export interface Running {
   readonly stopping: AbortSignal;
   agentsOn(channel: Channel): readonly Agent[];
   report(error: unknown): void;
-  /** Runs `work` as in flight (`idle` and `stop` wait for it); never rejects. */
-  track(work: () => Promise<void>): Promise<void>;
+  /** Runs `work` as in flight (`idle` and `stop` wait for it); never rejects. See `InFlight`. */
+  track(work: () => Promise<void>, counted?: boolean): Promise<void>;
   /** Commits one write through capture, waiting out passing failures. */
   write(op: StoreOperation): Promise<unknown>;
 }
