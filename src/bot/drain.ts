@@ -21,6 +21,7 @@
 import type { Channel } from '../channel.js';
 import { ColloquyError, StoreError } from '../errors.js';
 import type { Lease } from '../leases.js';
+import { channelOf } from '../reactions.js';
 import type { AgentRun, RunStatus } from '../runs.js';
 import type { NewMessage } from '../types.js';
 import type { Running } from './running.js';
@@ -338,7 +339,9 @@ export class Drain {
     const resumable = await this.#resumable(runs);
     if (resumable.length === 0) return;
     const turn = await this.bot.store.getMessage(conversationId, messageId).catch(() => undefined);
-    const channel = this.bot.options.channels.find((c) => c.type === turn?.metadata.channelType);
+    const { channels } = this.bot.options;
+    const type = turn?.metadata.channelType;
+    const channel = type === undefined ? undefined : channelOf(channels, type, conversationId);
     if (turn === undefined || channel === undefined) {
       for (const run of resumable) this.#end(run, 'expired', 'cannot resume: turn or channel gone');
       return;

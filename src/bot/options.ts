@@ -9,6 +9,7 @@ import type { Channel } from '../channel.js';
 import { ColloquyError, StoreError } from '../errors.js';
 import type { Command } from '../interactions.js';
 import type { Logger } from '../logger.js';
+import { channelOf } from '../reactions.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage } from '../types.js';
 import type { BurstOption } from './bursts.js';
@@ -241,7 +242,7 @@ export function answeringChannel(
   turn: NewMessage,
   given: Channel | undefined,
 ): Channel | ColloquyError {
-  const to = given ?? channels.find((c) => c.type === turn.metadata.channelType);
+  const to = given ?? channelOf(channels, turn.metadata.channelType, turn.conversationId);
   if (to !== undefined && channels.includes(to)) return to;
   return new ColloquyError(
     `the bot has no ${given?.type ?? turn.metadata.channelType} channel to answer on`,

@@ -3,6 +3,7 @@ import { ColloquyError, StoreError, messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AgentRun } from '../runs.js';
 import type { ConversationStore } from '../store.js';
+import { channelOf } from '../reactions.js';
 import type { StoredMessage } from '../types.js';
 import { confirmation } from './outbox.js';
 import type { Write } from './outbox.js';
@@ -42,14 +43,20 @@ export function settling(
   deps: Omit<SettleDeps, 'settlerOf'> & { logger: Logger },
 ): SettleDeps {
   const { logger, ...rest } = deps;
-  const settlers = new Map<string, Settle | undefined>();
+  const settlers = new Map<Channel, Settle | undefined>();
   for (const channel of channels) {
-    settlers.set(channel.type, settlerFor(channel, unconfirmed));
+    settlers.set(channel, settlerFor(channel, unconfirmed));
     if (channel.settle !== undefined) continue;
     const fallback = unconfirmed === 'leave' ? 'left unconfirmed' : 'sent again';
     logger.debug(`${channel.type}: a reply a crash leaves unconfirmed is ${fallback}`);
   }
-  return { ...rest, settlerOf: (type) => settlers.get(type ?? '') };
+  return {
+    ...rest,
+    settlerOf: (type, conversationId) => {
+      const channel = type === undefined ? undefined : channelOf(channels, type, conversationId);
+      return channel === undefined ? undefined : settlers.get(channel);
+    },
+  };
 }
 
 /** The message a recorded reply turn went out as (where it went, its text, its id as key). */
@@ -71,8 +78,8 @@ export interface SettleDeps {
   store: ConversationStore;
   write: Write;
   report(error: ColloquyError): void;
-  /** How replies on the channel of `type` are settled, if they are. */
-  settlerOf(type: string | undefined): Settle | undefined;
+  /** How replies in `conversationId` on its channel of `type` are settled, if they are. */
+  settlerOf(type: string | undefined, conversationId: string): Settle | undefined;
 }
 
 /** How an unfinished run whose reply was recorded ends: `undefined` leaves it for a restart. */
@@ -102,7 +109,7 @@ export async function settleReply(deps: SettleDeps, run: AgentRun): Promise<Sett
   if (reply === undefined || !open) return unconfirmed;
   const where = { conversationId: reply.conversationId, messageId: id };
   const turn = await deps.store.getMessage(reply.conversationId, id).catch(() => undefined);
-  const settle = deps.settlerOf(turn?.metadata.channelType);
+  const settle = deps.settlerOf(turn?.metadata.channelType, reply.conversationId);
   let sent: SentMessage | undefined;
   if (turn !== undefined && settle !== undefined) {
     try {

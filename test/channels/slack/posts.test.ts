@@ -5,6 +5,8 @@ import { assemblePrompt } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import type { SlackChannel } from 'colloquy/slack';
 import { FakeSlack } from 'colloquy/testing';
+import { newRun } from '../../../src/bot/records.js';
+import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
 import { startedBot } from '../../fixtures/started-bot.js';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
 import { watched } from '../../fixtures/watched-store.js';
@@ -163,6 +165,50 @@ describe('a bot in two Slack workspaces', () => {
     } finally {
       await bot.stop();
       await Promise.all([one.close(), two.close(), sqlite.close()]);
+    }
+  });
+
+  it('answers a turn left pending by a stopped bot through the workspace it belongs to', async () => {
+    // given a turn of the second workspace stored with a pending run, its bot stopped
+    const one = await FakeSlack.start();
+    const two = await FakeSlack.start({ teamId: 'T0TWO' });
+    two.addUser('U0ALICE', 'alice');
+    const path = join(temp.make('slack-workspaces'), 'bot.db');
+    const inTwo = 'slack:T0TWO:C0GENERAL';
+    try {
+      const first = new SqliteConversationStore({ path });
+      const firstChannels = [one, two].map((slack) => slackChannelOn(slack));
+      const { bot: stopped } = await startedBot(firstChannels, { store: first });
+      two.eventsUrl = firstChannels[1]!.eventsUrl;
+      await two.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'hi' });
+      await stopped.idle();
+      const [turn] = await first.get(inTwo);
+      const run = newRun(turn!, 'files-agent', new Date().toISOString());
+      await first.commit([{ kind: 'run', run, create: true }]);
+      await stopped.stop();
+      await first.close();
+
+      // when a bot in both workspaces starts on that database with the agent
+      const store = new SqliteConversationStore({ path });
+      const channels = [one, two].map((slack) => slackChannelOn(slack));
+      const agents = [new ScriptedAgent({ output: 'Hello again.' })];
+      const { bot, errors } = await startedBot(channels, { store, agents });
+      try {
+        await expect.poll(() => two.posted.map((posted) => posted.text)).toEqual(['Hello again.']);
+
+        // then the answer went out in the turn's own workspace, and nowhere else
+        await bot.idle();
+        expect(one.posted).toEqual([]);
+        expect(errors).toEqual([]);
+        expect((await store.getRuns!({ messageId: turn!.id })).map((r) => r.status)).toEqual([
+          'answered',
+        ]);
+      } finally {
+        await bot.stop();
+        await store.close();
+      }
+    } finally {
+      await Promise.all([one.close(), two.close()]);
     }
   });
 });
