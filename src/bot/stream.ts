@@ -59,7 +59,7 @@ export class LiveReply {
   #held = { content: '', parts: 0 };
   /** The ids of the parts posted so far, as the channel's `showing` or `progress` last gave them. */
   #ids: readonly string[] = [];
-  /** The text recorded before the change recorded last: shown, once that change was called. */
+  /** The text recorded before the change being shown: on the platform, whatever that change does. */
   #before = '';
   #done = false;
   readonly #stop = new AbortController();
@@ -119,8 +119,9 @@ export class LiveReply {
         // The text of each change is in the row before the platform shows it.
         showing: async ({ messageIds, shown }) => {
           if (messageIds.length > this.#ids.length) this.#ids = messageIds;
-          if (shown === this.#held.content && messageIds.length === this.#held.parts) return;
+          // Every change before this one was shown: the text recorded last is on the platform.
           this.#before = this.#held.content;
+          if (shown === this.#held.content && messageIds.length === this.#held.parts) return;
           this.#held = { content: shown, parts: messageIds.length };
           await write(confirmation(turn, messageIds, 'sending', { content: shown }));
         },

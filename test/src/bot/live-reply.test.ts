@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { editedStream } from '../../../channels/shared/stream.js';
 import { LiveReply } from '../../../src/bot/stream.js';
 import type { Channel } from '../../../src/channel.js';
+import type { StreamOptions } from '../../../src/channel/stream.js';
 import { PlatformError } from '../../../src/errors.js';
 import type { StoreOperation } from '../../../src/store.js';
 import type { NewMessage } from '../../../src/types.js';
@@ -82,6 +83,47 @@ describe('a streamed reply whose edit the platform refuses', () => {
     expect(finished).toBeInstanceOf(PlatformError);
     expect(shown).toEqual(['Your', 'Your order left']);
     // and the row says the same: sent, with the part's id and that text
+    const last = ops.at(-1) as Extract<StoreOperation, { kind: 'confirm' }>;
+    expect(last.confirmation).toMatchObject({
+      messageIds: ['m1'],
+      delivery: 'sent',
+      content: 'Your order left',
+    });
+  });
+
+  it('keeps the text shown when the refused change had nothing new to record', async () => {
+    // given a platform stream that shows 'Your order left' and then refuses a change with the
+    // same text to record (an append after others, the text recorded once for them all)
+    const ops: StoreOperation[] = [];
+    const channel = {
+      type: 'x',
+      stream: (_message: unknown, options: StreamOptions) => ({
+        update: () => {},
+        end: async () => {
+          await options.showing!({ messageIds: ['m1'], shown: 'Your order left' });
+          await options.showing!({ messageIds: ['m1'], shown: 'Your order left' });
+          throw new PlatformError('x', 'message deleted', { transient: false } as never);
+        },
+      }),
+    } as unknown as Channel;
+    const live = new LiveReply({
+      id: 'reply-1',
+      write: async (op) => void ops.push(op),
+      channel,
+      inbound,
+      turn: reply,
+      recording: () => {},
+      showing: () => {},
+    });
+
+    // when the answer ends with the refused change
+    live.update('Your');
+    const finished = await live
+      .finish(reply('Your order left today.'))
+      .catch((error: unknown) => error);
+
+    // then the row holds what the platform shows
+    expect(finished).toBeInstanceOf(PlatformError);
     const last = ops.at(-1) as Extract<StoreOperation, { kind: 'confirm' }>;
     expect(last.confirmation).toMatchObject({
       messageIds: ['m1'],
