@@ -1,7 +1,7 @@
 import type { PostQueue } from './posts.js';
 import { applyReaction, type MessageReaction, type ReactionChange } from './reactions.js';
 import { concerns } from './agent.js';
-import { conversationExists, forgetLinks, placeOf } from './conversations.js';
+import { conversationExists, placeOf } from './conversations.js';
 import { searchKeys } from './search-words.js';
 import type { ClaimedRuns, Lease } from './leases.js';
 import type {
@@ -44,6 +44,7 @@ import {
   startedBy,
   summaryOf,
 } from './memory/rows.js';
+import { forgetTraces } from './memory/forget.js';
 import { confirmRow } from './memory/replies.js';
 import { MemoryRuns } from './memory/runs.js';
 import { MemoryPostQueue } from './memory/posts.js';
@@ -343,20 +344,7 @@ export class InMemoryConversationStore implements ConversationStore {
     const redact = options.mode === 'redact';
     const theirs = (m: StoredMessage) => m.participant.id === participantId;
     let count = 0;
-    // The reactions they put on anyone's turns go in both modes (those on their deleted turns
-    // go with the turns).
-    for (const { rows } of this.#conversations.values()) {
-      for (const row of rows) {
-        if (row.reactions)
-          row.reactions = row.reactions.filter((r) => r.participantId !== participantId);
-      }
-    }
-    if (!redact) {
-      // As in SQLite: the mentions of them and the reply links to them go from every turn.
-      for (const { rows } of this.#conversations.values()) {
-        for (const { message } of rows) forgetLinks(message, participantId);
-      }
-    }
+    forgetTraces(this.#conversations.values(), participantId, redact);
     for (const conversation of [...this.#conversations.values()]) {
       if (!conversation.rows.some((row) => theirs(row.message))) continue;
       // A rolling summary can retell what the person said: those of their conversations go.
