@@ -1,4 +1,5 @@
 import type { Channel } from './channel.js';
+import { channelOf } from './channel/place.js';
 import { ColloquyError } from './errors.js';
 import type { ConversationStore } from './store.js';
 import type { NewMessage, PlatformMessageRef } from './types.js';
@@ -145,22 +146,4 @@ export async function reactToStored(
     );
   }
   await reactTo(channel, store, message, emoji);
-}
-
-/**
- * The channel of type `type` that `conversationId` belongs to: the one whose `placeOf` knows
- * it, else (a channel that cannot tell) the first of that type.
- *
- * @example
- * ```ts
- * channelOf([workspaceOne, workspaceTwo], 'slack', 'slack:T0TWO:C0GENERAL'); // workspaceTwo
- * ```
- */
-export function channelOf(
-  channels: readonly Channel[],
-  type: string,
-  conversationId: string,
-): Channel | undefined {
-  const ofType = channels.filter((c) => c.type === type);
-  return ofType.find((c) => c.placeOf?.(conversationId) !== undefined) ?? ofType[0];
 }

@@ -21,7 +21,7 @@
 import type { Channel } from '../channel.js';
 import { ColloquyError, StoreError } from '../errors.js';
 import type { Lease } from '../leases.js';
-import { channelOf } from '../reactions.js';
+import { channelOf } from '../channel/place.js';
 import type { AgentRun, RunStatus } from '../runs.js';
 import type { NewMessage } from '../types.js';
 import type { Running } from './running.js';

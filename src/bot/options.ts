@@ -9,7 +9,7 @@ import type { Channel } from '../channel.js';
 import { ColloquyError, StoreError } from '../errors.js';
 import type { Command } from '../interactions.js';
 import type { Logger } from '../logger.js';
-import { channelOf } from '../reactions.js';
+import { channelOf } from '../channel/place.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage } from '../types.js';
 import type { BurstOption } from './bursts.js';

@@ -12,7 +12,7 @@ import type {
   SendPostOptions,
 } from '../posts.js';
 import { dueTimeOf } from '../posts.js';
-import { channelOf } from '../reactions.js';
+import { channelOf } from '../channel/place.js';
 import { outboundChain } from '../chain.js';
 import type { SendHook } from '../chain.js';
 import type { ConversationStore } from '../store.js';

@@ -3,7 +3,7 @@ import { ColloquyError, StoreError, messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AgentRun } from '../runs.js';
 import type { ConversationStore } from '../store.js';
-import { channelOf } from '../reactions.js';
+import { channelOf } from '../channel/place.js';
 import type { StoredMessage } from '../types.js';
 import { confirmation } from './outbox.js';
 import type { Write } from './outbox.js';
