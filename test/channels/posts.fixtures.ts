@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { expect } from 'vitest';
 import { Bot, silentLogger } from 'colloquy';
 import type { BotOptions, Channel, ColloquyError } from 'colloquy';
@@ -89,4 +90,19 @@ export async function scheduledPostSurvivesRestart<C extends Channel>(
     metadata: { origin: 'post', messageId: post!.id },
   });
   expect(bots.errors).toEqual([]);
+}
+
+/**
+ * Leaves the database file at `path` as a crash between a post's platform call and its
+ * confirmation leaves it: the platform has the post, the record still says `sending`, without
+ * its platform id, and the post is still pending in the queue.
+ */
+export function leaveAsACrashBeforeConfirming(path: string): void {
+  const db = new Database(path);
+  try {
+    db.prepare(`UPDATE messages SET delivery = 'sending', platform_message_id = NULL`).run();
+    db.prepare(`UPDATE scheduled_posts SET status = 'pending'`).run();
+  } finally {
+    db.close();
+  }
 }

@@ -1,10 +1,13 @@
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DiscordChannel } from 'colloquy/discord';
 import { FakeDiscord } from 'colloquy/testing';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
-import { PostBots, scheduledPostSurvivesRestart } from '../posts.fixtures.js';
+import {
+  leaveAsACrashBeforeConfirming,
+  PostBots,
+  scheduledPostSurvivesRestart,
+} from '../posts.fixtures.js';
 import { addGeneral, GENERAL, GUILD } from './discord.fixtures.js';
 
 const temp = tempDirs();
@@ -62,10 +65,7 @@ describe('posts the bot starts on Discord (discord.js against FakeDiscord, SQLit
     const first = await startBot();
     const receipt = await first.bot.send(inGeneral, 'Maintenance at noon');
     await bots.stop(first);
-    const db = new Database(path);
-    db.prepare(`UPDATE messages SET delivery = 'sending', platform_message_id = NULL`).run();
-    db.prepare(`UPDATE scheduled_posts SET status = 'pending'`).run();
-    db.close();
+    leaveAsACrashBeforeConfirming(path);
 
     const second = await startBot();
     await second.bot.idle();

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { assemblePrompt } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
@@ -10,7 +9,11 @@ import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
 import { startedBot } from '../../fixtures/started-bot.js';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
 import { watched } from '../../fixtures/watched-store.js';
-import { PostBots, scheduledPostSurvivesRestart } from '../posts.fixtures.js';
+import {
+  leaveAsACrashBeforeConfirming,
+  PostBots,
+  scheduledPostSurvivesRestart,
+} from '../posts.fixtures.js';
 import { slackChannelOn } from './slack.fixtures.js';
 
 const temp = tempDirs();
@@ -112,11 +115,7 @@ describe('posts the bot starts on Slack (Bolt against FakeSlack, SQLite file)', 
     const first = await startBot();
     const receipt = await first.bot.send(inGeneral, 'Standup in 5 minutes');
     await bots.stop(first);
-    // As a crash leaves it: the platform has the post, the record still says sending.
-    const db = new Database(path);
-    db.prepare(`UPDATE messages SET delivery = 'sending', platform_message_id = NULL`).run();
-    db.prepare(`UPDATE scheduled_posts SET status = 'pending'`).run();
-    db.close();
+    leaveAsACrashBeforeConfirming(path);
 
     const second = await startBot();
     await second.bot.idle();

@@ -24,6 +24,19 @@ const reply = (content: string) =>
     participant: { kind: 'agent', id: 'support' },
   }) as NewMessage;
 
+/** The reply to `inbound` streamed on `channel`, its store writes kept in `ops`. */
+function liveReply(channel: Channel, ops: StoreOperation[]): LiveReply {
+  return new LiveReply({
+    id: 'reply-1',
+    write: async (op) => void ops.push(op),
+    channel,
+    inbound,
+    turn: reply,
+    recording: () => {},
+    showing: () => {},
+  });
+}
+
 describe('a streamed reply whose edit the platform refuses', () => {
   it('keeps the posted part and the text it shows in the row, recorded sent', async () => {
     // given a platform that takes the post and the first edit, and refuses the next edit
@@ -61,15 +74,7 @@ describe('a streamed reply whose edit the platform refuses', () => {
           options,
         ),
     } as unknown as Channel;
-    const live = new LiveReply({
-      id: 'reply-1',
-      write: async (op) => void ops.push(op),
-      channel,
-      inbound,
-      turn: reply,
-      recording: () => {},
-      showing: () => {},
-    });
+    const live = liveReply(channel, ops);
     writing.live = live;
 
     // when the answer streams and an edit is refused
@@ -106,15 +111,7 @@ describe('a streamed reply whose edit the platform refuses', () => {
         },
       }),
     } as unknown as Channel;
-    const live = new LiveReply({
-      id: 'reply-1',
-      write: async (op) => void ops.push(op),
-      channel,
-      inbound,
-      turn: reply,
-      recording: () => {},
-      showing: () => {},
-    });
+    const live = liveReply(channel, ops);
 
     // when the answer ends with the refused change
     live.update('Your');
