@@ -1,4 +1,4 @@
-import { StoreError, messageOf } from './errors.js';
+import { StoreError, mayPass, messageOf } from './errors.js';
 import type {
   CommitResult,
   ConversationLog,
@@ -85,7 +85,7 @@ async function applyOne(store: ConversationLog, op: StoreOperation): Promise<unk
 }
 
 function failure(op: StoreOperation, cause: unknown): CommitResult {
-  const transient = cause instanceof StoreError ? cause.transient !== false : true;
+  const transient = mayPass(cause);
   const error =
     cause instanceof StoreError
       ? cause

@@ -62,6 +62,20 @@ export class StoreError extends ColloquyError {
 }
 
 /**
+ * Whether a failed store call can succeed when tried again later: unless the store says it
+ * cannot (`StoreError { transient: false }`), a failure is taken to pass.
+ *
+ * @example
+ * ```ts
+ * mayPass(new StoreError('cannot read: SQLITE_BUSY', { transient: true })); // true
+ * mayPass(new StoreError('cannot read: bad metadata', { transient: false })); // false
+ * ```
+ */
+export function mayPass(error: unknown): boolean {
+  return !(error instanceof StoreError && error.transient === false);
+}
+
+/**
  * The platform answered and refused (bad token, missing permission, unknown channel), or
  * answered with a server error. `code` is the platform's own code for a refusal (Slack's
  * `not_in_channel`, Discord's `50013`, Telegram's `403`), `http_<status>` for an HTTP status

@@ -19,11 +19,11 @@
  * runs joins the waiting one, so one ledger read serves every turn queued behind a long run.
  */
 import type { Channel } from '../channel.js';
-import { ColloquyError, StoreError } from '../errors.js';
+import { ColloquyError, StoreError, mayPass, messageOf } from '../errors.js';
 import type { Lease } from '../leases.js';
 import { channelOf } from '../channel/place.js';
 import type { AgentRun, RunStatus } from '../runs.js';
-import type { NewMessage } from '../types.js';
+import type { NewMessage, StoredMessage } from '../types.js';
 import type { Running } from './running.js';
 import { settleReply } from './settle.js';
 import type { HeldLease } from './shared.js';
@@ -334,11 +334,24 @@ export class Drain {
     }
   }
 
-  /** Resumes the unfinished runs of a turn this process was not handed (read from the store). */
+  /**
+   * Resumes the unfinished runs of a turn this process was not handed (read from the store).
+   * A read that fails for a passing reason leaves them pending for the next drain; only a turn
+   * or channel gone, or a turn the store can never read, ends them.
+   */
   async #resume(conversationId: string, messageId: string, runs: readonly AgentRun[]) {
     const resumable = await this.#resumable(runs);
     if (resumable.length === 0) return;
-    const turn = await this.bot.store.getMessage(conversationId, messageId).catch(() => undefined);
+    let turn: StoredMessage | undefined;
+    try {
+      turn = await this.bot.store.getMessage(conversationId, messageId);
+    } catch (cause) {
+      const where = { cause, conversationId, messageId };
+      this.bot.report(new StoreError(`could not read turn ${messageId} to resume it`, where));
+      if (mayPass(cause)) return;
+      for (const run of resumable) this.#end(run, 'failed', `cannot resume: ${messageOf(cause)}`);
+      return;
+    }
     const { channels } = this.bot.options;
     const type = turn?.metadata.channelType;
     const channel = type === undefined ? undefined : channelOf(channels, type, conversationId);

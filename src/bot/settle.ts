@@ -1,5 +1,5 @@
 import type { Channel, OutboundMessage, SentMessage, UnsettledReply } from '../channel.js';
-import { ColloquyError, StoreError, messageOf } from '../errors.js';
+import { ColloquyError, StoreError, mayPass, messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AgentRun } from '../runs.js';
 import type { ConversationStore } from '../store.js';
@@ -91,8 +91,9 @@ const NEVER_CONFIRMED = 'the reply was recorded but the platform never confirmed
  * Settles the reply of `run`, recorded before a crash: a reply confirmed `sent` answers the
  * run; one left `sending` is settled on its channel (found by its key, or posted when the
  * platform lacks it) and confirmed `sent` with every part's platform id, or, where the channel
- * cannot settle it (or the platform cannot tell), marked `unconfirmed`. A settled reply whose
- * confirmation is not committed leaves the run as it is: the next start settles it again.
+ * cannot settle it (or the platform cannot tell), marked `unconfirmed`. A reply the store fails
+ * to read for a passing reason, or a settled reply whose confirmation is not committed, leaves
+ * the run as it is: the next drain settles it again.
  *
  * @example
  * ```ts
@@ -108,7 +109,14 @@ export async function settleReply(deps: SettleDeps, run: AgentRun): Promise<Sett
   const open = reply?.delivery === 'sending' || reply?.delivery === 'unconfirmed';
   if (reply === undefined || !open) return unconfirmed;
   const where = { conversationId: reply.conversationId, messageId: id };
-  const turn = await deps.store.getMessage(reply.conversationId, id).catch(() => undefined);
+  let turn: StoredMessage | undefined;
+  try {
+    turn = await deps.store.getMessage(reply.conversationId, id);
+  } catch (cause) {
+    // A read that fails for a passing reason leaves the run for the next drain.
+    deps.report(new StoreError(`could not read reply ${id} to settle it`, { cause, ...where }));
+    if (mayPass(cause)) return undefined;
+  }
   const settle = deps.settlerOf(turn?.metadata.channelType, reply.conversationId);
   let sent: SentMessage | undefined;
   if (turn !== undefined && settle !== undefined) {

@@ -1,5 +1,6 @@
 import type { Agent, AgentRunContext, ConversationStore, Logger, NewMessage } from 'colloquy';
 import { StoreError } from 'colloquy';
+import type { AgentRun } from '../../../src/runs.js';
 import type { CommitResult, StoreOperation } from '../../../src/store.js';
 
 /** An agent whose answers come from a function: no model, for runtime tests. */
@@ -66,4 +67,18 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/** The support agent's run on `turn` as a crash leaves it: running, started once, recorded now. */
+export function runningOn(turn: NewMessage, fields: Partial<AgentRun> = {}): AgentRun {
+  return {
+    id: `${turn.id}:support-agent`,
+    messageId: turn.id,
+    conversationId: turn.conversationId,
+    agentId: 'support-agent',
+    status: 'running',
+    createdAt: new Date().toISOString(),
+    attempts: 1,
+    ...fields,
+  };
 }

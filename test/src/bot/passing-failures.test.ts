@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Bot, StoreError, silentLogger } from 'colloquy';
+import type { ColloquyError, ConversationStore, NewMessage } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
 import type { CommitResult, StoreOperation } from '../../../src/store.js';
-import { scriptedAgent } from './bot.fixtures.js';
+import { runningOn, scriptedAgent } from './bot.fixtures.js';
 
 /**
  * A store whose commit loses the first batch holding an op `losing` picks, as Postgres loses
@@ -23,14 +24,29 @@ function losingOnce(store: SqliteConversationStore, losing: (op: StoreOperation)
     });
     return ops.map(() => ({ ok: false, error }));
   };
-  const wrapped = new Proxy(store, {
+  return { store: replacing(store, { commit }), lost };
+}
+
+/** `store` with the methods in `methods` replaced. */
+function replacing(store: SqliteConversationStore, methods: Partial<ConversationStore>) {
+  return new Proxy(store, {
     get: (target, key) => {
-      if (key === 'commit') return commit;
+      if (Object.hasOwn(methods, key)) return methods[key as keyof ConversationStore];
       const value: unknown = Reflect.get(target, key, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-  return { store: wrapped, lost };
+}
+
+/** A store whose reads of one turn fail, as during a connection blip, while `failing` is set. */
+function failingReads(store: SqliteConversationStore, transient: boolean) {
+  const reads = { failing: true, failed: 0 };
+  const getMessage: ConversationStore['getMessage'] = async (conversationId, id) => {
+    if (!reads.failing) return store.getMessage(conversationId, id);
+    reads.failed++;
+    throw new StoreError('cannot read a turn: SQLITE_BUSY: database is locked', { transient });
+  };
+  return { store: replacing(store, { getMessage }), reads };
 }
 
 describe('a run meets a passing store failure', () => {
@@ -86,4 +102,110 @@ describe('a run meets a passing store failure', () => {
       ).toEqual({ delivery: 'sent' });
     },
   );
+
+  /** What a crash leaves: `turn` recorded, its run running, and its reply `sending` if given. */
+  async function crashed(turn: NewMessage, reply?: NewMessage) {
+    const run = runningOn(turn, reply === undefined ? {} : { replyId: reply.id });
+    const participant = { kind: 'agent' as const, id: 'support-agent' };
+    await file.commit([
+      { kind: 'append', message: turn },
+      ...(reply === undefined
+        ? []
+        : [{ kind: 'reply' as const, message: { ...reply, participant } }]),
+      { kind: 'run', run },
+    ]);
+  }
+
+  /** Starts a bot on `store` that sends a crash's unconfirmed replies again, and lets it drain. */
+  async function restart(channel: MemoryChannel, store: ConversationStore) {
+    const errors: ColloquyError[] = [];
+    bot = new Bot({
+      channels: [channel],
+      agents: [scriptedAgent('support-agent', () => 'resumed answer')],
+      store,
+      unconfirmedReplies: 'resend',
+      logger: silentLogger,
+    });
+    bot.catch((error) => void errors.push(error));
+    await bot.start();
+    await bot.idle();
+    await bot.settled();
+    return errors;
+  }
+
+  it('leaves a run pending when its turn cannot be read for a passing reason, and resumes it on the next drain', async () => {
+    // given a crash that left a run unfinished, and a store whose reads of the turn fail for now
+    const channel = new MemoryChannel();
+    const turn = channel.turn('@support-agent where is 4711?');
+    await crashed(turn);
+    const { store, reads } = failingReads(file, true);
+
+    // when the bot starts during the blip
+    const errors = await restart(channel, store);
+
+    // then the failed read is reported and the run is left as it was, nothing sent
+    const status = () => row('SELECT status FROM agent_runs WHERE message_id = ?', turn.id);
+    expect(status()).toEqual({ status: 'running' });
+    expect(reads.failed).toBeGreaterThan(0);
+    expect(errors.map((error) => error.name)).toContain('StoreError');
+    expect(channel.sent).toEqual([]);
+
+    // and once reads pass, the next start resumes and answers it
+    await bot!.stop();
+    reads.failing = false;
+    await restart(channel, store);
+    expect(channel.sent.map((sent) => sent.content)).toEqual(['resumed answer']);
+    expect(status()).toEqual({ status: 'answered' });
+  });
+
+  it('fails a run whose turn the store can never read, with why', async () => {
+    // given a crash that left a run unfinished, and a store that refuses the turn for good
+    const channel = new MemoryChannel();
+    const turn = channel.turn('@support-agent where is 4711?');
+    await crashed(turn);
+    const { store } = failingReads(file, false);
+
+    // when the bot starts
+    await restart(channel, store);
+
+    // then the run ends failed, with the store's reason
+    expect(row('SELECT status, error FROM agent_runs WHERE message_id = ?', turn.id)).toEqual({
+      status: 'failed',
+      error: 'cannot resume: cannot read a turn: SQLITE_BUSY: database is locked',
+    });
+  });
+
+  it('leaves a reply sending when it cannot be read for a passing reason, and settles it on the next drain', async () => {
+    // given a crash that left a reply sending, and a store whose reads of it fail for now
+    const channel = new MemoryChannel();
+    const turn = channel.turn('@support-agent where is 4711?');
+    const { messageId: _, ...place } = turn.metadata;
+    const reply = {
+      ...turn,
+      id: `${turn.id}:support-agent:reply`,
+      content: 'maybe sent',
+      metadata: place,
+    };
+    await crashed(turn, reply);
+    const { store, reads } = failingReads(file, true);
+
+    // when the bot starts during the blip
+    await restart(channel, store);
+
+    // then the reply and its run are left as they were, nothing sent
+    expect(reads.failed).toBeGreaterThan(0);
+    expect(channel.sent).toEqual([]);
+    const status = () => row('SELECT status FROM agent_runs WHERE message_id = ?', turn.id);
+    const delivery = () => row('SELECT delivery FROM messages WHERE id = ?', reply.id);
+    expect(status()).toEqual({ status: 'running' });
+    expect(delivery()).toEqual({ delivery: 'sending' });
+
+    // and once reads pass, the next start sends it again and confirms it
+    await bot!.stop();
+    reads.failing = false;
+    await restart(channel, store);
+    expect(channel.sent.map((sent) => sent.content)).toEqual(['maybe sent']);
+    expect(status()).toEqual({ status: 'answered' });
+    expect(delivery()).toEqual({ delivery: 'sent' });
+  });
 });

@@ -7,7 +7,7 @@ import type { NewMessage, OutboundMessage, SendOptions, SentMessage } from 'coll
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
 import type { AgentRun } from '../../../src/runs.js';
-import { deferred, scriptedAgent } from './bot.fixtures.js';
+import { deferred, runningOn, scriptedAgent } from './bot.fixtures.js';
 
 /** A channel whose sends wait for `release` while `hold` is set, and split long replies in two. */
 class HeldChannel extends MemoryChannel {
@@ -52,16 +52,7 @@ describe('agent runs and the reply outbox (SQLite)', () => {
   /** The support agent's run on `turn` as a crash may leave it: running, recorded now. */
   const runOf = (turn: NewMessage, fields: Partial<AgentRun> = {}) => ({
     kind: 'run' as const,
-    run: {
-      id: `${turn.id}:support-agent`,
-      messageId: turn.id,
-      conversationId: turn.conversationId,
-      agentId: 'support-agent',
-      status: 'running' as const,
-      createdAt: new Date().toISOString(),
-      attempts: 1,
-      ...fields,
-    } satisfies AgentRun,
+    run: runningOn(turn, fields),
   });
 
   async function start(

@@ -6,8 +6,7 @@ import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
 import type { ConversationStore, NewMessage } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
-import type { AgentRun } from '../../../src/runs.js';
-import { scriptedAgent } from './bot.fixtures.js';
+import { runningOn, scriptedAgent } from './bot.fixtures.js';
 import {
   dropTestDatabases,
   emptyDatabase,
@@ -78,15 +77,7 @@ function describeSharedBots(name: string, openTwo: Open, cleanup: () => Promise<
       ttlMs: number,
     ) {
       const turn = new MemoryChannel().turn(content, { messageId });
-      const run: AgentRun = {
-        id: `${turn.id}:support-agent`,
-        messageId: turn.id,
-        conversationId: turn.conversationId,
-        agentId: 'support-agent',
-        status: 'running',
-        createdAt: turn.timestamp,
-        attempts,
-      };
+      const run = runningOn(turn, { createdAt: turn.timestamp, attempts });
       await store.commit!([
         { kind: 'append', message: turn },
         { kind: 'run', run, create: true },
