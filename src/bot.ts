@@ -65,7 +65,7 @@ export class Bot {
   readonly #options: BotOptions;
   readonly #logger: Logger;
   readonly #inflight = new InFlight((error) => this.report(error));
-  readonly #abort = new AbortController();
+  readonly #abort = stoppingController();
   /** Aborted when `stop` begins: a turn waiting for its conversation's lease gives up. */
   readonly #stopping = stoppingController();
   #sweeper: NodeJS.Timeout | undefined;

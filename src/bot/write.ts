@@ -36,8 +36,9 @@ export function writeCommitted(
 }
 
 /**
- * The controller of a bot's stop: any number of writes may wait on its signal at once (one
- * listener each while a store is away), with no warning about listeners.
+ * A controller of the bot's stop: any number of runs, typing indicators and writes may wait on
+ * its signal at once (one listener each; many conversations at once), with no warning about
+ * listeners.
  *
  * @example
  * ```ts

@@ -9,7 +9,7 @@ import type {
 } from 'colloquy';
 import { MemoryChannel } from 'colloquy/testing';
 import { startTyping } from '../../../src/bot/typing.js';
-import { botOn } from '../../fixtures/gated-agent.js';
+import { GatedAgent, botOn } from '../../fixtures/gated-agent.js';
 
 const place: OutboundMessage = {
   conversationId: 'telegram:1001',
@@ -141,6 +141,35 @@ describe('the sign of life in a run', () => {
       // then the indicator was shown and taken down, and nothing was sent
       expect(calls).toEqual(['show', 'clear']);
     } finally {
+      await bot.stop();
+    }
+  });
+});
+
+describe('many conversations at once', () => {
+  it('raises no listener warning while more than ten agents are at work', async () => {
+    // given a gated agent on a channel with a typing indicator, and a warning listener
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    const { channel } = loggingChannel();
+    const agent = new GatedAgent('On it.');
+    const bot = await botOn(channel, agent);
+    try {
+      // when twelve conversations each have a turn the agent is at work on
+      for (let n = 0; n < 12; n++) {
+        const turn = channel.turn('hello');
+        await bot.receive({ ...turn, conversationId: `${turn.conversationId}-${n}` }, channel);
+      }
+      await agent.started;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      agent.release();
+      await bot.idle();
+      // then Node warned about nothing (a warning is emitted on the next tick)
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((warning) => warning.name)).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
       await bot.stop();
     }
   });
