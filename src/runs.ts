@@ -95,7 +95,10 @@ export interface ReplyConfirmation {
   traceId?: string;
   /** A streamed agent reply's `sources`, known once its answer is whole. */
   sources?: readonly MessageSource[];
-  /** The files that went out with the reply, as the platform answered (its `attachments`). */
+  /**
+   * The reply's files (its `attachments`), replacing those recorded: the ones it is about to
+   * send (`sending`), then the ones that went out as the platform answered (`[]`: none did).
+   */
   attachments?: readonly MessageAttachment[];
   /** Kept on the turn's metadata (`partial: true` for a split reply that failed part way). */
   metadata?: Record<string, unknown>;

@@ -74,7 +74,8 @@ export async function confirmReply(db: Queryable, confirmation: ReplyConfirmatio
        platform_message_id = coalesce($5, platform_message_id),
        metadata = CASE WHEN $6::jsonb IS NULL THEN metadata ELSE metadata || $6::jsonb END,
        content = coalesce($7, content), trace_id = coalesce($8, trace_id),
-       sources = coalesce($9::jsonb, sources), attachments = coalesce($10::jsonb, attachments)
+       sources = coalesce($9::jsonb, sources),
+       attachments = CASE WHEN $11::boolean THEN $10::jsonb ELSE attachments END
      WHERE id = $1 AND conversation_id = $2`,
     withoutNul([
       confirmation.id,
@@ -89,6 +90,7 @@ export async function confirmReply(db: Queryable, confirmation: ReplyConfirmatio
       confirmation.attachments?.length
         ? storableJson(JSON.stringify(confirmation.attachments))
         : null,
+      confirmation.attachments !== undefined,
     ]),
   );
   const changed = (rowCount ?? 0) > 0;

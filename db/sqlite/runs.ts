@@ -52,7 +52,7 @@ export class RunStatements {
         content = coalesce(@content, content),
         trace_id = coalesce(@trace_id, trace_id),
         sources = coalesce(@sources, sources),
-        attachments = coalesce(@attachments, attachments),
+        attachments = CASE WHEN @files THEN @attachments ELSE attachments END,
         timestamp = coalesce(@timestamp, timestamp),
         platform_message_id = coalesce(@first, platform_message_id),
         metadata = CASE WHEN @extra IS NULL THEN metadata
@@ -114,6 +114,7 @@ export class RunStatements {
         content: confirmation.content ?? null,
         trace_id: confirmation.traceId ?? null,
         sources: confirmation.sources?.length ? JSON.stringify(confirmation.sources) : null,
+        files: confirmation.attachments === undefined ? 0 : 1,
         attachments: confirmation.attachments?.length
           ? JSON.stringify(confirmation.attachments)
           : null,

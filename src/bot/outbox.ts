@@ -1,3 +1,4 @@
+import { attachment, kindOfMimeType } from '../attachments.js';
 import type { MessageAttachment } from '../attachments.js';
 import type { Channel, OutboundFile, OutboundMessage, ReplyPlace } from '../channel.js';
 import { ColloquyError, NetworkError, StoreError } from '../errors.js';
@@ -95,8 +96,12 @@ export async function sendThroughOutbox(
   reply: OutgoingReply,
 ): Promise<{ sent: NewMessage; confirmed: Promise<unknown> }> {
   const { channel, turn, place } = reply;
+  const files = 'outbound' in reply ? reply.outbound.files : reply.files;
+  // The record names the files it is about to send; the platform's ids come with `sent`.
+  const sending = filesSending(files);
   try {
-    const recorded = await write({ kind: 'reply', message: turn });
+    const message = sending === undefined ? turn : { ...turn, attachments: sending };
+    const recorded = await write({ kind: 'reply', message });
     if ('inbound' in reply && recordedByAnother(recorded, turn)) throw new RecordedElsewhere(turn);
   } catch (error) {
     if (error instanceof RecordedElsewhere) throw error;
@@ -130,24 +135,31 @@ export async function sendThroughOutbox(
         };
   let messageIds: readonly string[];
   let timestamp: string | undefined;
-  let files: MessageAttachment[] | undefined;
+  let posted: MessageAttachment[] | undefined;
   // The parts of a split reply posted so far: what went out if a later part fails.
-  let posted: readonly string[] = [];
+  let parts: readonly string[] = [];
   try {
-    ({ messageIds, timestamp, files } = await channel.send(outbound, {
+    ({
+      messageIds,
+      timestamp,
+      files: posted,
+    } = await channel.send(outbound, {
       partPosted: async (ids) => {
-        posted = ids;
+        parts = ids;
         await confirm(ids, 'sending');
       },
     }));
   } catch (error) {
-    const delivery = posted.length > 0 ? 'sent' : deliveryAfterFailure(error);
-    await confirm(posted, delivery, posted.length > 0).catch(() => undefined); // left 'sending'
+    // The record keeps the files it was sending: whether they went out is not known.
+    const delivery = parts.length > 0 ? 'sent' : deliveryAfterFailure(error);
+    await confirm(parts, delivery, parts.length > 0).catch(() => undefined); // left 'sending'
     throw error;
   }
-  const confirmed = confirm(messageIds, 'sent', false, timestamp, files);
+  // The files as the platform answered replace the ones recorded (one it refused is left out).
+  const answered = sending === undefined ? posted : (posted ?? []);
+  const confirmed = confirm(messageIds, 'sent', false, timestamp, answered);
   reply.onSent?.();
-  return { sent: asSent(withFiles(turn, files), messageIds, timestamp), confirmed };
+  return { sent: asSent(withFiles(turn, posted), messageIds, timestamp), confirmed };
 }
 
 /**
@@ -223,8 +235,8 @@ export function confirmation(
     partial?: boolean;
     timestamp?: string | undefined;
     content?: string;
-    /** The files that went out with it, as the platform answered. */
-    attachments?: MessageAttachment[] | undefined;
+    /** The files that went out with it, as the platform answered (`[]`: none did). */
+    attachments?: readonly MessageAttachment[] | undefined;
   } = {},
 ): StoreOperation {
   const { partial = false, timestamp, content, attachments } = options;
@@ -239,15 +251,38 @@ export function confirmation(
       ...(content !== undefined && { content }),
       ...(partial && { metadata: { partial: true } }),
       ...(timestamp !== undefined && { timestamp }),
-      ...(attachments?.length && { attachments }),
+      ...(attachments !== undefined && { attachments }),
       ...(delivery === 'sent' && { turn: asSent(final, messageIds, timestamp, partial) }),
     },
   };
 }
 
 /** `turn` with the files that went out with it (none: as it is). */
-function withFiles(turn: NewMessage, files: MessageAttachment[] | undefined): NewMessage {
-  return files?.length ? { ...turn, attachments: files } : turn;
+function withFiles(turn: NewMessage, files: readonly MessageAttachment[] | undefined): NewMessage {
+  return files?.length ? { ...turn, attachments: [...files] } : turn;
+}
+
+/**
+ * The files a reply is about to send, as its record names them before the first upload: kind,
+ * name, MIME type and size (of bytes given whole; a stream's is not known yet). The platform's
+ * file ids and URLs come with the confirmation that ends the send.
+ *
+ * @example
+ * ```ts
+ * filesSending([{ name: 'a.pdf', data: bytes, mimeType: 'application/pdf' }]);
+ * // [{ kind: 'file', name: 'a.pdf', mimeType: 'application/pdf', size: bytes.byteLength }]
+ * ```
+ */
+export function filesSending(
+  files: readonly OutboundFile[] | undefined,
+): MessageAttachment[] | undefined {
+  if (!files?.length) return undefined;
+  return files.map((file) => {
+    const mimeType = file.mimeType ?? 'application/octet-stream';
+    const size = file.data instanceof Uint8Array ? file.data.byteLength : undefined;
+    const fields = { kind: kindOfMimeType(mimeType), name: file.name, mimeType, size };
+    return attachment({ ...fields, platformFileId: undefined, url: undefined });
+  });
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { MessageAttachment } from '../attachments.js';
 import type { TurnContext } from '../chain.js';
 import type { Channel, OutboundFile, ReplyPlace, ReplyStream, StreamProgress } from '../channel.js';
 import type { AgentRun } from '../runs.js';
@@ -7,6 +8,7 @@ import {
   asSent,
   confirmation,
   deliveryAfterFailure,
+  filesSending,
   recordedByAnother,
   replyTurn,
 } from './outbox.js';
@@ -183,7 +185,7 @@ export class LiveReply {
     }
     const { messageIds, timestamp } = ended;
     await this.#showActions(reply, messageIds);
-    const attachments = await this.#sendFiles(reply, files);
+    const attachments = await this.#sendFiles(reply, messageIds, files);
     const op = confirmation(reply, messageIds, 'sent', {
       timestamp,
       content: reply.content,
@@ -201,16 +203,26 @@ export class LiveReply {
     return { sent: asSent(sent, messageIds, timestamp), confirmed };
   }
 
-  /** Posts `files` after the shown text; the channel reports any it could not post. */
-  async #sendFiles(reply: NewMessage, files: readonly OutboundFile[] | undefined) {
-    if (!files?.length) return undefined;
-    const { channel, inbound, place } = this.#options;
+  /**
+   * Posts `files` after the shown text, named in the record before the first upload; answers
+   * them as the platform did (`[]`: none went out; the channel reports any it could not post).
+   */
+  async #sendFiles(
+    reply: NewMessage,
+    messageIds: readonly string[],
+    files: readonly OutboundFile[] | undefined,
+  ): Promise<MessageAttachment[] | undefined> {
+    const attachments = filesSending(files);
+    if (attachments === undefined) return undefined;
+    const { channel, inbound, place, write } = this.#options;
+    const content = reply.content;
+    await write(confirmation(reply, messageIds, 'sending', { content, attachments }));
     const sent = await channel.send({
       ...outboundFor(inbound, '', place),
       replyId: reply.id,
       files,
     });
-    return sent.files;
+    return sent.files ?? [];
   }
 
   /** Shows the buttons of `reply`, whole, under its last part (`Channel.editActions`). */

@@ -24,6 +24,7 @@ export function confirmRow(
   if (traceId !== undefined) row.message.traceId = traceId;
   if (sources?.length) row.message.sources = [...sources];
   if (attachments?.length) row.message.attachments = [...attachments];
+  else if (attachments !== undefined) delete row.message.attachments;
   if (confirmation.content !== undefined) {
     row.message.content = confirmation.content;
     row.words = searchKeys(confirmation.content);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { MessageAttachment } from '../../src/attachments.js';
 import { commitWith } from '../../src/commit.js';
 import { capabilitiesOf } from '../../src/store.js';
-import type { ConversationStore } from '../../src/store.js';
+import type { ConversationStore, StoreOperation } from '../../src/store.js';
 import type { NewMessage } from '../../src/types.js';
 
 /**
@@ -81,7 +81,56 @@ export function describeAttachmentContract(store: () => ConversationStore): void
       const [stored] = await store().get(C);
       expect(stored).toMatchObject({ id: reply.id, attachments: [PDF] });
     });
+
+    it('names the files a reply is sending, then keeps only those the platform answered', async () => {
+      const { ledger } = capabilitiesOf(store());
+      const sending = { kind: 'file', name: PDF.name, mimeType: PDF.mimeType, size: PDF.size };
+      const refused = { kind: 'image', name: 'chart.png', mimeType: 'image/png', size: 1024 };
+      const byId = async (id: string) => (await store().get(C)).find((t) => t.id === id);
+      const reply = replyTurn('run-2', [sending, refused]);
+      await commitWith(store(), ledger, [{ kind: 'reply', message: reply }]);
+      // A store that keeps no outbox records the reply once it went out.
+      if (ledger) expect(await byId(reply.id)).toMatchObject({ attachments: [sending, refused] });
+
+      await commitWith(store(), ledger, [sentConfirmation(reply, 'r-2', [PDF])]);
+      expect(await byId(reply.id)).toMatchObject({ attachments: [PDF] });
+
+      const none = replyTurn('run-3', [refused]);
+      await commitWith(store(), ledger, [{ kind: 'reply', message: none }]);
+      await commitWith(store(), ledger, [sentConfirmation(none, 'r-3', [])]);
+      expect(await byId(none.id)).toMatchObject({ content: 'here is the report' });
+      expect(await byId(none.id)).not.toHaveProperty('attachments');
+    });
   });
+}
+
+/** A reply turn of `run` recorded with `attachments`, the files it is about to send. */
+function replyTurn(run: string, attachments: MessageAttachment[]): NewMessage {
+  return {
+    ...turn('r', 'here is the report'),
+    id: `telegram:77:${run}:reply`,
+    participant: { kind: 'agent', id: 'support-agent' },
+    metadata: { channelType: 'telegram', channelId: '77', mentions: [] },
+    attachments,
+  };
+}
+
+/** The confirmation that ends `reply`'s send: posted as `messageId`, with `attachments`. */
+function sentConfirmation(
+  reply: NewMessage,
+  messageId: string,
+  attachments: MessageAttachment[],
+): StoreOperation {
+  const { attachments: _, ...turn } = reply;
+  const sent = { ...turn, metadata: { ...turn.metadata, messageId } };
+  const { id, conversationId } = reply;
+  return {
+    kind: 'confirm',
+    confirmation: {
+      ...{ id, conversationId, messageIds: [messageId], delivery: 'sent', attachments },
+      turn: attachments.length === 0 ? sent : { ...sent, attachments },
+    },
+  };
 }
 
 const C = 'telegram:77';

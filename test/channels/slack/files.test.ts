@@ -77,6 +77,32 @@ describe('files out and reactions on Slack (Bolt and web-api against FakeSlack, 
     expect(errors).toEqual([]);
   });
 
+  it('names the file in the reply record before the upload starts', async () => {
+    const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
+    await startBot(new ScriptedAgent({ output: 'Here is the invoice.', files: [invoice] }));
+    const upload = slack.holdNext('files.getUploadURLExternal');
+    await slack.message({ channel: DM, user: 'U0ALICE', text: 'invoice for 4711 please' });
+    await upload.arrived;
+    const rows = sqlite.db
+      .prepare(
+        `SELECT m.delivery, a.name, a.mime_type, a.size, a.platform_file_id
+         FROM message_attachments a JOIN messages m ON m.id = a.message_id`,
+      )
+      .all();
+    upload.release();
+    await store.turns(inDm, (t) => t.some((turn) => turn.delivery === 'sent'));
+
+    expect(rows).toEqual([
+      {
+        delivery: 'sending',
+        name: 'invoice-4711.pdf',
+        mime_type: 'application/pdf',
+        size: PDF.length,
+        platform_file_id: null,
+      },
+    ]);
+  });
+
   it('reports a file Slack refuses in one error, and still records the text', async () => {
     const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
     await startBot(new ScriptedAgent({ output: 'Here is the invoice.', files: [invoice] }));

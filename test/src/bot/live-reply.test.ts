@@ -129,3 +129,45 @@ describe('a streamed reply whose edit the platform refuses', () => {
     });
   });
 });
+
+describe('a streamed reply with files', () => {
+  it('names its files in the row before the first upload, and confirms them as answered', async () => {
+    // given a platform that shows the text, and uploads files once asked
+    const ops: StoreOperation[] = [];
+    let before: StoreOperation[] = [];
+    const channel = {
+      type: 'x',
+      stream: (_message: unknown, options: StreamOptions) => ({
+        update: () => {},
+        end: async (text: string) => {
+          await options.showing!({ messageIds: ['m1'], shown: text });
+          return { messageIds: ['m1'] };
+        },
+      }),
+      send: async () => {
+        before = [...ops];
+        return { messageIds: ['m2'], files: [{ ...PDF, platformFileId: 'F1' }] };
+      },
+    } as unknown as Channel;
+    const live = liveReply(channel, ops);
+
+    // when the answer ends with a file to send
+    live.update('Here');
+    const file = { name: 'invoice.pdf', data: Buffer.from('%PDF'), mimeType: 'application/pdf' };
+    await live.finish(reply('Here is the invoice.'), undefined, [file]);
+
+    // then the row named the file before the upload, and the end holds it as uploaded
+    const confirmations = (list: StoreOperation[]) =>
+      list.flatMap((op) => (op.kind === 'confirm' ? [op.confirmation] : []));
+    expect(confirmations(before).at(-1)).toMatchObject({
+      delivery: 'sending',
+      attachments: [PDF],
+    });
+    expect(confirmations(ops).at(-1)).toMatchObject({
+      delivery: 'sent',
+      attachments: [{ ...PDF, platformFileId: 'F1' }],
+    });
+  });
+});
+
+const PDF = { kind: 'file', name: 'invoice.pdf', mimeType: 'application/pdf', size: 4 };
