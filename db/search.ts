@@ -1,4 +1,5 @@
 import { bm25, searchKeys, searchWords, wordKey } from '../src/search-words.js';
+import type { SearchOptions } from '../src/store.js';
 
 /** At most this many distinct words of a query are searched for. */
 const MAX_WORDS = 16;
@@ -46,6 +47,24 @@ export function queryWords(query: string): QueryWord[] {
     if (key !== '' && !byKey.has(key)) byKey.set(key, word);
   }
   return [...byKey].slice(0, MAX_WORDS).map(([key, word]) => ({ word, key }));
+}
+
+/**
+ * What a search asks for: the query's words and how many turns to return (`limit`, default
+ * 10); `undefined` when it can find nothing (no words, or a limit of 0).
+ *
+ * @example
+ * ```ts
+ * const request = searchRequest('invoice march', { limit: 5 }); // two words, 5 turns at most
+ * ```
+ */
+export function searchRequest(
+  query: string,
+  options: SearchOptions,
+): { words: QueryWord[]; limit: number } | undefined {
+  const words = queryWords(query);
+  const limit = Math.max(0, Math.floor(options.limit ?? 10));
+  return words.length === 0 || limit === 0 ? undefined : { words, limit };
 }
 
 /**

@@ -49,9 +49,9 @@ import { withHandoffs } from './assemble/handoffs.js';
 import { loadSummary, loadTurns, upTo, withThreadParent } from './assemble/load.js';
 import { readableBy } from './visibility.js';
 import type { Context } from './assemble/load.js';
-import { coveredThrough, SUMMARY_PREFIX, summaryRow } from './assemble/summary.js';
+import { coveredThrough, storeSummary, SUMMARY_PREFIX } from './assemble/summary.js';
 import type { Summarizer } from './assemble/summary.js';
-import { AgentError, StoreError } from './errors.js';
+import { AgentError } from './errors.js';
 import type { ColloquyError } from './errors.js';
 import type { HistoryPlugin } from './history/plugins.js';
 import type { ConversationStore } from './store.js';
@@ -440,17 +440,5 @@ async function summarize(
     );
     return undefined;
   }
-  const row = summaryRow(ctx.agentId, content, last, ctx.now().toISOString());
-  try {
-    return (await ctx.store.append(row)).message;
-  } catch (cause) {
-    ctx.report(
-      new StoreError('Could not store the rolling summary; it is used for this prompt only', {
-        cause,
-        conversationId: ctx.conversationId,
-        messageId: row.id,
-      }),
-    );
-    return row as StoredMessage;
-  }
+  return storeSummary(ctx, content, last, ctx.now().toISOString());
 }

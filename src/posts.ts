@@ -1,4 +1,5 @@
 import type { OutboundMessage } from './channel.js';
+import { checkLeaseName, checkLeaseTtl } from './leases.js';
 import type { Participant } from './types.js';
 
 /**
@@ -139,4 +140,24 @@ export function dueTimeOf(at: Date | string | undefined, now = new Date()): stri
     throw new RangeError(`a post's "at" must be a Date or an ISO 8601 time, not ${String(at)}`);
   }
   return new Date(time).toISOString();
+}
+
+/**
+ * A `claimDuePosts` call's terms, checked (a non-empty holder, a whole ttl above zero), with
+ * its defaults: 50 posts, no take-over.
+ *
+ * @example
+ * ```ts
+ * const { limit, takeOver } = claimTerms('host-a:4242:ab12', 60_000, {}); // 50, false
+ * ```
+ */
+export function claimTerms(
+  holder: string,
+  ttlMs: number,
+  options: { limit?: number; takeOver?: boolean },
+): { limit: number; takeOver: boolean } {
+  checkLeaseName('claimDuePosts', holder);
+  checkLeaseTtl(ttlMs);
+  const { limit = 50, takeOver = false } = options;
+  return { limit, takeOver };
 }

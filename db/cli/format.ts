@@ -112,15 +112,3 @@ function csvText(value: unknown): string {
 export function formatCount(n: number): string {
   return n.toLocaleString('en-US');
 }
-
-/** `1536` → `1.5 KB`. */
-export function formatBytes(bytes: number): string {
-  const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
-}

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { conversationExists, placeOf } from '../../src/conversations.js';
 import { ColloquyError, StoreError } from '../../src/errors.js';
 import { type ClaimedRuns, type Lease, checkLeaseName, checkLeaseTtl } from '../../src/leases.js';
-import type { NewPost, PostStatus, ScheduledPost } from '../../src/posts.js';
+import { claimTerms, type NewPost, type PostStatus, type ScheduledPost } from '../../src/posts.js';
 import * as posts from './posts.js';
 import type { AgentRun, RunQuery } from '../../src/runs.js';
 import type {
@@ -33,7 +33,13 @@ import type {
 import { type ConversationRow, listingQuery, pageOf, toSummary } from '../listing.js';
 import { buildGetQuery } from '../queries.js';
 import { fromValues, normalizeTimestamp, toInsert, toMessage } from '../rows.js';
-import { type Candidate, candidatesPerWord, queryWords, rankCandidates } from '../search.js';
+import {
+  type Candidate,
+  type QueryWord,
+  candidatesPerWord,
+  rankCandidates,
+  searchRequest,
+} from '../search.js';
 import {
   type PostgresStoreOptions,
   isCurrent,
@@ -367,10 +373,9 @@ export class PostgresConversationStore implements ConversationStore {
     options: SearchOptions = {},
   ): Promise<StoredMessage[]> {
     return this.#guard('search', conversationId, async () => {
-      const words = queryWords(query);
-      const limit = Math.max(0, Math.floor(options.limit ?? 10));
-      if (words.length === 0 || limit === 0) return [];
-      const ranked = (await this.#rank(conversationId, words)).slice(0, limit);
+      const request = searchRequest(query, options);
+      if (request === undefined) return [];
+      const ranked = (await this.#rank(conversationId, request.words)).slice(0, request.limit);
       if (ranked.length === 0) return [];
       const found = await this.#read(this.pool, PG.getBySeqs, [ranked]);
       const bySeq = new Map(found.map((message) => [message.sequence, message]));
@@ -380,7 +385,7 @@ export class PostgresConversationStore implements ConversationStore {
     });
   }
 
-  async #rank(conversationId: string, words: ReturnType<typeof queryWords>): Promise<number[]> {
+  async #rank(conversationId: string, words: QueryWord[]): Promise<number[]> {
     const conversation = await this.pool.query<ConversationRow>(PG.getConversation, [
       conversationId,
     ]);
@@ -599,9 +604,7 @@ export class PostgresConversationStore implements ConversationStore {
     ttlMs: number,
     options: { limit?: number; takeOver?: boolean } = {},
   ): Promise<ScheduledPost[]> {
-    checkLeaseName('claimDuePosts', holder);
-    checkLeaseTtl(ttlMs);
-    const { limit = 50, takeOver = false } = options;
+    const { limit, takeOver } = claimTerms(holder, ttlMs, options);
     return this.#guard('claim due posts', undefined, () =>
       posts.claimDuePosts(this.pool, holder, ttlMs, limit, takeOver),
     );

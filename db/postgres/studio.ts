@@ -38,6 +38,7 @@ import type {
   Turn,
   TurnPage,
 } from '../studio/source.js';
+import { forgetThrough } from '../studio/source.js';
 import { positional } from './statements.js';
 import { type AuthorSqlRow, type LastTurnSqlRow, conversationPeople } from '../studio/people.js';
 import { PostgresConversationStore } from './store.js';
@@ -346,15 +347,9 @@ export class PostgresStudioSource implements StudioSource {
     return row === undefined ? undefined : participantDetail(row);
   }
 
-  /** Through a store opened for writing just for this call, as `colloquy forget` does. */
-  async forget(participantId: string): Promise<number> {
-    if (!this.writable) throw new Error('the studio was started without --write');
-    const store = await PostgresConversationStore.open({ connectionString: this.url, max: 2 });
-    try {
-      return await store.forgetParticipant(participantId);
-    } finally {
-      await store.close();
-    }
+  forget(participantId: string): Promise<number> {
+    const open = () => PostgresConversationStore.open({ connectionString: this.url, max: 2 });
+    return forgetThrough(this.writable, open, participantId);
   }
 
   async close(): Promise<void> {

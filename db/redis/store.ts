@@ -27,7 +27,7 @@ import {
   type PlatformMessageRef,
   type StoredMessage,
 } from '../../src/types.js';
-import { type Candidate, candidatesPerWord, queryWords, rankCandidates } from '../search.js';
+import { type Candidate, candidatesPerWord, rankCandidates, searchRequest } from '../search.js';
 import { RedisKeys, ixPrefix, platformField, platformRefField, refsOf, seqOf } from './keys.js';
 import { decodeCursor, encodeCursor, listAll, listOf, readInfo } from './conversations.js';
 import { type Lane, newestFirst } from './merge.js';
@@ -236,9 +236,9 @@ export class RedisConversationStore implements ConversationStore {
     options: SearchOptions = {},
   ): Promise<StoredMessage[]> {
     return this.#guard('search', conversationId, async () => {
-      const words = queryWords(query);
-      const limit = Math.max(0, Math.floor(options.limit ?? 10));
-      if (words.length === 0 || limit === 0) return [];
+      const request = searchRequest(query, options);
+      if (request === undefined) return [];
+      const { words, limit } = request;
       const base = this.#keys.conversation(conversationId);
       const index = `${base}words`;
       const perWord = candidatesPerWord(words.length);

@@ -34,8 +34,8 @@ import {
   candidatesPerWord,
   type QueryWord,
   matchExpression,
-  queryWords,
   rankCandidates,
+  searchRequest,
 } from '../search.js';
 import { AUTHORED, SQLITE_DIALECT, type Statements, prepareStatements } from './statements.js';
 import {
@@ -48,7 +48,7 @@ import {
 import { RunStatements } from './runs.js';
 import { LeaseStatements } from './leases.js';
 import { PostStatements } from './posts.js';
-import type { NewPost, PostStatus, ScheduledPost } from '../../src/posts.js';
+import { claimTerms, type NewPost, type PostStatus, type ScheduledPost } from '../../src/posts.js';
 import { type ClaimedRuns, type Lease, checkLeaseName, checkLeaseTtl } from '../../src/leases.js';
 import { Writer } from './commit-thread.js';
 import { type ConversationRow, listingQuery, pageOf, toSummary } from '../listing.js';
@@ -250,9 +250,7 @@ export class SqliteConversationStore implements ConversationStore {
     ttlMs: number,
     options: { limit?: number; takeOver?: boolean } = {},
   ): Promise<ScheduledPost[]> {
-    checkLeaseName('claimDuePosts', holder);
-    checkLeaseTtl(ttlMs);
-    const { limit = 50, takeOver = false } = options;
+    const { limit, takeOver } = claimTerms(holder, ttlMs, options);
     return this.guard('claim due posts', undefined, () =>
       this.posts.claim(holder, ttlMs, limit, takeOver),
     );
@@ -331,10 +329,9 @@ export class SqliteConversationStore implements ConversationStore {
     options: SearchOptions = {},
   ): Promise<StoredMessage[]> {
     return this.guard('search', conversationId, () => {
-      const words = queryWords(query);
-      const limit = Math.max(0, Math.floor(options.limit ?? 10));
-      if (words.length === 0 || limit === 0) return [];
-      const ranked = this.rank(conversationId, words).slice(0, limit);
+      const request = searchRequest(query, options);
+      if (request === undefined) return [];
+      const ranked = this.rank(conversationId, request.words).slice(0, request.limit);
       const rows = this.sql.getBySeqs.all(JSON.stringify(ranked)) as unknown[][];
       const bySeq = new Map(rows.map((values) => [values[0] as number, read(values)]));
       const results = ranked.flatMap((seq) => bySeq.get(seq) ?? []);

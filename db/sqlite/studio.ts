@@ -13,6 +13,7 @@ import type {
   Turn,
   TurnPage,
 } from '../studio/source.js';
+import { forgetThrough } from '../studio/source.js';
 import {
   type ConversationSqlRow,
   type ParticipantSqlDetail,
@@ -382,17 +383,9 @@ export class SqliteStudioSource implements StudioSource {
     return row === undefined ? undefined : participantDetail(row);
   }
 
-  /** Through a store opened for writing just for this call, as `colloquy forget` does. */
-  async forget(participantId: string): Promise<number> {
-    if (!this.writable) throw new Error('the studio was started without --write');
-    const store = new SqliteConversationStore({
-      path: this.path,
-    });
-    try {
-      return await store.forgetParticipant(participantId);
-    } finally {
-      await store.close();
-    }
+  forget(participantId: string): Promise<number> {
+    const open = () => new SqliteConversationStore({ path: this.path });
+    return forgetThrough(this.writable, open, participantId);
   }
 
   async close(): Promise<void> {

@@ -222,3 +222,26 @@ export interface Overview {
   tokensPerDay?: { day: string; agentId: string; tokens: number }[];
   totals: { conversations: number; turns: number; participants: number };
 }
+
+/**
+ * `StudioSource.forget` through a store opened for writing just for this call (as `colloquy
+ * forget` does) and closed after; refused unless the studio is `writable`.
+ *
+ * @example
+ * ```ts
+ * const deleted = await forgetThrough(true, () => new SqliteConversationStore({ path }), 'slack:U1');
+ * ```
+ */
+export async function forgetThrough(
+  writable: boolean,
+  open: () => ConversationStore | Promise<ConversationStore>,
+  participantId: string,
+): Promise<number> {
+  if (!writable) throw new Error('the studio was started without --write');
+  const store = await open();
+  try {
+    return await store.forgetParticipant(participantId);
+  } finally {
+    await store.close?.();
+  }
+}

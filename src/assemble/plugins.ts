@@ -1,4 +1,3 @@
-import { StoreError } from '../errors.js';
 import type { ColloquyError } from '../errors.js';
 import { isMaskingPlugin, toolResultMasking } from '../history/builtins.js';
 import { entryToRows, sourcedEntries } from '../history/entries.js';
@@ -8,7 +7,7 @@ import type { HistoryPlugin } from '../history/plugins.js';
 import type { ConversationStore } from '../store.js';
 import type { Tokenizer } from '../tokenizer.js';
 import type { StoredMessage } from '../types.js';
-import { summaryRow } from './summary.js';
+import { storeSummary } from './summary.js';
 
 /** What the plugin pass of prompt assembly works with. */
 export interface PluginPassInput {
@@ -69,7 +68,7 @@ export async function pluginPass(input: PluginPassInput): Promise<PluginPassOutp
     );
     const last = made && newest(sourced.slice(0, made.covers).flatMap((s) => s.rows));
     if (made !== undefined && last !== undefined) {
-      summary = await store(input, made.summary, last);
+      summary = await storeSummary(input, made.summary, last, input.now.toISOString());
       sourced = sourced.slice(made.covers);
     }
   }
@@ -89,26 +88,6 @@ function newest(rows: StoredMessage[]): StoredMessage | undefined {
     if (row.sequence !== undefined && (last?.sequence ?? -1) < row.sequence) last = row;
   }
   return last;
-}
-
-async function store(
-  input: PluginPassInput,
-  content: string,
-  last: StoredMessage,
-): Promise<StoredMessage> {
-  const row = summaryRow(input.agentId, content, last, input.now.toISOString());
-  try {
-    return (await input.store.append(row)).message;
-  } catch (cause) {
-    input.report(
-      new StoreError('Could not store the rolling summary; it is used for this prompt only', {
-        cause,
-        conversationId: input.conversationId,
-        messageId: row.id,
-      }),
-    );
-    return row as StoredMessage;
-  }
 }
 
 function keyOf(entry: HistoryEntry): string {

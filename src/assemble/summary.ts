@@ -1,3 +1,6 @@
+import { StoreError } from '../errors.js';
+import type { ColloquyError } from '../errors.js';
+import type { ConversationStore } from '../store.js';
 import { samePlace } from '../types.js';
 import type { NewMessage, StoredMessage } from '../types.js';
 
@@ -94,6 +97,36 @@ export function summaryRow(
       summaryThroughSequence: throughSequence,
     },
   };
+}
+
+/**
+ * Stores an agent's new summary (see {@link summaryRow}). When the store refuses it, the
+ * failure is reported and the unstored row is returned, for the prompt being built only.
+ */
+export async function storeSummary(
+  to: {
+    store: ConversationStore;
+    agentId: string;
+    conversationId: string;
+    report(error: ColloquyError): void;
+  },
+  content: string,
+  last: StoredMessage,
+  timestamp: string,
+): Promise<StoredMessage> {
+  const row = summaryRow(to.agentId, content, last, timestamp);
+  try {
+    return (await to.store.append(row)).message;
+  } catch (cause) {
+    to.report(
+      new StoreError('Could not store the rolling summary; it is used for this prompt only', {
+        cause,
+        conversationId: to.conversationId,
+        messageId: row.id,
+      }),
+    );
+    return row as StoredMessage;
+  }
 }
 
 /** The sequence a stored summary covers through; `-Infinity` when there is none. */

@@ -32,25 +32,26 @@ export interface OutgoingTurn {
 
 /**
  * The reply turn for `content` answering `inbound`, before it is sent: its colloquy id is
- * `id` (the platform's ids come with the confirmation), placed where the channel replies.
+ * `id` (the platform's ids come with the confirmation), placed where `channel` replies
+ * (`Channel.replyPlace`).
  *
  * @example
  * ```ts
- * const turn = replyTurn({ id: `${runId}:reply`, inbound, channelType: 'telegram', content, from });
+ * const turn = replyTurn({ id: `${runId}:reply`, inbound, channel, content, from });
  * ```
  */
 export function replyTurn(options: {
   id: string;
   inbound: NewMessage;
-  channelType: string;
+  channel: Pick<Channel, 'type' | 'replyPlace'>;
   content: string;
   from: NewMessage['participant'];
-  place?: ReplyPlace;
   extra?: Record<string, unknown>;
   /** The agent's `traceId` and `sources` for the reply. */
   provenance?: Pick<NewMessage, 'traceId' | 'sources'>;
 }): NewMessage {
-  const { id, inbound, channelType, content, from, place, extra, provenance = {} } = options;
+  const { id, inbound, channel, content, from, extra, provenance = {} } = options;
+  const place = channel.replyPlace?.(inbound);
   const { messageId } = inbound.metadata;
   const threadId = place === undefined ? inbound.metadata.threadId : place.threadId;
   const { threadId: _, ...where } = samePlace(inbound);
@@ -65,7 +66,7 @@ export function replyTurn(options: {
       ...extra,
       ...where,
       ...(threadId === undefined ? {} : { threadId }),
-      channelType,
+      channelType: channel.type,
       ...(messageId === undefined ? {} : { replyToMessageId: messageId }),
       replyToParticipantId: inbound.participant.id,
     },

@@ -202,12 +202,11 @@ export class TurnRunner {
         replyTurn({
           id,
           inbound: message,
-          channelType: channel.type,
+          channel,
           content,
           from,
           ...(extra !== undefined && { extra }),
           provenance,
-          ...(place !== undefined && { place }),
         }),
         others,
       );

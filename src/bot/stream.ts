@@ -280,15 +280,7 @@ export function liveReplyFor(options: {
     channel,
     inbound: message,
     ...(place !== undefined && { place }),
-    turn: (content) =>
-      replyTurn({
-        id,
-        inbound: message,
-        channelType: channel.type,
-        content,
-        from,
-        ...(place !== undefined && { place }),
-      }),
+    turn: (content) => replyTurn({ id, inbound: message, channel, content, from }),
     recording: () => {
       run.replyId = id;
       options.save();

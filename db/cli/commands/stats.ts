@@ -2,7 +2,8 @@ import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { type CliDb, openDb } from '../database.js';
 import { dbPathOf, print } from '../context.js';
-import { formatBytes, formatCount, formatTable } from '../format.js';
+import { formatBytes } from '../../../src/attachments.js';
+import { formatCount, formatTable } from '../format.js';
 
 interface StatsOptions {
   json?: boolean;
