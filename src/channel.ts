@@ -66,8 +66,10 @@ export interface ChannelHandlers {
   /** A platform message was deleted. */
   delete(deletion: MessageDeletion): Promise<Delivery>;
   /**
-   * A reaction was added to or removed from a message (not a turn: no agent runs). Resolves
-   * once recorded, as `message` does. Optional: a channel checks for it before calling.
+   * A reaction was added to or removed from a message (not a turn: no agent runs, unless
+   * `BotOptions.answerReactions` makes it one). Resolves once recorded (and its turn
+   * committed), as `message` does; `handled` once answered. Optional: a channel checks for it
+   * before calling.
    */
   reaction?(change: ReactionChange): Promise<Delivery>;
   /**

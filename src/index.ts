@@ -91,6 +91,7 @@ export type { BotOptions, ErrorHandler } from './bot.js';
 export type { Command, CommandHandler } from './interactions.js';
 export type { UnconfirmedReplies } from './bot/settle.js';
 export type { BurstMode, BurstOption } from './bot/bursts.js';
+export type { AnswerReactions, ReactionTurn } from './bot/reactions.js';
 export type { HistoryEvents, HistoryJSON, HistoryOptions } from './history/options.js';
 export type {
   AssistantEntry,

@@ -421,13 +421,17 @@ export class InMemoryConversationStore implements ConversationStore {
       : undefined;
   }
 
+  async findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
+    const found = this.#byPlatform.get(platformKey(ref))?.message;
+    return found && structuredClone(found);
+  }
+
   async findMessage(
     conversationId: string,
     ref: PlatformMessageRef,
   ): Promise<StoredMessage | undefined> {
-    const first = this.#byPlatform.get(platformKey(ref))?.message;
     const found =
-      first ??
+      (await this.findByPlatformRef(ref)) ??
       this.#conversations
         .get(conversationId)
         ?.rows.find((row) => row.message.metadata.partMessageIds?.includes(ref.messageId))?.message;

@@ -25,6 +25,10 @@ export interface ReactionChange extends PlatformMessageRef {
   at: string;
   /** True when the reaction was taken back. */
   removed?: boolean;
+  /** The person's name, when the platform gives it with the reaction. */
+  displayName?: string;
+  /** True when the platform says a bot reacted (never answered: `BotOptions.answerReactions`). */
+  byBot?: boolean;
 }
 
 /**

@@ -241,6 +241,12 @@ export interface ConversationLog {
    * which it is one (`metadata.partMessageIds`). Deleted turns included: check `deletedAt`.
    */
   findMessage(conversationId: string, ref: PlatformMessageRef): Promise<StoredMessage | undefined>;
+  /**
+   * The turn whose platform message is `ref.messageId`, in whichever conversation it is (a
+   * reaction names no conversation); undefined when unknown. Optional: every store colloquy
+   * ships has it.
+   */
+  findByPlatformRef?(ref: PlatformMessageRef): Promise<StoredMessage | undefined>;
 
   /** The file the store keeps its data in, when it has one (capture's dead letters go beside it). */
   readonly path?: string;

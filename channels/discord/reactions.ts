@@ -51,6 +51,22 @@ export function discordReaction(
     participantId: `discord:${userId}`,
     reaction,
     at: (context.now?.() ?? new Date()).toISOString(),
+    ...reactor(d.member),
     ...(event === 'MESSAGE_REACTION_REMOVE' && { removed: true }),
+  };
+}
+
+/** The reacting member's name and whether it is a bot, as a guild reaction event gives them. */
+function reactor(member: unknown): Pick<ReactionChange, 'displayName' | 'byBot'> {
+  const m = (typeof member === 'object' && member !== null ? member : {}) as {
+    nick?: unknown;
+    user?: { username?: unknown; global_name?: unknown; bot?: unknown };
+  };
+  const name = [m.nick, m.user?.global_name, m.user?.username].find(
+    (n): n is string => typeof n === 'string' && n !== '',
+  );
+  return {
+    ...(name !== undefined && { displayName: name }),
+    ...(m.user?.bot === true && { byBot: true }),
   };
 }

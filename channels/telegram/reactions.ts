@@ -41,12 +41,15 @@ export const TELEGRAM_ALLOWED_UPDATES = [
 export function telegramReactions(update: MessageReactionUpdated): ReactionChange[] {
   const who = update.user?.id ?? update.actor_chat?.id;
   if (who === undefined || typeof update.message_id !== 'number') return [];
+  const name = update.user?.first_name ?? update.actor_chat?.title;
   const base = {
     channelType: 'telegram',
     channelId: String(update.chat.id),
     messageId: String(update.message_id),
     participantId: `telegram:${who}`,
     at: new Date(update.date * 1000).toISOString(),
+    ...(name !== undefined && { displayName: name }),
+    ...(update.user?.is_bot === true && { byBot: true }),
   };
   const before = (update.old_reaction ?? []).map(nameOf);
   const after = (update.new_reaction ?? []).map(nameOf);

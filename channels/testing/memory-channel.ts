@@ -2,6 +2,7 @@ import type {
   BotIdentity,
   Channel,
   ChannelHandlers,
+  Delivery,
   OutboundMessage,
   SendOptions,
   SentMessage,
@@ -163,6 +164,29 @@ export class MemoryChannel implements Channel {
     await (
       await this.#started().delete({ ...ref, deletedAt: isoTimestamp() })
     ).handled;
+  }
+
+  /**
+   * Delivers a reaction on a platform message (by `alice` unless `by` says who; `removed`: taken
+   * back); resolves once the bot committed it, with `handled`.
+   */
+  async deliverReaction(
+    messageId: string,
+    reaction: string,
+    options: { by?: string; removed?: boolean; byBot?: boolean } = {},
+  ): Promise<Delivery> {
+    const handler = this.#started().reaction;
+    if (handler === undefined) throw new ColloquyError('the bot takes no reactions');
+    return handler({
+      channelType: this.type,
+      channelId: this.channelId,
+      messageId,
+      participantId: options.by ?? `${this.type}:alice`,
+      reaction,
+      at: isoTimestamp(),
+      ...(options.removed === true && { removed: true }),
+      ...(options.byBot === true && { byBot: true }),
+    });
   }
 
   /** Reports a problem the way a channel does (a malformed event…). */

@@ -554,6 +554,13 @@ export class PostgresConversationStore implements ConversationStore {
     });
   }
 
+  findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
+    const { channelType, channelId, messageId } = ref;
+    return this.#guard('find a turn', undefined, () =>
+      this.#readOne(this.pool, PG.getByPlatform, [channelType, channelId, messageId]),
+    );
+  }
+
   findMessage(conversationId: string, ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
     return this.#guard('find a turn', conversationId, async () => {
       const { channelType, channelId, messageId } = ref;

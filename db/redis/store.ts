@@ -474,6 +474,14 @@ export class RedisConversationStore implements ConversationStore {
     });
   }
 
+  async findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
+    return this.#guard('find a turn', undefined, async () => {
+      const found = await this.#locate(ref);
+      if (found === undefined) return undefined;
+      return (await this.#load(this.#keys.conversation(found.conversationId), [found.seq]))[0];
+    });
+  }
+
   async findMessage(
     conversationId: string,
     ref: PlatformMessageRef,
@@ -534,6 +542,14 @@ export class RedisConversationStore implements ConversationStore {
     ref: PlatformMessageRef,
     change: (message: StoredMessage) => StoredMessage,
   ): Promise<boolean> {
+    const found = await this.#locate(ref);
+    return found !== undefined && this.#replace(found.conversationId, found.seq, change);
+  }
+
+  /** Where the turn of a platform message is: its conversation and sequence; undefined when unknown. */
+  async #locate(
+    ref: PlatformMessageRef,
+  ): Promise<{ conversationId: string; seq: string } | undefined> {
     const channel = this.#keys.channel(ref.channelType, ref.channelId);
     const field = platformRefField(ref);
     const conversations = (await this.#command('SMEMBERS', channel)) as string[];
@@ -541,13 +557,13 @@ export class RedisConversationStore implements ConversationStore {
       conversations.map((id) => this.#command('HGET', `${this.#keys.conversation(id)}pm`, field)),
     )) as (string | null)[];
     const at = seqs.findIndex((seq) => seq !== null);
-    if (at >= 0) return this.#replace(conversations[at]!, seqs[at]!, change);
+    if (at >= 0) return { conversationId: conversations[at]!, seq: seqs[at]! };
     // Conversations that expired leave their ids behind: those go now.
     for (const id of conversations) {
       const gone = Number(await this.#command('EXISTS', `${this.#keys.conversation(id)}info`));
       if (gone === 0) await this.#command('SREM', channel, id);
     }
-    return false;
+    return undefined;
   }
 
   /**

@@ -460,6 +460,14 @@ export class SqliteConversationStore implements ConversationStore {
     });
   }
 
+  findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
+    return this.guard('find a turn', undefined, () => {
+      const { channelType, channelId, messageId } = ref;
+      const row = this.sql.getByPlatform.get(channelType, channelId, messageId);
+      return row === undefined ? undefined : read(row as unknown[]);
+    });
+  }
+
   findMessage(conversationId: string, ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
     return this.guard('find a turn', conversationId, () => {
       const { channelType, channelId, messageId } = ref;

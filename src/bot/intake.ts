@@ -4,7 +4,8 @@
  * conversation), and its handler resolves once it is committed, so the channel acknowledges
  * only what is stored. A new turn is committed with its pending runs and handed to the drain
  * (`drain.ts`), which answers it in its conversation's order; edits, deletions and reactions
- * are recorded, and an edit answered again (`rerunOnEdit`) is handed to the drain too.
+ * are recorded, and an edit answered again (`rerunOnEdit`) is handed to the drain too, as is a
+ * reaction answered (`answerReactions`: a turn of its own, committed like any new turn).
  */
 import type { Channel, ChannelHandlers, ChannelState, Delivery } from '../channel.js';
 import { StoreError } from '../errors.js';
@@ -13,7 +14,7 @@ import type { AppendResult, RunLedger, StoreOperation } from '../store.js';
 import { TurnOrder, refKey } from '../turn-order.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from '../types.js';
 import type { Drain } from './drain.js';
-import { captureReaction } from './reactions.js';
+import { handleReaction } from './reactions.js';
 import type { Running } from './running.js';
 import { withAgentMentions } from './turn.js';
 
@@ -77,7 +78,8 @@ export class Intake {
             ),
           deletion,
         ),
-      reaction: (change) => captureReaction(this.bot, change),
+      reaction: (change) =>
+        handleReaction(this.bot, change, channel, (turn) => this.message(turn, channel)),
       capacity: (limit) => this.capacity(limit),
       error: (error) => this.bot.report(error),
       ...(ledger !== undefined && { state: this.#state(ledger) }),

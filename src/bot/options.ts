@@ -13,6 +13,7 @@ import { channelOf } from '../channel/place.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage } from '../types.js';
 import type { BurstOption } from './bursts.js';
+import type { AnswerReactions } from './reactions.js';
 import type { UnconfirmedReplies } from './settle.js';
 import type { SharedOptions } from './shared.js';
 
@@ -96,6 +97,17 @@ export interface BotOptions {
    * wins. Default: what the turn's channel declares (`Channel.bursts`), else `queue`.
    */
   bursts?: BurstOption;
+  /**
+   * Answer reactions: a reaction a person adds to a message one of the bot's agents wrote
+   * becomes a turn of that person for that agent (`[reacted 👎 to Support: "…"]`, with
+   * `metadata.reaction`), in the message's conversation and thread, committed and answered like
+   * any turn. `true` for every emoji, or `{ emoji: [...] }` for those listed, as the platform
+   * names them (`'👎'` on Discord and Telegram, `'-1'` on Slack). Removals, reactions by bots and
+   * reactions on a person's message are only recorded; a reaction delivered again, or taken
+   * back and added again, is the same turn, answered once. Default false: reactions are only
+   * recorded (`message_reactions`).
+   */
+  answerReactions?: AnswerReactions;
   /** Run the agents again when a person edits a recent turn (default false). */
   rerunOnEdit?: boolean;
   /** How long `stop` waits for queued writes to reach the store (default 5000 ms). */

@@ -1,25 +1,62 @@
-import type { Delivery } from '../channel.js';
+/**
+ * Reactions a channel saw: recorded in the bot's store (a reaction is not a turn), and, when
+ * the owner asks (`BotOptions.answerReactions`), a person's reaction on an agent's message
+ * turned into a turn for that agent, which intake commits and the drain answers like any other.
+ */
+import type { Channel, Delivery } from '../channel.js';
 import type { ReactionChange } from '../reactions.js';
+import type { NewMessage, StoredMessage } from '../types.js';
+import { samePlace } from '../types.js';
 import type { Running } from './running.js';
 
 /**
- * A reaction a channel saw, recorded in the bot's store (a reaction is not a turn: no agent
- * runs). A message the store does not find is looked for again once what capture holds is
- * committed (a reply's confirmation, with its platform id, may be on its way); one still
- * unknown (posted before the bot ran) is left out with one log line. Rejects with the store's
+ * Which reactions start the agent whose message they are on: `true` every emoji, or only
+ * those listed, as the platform names them (`'👎'` on Discord and Telegram, `'-1'` or
+ * `'thumbsdown'` on Slack). Default: none.
+ *
+ * @example
+ * ```ts
+ * const answer: AnswerReactions = { emoji: ['👎', '-1', 'thumbsdown'] };
+ * ```
+ */
+export type AnswerReactions = boolean | { emoji: readonly string[] };
+
+/**
+ * What a turn made of a reaction carries in `metadata.reaction`: the emoji, the reacted turn's
+ * colloquy id, and the agent that wrote it (the one agent that answers).
+ *
+ * @example
+ * ```ts
+ * const reaction: ReactionTurn = { emoji: '👎', messageId: 'telegram:42:7', agentId: 'support' };
+ * ```
+ */
+export interface ReactionTurn {
+  emoji: string;
+  messageId: string;
+  agentId: string;
+}
+
+/** How much of the reacted message a reaction turn quotes. */
+const QUOTED_CHARS = 80;
+
+/**
+ * A reaction a channel saw, recorded in the bot's store. A message the store does not find is
+ * looked for again once what capture holds is committed (a reply's confirmation, with its
+ * platform id, may be on its way); one still unknown (posted before the bot ran) is left out
+ * with one log line. Resolves with whether the message is known; rejects with the store's
  * error when it could not be written, so the platform delivers the event again.
  *
  * @example
  * ```ts
- * reaction: (change) => captureReaction(bot, change),
+ * const known = await captureReaction(bot, change);
  * ```
  */
 export async function captureReaction(
   bot: Pick<Running, 'store' | 'capture' | 'logger'>,
   change: ReactionChange,
-): Promise<Delivery> {
+): Promise<boolean> {
   const { store, capture, logger } = bot;
-  if (store.recordReaction === undefined) return { handled: Promise.resolve() };
+  if (store.recordReaction === undefined) return false;
   let known = await store.recordReaction(change);
   if (!known) {
     await capture.settled();
@@ -29,10 +66,114 @@ export async function captureReaction(
     const where = `${change.channelType}:${change.channelId}:${change.messageId}`;
     logger.info(
       `not recorded: reaction ${change.reaction} on a message the store does not have (${where})`,
-      {
-        channelType: change.channelType,
-      },
+      { channelType: change.channelType },
     );
   }
-  return { handled: Promise.resolve() };
+  return known;
+}
+
+/**
+ * Records a reaction and, when it is one the owner asks to answer, hands its turn to
+ * `receive` (intake's path for a new turn: committed with its pending run, then drained).
+ * Resolves once both are committed; rejects when either is not, so the platform delivers the
+ * reaction again (the same turn then: its id comes from the reaction).
+ *
+ * @example
+ * ```ts
+ * reaction: (change) => handleReaction(bot, change, channel, (turn) => intake.message(turn, channel)),
+ * ```
+ */
+export async function handleReaction(
+  bot: Pick<Running, 'store' | 'capture' | 'logger' | 'options' | 'agentsOn'>,
+  change: ReactionChange,
+  channel: Channel,
+  receive: (turn: NewMessage) => Promise<Delivery>,
+): Promise<Delivery> {
+  const known = await captureReaction(bot, change);
+  const turn = known ? await reactionTurn(bot, change, channel) : undefined;
+  return turn === undefined ? { handled: Promise.resolve() } : receive(turn);
+}
+
+/**
+ * The turn a reaction becomes under `answerReactions`: an emoji added (never removed) by a
+ * person (not a bot, not one of the bot's own identities) on a turn one of `channel`'s agents
+ * wrote becomes, in that turn's conversation and thread, a turn of the person addressed to that
+ * agent (`[reacted 👎 to Support: "…"]`). Its id comes from the reacted turn, the person and
+ * the emoji, so a reaction delivered again is the same turn. Undefined for any other reaction.
+ *
+ * @example
+ * ```ts
+ * const turn = await reactionTurn(bot, change, channel); // undefined: not answered
+ * ```
+ */
+export async function reactionTurn(
+  bot: Pick<Running, 'store' | 'options' | 'agentsOn'>,
+  change: ReactionChange,
+  channel: Channel,
+): Promise<NewMessage | undefined> {
+  const { store, options } = bot;
+  if (!answers(options.answerReactions, change.reaction)) return undefined;
+  if (change.removed === true || change.byBot === true) return undefined;
+  const agents = bot.agentsOn(channel);
+  const ours = new Set([
+    ...agents.map((agent) => agent.id),
+    ...options.channels.flatMap((c) => [c.botIdentity?.id, `${c.type}:bot`]),
+  ]);
+  if (ours.has(change.participantId) || store.findByPlatformRef === undefined) return undefined;
+  const reacted = await store.findByPlatformRef(change);
+  const agent = agents.find((a) => a.id === reacted?.participant.id);
+  if (reacted === undefined || agent === undefined || reacted.deletedAt !== undefined) {
+    return undefined;
+  }
+  const author = reacted.participant.displayName ?? agent.name;
+  const reaction: ReactionTurn = {
+    emoji: change.reaction,
+    messageId: reacted.id,
+    agentId: agent.id,
+  };
+  return {
+    id: `${reacted.id}:reaction:${change.participantId}:${change.reaction}`,
+    conversationId: reacted.conversationId,
+    participant: {
+      kind: 'user',
+      id: change.participantId,
+      ...(change.displayName !== undefined && { displayName: change.displayName }),
+    },
+    content: `[reacted ${emojiText(change)} to ${author}: "${quoted(reacted)}"]`,
+    timestamp: change.at,
+    scope: reacted.scope,
+    metadata: {
+      ...samePlace(reacted),
+      mentions: [agent.id],
+      ...(reacted.metadata.messageId !== undefined && {
+        replyToMessageId: reacted.metadata.messageId,
+      }),
+      replyToParticipantId: agent.id,
+      reaction,
+    },
+  };
+}
+
+/** The agent a reaction turn is for (`metadata.reaction.agentId`); undefined for any other turn. */
+export function reactionAgent(message: Pick<NewMessage, 'metadata'>): string | undefined {
+  const reaction = message.metadata.reaction as Partial<ReactionTurn> | undefined;
+  return typeof reaction?.agentId === 'string' ? reaction.agentId : undefined;
+}
+
+/** Whether `answerReactions` asks to answer `emoji`. */
+function answers(option: AnswerReactions | undefined, emoji: string): boolean {
+  if (option === undefined || option === false) return false;
+  return option === true || option.emoji.includes(emoji);
+}
+
+/** A reaction as the model reads it: Slack's names as `:name:`, an emoji as itself. */
+function emojiText(change: ReactionChange): string {
+  return change.channelType === 'slack' ? `:${change.reaction}:` : change.reaction;
+}
+
+/** The reacted message's first characters, on one line. */
+function quoted(message: StoredMessage): string {
+  const chars = [...message.content.replace(/\s+/g, ' ').trim()];
+  const cut = chars.length > QUOTED_CHARS;
+  return cut ? `${chars.slice(0, QUOTED_CHARS).join('')}…` : chars.join('');
 }

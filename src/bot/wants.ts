@@ -1,5 +1,5 @@
 /**
- * Which agents answer a turn: the one an interaction names, else those it concerns (a mention,
+ * Which agents answer a turn: the one an interaction or a reaction names, else those it concerns (a mention,
  * a DM, a reply to the agent, `shouldRespond`), or a turn in a thread the agent opened; and
  * the agents a reply hands the conversation to by mentioning them.
  */
@@ -11,6 +11,7 @@ import type { ColloquyError } from '../errors.js';
 import { answeredBy } from '../interactions.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage } from '../types.js';
+import { reactionAgent } from './reactions.js';
 
 /** What deciding who answers needs from the bot. */
 export interface WantsDeps {
@@ -36,7 +37,7 @@ export function wantsNow(
   aliases: readonly string[],
   ours: boolean,
 ): boolean {
-  const target = answeredBy(message);
+  const target = answeredBy(message) ?? reactionAgent(message);
   if (target !== undefined) return target === agent.id;
   try {
     if (ours && !(message.metadata.mentions ?? []).some((id) => aliases.includes(id))) return false;

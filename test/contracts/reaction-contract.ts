@@ -87,6 +87,14 @@ export function describeReactionContract(store: () => ConversationStore): void {
       },
     );
 
+    it('finds the reacted turn by its platform ids alone, in whichever conversation', async () => {
+      await store().append(TURN);
+      await store().append(BOB_TURN);
+      expect(await store().findByPlatformRef!(REF)).toMatchObject({ id: ID, conversationId: C });
+      expect(await store().findByPlatformRef!(BOB_REF)).toMatchObject({ id: BOB_TURN.id });
+      expect(await store().findByPlatformRef!({ ...REF, messageId: 'nowhere' })).toBeUndefined();
+    });
+
     it('refuses a reaction on an unknown message with false, and reads none there', async () => {
       expect(await record({ messageId: 'nowhere' })).toBe(false);
       expect(await store().getReactions!(C, 'telegram:88:nowhere')).toEqual([]);
