@@ -17,7 +17,10 @@ const RUN_COLUMNS = `id, message_id, conversation_id, agent_id, status, created_
   finished_at, model, input_tokens, output_tokens, reply_id, error, attempts, prompt`;
 const RUN_VALUES = '$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15';
 
-/** A later write never loses what an earlier one set (started_at, the reply…). */
+/**
+ * A later write never loses what an earlier one set (started_at, the reply…), and a finished
+ * run stays finished: a write of it unfinished that lands late changes nothing.
+ */
 const UPSERT_RUN = `INSERT INTO agent_runs AS r (${RUN_COLUMNS}) VALUES (${RUN_VALUES})
   ON CONFLICT (id) DO UPDATE SET status = excluded.status,
     started_at = coalesce(excluded.started_at, r.started_at),
@@ -28,7 +31,8 @@ const UPSERT_RUN = `INSERT INTO agent_runs AS r (${RUN_COLUMNS}) VALUES (${RUN_V
     reply_id = coalesce(excluded.reply_id, r.reply_id),
     error = excluded.error,
     attempts = greatest(excluded.attempts, r.attempts),
-    prompt = coalesce(excluded.prompt, r.prompt)`;
+    prompt = coalesce(excluded.prompt, r.prompt)
+  WHERE r.status IN ('pending', 'running') OR excluded.status NOT IN ('pending', 'running')`;
 const CREATE_RUN = `INSERT INTO agent_runs (${RUN_COLUMNS}) VALUES (${RUN_VALUES})
   ON CONFLICT DO NOTHING`;
 

@@ -40,7 +40,8 @@ export class RunStatements {
         reply_id = coalesce(excluded.reply_id, reply_id),
         error = excluded.error,
         attempts = max(excluded.attempts, attempts),
-        prompt = coalesce(excluded.prompt, prompt)`);
+        prompt = coalesce(excluded.prompt, prompt)
+      WHERE status IN ('pending', 'running') OR excluded.status NOT IN ('pending', 'running')`);
     this.#create = db.prepare(`INSERT OR IGNORE INTO agent_runs (id, message_id,
         conversation_id, agent_id, status, created_at, started_at, finished_at, model,
         input_tokens, output_tokens, reply_id, error, attempts, prompt)
@@ -73,7 +74,8 @@ export class RunStatements {
   }
 
   /**
-   * Writes a run whole; a later write never loses what an earlier one set (started_at…).
+   * Writes a run whole; a later write never loses what an earlier one set (started_at…), and a
+   * finished run stays finished (a write of it unfinished that lands late changes nothing).
    * `create`: only when the run has no row yet.
    */
   upsert(run: AgentRun, create = false): void {

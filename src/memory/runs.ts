@@ -1,3 +1,4 @@
+import { isUnfinished } from '../runs.js';
 import type { AgentRun, RunQuery } from '../runs.js';
 import type { StoredMessage } from '../types.js';
 
@@ -16,10 +17,14 @@ export class MemoryRuns {
   readonly #runs = new Map<string, AgentRun>();
   readonly #state = new Map<string, string>();
 
-  /** Records `run`, keeping the fields it leaves out; with `create`, only when it is new. */
+  /**
+   * Records `run`, keeping the fields it leaves out; with `create`, only when it is new. A
+   * finished run stays finished: a write of it unfinished that lands late changes nothing.
+   */
   write(run: AgentRun, create?: boolean): void {
     const before = this.#runs.get(run.id);
     if (create === true && before !== undefined) return;
+    if (before !== undefined && !isUnfinished(before) && isUnfinished(run)) return;
     const merged = { ...run };
     for (const key of KEPT_RUN_FIELDS) {
       if (merged[key] === undefined && before?.[key] !== undefined) {

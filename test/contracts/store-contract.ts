@@ -3,6 +3,7 @@ import { concerns } from '../../src/agent.js';
 import { describeAttachmentContract } from './attachment-contract.js';
 import { describePostContract } from './post-contract.js';
 import { describeReactionContract } from './reaction-contract.js';
+import { describeRunContract } from './run-contract.js';
 import type { ConversationStore } from '../../src/store.js';
 import { defaultTokenizer } from '../../src/tokenizer.js';
 import type { NewMessage, Participant, StoredMessage } from '../../src/types.js';
@@ -889,6 +890,7 @@ export function describeStoreContract(
     describeAttachmentContract(() => store);
     describeReactionContract(() => store);
     describePostContract(() => store);
+    describeRunContract(() => store);
 
     describe('provenance', () => {
       it('keeps a reply’s traceId and sources, read every way', async () => {
