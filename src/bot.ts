@@ -318,11 +318,14 @@ export class Bot {
     return this.#posts.send(conversationId, message, options);
   }
 
-  /** The conversation id of the DM with a person on `platform` (`'slack'`, `'discord'`, `'telegram'`). */
-  openDm(platform: string, platformUserId: string): Promise<string> {
+  /**
+   * The DM's conversation id with a person on `on`: a platform with one channel (`'slack'`), a
+   * channel's bot identity id (`'slack:U0BOTTWO'`) or the `Channel` itself (docs/posts.md).
+   */
+  openDm(on: string | Channel, platformUserId: string): Promise<string> {
     if (this.#posts === undefined)
       return Promise.reject(new ColloquyError('bot.openDm needs start() first'));
-    return this.#posts.openDm(platform, platformUserId);
+    return this.#posts.openDm(on, platformUserId);
   }
 
   /** The store an agent reads: its own when it has one, else the bot's. */

@@ -163,14 +163,13 @@ export class Posts {
   }
 
   /**
-   * The conversation id of the DM with `platformUserId` on the channel of type `platform`,
-   * opened on the platform when it must be.
+   * The conversation id of the DM with `platformUserId` on `on` (see `Bot.openDm`), opened on
+   * the platform when it must be.
    */
-  async openDm(platform: string, platformUserId: string): Promise<string> {
-    const channel = this.#deps.channels.find((c) => c.type === platform);
-    if (channel === undefined) throw new ColloquyError(`the bot has no ${platform} channel`);
+  async openDm(on: string | Channel, platformUserId: string): Promise<string> {
+    const channel = dmChannelOf(this.#deps.channels, on);
     if (channel.openDm === undefined) {
-      throw new ColloquyError(`the ${platform} channel cannot open a DM`);
+      throw new ColloquyError(`the ${channel.type} channel cannot open a DM`);
     }
     return channel.openDm(platformUserId);
   }
@@ -331,6 +330,33 @@ export function postTurn(post: NewPost, place: PostPlace): NewMessage {
       ...(select !== undefined && { select }),
     },
   };
+}
+
+/**
+ * The one channel `on` names: itself (a `Channel` of the bot), the channel whose bot identity
+ * id it is (`slack:U0BOTTWO`), or the only channel of that type (`slack`). A type that several
+ * channels share is refused, naming their identities, as is a channel the bot does not have.
+ *
+ * @example
+ * ```ts
+ * dmChannelOf([workspaceOne, workspaceTwo], 'slack:U0BOTTWO'); // workspaceTwo
+ * dmChannelOf([workspaceOne, workspaceTwo], 'slack'); // throws: 2 slack channels (…)
+ * ```
+ */
+export function dmChannelOf(channels: readonly Channel[], on: string | Channel): Channel {
+  if (typeof on !== 'string') {
+    if (channels.includes(on)) return on;
+    throw new ColloquyError(`the ${on.type} channel given to openDm is not one of the bot's`);
+  }
+  const byIdentity = channels.find((c) => c.botIdentity?.id === on);
+  if (byIdentity !== undefined) return byIdentity;
+  const [channel, ...others] = channels.filter((c) => c.type === on);
+  if (channel === undefined) throw new ColloquyError(`the bot has no ${on} channel`);
+  if (others.length === 0) return channel;
+  const names = [channel, ...others].map((c) => c.botIdentity?.id ?? 'not started');
+  throw new ColloquyError(
+    `${others.length + 1} ${on} channels (${names.join(', ')}): name one by its bot identity id, or pass the Channel`,
+  );
 }
 
 /** The author of a post: the agent it is from, else the bot's identity on the channel. */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assemblePrompt } from 'colloquy';
+import { assemblePrompt, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import type { SlackChannel } from 'colloquy/slack';
 import { FakeSlack } from 'colloquy/testing';
@@ -164,6 +164,39 @@ describe('a bot in two Slack workspaces', () => {
     } finally {
       await bot.stop();
       await Promise.all([one.close(), two.close(), sqlite.close()]);
+    }
+  });
+
+  it('refuses a DM by platform name alone, naming both, and opens it on the workspace named', async () => {
+    // given a bot in two workspaces, each with its own bot user
+    const one = await FakeSlack.start({ bot: { userId: 'U0BOTONE' } });
+    const two = await FakeSlack.start({ teamId: 'T0TWO', bot: { userId: 'U0BOTTWO' } });
+    one.addUser('U0ALICE', 'alice');
+    two.addUser('U0ALICE', 'alice');
+    const channels = [one, two].map((slack) => slackChannelOn(slack));
+    const { bot, errors } = await startedBot(channels);
+    try {
+      // when a DM is opened by 'slack', then by the second workspace's bot id and by its channel
+      const byPlatform = await bot.openDm('slack', 'U0ALICE').catch((error: unknown) => error);
+      const byIdentity = await bot.openDm('slack:U0BOTTWO', 'U0ALICE');
+      const byChannel = await bot.openDm(channels[0]!, 'U0ALICE');
+      await bot.send(byIdentity, 'Your report is ready.');
+
+      // then 'slack' alone is refused with the choices, and the others open that workspace's DM
+      expect(byPlatform).toBeInstanceOf(ColloquyError);
+      expect((byPlatform as Error).message).toBe(
+        '2 slack channels (slack:U0BOTONE, slack:U0BOTTWO): name one by its bot identity id, or pass the Channel',
+      );
+      expect([byIdentity, byChannel]).toEqual(['slack:T0TWO:D0ALICE', 'slack:T0FAKE:D0ALICE']);
+      expect(two.posted).toMatchObject([{ channel: 'D0ALICE', text: 'Your report is ready.' }]);
+      expect(one.posted).toEqual([]);
+      await expect(bot.openDm(slackChannelOn(one), 'U0ALICE')).rejects.toThrow(
+        "the slack channel given to openDm is not one of the bot's",
+      );
+      expect(errors).toEqual([]);
+    } finally {
+      await bot.stop();
+      await Promise.all([one.close(), two.close()]);
     }
   });
 
