@@ -7,12 +7,9 @@ import type { NewMessage, Participant } from './types.js';
  * The one primitive of the pipeline: an interceptor gets the turn's context and a `next`
  * that runs the rest of the chain.
  *
- * The chains, in both directions (docs/chain.md has the picture):
- * - inbound, once a turn is committed and acknowledged (capture, where repeated deliveries are
- *   found stored by their unique keys), in its conversation's order:
- *   `inboundChain(userInterceptors, loopGuard, dispatch)`;
- * - outbound, for every reply: `outboundChain(sendHooks, outbox)`, where the outbox records the
- *   reply `sending`, posts it and confirms it `sent`.
+ * Every link a turn passes is listed here, in order, once each way (docs/chain.md has the
+ * picture): `inboundChain` (capture, then the user's interceptors, the loop guard and
+ * dispatch) and `outboundChain` (the send hooks, then the outbox).
  *
  * @example
  * ```ts
@@ -92,21 +89,69 @@ export type SendHook = (
 ) => Promise<NewMessage>;
 
 /**
- * The inbound chain a committed turn passes: the user's interceptors, in order, then the loop
- * guard, then dispatch (which runs the agents the turn concerns).
+ * The inbound chain, every link in order:
+ * 1. `captureLink`, as the turn arrives: it commits the turn with its pending runs and
+ *    acknowledges it; its `next` is `queue`, which hands the turn on to its conversation's
+ *    queue (`agent_runs`, drained by `src/bot/drain.ts`);
+ * 2. from that queue, one turn at a time per conversation: the user's interceptors, in order;
+ * 3. the loop guard (`loopGuard`);
+ * 4. dispatch, which runs the agents the turn concerns.
+ *
+ * A turn resumed from `agent_runs` (start-up recovery, the shared sweep, a lease take-over)
+ * was captured before: it enters at 2 (`queued`).
  *
  * @example
  * ```ts
- * await inboundChain(interceptors, loopGuard(5, logger), dispatch)(ctx, async () => {});
+ * const delivered = inboundChain.arriving(queue)(arriving); // intake, as the turn arrives
+ * await inboundChain.queued(interceptors, { maxAgentDepth: 5, logger }, dispatch)(ctx, done);
  * ```
  */
-export function inboundChain(
-  interceptors: readonly Interceptor<TurnContext>[],
-  guard: Interceptor<TurnContext>,
-  dispatch: Interceptor<TurnContext>,
-): Interceptor<TurnContext> {
-  return compose([...interceptors, guard, dispatch]);
+export const inboundChain = {
+  arriving:
+    (queue: (arriving: Arriving) => Promise<void>) =>
+    (arriving: Arriving): Promise<void> =>
+      compose([captureLink])(arriving, () => queue(arriving)),
+  queued: (
+    interceptors: readonly Interceptor<TurnContext>[],
+    guard: { maxAgentDepth: number; logger: Logger },
+    dispatch: Interceptor<TurnContext>,
+  ): Interceptor<TurnContext> =>
+    compose([...interceptors, loopGuard(guard.maxAgentDepth, guard.logger), dispatch]),
+};
+
+/**
+ * A new inbound turn as it arrives: what the capture link gets. The bot's intake
+ * (`src/bot/intake.ts`) makes its writes and answers its delivery.
+ */
+export interface Arriving<Tried = unknown> {
+  readonly turn: NewMessage;
+  /**
+   * Hands the turn to capture with its pending runs (`agent_runs`), one commit most of the
+   * time. `tried`: what became of the first try; `committed`: whether the turn is committed in
+   * the end (capture retries a passing failure), false when the bot stops first or capture
+   * gives up on it.
+   */
+  commit(): { tried: Promise<Tried>; committed: Promise<boolean> };
+  /**
+   * Answers the channel's delivery as `tried` says: acknowledged when the turn is committed or
+   * found stored, refused when not (the platform delivers it again). Settles once answered.
+   */
+  acknowledge(tried: Tried): Promise<void>;
 }
+
+/**
+ * The capture link, the inbound chain's first: it commits the turn with its pending runs,
+ * acknowledges the delivery, and only then calls `next`. A delivery of a turn the store has
+ * already is found by its unique keys (same id, same platform message) and stores nothing new:
+ * that is the dedupe. A turn refused at the first try goes on once capture commits it; one
+ * never committed here goes no further (a restart resumes its runs, the dead-letter file
+ * keeps it).
+ */
+export const captureLink: Interceptor<Arriving> = async (arriving, next) => {
+  const { tried, committed } = arriving.commit();
+  await arriving.acknowledge(await tried);
+  if (await committed) await next();
+};
 
 /**
  * The loop guard: an agent's turn `maxAgentDepth` agent turns deep goes no further (no agent
@@ -131,9 +176,12 @@ export function loopGuard(maxAgentDepth: number, logger: Logger): Interceptor<Tu
 }
 
 /**
- * The outbound chain a reply passes: the send hooks, in order, the first outermost, then
- * `outbox`, which records the reply as the hooks left it (`sending`), posts it and confirms it
- * (`sent`). A hook that throws stops the reply before anything is recorded.
+ * The outbound chain a reply passes, every link in order: the send hooks, the first outermost,
+ * then the outbox, the innermost link, which records the reply as the hooks left it
+ * (`sending`), posts it and confirms it (`sent`). The outbox comes last so that a hook that
+ * changes a reply (masks an e-mail address) runs before anything is recorded: the record and
+ * its text revisions hold what was posted, never what a hook removed. A hook that throws stops
+ * the reply before anything is recorded.
  *
  * @example
  * ```ts
@@ -145,8 +193,11 @@ export function outboundChain(
   outbox: (reply: NewMessage) => Promise<NewMessage>,
   about: Parameters<SendHook>[2],
 ): (reply: NewMessage) => Promise<NewMessage> {
-  return hooks.reduceRight<(reply: NewMessage) => Promise<NewMessage>>(
-    (next, hook) => async (reply) => hook(reply, next, about),
-    async (reply) => outbox(reply),
-  );
+  // The outbox ends the chain: it has no `send` to call.
+  const links: readonly SendHook[] = [...hooks, (reply) => outbox(reply)];
+  const from =
+    (index: number) =>
+    (reply: NewMessage): Promise<NewMessage> =>
+      links[index]!(reply, from(index + 1), about);
+  return from(0);
 }

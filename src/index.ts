@@ -53,7 +53,7 @@ export type {
   ScheduledPost,
   SendPostOptions,
 } from './posts.js';
-export type * from './chain.js';
+export type { Interceptor, Next, SendHook, TurnContext } from './chain.js';
 export type * from './channel.js';
 export type {
   ChannelType,

@@ -1,10 +1,11 @@
 /**
- * The drain: the one way agent work runs. `agent_runs` is the queue: intake commits a turn with
- * its pending runs and acknowledges it, and `drain(conversationId)` — in one in-process queue
- * per conversation, under the conversation's lease when the store is shared — reads the
- * conversation's unfinished runs oldest first, decides each once (run, resume, settle, give up)
- * and runs it. Start-up recovery, the shared sweep (a dead instance's conversations), a
- * redelivered turn and an edit answered again all come through here.
+ * The drain: the one way agent work runs. `agent_runs` is the queue: intake's capture link
+ * commits a turn with its pending runs and acknowledges it, and `drain(conversationId)` — in
+ * one in-process queue per conversation, under the conversation's lease when the store is
+ * shared — reads the conversation's unfinished runs oldest first, decides each once (run,
+ * resume, settle, give up) and runs it (the rest of the inbound chain: `chain.ts`). Start-up
+ * recovery, the shared sweep (a dead instance's conversations), a redelivered turn and an edit
+ * answered again all come through here.
  *
  * The ledger is the authority for the work that must survive a crash; a turn this process was
  * handed comes with a hint of what it owes the turn beyond that. Interceptors run for every
@@ -35,9 +36,10 @@ export interface Handed {
   /** The pending runs intake committed with the turn. */
   runs: readonly AgentRun[];
   /**
-   * What became of the turn's commit: new to the store, one the store had already (`again`: a
-   * redelivery), or undefined when it never commits here (the bot stopped first, or capture
-   * gave up on it: a restart resumes its runs, the dead-letter file keeps it).
+   * Resolves once capture hands the turn on (the inbound chain's first link calls `next`), with
+   * what became of its commit: new to the store, or one the store had already (`again`: a
+   * redelivery); undefined when capture does not (the bot stopped first, or capture gave up on
+   * it: a restart resumes its runs, the dead-letter file keeps it).
    */
   committed: Promise<'new' | 'again' | undefined>;
   /** An edited turn answered again (`rerunOnEdit`). */

@@ -2,14 +2,19 @@
  * Intake: what a channel hands the bot. Every event is committed through capture in the order
  * it arrived (a turn a channel is still completing holds back the later events of its
  * conversation), and its handler resolves once it is committed, so the channel acknowledges
- * only what is stored. A new turn is committed with its pending runs and handed to the drain
- * (`drain.ts`), which answers it in its conversation's order; edits, deletions and reactions
- * are recorded, and an edit answered again (`rerunOnEdit`) is handed to the drain too, as is a
- * reaction answered (`answerReactions`: a turn of its own, committed like any new turn).
+ * only what is stored. A new turn passes the inbound chain's first link, capture
+ * (`captureLink` in `chain.ts`): committed with its pending runs, acknowledged, then handed to
+ * the drain (`drain.ts`), which runs the rest of the chain in its conversation's order; edits,
+ * deletions and reactions are recorded, and an edit answered again (`rerunOnEdit`) is handed to
+ * the drain too, as is a reaction answered (`answerReactions`: a turn of its own, passing
+ * capture like any new turn).
  */
+import { inboundChain } from '../chain.js';
+import type { Arriving } from '../chain.js';
 import type { Channel, ChannelHandlers, ChannelState, Delivery } from '../channel.js';
 import { StoreError } from '../errors.js';
 import { RecentPresses, resolveInteraction } from '../interactions.js';
+import type { AgentRun } from '../runs.js';
 import type { AppendResult, RunLedger, StoreOperation } from '../store.js';
 import { TurnOrder, refKey } from '../turn-order.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from '../types.js';
@@ -21,8 +26,13 @@ import { withAgentMentions } from './turn.js';
 /** How many recent turns are kept to answer their edits again (`rerunOnEdit`). */
 const RECENT_TURNS = 1000;
 
-/** What became of an event's write: see `Intake.#commit`. */
+/** What became of an event's write: see `Intake.commit`. */
 type CaptureOutcome = 'stored' | 'duplicate' | 'buffered' | 'rejected';
+
+/** A new turn once capture hands it on: see `Handed.committed`. */
+type Entered = 'new' | 'again' | undefined;
+
+const noop = () => {};
 
 /** A bot's intake: see the file's comment. */
 export class Intake {
@@ -31,16 +41,13 @@ export class Intake {
   readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
   readonly #presses = new RecentPresses();
   /**
-   * New turns whose append capture holds: a delivery of one of them again gets the first
-   * delivery's answer instead of queueing another copy (a platform that redelivers every few
-   * hundred milliseconds while the store is away would fill capture's buffer with copies).
-   * Once the append is committed, a delivery again is committed as usual (found stored, its
-   * runs written again), and answered once they are.
+   * New turns whose append capture holds, with their delivery: a delivery of one of them
+   * again gets the first delivery's answer instead of queueing another copy (a platform that
+   * redelivers every few hundred milliseconds while the store is away would fill capture's
+   * buffer with copies). Once the append is committed, a delivery again passes capture as
+   * usual (found stored, its runs written again), and is answered once they are.
    */
-  readonly #uncommitted = new Map<
-    string,
-    { committed: Promise<CaptureOutcome>; handled: Promise<void> }
-  >();
+  readonly #uncommitted = new Map<string, Promise<Delivery>>();
   /**
    * The order events are committed in: a turn a channel is still completing holds back the
    * later turns of its conversation (and changes of it), and nothing else.
@@ -102,55 +109,96 @@ export class Intake {
   }
 
   /**
-   * A new turn: committed at once (in arrival order, with whatever else waits: group commit),
-   * with its pending runs, and handed to the drain. Resolves when committed; rejects with a
-   * `StoreError` when not, so the channel does not acknowledge it. The turn is run once per
-   * process however often it is delivered; a turn the store had before this process saw it has
-   * only its unfinished runs resumed.
+   * A new turn, through the inbound chain's first link (`inboundChain.arriving`): capture
+   * commits it at once (in arrival order, with whatever else waits: group commit) with its
+   * pending runs, answers the delivery, and hands the turn on to its place in its
+   * conversation's queue, taken as it arrived (its order); the drain runs it from there.
+   * Resolves when committed; rejects with a `StoreError` when not, so the channel does not
+   * acknowledge it. The turn is run once per process however often it is delivered; a turn the
+   * store had before this process saw it has only its unfinished runs resumed.
    */
   #inbound(message: NewMessage, channel: Channel): Promise<Delivery> {
-    const { capture, runner } = this.bot;
     const queued = this.#uncommitted.get(message.id);
-    if (queued !== undefined) {
-      return acknowledged(queued.committed, message.id, message.conversationId, queued.handled);
-    }
+    if (queued !== undefined) return queued;
     const turn = withAgentMentions(message, this.bot.agentsOn(channel));
-    const runs = runner.planned(turn, channel);
-    // The turn and its pending runs are handed over together: one commit, most of the time.
-    const tracked = capture.track({ kind: 'append', message: turn });
+    const runs = this.bot.runner.planned(turn, channel);
+    const { conversationId } = turn;
+    // Its place in the conversation's queue is taken now (the conversation's order is the
+    // order of arrival); the turn enters it once capture hands it on.
+    let handOn!: (as: Entered) => void;
+    const committed = new Promise<Entered>((resolve) => (handOn = resolve));
+    const drained = this.drain.drain(conversationId, {
+      handed: { turn, channel, runs, committed },
+    });
+    // The conversation's next turn went on once the replies were sent; this delivery is
+    // handled once their confirmations are committed too (`idle` and `stop` wait for them).
+    const handled = drained.then(() => this.bot.runner.confirmed(conversationId));
+    // The channel's answer, which capture gives once the first try is known.
+    let answer!: (delivery: Promise<Delivery>) => void;
+    const delivery = new Promise<Delivery>((resolve) => (answer = resolve));
+    let stored: Promise<Entered> = Promise.resolve(undefined);
+    const arriving: Arriving<CaptureOutcome> = {
+      turn,
+      commit: () => {
+        const writes = this.#commitTurn(turn, channel, runs, delivery);
+        stored = writes.stored;
+        return { tried: writes.tried, committed: stored.then((as) => as !== undefined) };
+      },
+      acknowledge: (tried) => {
+        answer(acknowledged(tried, turn.id, conversationId, handled));
+        return delivery.then(noop, noop);
+      },
+    };
+    const queue = async () => {
+      handOn(await stored);
+      await handled;
+    };
+    void inboundChain
+      .arriving(queue)(arriving)
+      .catch((error: unknown) => {
+        answer(Promise.reject(error));
+        this.bot.report(error);
+      })
+      .finally(() => handOn(undefined));
+    return delivery;
+  }
+
+  /**
+   * Capture's writes for a new turn: the turn and its pending runs, handed over together (one
+   * commit, most of the time). `tried`: what became of the first try; `stored`: the turn once
+   * committed (new, or `again`: found stored), undefined when it never is here (the bot stops
+   * first or capture gives up on it: a restart resumes its pending runs, and a turn given up on
+   * is in the dead-letter file). Until then a delivery of it again gets `delivery`.
+   */
+  #commitTurn(
+    turn: NewMessage,
+    channel: Channel,
+    runs: readonly AgentRun[],
+    delivery: Promise<Delivery>,
+  ): { tried: Promise<CaptureOutcome>; stored: Promise<Entered> } {
+    const tracked = this.bot.capture.track({ kind: 'append', message: turn });
     const appended = tracked.answered as Promise<AppendResult>;
-    const stored = tracked.committed as Promise<AppendResult>;
-    stored.catch(() => {}); // awaited only when the first try failed: never left unhandled
+    const committed = tracked.committed as Promise<AppendResult>;
+    committed.catch(() => {}); // awaited only when the first try failed: never left unhandled
     const written = runs.map((run) => this.bot.write({ kind: 'run', run, create: true }));
-    const committed: Promise<CaptureOutcome> = Promise.all([appended, ...written]).then(
+    const tried: Promise<CaptureOutcome> = Promise.all([appended, ...written]).then(
       ([result]) => (result.inserted ? 'stored' : 'duplicate'),
       (error: unknown) =>
         error instanceof StoreError && error.transient === false ? 'rejected' : 'buffered',
     );
-    // Not committed at the first try: capture tries again, and the turn is answered once it is
-    // committed. Not when the bot stops first or capture gives up on it: a restart resumes its
-    // pending runs, and a turn given up on is in the dead-letter file.
-    const outcome = appended
-      .catch(() => this.#eventually(stored))
+    // Not committed at the first try: capture tries again, and the turn goes on once it is.
+    const stored = appended
+      .catch(() => this.#eventually(committed))
       .then(async (result) => {
         if (result === undefined) return undefined;
         this.#remember(turn, channel);
         await Promise.allSettled(written);
         return result.inserted ? ('new' as const) : ('again' as const);
       });
-    const { conversationId } = turn;
-    const handled = this.drain.drain(conversationId, {
-      handed: { turn, channel, runs, committed: outcome },
-    });
-    // The conversation's next turn went on once the replies were sent; this delivery is
-    // handled once their confirmations are committed too (`idle` and `stop` wait for them).
-    const confirmed = handled.then(() => runner.confirmed(conversationId));
-    this.#uncommitted.set(turn.id, { committed, handled: confirmed });
-    void stored.then(
-      () => this.#uncommitted.delete(turn.id),
-      () => this.#uncommitted.delete(turn.id),
-    );
-    return acknowledged(committed, turn.id, conversationId, confirmed);
+    this.#uncommitted.set(turn.id, delivery);
+    const forget = () => this.#uncommitted.delete(turn.id);
+    void committed.then(forget, forget);
+    return { tried, stored };
   }
 
   /**
@@ -275,7 +323,7 @@ export class Intake {
  * must not take the event as received).
  */
 async function acknowledged(
-  committed: Promise<CaptureOutcome>,
+  committed: CaptureOutcome | Promise<CaptureOutcome>,
   messageId: string | undefined,
   conversationId: string | undefined,
   handled: Promise<void>,

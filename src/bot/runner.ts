@@ -1,11 +1,11 @@
 /**
- * The runner: runs one committed turn through the inbound chain (`[...interceptors, loop
- * guard, dispatch]`), runs each agent that answers it (its run recorded in `agent_runs`), and
- * sends the answers through the outbound chain and the outbox.
+ * The runner: runs one committed turn through the inbound chain after capture
+ * (`[...interceptors, loop guard, dispatch]`), runs each agent that answers it (its run recorded
+ * in `agent_runs`), and sends the answers through the outbound chain (`[...sendHooks, outbox]`).
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Agent, AgentResult } from '../agent.js';
-import { inboundChain, loopGuard, outboundChain } from '../chain.js';
+import { inboundChain, outboundChain } from '../chain.js';
 import type { Interceptor, SendHook } from '../chain.js';
 import type { BotIdentity, Channel } from '../channel.js';
 import type { TurnContext } from '../chain.js';
@@ -80,11 +80,12 @@ interface Recorded {
 }
 
 /**
- * Runs committed turns through the chain `[...interceptors, dispatch]`. Dispatch asks every
- * agent of the channel whether it answers, records its run (`agent_runs`), runs it, sends its
- * output through the outbox (recorded before the platform call, confirmed after), and hands a
- * reply that mentions another of the bot's agents to that agent as a new turn (depth + 1),
- * until `maxAgentDepth` agent turns in a row.
+ * Runs committed turns through the chain's links after capture (`inboundChain.queued`:
+ * `[...interceptors, loop guard, dispatch]`). Dispatch asks every agent of the channel whether
+ * it answers, records its run (`agent_runs`), runs it, sends its output through the outbound
+ * chain (the send hooks, then the outbox: recorded before the platform call, confirmed after),
+ * and hands a reply that mentions another of the bot's agents to that agent as a new turn
+ * (depth + 1), until `maxAgentDepth` agent turns in a row.
  */
 export class TurnRunner {
   /** How many agent runs are in flight, by conversation. */
@@ -154,8 +155,8 @@ export class TurnRunner {
     const ctx = this.#context(message, channel, depth, send);
     const started = new Set<string>();
     const dispatch = this.#dispatcher(plan, started, send);
-    const guard = loopGuard(this.deps.maxAgentDepth, this.deps.logger);
-    const chain = inboundChain(this.deps.interceptors, guard, dispatch);
+    const { interceptors, maxAgentDepth, logger } = this.deps;
+    const chain = inboundChain.queued(interceptors, { maxAgentDepth, logger }, dispatch);
     try {
       await chain(ctx, async () => {});
     } catch (cause) {

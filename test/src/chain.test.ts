@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compose, type Interceptor } from '../../src/chain.js';
+import { captureLink, compose, inboundChain, outboundChain } from '../../src/chain.js';
+import type { Arriving, Interceptor, SendHook, TurnContext } from '../../src/chain.js';
 import type { Channel } from '../../src/channel.js';
-import type { TurnContext } from '../../src/chain.js';
 import { InMemoryConversationStore } from '../../src/memory-store.js';
 import type { NewMessage } from '../../src/types.js';
 
@@ -94,6 +94,76 @@ describe('compose', () => {
     await compose<Ctx>([plain, setX, readX])({ ...turnContext('hello'), x: 0 }, async () => {});
     // then the later interceptor saw the typed field
     expect(seen).toEqual(['hello', 'x=5']);
+  });
+});
+
+describe('the capture link', () => {
+  /** An arriving turn whose commit settles as `tried` and `committed` say, noting each step. */
+  function arriving(tried: Promise<string>, committed: Promise<boolean>, trace: string[]) {
+    const turn = turnContext('hello').message;
+    const given: Arriving<string> = {
+      turn,
+      commit: () => {
+        trace.push('commit');
+        return { tried, committed };
+      },
+      acknowledge: async (outcome) => void trace.push(`acknowledge ${outcome}`),
+    };
+    return given;
+  }
+
+  it('commits, acknowledges, and only then hands the turn on', async () => {
+    // given a turn whose commit succeeds
+    const trace: string[] = [];
+    const turn = arriving(Promise.resolve('stored'), Promise.resolve(true), trace);
+    // when it arrives
+    await inboundChain.arriving(async () => void trace.push('queue'))(turn);
+    // then the queue got it after its acknowledgement
+    expect(trace).toEqual(['commit', 'acknowledge stored', 'queue']);
+  });
+
+  it('refuses a delivery the first try did not commit, and hands the turn on once a retry does', async () => {
+    // given a turn whose first try fails and whose retry is held
+    let retried!: (committed: boolean) => void;
+    const trace: string[] = [];
+    const committed = new Promise<boolean>((resolve) => (retried = resolve));
+    const turn = arriving(Promise.resolve('buffered'), committed, trace);
+    // when it arrives, the delivery is refused and the turn waits
+    const arrived = compose([captureLink])(turn, async () => void trace.push('next'));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(trace).toEqual(['commit', 'acknowledge buffered']);
+    // then it goes on once the retry commits it
+    retried(true);
+    await arrived;
+    expect(trace).toEqual(['commit', 'acknowledge buffered', 'next']);
+  });
+
+  it('goes no further with a turn that is never committed here', async () => {
+    const trace: string[] = [];
+    // given a turn the store rejects
+    const turn = arriving(Promise.resolve('rejected'), Promise.resolve(false), trace);
+    // when it arrives, then the delivery is refused and nothing follows
+    await compose([captureLink])(turn, async () => void trace.push('next'));
+    expect(trace).toEqual(['commit', 'acknowledge rejected']);
+  });
+});
+
+describe('the outbound chain', () => {
+  it('ends in the outbox, which records the reply as the send hooks left it', async () => {
+    // given a hook that masks e-mail addresses, and an outbox that notes what it records
+    const mask: SendHook = (reply, send) =>
+      send({ ...reply, content: reply.content.replace(/\S+@\S+/g, '[email]') });
+    const recorded: string[] = [];
+    const outbox = async (reply: NewMessage) => {
+      recorded.push(reply.content);
+      return reply;
+    };
+    const { message, channel } = turnContext('write to ann@example.com');
+    // when a reply passes the chain
+    const sent = await outboundChain([mask], outbox, { channel })(message);
+    // then the outbox recorded only what the hook passed on
+    expect(recorded).toEqual(['write to [email]']);
+    expect(sent.content).toBe('write to [email]');
   });
 });
 
