@@ -77,7 +77,7 @@ export interface BotOptions {
    * (see `Command`).
    */
   commands?: readonly Command[];
-  /** Run after capture and before the agents, in order. */
+  /** The inbound chain's user links, in order: after capture, before the loop guard and dispatch. */
   interceptors?: readonly Interceptor<TurnContext>[];
   /** Wrap every reply before it is recorded and posted, in order (see `SendHook`). */
   sendHooks?: readonly SendHook[];
