@@ -1,0 +1,126 @@
+import type { Chat, User } from 'grammy/types';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Bot, BotOptions, ColloquyError, StoredMessage } from 'colloquy';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { FakeTelegram } from 'colloquy/testing';
+import {
+  APOLOGY,
+  ANSWER,
+  FeedbackAgent,
+  expectReactionAnswered,
+} from '../../fixtures/feedback-agent.js';
+import { startTelegramBot } from './telegram.fixtures.js';
+
+const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
+const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
+const inDm = 'telegram:1001';
+
+describe('answerReactions on Telegram (grammy against FakeTelegram, SQLite store)', () => {
+  let telegram: FakeTelegram;
+  let sqlite: SqliteConversationStore;
+  let bot: Bot;
+  let errors: ColloquyError[];
+  let agent: FeedbackAgent;
+
+  beforeEach(async () => {
+    telegram = await FakeTelegram.start();
+    sqlite = new SqliteConversationStore({ path: ':memory:' });
+    agent = new FeedbackAgent();
+  });
+
+  afterEach(async () => {
+    await bot.stop();
+    await telegram.close();
+    await sqlite.close();
+  });
+
+  /** A bot with `options` whose agent has answered Ada's question: her turn and the answer's message id. */
+  async function answered(options: Partial<BotOptions>) {
+    ({ bot, errors } = await startTelegramBot(
+      telegram,
+      { store: sqlite, agents: [agent], ...options },
+      { retry: { baseDelayMs: 5 } },
+    ));
+    const { message } = telegram.sendUserMessage({ chat: adaDm, from: ada, text: 'refund time?' });
+    await telegram.waitForSent(1);
+    await bot.idle();
+    return { asked: message.message_id, answer: telegram.sent[0]!.message.message_id };
+  }
+
+  /** Ada leaves `emoji` on a message (`before`: what she had on it). */
+  const react = (messageId: number, emoji: string[], before: string[] = []) =>
+    expect(telegram.react({ chat: adaDm, from: ada, messageId, emoji, before })).toBe(true);
+
+  /** Resolves once Telegram counts `count` updates as delivered, and the bot is idle. */
+  async function delivered(count: number): Promise<void> {
+    const polls = () => telegram.calls.filter((call) => call.method === 'getUpdates').length;
+    while (telegram.acknowledged.length < count)
+      await telegram.waitForCall('getUpdates', polls() + 1);
+    await bot.idle();
+  }
+
+  const reactionTurns = async () =>
+    (await sqlite.get(inDm)).filter((t: StoredMessage) => t.metadata.reaction !== undefined);
+
+  it('answers a 👎 on the agent’s answer, with the reaction turn and the answer recorded', async () => {
+    const { answer } = await answered({ answerReactions: { emoji: ['👎'] } });
+
+    react(answer, ['👎']);
+    await telegram.waitForSent(2);
+    await delivered(2);
+
+    expect(telegram.sent.map((sent) => sent.text)).toEqual([ANSWER, APOLOGY]);
+    const turns = await sqlite.get(inDm);
+    expect(turns.map((t) => t.content)).toEqual([
+      'refund time?',
+      ANSWER,
+      expect.any(String),
+      APOLOGY,
+    ]);
+    await expectReactionAnswered(sqlite, inDm, {
+      emoji: '👎',
+      by: 'telegram:1001',
+      displayName: 'Ada',
+    });
+    expect(errors).toEqual([]);
+  });
+
+  it('answers a reaction Telegram delivers twice once', async () => {
+    const { answer } = await answered({ answerReactions: true });
+
+    react(answer, ['👎']);
+    await delivered(2);
+    telegram.pushUpdate(telegram.acknowledged[1]!); // the same update again, as after a restart
+    await delivered(3);
+
+    expect(await reactionTurns()).toHaveLength(1);
+    expect(telegram.sent.map((sent) => sent.text)).toEqual([ANSWER, APOLOGY]);
+    expect(agent.calls).toBe(2);
+    expect(errors).toEqual([]);
+  });
+
+  it('only records a reaction when the option is off', async () => {
+    const { answer } = await answered({});
+
+    react(answer, ['👎']);
+    await delivered(2);
+
+    expect(await reactionTurns()).toEqual([]);
+    expect(telegram.sent).toHaveLength(1);
+    const [, stored] = await sqlite.get(inDm);
+    expect(await sqlite.getReactions(inDm, stored!.id)).toMatchObject([{ reaction: '👎' }]);
+  });
+
+  it('starts no agent for a removal, nor for a reaction on a person’s message', async () => {
+    const { asked, answer } = await answered({ answerReactions: true });
+
+    react(answer, [], ['👍']); // a 👍 taken back
+    react(asked, ['👎']); // on Ada's own question
+    await delivered(3);
+
+    expect(await reactionTurns()).toEqual([]);
+    expect(telegram.sent).toHaveLength(1);
+    expect(agent.calls).toBe(1);
+    expect(errors).toEqual([]);
+  });
+});
