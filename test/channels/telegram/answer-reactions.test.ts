@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bot, BotOptions, ColloquyError, StoredMessage } from 'colloquy';
@@ -9,11 +10,13 @@ import {
   FeedbackAgent,
   expectReactionAnswered,
 } from '../../fixtures/feedback-agent.js';
+import { tempDirs } from '../../fixtures/temp-dirs.js';
 import { startTelegramBot } from './telegram.fixtures.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
 const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
 const inDm = 'telegram:1001';
+const temp = tempDirs();
 
 describe('answerReactions on Telegram (grammy against FakeTelegram, SQLite store)', () => {
   let telegram: FakeTelegram;
@@ -97,6 +100,45 @@ describe('answerReactions on Telegram (grammy against FakeTelegram, SQLite store
     expect(telegram.sent.map((sent) => sent.text)).toEqual([ANSWER, APOLOGY]);
     expect(agent.calls).toBe(2);
     expect(errors).toEqual([]);
+  });
+
+  it('answers, after a crash, a reaction whose agent the crash stopped', async () => {
+    // given a bot killed as its agent starts on a reaction: the file as the crash leaves it
+    const dir = temp.make('reaction-crash');
+    const file = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
+    const image = join(dir, 'crashed.db');
+    const run = agent.run.bind(agent);
+    agent.run = async (input, ctx) => {
+      if (input.metadata.reaction === undefined) return run(input, ctx);
+      file.db.prepare('VACUUM INTO ?').run(image);
+      throw new Error('the process died');
+    };
+    const { answer } = await answered({ store: file, answerReactions: true });
+    react(answer, ['👎']);
+    await delivered(2);
+    await bot.stop();
+    await file.close();
+
+    // when a bot starts again on that file
+    agent = new FeedbackAgent();
+    const crashed = new SqliteConversationStore({ path: image });
+    ({ bot, errors } = await startTelegramBot(
+      telegram,
+      { store: crashed, agents: [agent], answerReactions: true },
+      { retry: { baseDelayMs: 5 } },
+    ));
+    await telegram.waitForSent(2);
+    await bot.idle();
+
+    // then it answers the reaction the crash left unanswered, once
+    expect(telegram.sent.map((sent) => sent.text)).toEqual([ANSWER, APOLOGY]);
+    await expectReactionAnswered(crashed, inDm, {
+      emoji: '👎',
+      by: 'telegram:1001',
+      displayName: 'Ada',
+    });
+    await bot.stop();
+    await crashed.close();
   });
 
   it('only records a reaction when the option is off', async () => {
