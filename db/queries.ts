@@ -106,6 +106,13 @@ export function buildGetQuery(
       OR m.reply_to_participant_id IN (${ids}) OR EXISTS (SELECT 1 FROM message_mentions mm
         WHERE mm.message_seq = m.seq AND mm.participant_id IN (${ids})))`);
   }
+  if (options.replyTo !== undefined) {
+    // Read from `messages_conversation_reply_to_idx`: the replies to that participant.
+    filters.push('m.reply_to_participant_id = @replyToParticipant');
+    filters.push('m.reply_to_message_id = @replyToMessage');
+    params.replyToParticipant = options.replyTo.participantId;
+    params.replyToMessage = options.replyTo.messageId;
+  }
   if (options.includeSummaries !== true) filters.push(dialect.notSummary);
   if (options.includeDeleted !== true) filters.push('m.deleted_at IS NULL');
   const where = filters.map((f) => ` AND ${f}`).join('');

@@ -110,6 +110,22 @@ export function concerns(message: NewMessage, aliases: readonly string[]): boole
 }
 
 /**
+ * Whether `message` replies to the message `replyTo` names (`GetOptions.replyTo`).
+ *
+ * @example
+ * ```ts
+ * repliesTo(press, { participantId: 'support-agent', messageId: '1712345678.000100' });
+ * ```
+ */
+export function repliesTo(
+  message: Pick<NewMessage, 'metadata'>,
+  replyTo: { participantId: string; messageId: string },
+): boolean {
+  const { replyToParticipantId, replyToMessageId } = message.metadata;
+  return replyToParticipantId === replyTo.participantId && replyToMessageId === replyTo.messageId;
+}
+
+/**
  * True when `turn` answers, inside a thread, the message that opened the thread (a Slack
  * channel mention answered in a thread of it; a Discord forum post's first message).
  */

@@ -187,10 +187,21 @@ async function pressedMessage(
   return pressable ? found : undefined;
 }
 
-/** Every turn of the conversation since `pressed` was posted, oldest first: its presses among them. */
-function turnsSince(store: ConversationStore, pressed: StoredMessage): Promise<StoredMessage[]> {
-  const since = { sinceTimestamp: pressed.timestamp, limit: EVERY_TURN };
-  return store.get(pressed.conversationId, since);
+/**
+ * The turns replying to platform message `on` of `pressed` since it was posted, oldest first:
+ * the presses answered on it among them, read from the replies to its author alone.
+ */
+function pressesOn(
+  store: ConversationStore,
+  pressed: StoredMessage,
+  on: string,
+): Promise<StoredMessage[]> {
+  const replyTo = { participantId: pressed.participant.id, messageId: on };
+  return store.get(pressed.conversationId, {
+    sinceTimestamp: pressed.timestamp,
+    replyTo,
+    limit: EVERY_TURN,
+  });
 }
 
 /**
@@ -247,7 +258,7 @@ export async function resolveInteraction(
   }
   const id = button?.id ?? select!.id;
   const value = option?.value ?? button?.value ?? id;
-  const earlier = (await turnsSince(store, pressed))
+  const earlier = (await pressesOn(store, pressed, interaction.on))
     .filter((t) => t.id !== turn.id)
     .flatMap((t) => {
       const e = interactionOf(t);

@@ -1,6 +1,6 @@
 import type { PostQueue } from './posts.js';
 import { applyReaction, type MessageReaction, type ReactionChange } from './reactions.js';
-import { concerns } from './agent.js';
+import { concerns, repliesTo } from './agent.js';
 import { conversationExists, placeOf } from './conversations.js';
 import { searchKeys } from './search-words.js';
 import type { ClaimedRuns, Lease } from './leases.js';
@@ -231,7 +231,6 @@ export class InMemoryConversationStore implements ConversationStore {
     const rows = this.#touch(conversationId)?.rows ?? [];
     const limit = options.limit ?? 100;
     const participants = options.participantIds && new Set(options.participantIds);
-    const aliases = options.concerning?.aliases;
     const since = optionalTimestamp(options.sinceTimestamp, 'sinceTimestamp');
     const before = optionalTimestamp(options.before, 'before');
     const found: StoredMessage[] = [];
@@ -243,7 +242,8 @@ export class InMemoryConversationStore implements ConversationStore {
       if (since !== undefined && m.timestamp < since) continue;
       if (before !== undefined && m.timestamp >= before) continue;
       if (participants && !participants.has(m.participant.id)) continue;
-      if (aliases && !concerns(m, aliases)) continue;
+      if (options.concerning && !concerns(m, options.concerning.aliases)) continue;
+      if (options.replyTo && !repliesTo(m, options.replyTo)) continue;
       found.push(structuredClone(m));
     }
     return found.reverse();

@@ -24,6 +24,12 @@ export interface GetOptions {
   /** Only turns written by these participants. */
   participantIds?: string[];
   /**
+   * Only turns replying to one message (`metadata.replyToMessageId`, its platform id) of one
+   * participant (`metadata.replyToParticipantId`), read from the replies to that participant:
+   * the presses on an agent's message's buttons, say.
+   */
+  replyTo?: { participantId: string; messageId: string };
+  /**
    * Addressed-only filter: only turns that concern this agent — written by one of `aliases`,
    * mentioning one of them, replying to one of their messages, or in a DM. Runs inside the store.
    */

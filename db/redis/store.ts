@@ -15,6 +15,7 @@ import type {
   Page,
   SearchOptions,
 } from '../../src/store.js';
+import { repliesTo } from '../../src/agent.js';
 import { conversationExists, forgetLinks, placeOf } from '../../src/conversations.js';
 import { normalizeTimestamp } from '../../src/timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from '../../src/tokenizer.js';
@@ -211,7 +212,8 @@ export class RedisConversationStore implements ConversationStore {
         (options.includeSummaries === true || m.metadata.isSummary !== true) &&
         (options.includeDeleted === true || m.deletedAt === undefined) &&
         (options.scope === undefined || m.scope === options.scope) &&
-        (participants === undefined || participants.has(m.participant.id));
+        (participants === undefined || participants.has(m.participant.id)) &&
+        (options.replyTo === undefined || repliesTo(m, options.replyTo));
       let pending: string[] = [];
       const load = async () => {
         for (const message of await this.#load(base, pending)) {
@@ -523,6 +525,9 @@ export class RedisConversationStore implements ConversationStore {
           ['by', 're', 'at'].map((kind) => ({ key: ix, prefix: ixPrefix(kind, alias) })),
         ),
       ];
+    }
+    if (options.replyTo !== undefined) {
+      return [{ key: ix, prefix: ixPrefix('re', options.replyTo.participantId) }];
     }
     if (options.participantIds !== undefined) {
       return options.participantIds.map((id) => ({ key: ix, prefix: ixPrefix('by', id) }));

@@ -4,7 +4,7 @@ import { describeAttachmentContract } from './attachment-contract.js';
 import { describePostContract } from './post-contract.js';
 import { describeReactionContract } from './reaction-contract.js';
 import { describeRunContract } from './run-contract.js';
-import type { ConversationStore } from '../../src/store.js';
+import type { ConversationStore, GetOptions } from '../../src/store.js';
 import { defaultTokenizer } from '../../src/tokenizer.js';
 import type { NewMessage, Participant, StoredMessage } from '../../src/types.js';
 
@@ -386,6 +386,31 @@ export function describeStoreContract(
         const expected = all.filter((m) => concerns(m, aliases)).slice(-5);
         expect(found.map((m) => m.id)).toEqual(expected.map((m) => m.id));
         expect(found.map((m) => m.content)).toContain('ask 498');
+      });
+
+      it('reads the turns replying to one message of one participant, and no other', async () => {
+        // given replies to two of the agent's messages and to Bob's message of the same id
+        const to = (participantId: string, messageId: string, seconds: number) =>
+          turn({
+            timestamp: at(seconds),
+            replyToParticipantId: participantId,
+            replyToMessageId: messageId,
+          });
+        const before = to(agent.id, 'm-1', 1);
+        const first = to(agent.id, 'm-1', 2);
+        const others = [to(agent.id, 'm-2', 3), to(bob.id, 'm-1', 4), turn({ timestamp: at(5) })];
+        const last = { ...to(agent.id, 'm-1', 6), participant: bob };
+        for (const message of [before, first, ...others, last]) await store.append(message);
+
+        // when the replies to the agent's m-1 are asked for
+        const replyTo = { participantId: agent.id, messageId: 'm-1' };
+        const read = async (options: GetOptions) =>
+          (await store.get(C1, { replyTo, ...options })).map((m) => m.id);
+
+        // then they alone are read, oldest first, within the time and the limit asked
+        expect(await read({})).toEqual([before.id, first.id, last.id]);
+        expect(await read({ sinceTimestamp: at(2) })).toEqual([first.id, last.id]);
+        expect(await read({ limit: 1 })).toEqual([last.id]);
       });
 
       it('leaves summaries out unless asked', async () => {
@@ -1147,6 +1172,7 @@ interface TurnFields {
   messageId: string;
   mentions: string[];
   replyToParticipantId: string;
+  replyToMessageId: string;
 }
 
 let counter = 0;
@@ -1172,6 +1198,7 @@ function turn(fields: Partial<TurnFields> = {}): NewMessage {
       ...(meta.replyToParticipantId === undefined
         ? {}
         : { replyToParticipantId: meta.replyToParticipantId }),
+      ...(meta.replyToMessageId === undefined ? {} : { replyToMessageId: meta.replyToMessageId }),
     },
   };
 }

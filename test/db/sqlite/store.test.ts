@@ -841,6 +841,17 @@ describe('SqliteConversationStore: what SQL users see', () => {
     expect(details.match(/USE TEMP B-TREE/g)).toEqual(['USE TEMP B-TREE']);
   });
 
+  it('reads the presses on one message from the replies to its author, never the conversation', () => {
+    const store = storeAt();
+    const replyTo = { participantId: 'bot', messageId: '1712345678.000100' };
+    const since = { sinceTimestamp: '2026-01-01T00:00:00.000Z', replyTo, limit: 1000 };
+    const { sql, params } = queries.buildGetQuery(C1, since, SQLITE_DIALECT);
+    const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[];
+    const details = plan.map((p) => p.detail).join('\n');
+    expect(details).toMatch(/SEARCH m USING INDEX messages_conversation_reply_to_idx/);
+    expect(details).not.toMatch(/^SCAN m\b/m);
+  });
+
   it('searches a word inside one conversation as a rowid range of the index', () => {
     const store = storeAt();
     const search = `SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'x'

@@ -252,4 +252,61 @@ describe('commands and presses', () => {
     // The command's answer, then one answer to each press answered.
     expect(channel.sent.filter((m) => m.content === 'Refund?')).toHaveLength(4);
   });
+
+  it('reads only the presses on the message pressed, however many turns came after it', async () => {
+    // given a once button answered, then thousands of turns in the conversation after it
+    const commands = [{ name: 'refund', description: 'Refund', agent: 'billing' }];
+    const store = new InMemoryConversationStore({ maxMessagesPerConversation: 10_000 });
+    const channel = new MemoryChannel({ scope: 'dm' });
+    const billing = Object.assign(
+      scriptedAgent('billing', () => 'Refund?'),
+      {
+        run: async () => ({ output: 'Refund?', metadata: { actions: [approve] } }),
+      },
+    );
+    bot = new Bot({
+      channels: [channel],
+      agents: [billing],
+      store,
+      commands,
+      logger: silentLogger,
+    });
+    await bot.start();
+    await channel.receive('/refund 1', {
+      interaction: { type: 'command', name: 'refund', args: '1' },
+    });
+    await bot.idle();
+    const reply = (await store.get(channel.conversationId)).find((t) => t.content === 'Refund?')!;
+    const on = reply.metadata.messageId!;
+    const after = (ms: number) => new Date(Date.parse(reply.timestamp) + ms).toISOString();
+    const press = (messageId: string, timestamp: string) =>
+      channel.receive('Approve', {
+        interaction: { type: 'button', id: 'approve', value: '', on },
+        messageId,
+        timestamp,
+      });
+    await press('p-1', after(1));
+    await bot.idle();
+    for (let i = 0; i < 3000; i++) {
+      await store.append(
+        channel.turn(`chatter ${i}`, { messageId: `c-${i}`, timestamp: after(10 + i) }),
+      );
+    }
+
+    // when the button is pressed again, the store's reads counted
+    let read = 0;
+    const get = store.get.bind(store);
+    store.get = async (...args) => {
+      const turns = await get(...args);
+      read += turns.length;
+      return turns;
+    };
+    await press('p-2', after(60_000));
+    await bot.idle();
+
+    // then the press is refused as used, found among the presses on that message alone
+    const turns = await get(channel.conversationId, { sinceTimestamp: after(60_000) });
+    expect(turns[0]?.metadata.interaction).toMatchObject({ id: 'approve', refused: 'used' });
+    expect(read).toBeLessThan(10);
+  });
 });
