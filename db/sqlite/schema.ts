@@ -60,14 +60,13 @@ export const participants = sqliteTable('participants', {
 });
 
 /**
- * One row per turn. `seq` is the monotonic insertion order, never reused: the store numbers a
- * turn past the highest seq ever stored (the `messages_seq_floor` trigger keeps the highest
- * deleted one), so no sequence table is written per turn.
+ * One row per turn. `seq` is the monotonic insertion order, never reused (AUTOINCREMENT: not
+ * even after the newest turn is deleted).
  */
 export const messages = sqliteTable(
   'messages',
   {
-    seq: integer('seq').primaryKey(),
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
     id: text('id').notNull(),
     // No foreign keys: the store writes the conversation and the author before the turn and a
     // trigger deletes a conversation's turns with it, so an append need not look them up.

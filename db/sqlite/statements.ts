@@ -115,14 +115,12 @@ const SQL = {
       thread_id = coalesce(thread_id, excluded.thread_id)
     WHERE (excluded.channel_name IS NOT NULL AND excluded.channel_name IS NOT channel_name)
       OR (thread_id IS NULL AND excluded.thread_id IS NOT NULL)`,
-  insertMessage: `INSERT INTO messages (seq, id, conversation_id, participant_id, content,
+  insertMessage: `INSERT INTO messages (id, conversation_id, participant_id, content,
       timestamp, scope, channel_type, channel_id, thread_id, platform_message_id,
       reply_to_message_id, reply_to_participant_id, is_summary, summary_for_agent_id, metadata,
       trace_id, sources, reasoning, delegation_id, delegated_by, delegated_to, delivery,
       author_kind, attachments)
-    VALUES (max(coalesce((SELECT max(seq) FROM messages), 0), coalesce((SELECT CAST(value AS
-        INTEGER) FROM colloquy_state WHERE key = 'messages_seq_floor'), 0)) + 1,
-      @id, @conversationId, @participantId, @content, @timestamp, @scope, @channelType,
+    VALUES (@id, @conversationId, @participantId, @content, @timestamp, @scope, @channelType,
       @channelId, @threadId, @platformMessageId, @replyToMessageId, @replyToParticipantId,
       @isSummary, @summaryForAgentId, @metadata, @traceId, @sources, @reasoning, @delegationId,
       @delegatedBy, @delegatedTo, @delivery,

@@ -231,6 +231,71 @@ describe('SqliteConversationStore: opening a file', () => {
     expect(store.db.prepare('SELECT count(*) AS n FROM transcript').get()).toEqual({ n: 3 });
   });
 
+  it('migrates a file numbering seq past a kept floor (0023) to an AUTOINCREMENT seq', async () => {
+    // given a database at migration 0023 whose two newest turns were deleted, with a mention,
+    // a reaction and a revision on the turns that stay
+    const path = join(dir, 'v23.db');
+    const old = new Database(path);
+    old.pragma('foreign_keys = ON');
+    migrate(drizzle(old), { migrationsFolder: await migrationsUpTo(dir, 24) });
+    old.exec(`
+      INSERT INTO participants (id, kind, display_name, first_seen_at, last_seen_at)
+        VALUES ('slack:U1', 'user', 'Alice', '2026-01-01', '2026-01-01');
+      INSERT INTO conversations (id, channel_type, channel_id, scope, created_at, last_message_at,
+        message_count) VALUES ('${C1}', 'slack', 'C1', 'channel', '2026-01-01', '2026-01-01', 0);
+      INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
+        channel_type, channel_id, platform_message_id)
+      VALUES ('a', '${C1}', 'slack:U1', 'refund please <@UBOT>', '2026-01-01T00:00:01.000Z',
+        'channel', 'slack', 'C1', '1.0'),
+      ('b', '${C1}', 'slack:U1', 'draft', '2026-01-01T00:00:02.000Z', 'channel', 'slack', 'C1',
+        '2.0'),
+      ('c', '${C1}', 'slack:U1', 'gone soon', '2026-01-01T00:00:03.000Z', 'channel', 'slack',
+        'C1', '3.0'),
+      ('d', '${C1}', 'slack:U1', 'gone first', '2026-01-01T00:00:04.000Z', 'channel', 'slack',
+        'C1', '4.0');
+      INSERT INTO message_mentions VALUES (1, '${C1}', 'slack:UBOT', '2026-01-01T00:00:01.000Z');
+      INSERT INTO message_reactions (message_seq, message_id, participant_id, reaction, added_at)
+        VALUES (1, 'a', 'slack:U1', 'thumbsup', '2026-01-01T00:00:06.000Z');
+      INSERT INTO message_revisions (message_seq, content, replaced_at)
+        VALUES (2, 'first draft', '2026-01-01T00:00:05.000Z');
+      DELETE FROM messages WHERE id = 'd';
+      DELETE FROM messages WHERE id = 'c';`);
+    old.close();
+
+    // when the store opens it, a turn is appended, deleted as the newest, and another appended
+    const store = storeAt(path);
+    await store.append(turn({ id: 'e', content: 'refund again', messageId: '5.0' }));
+    await store.deleteMessages(C1, ['e']);
+    await store.append(turn({ id: 'f', content: 'refund once more', messageId: '6.0' }));
+
+    // then the rows keep their seq, mentions, reactions and revisions; each new turn is
+    // numbered past every seq ever given; SQLite keeps that number, no trigger or state key
+    const seqs = store.db.prepare('SELECT id, seq FROM messages ORDER BY seq').all();
+    expect(seqs).toEqual([
+      { id: 'a', seq: 1 },
+      { id: 'b', seq: 2 },
+      { id: 'f', seq: 6 },
+    ]);
+    const count = (sql: string) => (store.db.prepare(sql).get() as { n: number }).n;
+    expect(count('SELECT count(*) AS n FROM message_mentions')).toBe(1);
+    expect(count('SELECT count(*) AS n FROM message_reactions')).toBe(1);
+    expect(count('SELECT count(*) AS n FROM message_revisions')).toBe(1);
+    const table = store.db
+      .prepare(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'`)
+      .pluck()
+      .get() as string;
+    expect(table).toMatch(/`seq` integer PRIMARY KEY AUTOINCREMENT/);
+    expect(count(`SELECT count(*) AS n FROM sqlite_master WHERE sql LIKE '%seq_floor%'`)).toBe(0);
+    expect(count(`SELECT count(*) AS n FROM colloquy_state WHERE key LIKE '%seq_floor%'`)).toBe(0);
+    const concerning = await store.get(C1, { concerning: { aliases: ['slack:UBOT'] } });
+    expect(concerning.map((m) => m.id)).toEqual(['a']);
+    expect((await store.search(C1, 'refund')).map((m) => m.id)).toEqual(['f', 'a']);
+    expect(count('SELECT message_count AS n FROM conversations')).toBe(3);
+    expect(count('SELECT count(*) AS n FROM transcript')).toBe(3);
+    expect(store.db.pragma('foreign_key_check')).toEqual([]);
+    store.db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`);
+  });
+
   it('migrates a file with an index entry per author and turn (0014) to the agents’ partial index', async () => {
     // given a database at migration 0014 with a person's and an agent's turns
     const path = join(dir, 'v14.db');
