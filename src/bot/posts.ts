@@ -68,8 +68,8 @@ export class Posts {
   #renewer: NodeJS.Timeout | undefined;
   #draining: Promise<void> | undefined;
   /**
-   * Posts this instance claimed whose delivery met a store failure before it ended them: still
-   * claimed (the renewal keeps the claim), delivered again by the next drain.
+   * Posts this instance claimed whose delivery met a store failure before it ended them:
+   * delivered again by a later drain if their claim is still this instance's then.
    */
   #unfinished: ScheduledPost[] = [];
 
@@ -178,7 +178,7 @@ export class Posts {
   #drain(takeOver: boolean): Promise<void> {
     this.#draining ??= this.#deps
       .track(async () => {
-        const due = this.#unfinished.splice(0);
+        const due = await this.#stillClaimed(this.#unfinished.splice(0));
         try {
           due.push(
             ...(await this.#deps.queue!.claimDuePosts(this.#holder, this.#ttl, { takeOver })),
@@ -195,6 +195,27 @@ export class Posts {
       })
       .finally(() => (this.#draining = undefined));
     return this.#draining;
+  }
+
+  /**
+   * Of `posts` (claimed, their delivery cut short by the store), those this instance still
+   * holds, their claims renewed first: while the store failed, a claim left unrenewed may have
+   * expired and been taken by another instance, which delivers the post. Kept for a later
+   * drain when the store cannot tell.
+   */
+  async #stillClaimed(posts: ScheduledPost[]): Promise<ScheduledPost[]> {
+    if (posts.length === 0) return [];
+    const queue = this.#deps.queue!;
+    try {
+      await queue.renewPostClaims(this.#holder, this.#ttl);
+      const pending = await queue.getPosts({ statuses: ['pending'] });
+      const held = new Set(pending.filter((p) => p.claimedBy === this.#holder).map((p) => p.id));
+      return posts.filter((post) => held.has(post.id));
+    } catch (cause) {
+      this.#unfinished.push(...posts);
+      this.#deps.report(new StoreError('could not check the claims on posts to send', { cause }));
+      return [];
+    }
   }
 
   /** The channel that knows `conversationId`, and the place it reads from it. */

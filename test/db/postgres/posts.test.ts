@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Bot, silentLogger } from 'colloquy';
+import { Bot, silentLogger, StoreError } from 'colloquy';
 import type { BotOptions, SendHook } from 'colloquy';
 import type { PostgresConversationStore } from 'colloquy/postgres';
 import { TelegramChannel } from 'colloquy/telegram';
@@ -90,15 +90,7 @@ describe.skipIf(!postgresReachable)(
 
     it('sends a post once when its send outlasts its claim while another instance looks for due posts', async () => {
       const shared = { leaseTtlMs: 300 };
-      let open!: () => void;
-      const opened = new Promise<void>((resolve) => (open = resolve));
-      let held!: () => void;
-      const holding = new Promise<void>((resolve) => (held = resolve));
-      const slow: SendHook = async (post, send) => {
-        held();
-        await opened; // a send that takes as long as the test needs
-        return send(post);
-      };
+      const { slow, arrived: holding, open } = heldSend();
       const a = await instance({ shared, sendHooks: [slow] });
       let looks = 0;
       const counted = (store: PostgresConversationStore) =>
@@ -126,5 +118,65 @@ describe.skipIf(!postgresReachable)(
       expect(telegram.sent.filter((sent) => sent.text === 'Your call starts now')).toHaveLength(1);
       expect(await a.store.getPosts()).toMatchObject([{ status: 'sent' }]);
     });
+
+    it('does not send again a post its store failure left unfinished once another instance took it', async () => {
+      // given instance a, whose store fails (reads and claims) while it sends a post,
+      // and instance b, whose send of a post it claimed waits until the test lets it go on
+      const shared = { leaseTtlMs: 300 };
+      let failing = false;
+      let looks = 0;
+      const blip = (store: PostgresConversationStore) =>
+        new Proxy(store, {
+          get(target, key) {
+            const value = Reflect.get(target, key) as unknown;
+            if (typeof value !== 'function') return value;
+            if (key !== 'getMessage' && key !== 'renewPostClaims' && key !== 'claimDuePosts') {
+              return (value as () => unknown).bind(target);
+            }
+            return async (...args: unknown[]) => {
+              if (failing) throw new StoreError('connection reset', { transient: true });
+              const answer = await (value as (...a: unknown[]) => Promise<unknown>).apply(
+                target,
+                args,
+              );
+              if (key === 'claimDuePosts') looks++;
+              return answer;
+            };
+          },
+        });
+      const a = await instance({ shared }, blip);
+      const { slow, arrived: takenByB, open } = heldSend();
+      const b = await instance({ shared, sendHooks: [slow] });
+
+      // when a's send meets the failure, a's claim runs out, b claims the post and sends it
+      failing = true;
+      const sending = a.bot.send('telegram:3002', 'Your invoice is ready');
+      await expect(sending).rejects.toBeInstanceOf(StoreError);
+      await takenByB;
+      failing = false;
+      const from = looks;
+      await expect.poll(() => looks, { timeout: 5000 }).toBeGreaterThan(from); // a looked again
+      await a.bot.idle();
+      open();
+      await b.bot.idle();
+
+      // then the post went out once, by b, and is sent
+      expect(telegram.sent.filter((sent) => sent.text === 'Your invoice is ready')).toHaveLength(1);
+      expect(await a.store.getPosts()).toMatchObject([{ status: 'sent' }]);
+    });
   },
 );
+
+/** A send hook that holds each send (`arrived` once one came) until `open()` lets it go on. */
+function heldSend(): { slow: SendHook; arrived: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  let arrive!: () => void;
+  const arrived = new Promise<void>((resolve) => (arrive = resolve));
+  const slow: SendHook = async (post, send) => {
+    arrive();
+    await opened; // a send that takes as long as the test needs
+    return send(post);
+  };
+  return { slow, arrived, open };
+}
