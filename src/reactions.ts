@@ -108,7 +108,7 @@ export async function reactTo(
     emoji,
   );
   const participantId = channel.botIdentity?.id ?? `${channel.type}:bot`;
-  await store?.recordReaction?.({
+  await store?.recordReaction({
     channelType: channel.type,
     channelId,
     messageId,

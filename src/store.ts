@@ -228,12 +228,11 @@ export interface ConversationLog {
   recordDeletion(deletion: MessageDeletion): Promise<boolean>;
   /**
    * Records a reaction added or removed on a stored message (found by its platform ids, as an
-   * edit is). False when the message is unknown. Optional, with `getReactions`: every store
-   * colloquy ships has them (`message_reactions` in SQL).
+   * edit is). False when the message is unknown (`message_reactions` in SQL).
    */
-  recordReaction?(change: ReactionChange): Promise<boolean>;
+  recordReaction(change: ReactionChange): Promise<boolean>;
   /** The reactions on a turn (by its colloquy id), oldest first, removed ones included. */
-  getReactions?(conversationId: string, messageId: string): Promise<MessageReaction[]>;
+  getReactions(conversationId: string, messageId: string): Promise<MessageReaction[]>;
   /** The newest rolling summary an agent stored for a conversation. */
   getSummary(conversationId: string, agentId: string): Promise<StoredMessage | undefined>;
   /**
@@ -249,10 +248,9 @@ export interface ConversationLog {
   findMessage(conversationId: string, ref: PlatformMessageRef): Promise<StoredMessage | undefined>;
   /**
    * The turn whose platform message is `ref.messageId`, in whichever conversation it is (a
-   * reaction names no conversation); undefined when unknown. Optional: every store colloquy
-   * ships has it.
+   * reaction names no conversation); undefined when unknown.
    */
-  findByPlatformRef?(ref: PlatformMessageRef): Promise<StoredMessage | undefined>;
+  findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined>;
 
   /** The file the store keeps its data in, when it has one (capture's dead letters go beside it). */
   readonly path?: string;

@@ -56,7 +56,6 @@ export async function captureReaction(
   change: ReactionChange,
 ): Promise<boolean> {
   const { store, capture, logger } = bot;
-  if (store.recordReaction === undefined) return false;
   let known = await store.recordReaction(change);
   if (!known) {
     await capture.settled();
@@ -119,7 +118,7 @@ export async function reactionTurn(
     ...agents.map((agent) => agent.id),
     ...options.channels.flatMap((c) => [c.botIdentity?.id, `${c.type}:bot`]),
   ]);
-  if (ours.has(change.participantId) || store.findByPlatformRef === undefined) return undefined;
+  if (ours.has(change.participantId)) return undefined;
   const reacted = await store.findByPlatformRef(change);
   const agent = agents.find((a) => a.id === reacted?.participant.id);
   if (reacted === undefined || agent === undefined || reacted.deletedAt !== undefined) {

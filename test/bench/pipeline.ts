@@ -98,6 +98,15 @@ class NoopStore implements ConversationStore {
   async findMessage(): Promise<undefined> {
     return undefined;
   }
+  async findByPlatformRef(): Promise<undefined> {
+    return undefined;
+  }
+  async recordReaction(): Promise<boolean> {
+    return false;
+  }
+  async getReactions(): Promise<[]> {
+    return [];
+  }
   async createConversation(): Promise<ConversationSummary> {
     throw new Error('this store keeps nothing');
   }

@@ -46,6 +46,9 @@ class FlakyStore implements ConversationStore {
   getSummary = this.inner.getSummary.bind(this.inner);
   getMessage = this.inner.getMessage.bind(this.inner);
   findMessage = this.inner.findMessage.bind(this.inner);
+  findByPlatformRef = this.inner.findByPlatformRef.bind(this.inner);
+  recordReaction = this.inner.recordReaction.bind(this.inner);
+  getReactions = this.inner.getReactions.bind(this.inner);
   createConversation = this.inner.createConversation.bind(this.inner);
   updateConversation = this.inner.updateConversation.bind(this.inner);
 }
