@@ -67,7 +67,8 @@ export interface TurnContext {
 
 /**
  * Wraps every reply on its way to the platform, as grammY's API transformers wrap its calls.
- * A hook gets the reply turn before it is recorded, and `send`, which records it, posts it and
+ * A hook gets the reply turn before it is recorded (a streamed reply: its final text, once its
+ * words were shown; see `outboundChain`), and `send`, which records it, posts it and
  * resolves with it as sent (the platform's ids in its metadata). It may change the turn (its
  * content or metadata, not its id or conversation) before passing it on, look at what was
  * sent, or refuse to send by throwing: then nothing is recorded or posted, and the agent's
@@ -179,9 +180,11 @@ export function loopGuard(maxAgentDepth: number, logger: Logger): Interceptor<Tu
  * The outbound chain a reply passes, every link in order: the send hooks, the first outermost,
  * then the outbox, the innermost link, which records the reply as the hooks left it
  * (`sending`), posts it and confirms it (`sent`). The outbox comes last so that a hook that
- * changes a reply (masks an e-mail address) runs before anything is recorded: the record and
- * its text revisions hold what was posted, never what a hook removed. A hook that throws stops
- * the reply before anything is recorded.
+ * changes a whole reply (masks an e-mail address) runs before anything is recorded: the record
+ * and its text revisions hold what was posted, never what a hook removed. A streamed reply's
+ * words are shown and recorded as the model writes them; only its final text passes the hooks
+ * (an agent whose hooks must see every word first sets `stream = false`). A hook that throws
+ * stops the reply before anything is recorded.
  *
  * @example
  * ```ts
