@@ -1,5 +1,26 @@
 import { bm25, searchKeys, searchWords, wordKey } from '../src/search-words.js';
 import type { SearchOptions } from '../src/store.js';
+import type * as TokenizerModule from '../src/tokenizer.js';
+
+let tokenizer: typeof TokenizerModule | undefined;
+
+/**
+ * A search's results, lowest-ranked cut first, within `tokenCap` tokens (default 2000). The
+ * tokenizer is loaded at the first search and kept: a process that never searches (the SQLite
+ * commit thread) never holds its tables.
+ *
+ * @example
+ * ```ts
+ * return capResults(ranked, options.tokenCap);
+ * ```
+ */
+export async function capResults<M extends { content: string }>(
+  results: readonly M[],
+  tokenCap = 2000,
+): Promise<M[]> {
+  tokenizer ??= await import('../src/tokenizer.js');
+  return tokenizer.capByTokens(results, tokenCap);
+}
 
 /** At most this many distinct words of a query are searched for. */
 const MAX_WORDS = 16;

@@ -34,6 +34,7 @@ import { type ConversationRow, listingQuery, pageOf, toSummary } from '../listin
 import { buildGetQuery } from '../queries.js';
 import { fromValues, normalizeTimestamp, toInsert, toMessage } from '../rows.js';
 import {
+  capResults,
   type Candidate,
   type QueryWord,
   candidatesPerWord,
@@ -380,8 +381,7 @@ export class PostgresConversationStore implements ConversationStore {
       const found = await this.#read(this.pool, PG.getBySeqs, [ranked]);
       const bySeq = new Map(found.map((message) => [message.sequence, message]));
       const results = ranked.flatMap((seq) => bySeq.get(seq) ?? []);
-      const { capByTokens } = await import('../../src/tokenizer.js');
-      return capByTokens(results, options.tokenCap ?? 2000);
+      return capResults(results, options.tokenCap);
     });
   }
 

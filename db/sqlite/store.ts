@@ -30,6 +30,7 @@ import { type SqliteStoreOptions, openDatabase } from './connection.js';
 import { buildGetQuery } from '../queries.js';
 import { fromValues, normalizeTimestamp, toInsert, toMessage } from '../rows.js';
 import {
+  capResults,
   type Candidate,
   candidatesPerWord,
   type QueryWord,
@@ -335,7 +336,7 @@ export class SqliteConversationStore implements ConversationStore {
       const rows = this.sql.getBySeqs.all(JSON.stringify(ranked)) as unknown[][];
       const bySeq = new Map(rows.map((values) => [values[0] as number, read(values)]));
       const results = ranked.flatMap((seq) => bySeq.get(seq) ?? []);
-      return tokenizer().then(({ capByTokens }) => capByTokens(results, options.tokenCap ?? 2000));
+      return capResults(results, options.tokenCap);
     });
   }
 
@@ -602,12 +603,6 @@ export class SqliteConversationStore implements ConversationStore {
     });
   }
 }
-
-/**
- * The tokenizer, loaded at the first search: the commit thread never searches, and would
- * otherwise hold gpt-tokenizer's tables too.
- */
-const tokenizer = () => import('../../src/tokenizer.js');
 
 /** A failure of one store call as a StoreError with context and cause (a ColloquyError as is). */
 function storeError(action: string, conversationId: string | undefined, error: unknown) {
