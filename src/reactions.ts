@@ -27,7 +27,11 @@ export interface ReactionChange extends PlatformMessageRef {
   removed?: boolean;
   /** The person's name, when the platform gives it with the reaction. */
   displayName?: string;
-  /** True when the platform says a bot reacted (never answered: `BotOptions.answerReactions`). */
+  /**
+   * True when a bot reacted, as the platform says (Telegram and Discord with the reaction, Slack
+   * through `users.info`), or when the channel could not tell (a failed lookup): never answered
+   * (`BotOptions.answerReactions`).
+   */
   byBot?: boolean;
 }
 

@@ -69,6 +69,7 @@ import {
 } from './parse.js';
 import type { ParsedSlackEvent, SlackParseContext, SlackSelf, SocketModeEvent } from './parse.js';
 import { slackReaction } from './reactions.js';
+import { SlackNames } from './names.js';
 import { slackDownload } from './download.js';
 
 export interface SlackChannelOptions {
@@ -157,8 +158,7 @@ export class SlackChannel implements Channel {
   /** An org-wide install: its events and posts span the organisation's workspaces. */
   private orgWide = false;
   private server: Server | undefined;
-  private readonly names = new Map<string, Promise<string | undefined>>();
-  private readonly channelNames = new Map<string, Promise<string | undefined>>();
+  private readonly names = new SlackNames(() => this.app.client);
 
   constructor(options: SlackChannelOptions) {
     this.options = options;
@@ -319,7 +319,10 @@ export class SlackChannel implements Channel {
     this.self = { userId: auth.user_id, ...(auth.bot_id !== undefined && { botId: auth.bot_id }) };
     this.teamId = auth.team_id;
     this.orgWide = auth.is_enterprise_install === true;
-    if (auth.user !== undefined) this.names.set(auth.user_id, Promise.resolve(auth.user));
+    this.names.know(auth.user_id, {
+      ...(auth.user !== undefined && { name: auth.user }),
+      isBot: true,
+    });
     this.identity = {
       id: slackParticipantId(auth.user_id),
       ...(auth.user !== undefined && { username: auth.user, displayName: auth.user }),
@@ -500,12 +503,32 @@ export class SlackChannel implements Channel {
     return slackDownload(file, options, { token, apiUrl: this.app.client.slackApiUrl });
   }
 
-  /** A reaction on a message: recorded (not a turn); Slack is answered once it is. */
+  /**
+   * A reaction on a message: recorded (not a turn), with who reacted as `users.info` says (a
+   * bot's is never answered; one whose lookup failed is taken for a bot's); Slack is answered
+   * once it is recorded.
+   */
   private async reacted(body: unknown): Promise<void> {
     const change = slackReaction(body);
     if (change === undefined || this.handlers?.reaction === undefined) return;
+    const user = (body as { event: { user: string } }).event.user; // a string: slackReaction checked
+    const reactor = await this.names.user(user);
+    if (reactor instanceof Error) {
+      this.report(
+        new ColloquyError(
+          `Slack: cannot tell whether ${user} is a bot (users.info: ${reactor.message}): its reaction is recorded as a bot’s, never answered`,
+          { cause: reactor },
+        ),
+      );
+    }
+    const byBot = reactor instanceof Error || reactor.isBot;
+    const name = reactor instanceof Error ? undefined : reactor.name;
     try {
-      await this.handlers.reaction(change);
+      await this.handlers.reaction({
+        ...change,
+        ...(name !== undefined && { displayName: name }),
+        ...(byBot && { byBot }),
+      });
     } catch (error) {
       this.report(error);
       throw error;
@@ -583,8 +606,8 @@ export class SlackChannel implements Channel {
     const isEdit = event.subtype === 'message_changed';
     const channelId = typeof event.channel === 'string' ? event.channel : undefined;
     const [names, channelName] = await Promise.all([
-      this.resolveNames(slackUserIdsToResolve(event)),
-      !isEdit && channelId !== undefined ? this.channelName(channelId) : undefined,
+      this.names.names(slackUserIdsToResolve(event)),
+      !isEdit && channelId !== undefined ? this.names.channel(channelId) : undefined,
     ]);
     const parsed = parseSlackEvent(body, {
       ...context,
@@ -607,55 +630,4 @@ export class SlackChannel implements Channel {
           ),
     );
   }
-
-  private async resolveNames(userIds: string[]): Promise<Map<string, string>> {
-    const names = new Map<string, string>();
-    await Promise.all(
-      userIds.map(async (id) => {
-        const name = await this.userName(id);
-        if (name !== undefined) names.set(id, name);
-      }),
-    );
-    return names;
-  }
-
-  /** users.info, cached; a failure falls back to the id (and is retried next time). */
-  private userName(userId: string): Promise<string | undefined> {
-    const cached = this.names.get(userId);
-    if (cached !== undefined) return cached;
-    const lookup = this.app.client.users.info({ user: userId }).then(
-      ({ user }) => {
-        const name =
-          user?.profile?.display_name || user?.profile?.real_name || user?.real_name || user?.name;
-        return name || undefined;
-      },
-      () => {
-        this.names.delete(userId);
-        return undefined;
-      },
-    );
-    this.names.set(userId, lookup);
-    trim(this.names, NAMES_KEPT);
-    return lookup;
-  }
-
-  /** conversations.info, cached including failures (needs `channels:read`; optional). */
-  private channelName(channelId: string): Promise<string | undefined> {
-    const cached = this.channelNames.get(channelId);
-    if (cached !== undefined) return cached;
-    const lookup = this.app.client.conversations.info({ channel: channelId }).then(
-      ({ channel }) => channel?.name,
-      () => undefined,
-    );
-    this.channelNames.set(channelId, lookup);
-    trim(this.channelNames, NAMES_KEPT);
-    return lookup;
-  }
-}
-
-/** How many user and channel names the channel keeps looked up. */
-const NAMES_KEPT = 5000;
-
-function trim(map: Map<unknown, unknown>, size: number): void {
-  while (map.size > size) map.delete(map.keys().next().value);
 }

@@ -107,6 +107,44 @@ describe('answerReactions on Slack (Bolt against FakeSlack, SQLite store)', () =
     expect(await sqlite.getReactions(thread, answerTurn!.id)).toMatchObject([{ reaction: '-1' }]);
   });
 
+  it('records another app’s reaction without answering it, and still answers a person’s', async () => {
+    slack.addUser('U0CIAPP', { name: 'ci', isBot: true });
+    const { answer, thread } = await answered({ answerReactions: true });
+
+    await react(answer, 'white_check_mark', { user: 'U0CIAPP' });
+
+    expect(await reactionTurns(thread)).toEqual([]);
+    expect(slack.posted).toHaveLength(1);
+    const answerTurn = (await sqlite.get(thread)).find((t) => t.participant.id === 'support');
+    expect(await sqlite.getReactions(thread, answerTurn!.id)).toMatchObject([
+      { participantId: 'slack:U0CIAPP', reaction: 'white_check_mark' },
+    ]);
+
+    await react(answer, '-1');
+
+    expect(await reactionTurns(thread)).toHaveLength(1);
+    expect(slack.posted).toHaveLength(2);
+    expect(agent.calls).toBe(2);
+    expect(errors).toEqual([]);
+  });
+
+  it('records a reaction whose reactor Slack cannot look up, and does not answer it', async () => {
+    const { answer, thread } = await answered({ answerReactions: true });
+    slack.failNext('users.info', { error: 'missing_scope' });
+
+    await react(answer, '-1', { user: 'U0BOB' });
+
+    expect(await reactionTurns(thread)).toEqual([]);
+    expect(slack.posted).toHaveLength(1);
+    const answerTurn = (await sqlite.get(thread)).find((t) => t.participant.id === 'support');
+    expect(await sqlite.getReactions(thread, answerTurn!.id)).toMatchObject([
+      { participantId: 'slack:U0BOB', reaction: '-1' },
+    ]);
+    expect(errors.map((e) => e.message)).toEqual([
+      'Slack: cannot tell whether U0BOB is a bot (users.info: An API error occurred: missing_scope): its reaction is recorded as a bot’s, never answered',
+    ]);
+  });
+
   it('starts no agent for a removal, the bot’s own reaction, or one on a person’s message', async () => {
     const { asked, answer, thread } = await answered({ answerReactions: true });
 
