@@ -1,4 +1,4 @@
-import type { OutboundMessage } from './channel.js';
+import type { Channel, OutboundMessage } from './channel.js';
 import { checkLeaseName, checkLeaseTtl } from './leases.js';
 import type { Participant } from './types.js';
 
@@ -107,6 +107,12 @@ export interface SendPostOptions {
   at?: Date | string;
   /** Who the post is from: an agent (`{ id, name }`); default the bot's identity on the channel. */
   from?: { id: string; name?: string };
+  /**
+   * The channel the post goes through, named as `bot.openDm` names one (`'slack:U0BOTTWO'`, a
+   * platform, or the `Channel`): needed where several channels know the conversation (two Slack
+   * bots in one workspace). Kept as the post's author, so it goes without `from` there.
+   */
+  via?: string | Channel;
 }
 
 /**

@@ -12,7 +12,7 @@ import type {
   SendPostOptions,
 } from '../posts.js';
 import { dueTimeOf } from '../posts.js';
-import { channelOf } from '../channel/place.js';
+import { channelNamed, postRoute } from '../channel/place.js';
 import { outboundChain } from '../chain.js';
 import type { SendHook } from '../chain.js';
 import type { ConversationStore } from '../store.js';
@@ -117,7 +117,7 @@ export class Posts {
     message: string | PostMessage,
     options: SendPostOptions = {},
   ): Promise<PostReceipt> {
-    const { channel, place } = this.#placeOf(conversationId);
+    const { channel, place, participant } = this.#route(conversationId, options);
     const body: PostMessage = typeof message === 'string' ? { content: message } : message;
     if (body.visibleTo !== undefined && channel.ephemeral !== true) {
       throw new ColloquyError(
@@ -130,7 +130,7 @@ export class Posts {
       conversationId: place.conversationId,
       channelType: channel.type,
       message: body,
-      participant: authorOf(channel, options.from),
+      participant,
       dueAt: dueTimeOf(options.at),
     };
     const { queue } = this.#deps;
@@ -167,7 +167,7 @@ export class Posts {
    * the platform when it must be.
    */
   async openDm(on: string | Channel, platformUserId: string): Promise<string> {
-    const channel = dmChannelOf(this.#deps.channels, on);
+    const channel = channelNamed(this.#deps.channels, on, 'openDm');
     if (channel.openDm === undefined) {
       throw new ColloquyError(`the ${channel.type} channel cannot open a DM`);
     }
@@ -218,19 +218,37 @@ export class Posts {
     }
   }
 
-  /** The channel that knows `conversationId`, and the place it reads from it. */
-  #placeOf(conversationId: string): { channel: Channel; place: PostPlace } {
-    for (const channel of this.#deps.channels) {
-      const place = channel.placeOf?.(conversationId);
-      if (place !== undefined) return { channel, place };
+  /**
+   * The channel a new post goes through (the one `via` names, else the one that knows the
+   * conversation), the place it reads there, and the post's author, checked to pick that
+   * channel again from the stored post (`postRoute`).
+   */
+  #route(conversationId: string, { via, from }: SendPostOptions) {
+    const { channels } = this.#deps;
+    const knowing = channels.filter((c) => c.placeOf?.(conversationId) !== undefined);
+    const named = via === undefined ? undefined : channelNamed(channels, via, 'via');
+    const where = { conversationId };
+    if (named !== undefined && !knowing.includes(named)) {
+      const which = named.botIdentity?.id ?? named.type;
+      throw new ColloquyError(`${which} does not know conversation ${conversationId}`, where);
     }
-    const types = this.#deps.channels.map((c) => c.type).join(', ');
-    throw new ColloquyError(
-      `no channel of this bot (${types}) knows conversation ${conversationId}`,
-      {
-        conversationId,
-      },
-    );
+    const [first] = knowing;
+    if (first === undefined) {
+      const types = channels.map((c) => c.type).join(', ');
+      const why = `no channel of this bot (${types}) knows conversation ${conversationId}`;
+      throw new ColloquyError(why, where);
+    }
+    const participant = authorOf(named ?? first, from);
+    try {
+      const author = named === undefined ? '' : participant.id;
+      return { ...postRoute(channels, first.type, conversationId, author), participant };
+    } catch (error) {
+      if (named === undefined || from === undefined) throw error;
+      throw new ColloquyError(
+        `${messageOf(error)}; a post from an agent (from) keeps no channel, so it cannot be sent there`,
+        { ...where, cause: error },
+      );
+    }
   }
 
   /**
@@ -239,13 +257,15 @@ export class Posts {
    */
   async #deliver(post: ScheduledPost): Promise<PostReceipt> {
     const { conversationId } = post;
-    const channel = channelOf(this.#deps.channels, post.channelType, conversationId);
-    const place = channel?.placeOf?.(conversationId);
-    if (channel === undefined || place === undefined) {
-      const why = `no ${post.channelType} channel knows conversation ${conversationId}`;
+    let route: { channel: Channel; place: PostPlace };
+    try {
+      route = postRoute(this.#deps.channels, post.channelType, conversationId, post.participant.id);
+    } catch (error) {
+      const why = messageOf(error);
       await this.#finish(post, 'failed', why);
-      throw new ColloquyError(`post ${post.id} not sent: ${why}`, { conversationId });
+      throw new ColloquyError(`post ${post.id} not sent: ${why}`, { conversationId, cause: error });
     }
+    const { channel, place } = route;
     const outbound: OutboundMessage = { ...post.message, ...place, replyId: post.id };
     const recorded = await this.#deps.store.getMessage(conversationId, post.id);
     if (recorded !== undefined && recorded.delivery !== 'failed') {
@@ -351,33 +371,6 @@ export function postTurn(post: NewPost, place: PostPlace): NewMessage {
       ...(select !== undefined && { select }),
     },
   };
-}
-
-/**
- * The one channel `on` names: itself (a `Channel` of the bot), the channel whose bot identity
- * id it is (`slack:U0BOTTWO`), or the only channel of that type (`slack`). A type that several
- * channels share is refused, naming their identities, as is a channel the bot does not have.
- *
- * @example
- * ```ts
- * dmChannelOf([workspaceOne, workspaceTwo], 'slack:U0BOTTWO'); // workspaceTwo
- * dmChannelOf([workspaceOne, workspaceTwo], 'slack'); // throws: 2 slack channels (…)
- * ```
- */
-export function dmChannelOf(channels: readonly Channel[], on: string | Channel): Channel {
-  if (typeof on !== 'string') {
-    if (channels.includes(on)) return on;
-    throw new ColloquyError(`the ${on.type} channel given to openDm is not one of the bot's`);
-  }
-  const byIdentity = channels.find((c) => c.botIdentity?.id === on);
-  if (byIdentity !== undefined) return byIdentity;
-  const [channel, ...others] = channels.filter((c) => c.type === on);
-  if (channel === undefined) throw new ColloquyError(`the bot has no ${on} channel`);
-  if (others.length === 0) return channel;
-  const names = [channel, ...others].map((c) => c.botIdentity?.id ?? 'not started');
-  throw new ColloquyError(
-    `${others.length + 1} ${on} channels (${names.join(', ')}): name one by its bot identity id, or pass the Channel`,
-  );
 }
 
 /** The author of a post: the agent it is from, else the bot's identity on the channel. */

@@ -244,3 +244,80 @@ describe('a bot in two Slack workspaces', () => {
     }
   });
 });
+
+describe('two Slack bots in one workspace', () => {
+  let one: FakeSlack;
+  let two: FakeSlack;
+  let path: string;
+  const running: { stop(): Promise<void> }[] = [];
+
+  beforeEach(async () => {
+    one = await FakeSlack.start({ bot: { userId: 'U0BOTONE' } });
+    two = await FakeSlack.start({ bot: { userId: 'U0BOTTWO' } });
+    one.addUser('U0ALICE', 'alice');
+    two.addUser('U0ALICE', 'alice');
+    path = join(temp.make('slack-two-bots'), 'bot.db');
+  });
+
+  afterEach(async () => {
+    for (const bot of running.splice(0).reverse()) await bot.stop();
+    await Promise.all([one.close(), two.close()]);
+  });
+
+  /** A bot with both bots' channels on the SQLite file, stopped after the test. */
+  async function startBot() {
+    const store = new SqliteConversationStore({ path });
+    const started = await startedBot(
+      [one, two].map((slack) => slackChannelOn(slack)),
+      { store },
+    );
+    running.push({ stop: () => started.bot.stop().then(() => store.close()) });
+    return { ...started, store };
+  }
+
+  it('posts into a DM both bots know through the bot `via` names, and refuses it without, naming both', async () => {
+    const { bot, errors } = await startBot();
+    const dm = await bot.openDm('slack:U0BOTTWO', 'U0ALICE');
+
+    const unnamed = await bot.send(dm, 'Your report is ready.').catch((error: unknown) => error);
+    await bot.send(dm, 'Your report is ready.', { via: 'slack:U0BOTTWO' });
+
+    expect((unnamed as Error).message).toBe(
+      `2 slack channels know conversation ${dm} (slack:U0BOTONE, slack:U0BOTTWO): name one with { via }`,
+    );
+    expect(two.posted).toMatchObject([{ channel: 'D0ALICE', text: 'Your report is ready.' }]);
+    expect(one.posted).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('sends a post that came due while the bot was stopped through the bot it was sent via', async () => {
+    const first = await startBot();
+    const dm = await first.bot.openDm('slack:U0BOTTWO', 'U0ALICE');
+    const at = new Date(Date.now() + 200);
+    await first.bot.send(dm, 'Did the fix work?', { via: 'slack:U0BOTTWO', at });
+    await running.pop()!.stop();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, at.getTime() - Date.now())));
+
+    const second = await startBot();
+    await second.bot.idle();
+
+    expect(two.posted).toMatchObject([{ channel: 'D0ALICE', text: 'Did the fix work?' }]);
+    expect(one.posted).toEqual([]);
+    expect(await second.store.getPosts()).toMatchObject([{ status: 'sent' }]);
+    expect([...first.errors, ...second.errors]).toEqual([]);
+  });
+
+  it('refuses a post from an agent into a conversation both bots know, since it keeps no channel', async () => {
+    const { bot } = await startBot();
+
+    const sent = bot.send(inGeneral, 'Deploy finished.', {
+      via: 'slack:U0BOTTWO',
+      from: { id: 'support', name: 'Support' },
+    });
+
+    await expect(sent).rejects.toThrow(
+      `2 slack channels know conversation ${inGeneral} (slack:U0BOTONE, slack:U0BOTTWO): name one with { via }; a post from an agent (from) keeps no channel, so it cannot be sent there`,
+    );
+    expect([one.posted, two.posted]).toEqual([[], []]);
+  });
+});
