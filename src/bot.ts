@@ -374,7 +374,7 @@ export class Bot {
       const unwritten = await closeCapture(capture, this.#options, this.#store);
       if (unwritten !== undefined) this.report(unwritten);
     }
-    if (this.#ownsStore) await this.#store?.close?.();
+    if (this.#ownsStore) await this.#store?.close();
   }
 
   /**

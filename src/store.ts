@@ -254,7 +254,8 @@ export interface ConversationLog {
 
   /** The file the store keeps its data in, when it has one (capture's dead letters go beside it). */
   readonly path?: string;
-  close?(): Promise<void>;
+  /** Closes what the store opened (files, connections); a store given what it uses leaves it open. */
+  close(): Promise<void>;
 }
 
 /**

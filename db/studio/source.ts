@@ -242,6 +242,6 @@ export async function forgetThrough(
   try {
     return await store.forgetParticipant(participantId);
   } finally {
-    await store.close?.();
+    await store.close();
   }
 }

@@ -107,6 +107,7 @@ class NoopStore implements ConversationStore {
   async getReactions(): Promise<[]> {
     return [];
   }
+  async close(): Promise<void> {}
   async createConversation(): Promise<ConversationSummary> {
     throw new Error('this store keeps nothing');
   }

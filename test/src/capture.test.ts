@@ -49,6 +49,7 @@ class FlakyStore implements ConversationStore {
   findByPlatformRef = this.inner.findByPlatformRef.bind(this.inner);
   recordReaction = this.inner.recordReaction.bind(this.inner);
   getReactions = this.inner.getReactions.bind(this.inner);
+  close = this.inner.close.bind(this.inner);
   createConversation = this.inner.createConversation.bind(this.inner);
   updateConversation = this.inner.updateConversation.bind(this.inner);
 }
