@@ -363,10 +363,9 @@ export class Capture {
     this.#timer.unref?.();
   }
 
-  /** Exponential backoff with equal jitter, never above `retryMaxMs`. */
+  /** The wait before the next retry. */
   #delay(): number {
-    const cap = Math.min(this.#retryMaxMs, this.#retryBaseMs * 2 ** Math.min(this.#attempt, 30));
-    return cap / 2 + Math.random() * (cap / 2);
+    return backoffMs(this.#attempt, this.#retryBaseMs, this.#retryMaxMs);
   }
 
   #answer(entry: Entry, result: CommitResult): void {
@@ -429,4 +428,18 @@ export class Capture {
 /** What JSON cannot hold as is (a BigInt) as a string, so an op always has its line. */
 function plainJson(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? value.toString() : value;
+}
+
+/**
+ * The wait before retry `attempt` (from 0) after a passing store failure: exponential from
+ * `baseMs` with equal jitter, never above `maxMs` (`CaptureOptions`' defaults when not given).
+ *
+ * @example
+ * ```ts
+ * setTimeout(retry, backoffMs(attempt)); // 25–50 ms, then 50–100 ms, … up to 0.5–1 s
+ * ```
+ */
+export function backoffMs(attempt: number, baseMs = 50, maxMs = 1_000): number {
+  const cap = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 30));
+  return cap / 2 + Math.random() * (cap / 2);
 }

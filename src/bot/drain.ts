@@ -18,10 +18,15 @@
  *
  * Each conversation has at most one pass running and one waiting: what arrives while a pass
  * runs joins the waiting one, so one ledger read serves every turn queued behind a long run.
+ *
+ * A store read that fails for a passing reason leaves the runs it concerns as they are, and
+ * the conversation is drained again after a backoff until a pass leaves none; meanwhile each
+ * pass over it reads the ledger, so a later turn is answered after them once the store is back.
  */
 import type { Channel } from '../channel.js';
 import { ColloquyError, StoreError, mayPass, messageOf } from '../errors.js';
 import type { Lease } from '../leases.js';
+import { backoffMs } from '../capture.js';
 import { channelOf } from '../channel/place.js';
 import type { AgentRun, RunStatus } from '../runs.js';
 import type { NewMessage, StoredMessage } from '../types.js';
@@ -79,8 +84,22 @@ export class Drain {
    * commits behind the next turn): they are not run twice.
    */
   readonly #inHand = new Map<string, number>();
+  /**
+   * The conversations whose runs a passing store failure left, each with its retries so far
+   * and whether the pass under way left some (see the file's comment).
+   */
+  readonly #left = new Map<string, { retries: number; leaving: boolean }>();
+  /** Alone: recovery has not read the unfinished runs yet (retried): each pass reads them. */
+  #unread = false;
+  /** The retries waiting: none outlives a stop. */
+  readonly #timers = new Set<NodeJS.Timeout>();
 
-  constructor(private readonly bot: Running) {}
+  constructor(private readonly bot: Running) {
+    bot.stopping.addEventListener('abort', () => {
+      for (const timer of this.#timers) clearTimeout(timer);
+      this.#timers.clear();
+    });
+  }
 
   /** How many handed turns are queued or running. */
   get pending(): number {
@@ -119,7 +138,7 @@ export class Drain {
         try {
           await before;
           if (q.next === created) q.next = undefined;
-          await this.#pass(conversationId, created);
+          await this.#retried(conversationId, created);
         } finally {
           for (const finished of created.finished.values()) finished();
           if (q.tail === created.done) this.#queues.delete(conversationId);
@@ -153,9 +172,10 @@ export class Drain {
 
   /**
    * Agent work a crash or a stop left unfinished, at start (alone): each conversation with
-   * unfinished runs is drained (after the turns of it already handed over).
+   * unfinished runs is drained (after the turns of it already handed over). A read that fails
+   * for a passing reason is tried again after a backoff (`attempt`: the retries so far).
    */
-  async recover(): Promise<void> {
+  async recover(attempt = 0): Promise<void> {
     const { ledger } = this.bot;
     if (ledger === undefined) return;
     let runs: AgentRun[];
@@ -163,8 +183,12 @@ export class Drain {
       runs = await ledger.getRuns({ statuses: ['pending', 'running'] });
     } catch (cause) {
       this.bot.report(new StoreError('could not read the unfinished agent runs', { cause }));
+      if (!mayPass(cause)) return;
+      this.#unread = true;
+      this.#later(attempt, () => void this.bot.track(() => this.recover(attempt + 1), false));
       return;
     }
+    this.#unread = false;
     for (const conversationId of new Set(runs.map((run) => run.conversationId))) {
       void this.drain(conversationId, { read: true });
     }
@@ -188,6 +212,45 @@ export class Drain {
       if (conversationId === undefined) await leases.release(lease);
       else void this.drain(conversationId, { taken: lease, read: true });
     }
+  }
+
+  /**
+   * Runs a pass, reading the ledger when a passing failure left runs of the conversation (or
+   * recovery has not read them); when the pass leaves runs, drains the conversation again after
+   * a backoff, until a pass leaves none.
+   */
+  async #retried(conversationId: string, pass: Pass): Promise<void> {
+    const before = this.#left.get(conversationId);
+    if (before !== undefined) before.leaving = false;
+    if (before !== undefined || this.#unread) pass.read = true;
+    try {
+      await this.#pass(conversationId, pass);
+    } finally {
+      const after = this.#left.get(conversationId);
+      if (after?.leaving === false) this.#left.delete(conversationId);
+      else if (after !== undefined) {
+        this.#later(after.retries++, () => void this.drain(conversationId, { read: true }));
+      }
+    }
+  }
+
+  /** Notes that a passing store failure left runs of the conversation (see `#retried`). */
+  #leave(conversationId: string): void {
+    const left = this.#left.get(conversationId) ?? { retries: 0, leaving: true };
+    this.#left.set(conversationId, { ...left, leaving: true });
+  }
+
+  /** Calls `again` after the backoff of retry `attempt` (capture's), unless the bot stops first. */
+  #later(attempt: number, again: () => void): void {
+    if (this.bot.stopping.aborted) return;
+    const { retryBaseMs, retryMaxMs } = this.bot.options.capture ?? {};
+    const delay = backoffMs(attempt, retryBaseMs, retryMaxMs);
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      again();
+    }, delay);
+    timer.unref();
+    this.#timers.add(timer);
   }
 
   /**
@@ -232,7 +295,7 @@ export class Drain {
     if (ran === undefined) await leases.hold(conversationId, work);
   }
 
-  /** Alone: the conversation's unfinished runs, none when they cannot be read (reported). */
+  /** Alone: the conversation's unfinished runs, none when they cannot be read (reported, left). */
   async #unfinished(conversationId: string): Promise<AgentRun[]> {
     try {
       return await this.bot.ledger!.getRuns({ conversationId, statuses: ['pending', 'running'] });
@@ -240,6 +303,7 @@ export class Drain {
       this.bot.report(
         new StoreError('could not read the unfinished agent runs', { cause, conversationId }),
       );
+      if (mayPass(cause)) this.#leave(conversationId);
       return [];
     }
   }
@@ -338,8 +402,8 @@ export class Drain {
 
   /**
    * Resumes the unfinished runs of a turn this process was not handed (read from the store).
-   * A read that fails for a passing reason leaves them pending for the next drain; only a turn
-   * or channel gone, or a turn the store can never read, ends them.
+   * A read that fails for a passing reason leaves them as they are, read again after a backoff
+   * (`#retried`); only a turn or channel gone, or a turn the store can never read, ends them.
    */
   async #resume(conversationId: string, messageId: string, runs: readonly AgentRun[]) {
     const resumable = await this.#resumable(runs);
@@ -350,7 +414,7 @@ export class Drain {
     } catch (cause) {
       const where = { cause, conversationId, messageId };
       this.bot.report(new StoreError(`could not read turn ${messageId} to resume it`, where));
-      if (mayPass(cause)) return;
+      if (mayPass(cause)) return this.#leave(conversationId);
       for (const run of resumable) this.#end(run, 'failed', `cannot resume: ${messageOf(cause)}`);
       return;
     }
@@ -383,7 +447,8 @@ export class Drain {
   async #resumes(run: AgentRun): Promise<boolean> {
     if (run.replyId !== undefined) {
       const settled = await settleReply(this.bot.settling, run);
-      if (settled !== undefined) this.#end(run, settled.status, settled.error);
+      if (settled === 'again') this.#leave(run.conversationId);
+      else if (settled !== undefined) this.#end(run, settled.status, settled.error);
       return false;
     }
     const stop = this.#notResumed(run);

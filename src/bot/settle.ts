@@ -82,8 +82,11 @@ export interface SettleDeps {
   settlerOf(type: string | undefined, conversationId: string): Settle | undefined;
 }
 
-/** How an unfinished run whose reply was recorded ends: `undefined` leaves it for a restart. */
-export type Settled = { status: 'answered' | 'unconfirmed'; error?: string } | undefined;
+/**
+ * How an unfinished run whose reply was recorded ends: `'again'` leaves it to be settled again
+ * once a passing store failure passes, `undefined` leaves it for a restart.
+ */
+export type Settled = { status: 'answered' | 'unconfirmed'; error?: string } | 'again' | undefined;
 
 const NEVER_CONFIRMED = 'the reply was recorded but the platform never confirmed it';
 
@@ -92,8 +95,8 @@ const NEVER_CONFIRMED = 'the reply was recorded but the platform never confirmed
  * run; one left `sending` is settled on its channel (found by its key, or posted when the
  * platform lacks it) and confirmed `sent` with every part's platform id, or, where the channel
  * cannot settle it (or the platform cannot tell), marked `unconfirmed`. A reply the store fails
- * to read for a passing reason, or a settled reply whose confirmation is not committed, leaves
- * the run as it is: the next drain settles it again.
+ * to read for a passing reason leaves the run as it is, to be settled again (`'again'`); a
+ * settled reply whose confirmation capture gave up on leaves it for a restart.
  *
  * @example
  * ```ts
@@ -113,9 +116,8 @@ export async function settleReply(deps: SettleDeps, run: AgentRun): Promise<Sett
   try {
     turn = await deps.store.getMessage(reply.conversationId, id);
   } catch (cause) {
-    // A read that fails for a passing reason leaves the run for the next drain.
     deps.report(new StoreError(`could not read reply ${id} to settle it`, { cause, ...where }));
-    if (mayPass(cause)) return undefined;
+    if (mayPass(cause)) return 'again';
   }
   const settle = deps.settlerOf(turn?.metadata.channelType, reply.conversationId);
   let sent: SentMessage | undefined;

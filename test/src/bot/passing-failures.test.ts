@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Bot, StoreError, silentLogger } from 'colloquy';
-import type { ColloquyError, ConversationStore, NewMessage } from 'colloquy';
+import type { CaptureOptions, ColloquyError, ConversationStore, NewMessage } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
 import type { CommitResult, StoreOperation } from '../../../src/store.js';
@@ -47,6 +47,17 @@ function failingReads(store: SqliteConversationStore, transient: boolean) {
     throw new StoreError('cannot read a turn: SQLITE_BUSY: database is locked', { transient });
   };
   return { store: replacing(store, { getMessage }), reads };
+}
+
+/** A store whose reads of the unfinished runs fail, as during a connection blip, while `failing` is set. */
+function failingRunReads(store: SqliteConversationStore) {
+  const reads = { failing: true, failed: 0 };
+  const getRuns: ConversationStore['getRuns'] = async (filter) => {
+    if (!reads.failing) return store.getRuns(filter);
+    reads.failed++;
+    throw new StoreError('cannot read runs: SQLITE_BUSY: database is locked', { transient: true });
+  };
+  return { store: replacing(store, { getRuns }), reads };
 }
 
 describe('a run meets a passing store failure', () => {
@@ -103,6 +114,17 @@ describe('a run meets a passing store failure', () => {
     },
   );
 
+  /** The reply a crash left recorded to `turn`, its delivery not confirmed. */
+  function replyTo(turn: NewMessage): NewMessage {
+    const { messageId: _, ...place } = turn.metadata;
+    return {
+      ...turn,
+      id: `${turn.id}:support-agent:reply`,
+      content: 'maybe sent',
+      metadata: place,
+    };
+  }
+
   /** What a crash leaves: `turn` recorded, its run running, and its reply `sending` if given. */
   async function crashed(turn: NewMessage, reply?: NewMessage) {
     const run = runningOn(turn, reply === undefined ? {} : { replyId: reply.id });
@@ -116,15 +138,24 @@ describe('a run meets a passing store failure', () => {
     ]);
   }
 
-  /** Starts a bot on `store` that sends a crash's unconfirmed replies again, and lets it drain. */
-  async function restart(channel: MemoryChannel, store: ConversationStore) {
+  /**
+   * Starts a bot on `store` that sends a crash's unconfirmed replies again, and lets it drain.
+   * `capture`: its retry backoff, which a read left for later waits out too.
+   */
+  async function restart(
+    channel: MemoryChannel,
+    store: ConversationStore,
+    capture: CaptureOptions = {},
+    answer: (turn: NewMessage) => string = () => 'resumed answer',
+  ) {
     const errors: ColloquyError[] = [];
     bot = new Bot({
       channels: [channel],
-      agents: [scriptedAgent('support-agent', () => 'resumed answer')],
+      agents: [scriptedAgent('support-agent', answer)],
       store,
       unconfirmedReplies: 'resend',
       logger: silentLogger,
+      capture,
     });
     bot.catch((error) => void errors.push(error));
     await bot.start();
@@ -179,13 +210,7 @@ describe('a run meets a passing store failure', () => {
     // given a crash that left a reply sending, and a store whose reads of it fail for now
     const channel = new MemoryChannel();
     const turn = channel.turn('@support-agent where is 4711?');
-    const { messageId: _, ...place } = turn.metadata;
-    const reply = {
-      ...turn,
-      id: `${turn.id}:support-agent:reply`,
-      content: 'maybe sent',
-      metadata: place,
-    };
+    const reply = replyTo(turn);
     await crashed(turn, reply);
     const { store, reads } = failingReads(file, true);
 
@@ -207,5 +232,113 @@ describe('a run meets a passing store failure', () => {
     expect(channel.sent.map((sent) => sent.content)).toEqual(['maybe sent']);
     expect(status()).toEqual({ status: 'answered' });
     expect(delivery()).toEqual({ delivery: 'sent' });
+  });
+
+  it('resumes a run its turn could not be read for while the bot runs, once the read passes', async () => {
+    // given a crash that left a run unfinished, and a bot started while reads of its turn fail
+    const channel = new MemoryChannel();
+    const turn = channel.turn('@support-agent where is 4711?');
+    await crashed(turn);
+    const { store, reads } = failingReads(file, true);
+    await restart(channel, store, { retryBaseMs: 5, retryMaxMs: 20 });
+    const status = () => row('SELECT status FROM agent_runs WHERE message_id = ?', turn.id);
+    expect(status()).toEqual({ status: 'running' });
+
+    // when the read keeps failing for a while, then passes, the bot running all along
+    const atStart = reads.failed;
+    await vi.waitFor(() => expect(reads.failed).toBeGreaterThan(atStart + 2));
+    reads.failing = false;
+
+    // then the run is resumed and answered once, without a restart or a new turn
+    await vi.waitFor(() => expect(status()).toEqual({ status: 'answered' }));
+    await bot!.idle();
+    expect(channel.sent.map((sent) => sent.content)).toEqual(['resumed answer']);
+  });
+
+  it('settles a reply it could not read while the bot runs, once the read passes', async () => {
+    // given a crash that left a reply sending, and a bot started while reads of it fail
+    const channel = new MemoryChannel();
+    const turn = channel.turn('@support-agent where is 4711?');
+    const reply = replyTo(turn);
+    await crashed(turn, reply);
+    const { store, reads } = failingReads(file, true);
+    await restart(channel, store, { retryBaseMs: 5, retryMaxMs: 20 });
+    expect(channel.sent).toEqual([]);
+
+    // when the read passes, the bot running all along
+    reads.failing = false;
+
+    // then the reply is sent again once and confirmed, its run answered
+    const status = () => row('SELECT status FROM agent_runs WHERE message_id = ?', turn.id);
+    await vi.waitFor(() => expect(status()).toEqual({ status: 'answered' }));
+    await bot!.idle();
+    await bot!.settled();
+    expect(channel.sent.map((sent) => sent.content)).toEqual(['maybe sent']);
+    expect(row('SELECT delivery FROM messages WHERE id = ?', reply.id)).toEqual({
+      delivery: 'sent',
+    });
+  });
+
+  it('answers a run a passing read failure left before a later turn of its conversation', async () => {
+    // given a run left by a failed read at start, with its retry far off
+    const channel = new MemoryChannel();
+    const turn = channel.turn('@support-agent where is 4711?');
+    await crashed(turn);
+    const { store, reads } = failingReads(file, true);
+    const capture = { retryBaseMs: 60_000, retryMaxMs: 60_000 };
+    await restart(channel, store, capture, (t) => `answer to ${t.content}`);
+
+    // when the read passes and the person asks again in the same conversation
+    reads.failing = false;
+    await channel.receive('@support-agent and 4712?');
+    await bot!.idle();
+    await bot!.settled();
+
+    // then the turn left is answered first, then the later one
+    expect(channel.sent.map((sent) => sent.content)).toEqual([
+      'answer to @support-agent where is 4711?',
+      'answer to @support-agent and 4712?',
+    ]);
+    const status = row('SELECT status FROM agent_runs WHERE message_id = ?', turn.id);
+    expect(status).toEqual({ status: 'answered' });
+  });
+
+  it('reads the unfinished runs again while the bot runs when recovery could not read them', async () => {
+    // given a crash that left a run unfinished, and a bot started while reads of runs fail
+    const channel = new MemoryChannel();
+    const turn = channel.turn('@support-agent where is 4711?');
+    await crashed(turn);
+    const { store, reads } = failingRunReads(file);
+    const errors = await restart(channel, store, { retryBaseMs: 5, retryMaxMs: 20 });
+    expect(errors.map((error) => error.message)).toContain(
+      'could not read the unfinished agent runs',
+    );
+
+    // when the reads pass, the bot running all along
+    await vi.waitFor(() => expect(reads.failed).toBeGreaterThan(2));
+    reads.failing = false;
+
+    // then recovery reads them and the run is answered
+    const status = () => row('SELECT status FROM agent_runs WHERE message_id = ?', turn.id);
+    await vi.waitFor(() => expect(status()).toEqual({ status: 'answered' }));
+    await bot!.idle();
+    expect(channel.sent.map((sent) => sent.content)).toEqual(['resumed answer']);
+  });
+
+  it('retries nothing once the bot stops', async () => {
+    // given a bot whose reads of a crashed turn keep failing, retried while it runs
+    const channel = new MemoryChannel();
+    await crashed(channel.turn('@support-agent where is 4711?'));
+    const { store, reads } = failingReads(file, true);
+    await restart(channel, store, { retryBaseMs: 5, retryMaxMs: 20 });
+    await vi.waitFor(() => expect(reads.failed).toBeGreaterThan(1));
+
+    // when it stops
+    await bot!.stop();
+    const atStop = reads.failed;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    // then no retry reads the store after
+    expect(reads.failed).toBe(atStop);
   });
 });
