@@ -71,8 +71,8 @@ export interface TurnContext {
  * words were shown; see `outboundChain`), and `send`, which records it, posts it and
  * resolves with it as sent (the platform's ids in its metadata). It may change the turn (its
  * content or metadata, not its id or conversation) before passing it on, look at what was
- * sent, or refuse to send by throwing: then nothing is recorded or posted, and the agent's
- * run fails with that error. Hooks run in order, the first outermost. A post the bot starts
+ * sent, or refuse to send by throwing: then nothing is recorded or posted (of a streamed
+ * reply, what was shown stays), and the agent's run fails with that error. Hooks run in order, the first outermost. A post the bot starts
  * (`bot.send`, a scheduled post, an agent's follow-up; `reply.metadata.origin === 'post'`)
  * passes them too, with no `about.inbound`; one a hook refuses is not sent (its post fails).
  *
@@ -183,8 +183,9 @@ export function loopGuard(maxAgentDepth: number, logger: Logger): Interceptor<Tu
  * changes a whole reply (masks an e-mail address) runs before anything is recorded: the record
  * and its text revisions hold what was posted, never what a hook removed. A streamed reply's
  * words are shown and recorded as the model writes them; only its final text passes the hooks
- * (an agent whose hooks must see every word first sets `stream = false`). A hook that throws
- * stops the reply before anything is recorded.
+ * (an agent whose hooks must see or refuse every word first sets `stream = false`). A hook that
+ * throws stops a whole reply before anything is recorded; on a streamed reply it fails the run,
+ * and what was shown stays, recorded `sent`.
  *
  * @example
  * ```ts

@@ -16,14 +16,14 @@ import type { NewMessage } from '../../src/types.js';
 export function describeReactionContract(store: () => ConversationStore): void {
   describe('reactions', () => {
     const record = (change: Partial<ReactionChange>) =>
-      store().recordReaction!({
+      store().recordReaction({
         ...REF,
         participantId: ALICE,
         reaction: '👍',
         at: at(1),
         ...change,
       });
-    const read = () => store().getReactions!(C, ID);
+    const read = () => store().getReactions(C, ID);
 
     it('records a reaction added and then removed, and reads both times back', async () => {
       await store().append(TURN);
@@ -78,10 +78,10 @@ export function describeReactionContract(store: () => ConversationStore): void {
 
         // then none of her reactions remain, and Bob's on the turns that stay do
         expect(await read()).toEqual([{ participantId: BOB, reaction: 'tada', addedAt: at(2) }]);
-        expect(await store().getReactions!(D, BOB_TURN.id)).toEqual([
+        expect(await store().getReactions(D, BOB_TURN.id)).toEqual([
           { participantId: BOB, reaction: '👍', addedAt: at(5) },
         ]);
-        expect(await store().getReactions!(C, ALICE_TURN.id)).toEqual(
+        expect(await store().getReactions(C, ALICE_TURN.id)).toEqual(
           mode === 'redact' ? [{ participantId: BOB, reaction: '❤️', addedAt: at(3) }] : [],
         );
       },
@@ -90,14 +90,14 @@ export function describeReactionContract(store: () => ConversationStore): void {
     it('finds the reacted turn by its platform ids alone, in whichever conversation', async () => {
       await store().append(TURN);
       await store().append(BOB_TURN);
-      expect(await store().findByPlatformRef!(REF)).toMatchObject({ id: ID, conversationId: C });
-      expect(await store().findByPlatformRef!(BOB_REF)).toMatchObject({ id: BOB_TURN.id });
-      expect(await store().findByPlatformRef!({ ...REF, messageId: 'nowhere' })).toBeUndefined();
+      expect(await store().findByPlatformRef(REF)).toMatchObject({ id: ID, conversationId: C });
+      expect(await store().findByPlatformRef(BOB_REF)).toMatchObject({ id: BOB_TURN.id });
+      expect(await store().findByPlatformRef({ ...REF, messageId: 'nowhere' })).toBeUndefined();
     });
 
     it('refuses a reaction on an unknown message with false, and reads none there', async () => {
       expect(await record({ messageId: 'nowhere' })).toBe(false);
-      expect(await store().getReactions!(C, 'telegram:88:nowhere')).toEqual([]);
+      expect(await store().getReactions(C, 'telegram:88:nowhere')).toEqual([]);
     });
   });
 }
