@@ -102,7 +102,7 @@ export interface BotOptions {
    * becomes a turn of that person for that agent (`[reacted 👎 to Support: "…"]`, with
    * `metadata.reaction`), in the message's conversation and thread, committed and answered like
    * any turn. `true` for every emoji, or `{ emoji: [...] }` for those listed, as the platform
-   * names them (`'👎'` on Discord and Telegram, `'-1'` on Slack). Removals, reactions by bots
+   * names them (`'👎'` on Discord and Telegram, `'-1'` on Slack), with any skin tone. Removals, reactions by bots
    * (`ReactionChange.byBot`: on Slack, a reactor `users.info` says is a bot or could not look
    * up) and reactions on a person's message are only recorded; a reaction delivered again, or
    * taken back and added again, is the same turn, answered once. Default false: reactions are

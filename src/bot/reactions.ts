@@ -12,7 +12,7 @@ import type { Running } from './running.js';
 /**
  * Which reactions start the agent whose message they are on: `true` every emoji, or only
  * those listed, as the platform names them (`'👎'` on Discord and Telegram, `'-1'` or
- * `'thumbsdown'` on Slack). Default: none.
+ * `'thumbsdown'` on Slack), with any skin tone. Default: none.
  *
  * @example
  * ```ts
@@ -159,10 +159,18 @@ export function reactionAgent(message: Pick<NewMessage, 'metadata'>): string | u
   return typeof reaction?.agentId === 'string' ? reaction.agentId : undefined;
 }
 
-/** Whether `answerReactions` asks to answer `emoji`. */
+/**
+ * Whether `answerReactions` asks to answer `emoji`, compared on the base emoji: a skin tone
+ * (Slack's `::skin-tone-N`, a modifier U+1F3FB–U+1F3FF elsewhere) matches the emoji listed.
+ */
 function answers(option: AnswerReactions | undefined, emoji: string): boolean {
   if (option === undefined || option === false) return false;
-  return option === true || option.emoji.includes(emoji);
+  return option === true || option.emoji.some((listed) => baseEmoji(listed) === baseEmoji(emoji));
+}
+
+/** An emoji without its skin tone: `-1::skin-tone-3` is `-1`, `👎🏽` is `👎`. */
+function baseEmoji(emoji: string): string {
+  return emoji.replace(/::skin-tone-\d$/, '').replace(/[\u{1F3FB}-\u{1F3FF}]/gu, '');
 }
 
 /** A reaction as the model reads it: Slack's names as `:name:`, an emoji as itself. */

@@ -128,6 +128,29 @@ describe('answerReactions: a reaction on an agent’s message as a turn for that
     ]);
   });
 
+  it('answers a listed emoji with any skin tone, and records the name the platform gave', async () => {
+    // given a bot that answers 👎 (Discord, Telegram) and -1 (Slack)
+    const { store, channel, answer, platformId } = await answered({
+      answerReactions: { emoji: ['👎', '-1'] },
+    });
+
+    // when Alice reacts with a toned 👎 and, as Slack names it, a toned -1
+    for (const emoji of ['👎🏽', '-1::skin-tone-3']) {
+      await (
+        await channel.deliverReaction(platformId, emoji)
+      ).handled;
+    }
+
+    // then both are answered, each turn and record keeping the full name
+    const turns = reactionTurns(await store.get(ROOM));
+    expect(turns.map((t) => (t.metadata.reaction as { emoji: string }).emoji)).toEqual([
+      '👎🏽',
+      '-1::skin-tone-3',
+    ]);
+    const recorded = await store.getReactions(ROOM, answer.id);
+    expect(recorded.map((r) => r.reaction).sort()).toEqual(['-1::skin-tone-3', '👎🏽'].sort());
+  });
+
   it('is answered by the agent that wrote the message alone, even in a DM', async () => {
     // given two agents in a DM, where every turn concerns both, and the support agent's answer
     const support = scriptedAgent('support', (turn) => `re: ${turn.content}`, { name: 'Support' });
