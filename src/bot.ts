@@ -45,9 +45,9 @@ export { mentionsName, trailingAgentTurns, withAgentMentions } from './bot/turn.
 
 /**
  * The runtime: starts channels, commits every turn to the store (a channel's handler resolves
- * once its event is committed, so the channel can acknowledge it), runs each new inbound turn
- * through `[...interceptors, dispatch]` and sends the agents' answers, each committed too. On every
- * channel the turns of one conversation run one after another in the order they arrived
+ * once its event is committed, so it can acknowledge it), runs each new inbound turn through
+ * `[...interceptors, interactions, loop guard, dispatch]` and sends the agents' answers, each
+ * committed too. The turns of one conversation run one after another in the order they arrived
  * (an edit or deletion after the turn it changes); different conversations run concurrently.
  * Errors in a turn are reported to `catch` and never stop the bot, nor the turns after it.
  *

@@ -8,8 +8,8 @@ import type { NewMessage, Participant } from './types.js';
  * that runs the rest of the chain.
  *
  * Every link a turn passes is listed here, in order, once each way (docs/chain.md has the
- * picture): `inboundChain` (capture, then the user's interceptors, the loop guard and
- * dispatch) and `outboundChain` (the send hooks, then the outbox).
+ * picture): `inboundChain` (capture, then the user's interceptors, the interactions link, the
+ * loop guard and dispatch) and `outboundChain` (the send hooks, then the outbox).
  *
  * @example
  * ```ts
@@ -94,9 +94,12 @@ export type SendHook = (
  * 1. `captureLink`, as the turn arrives: it commits the turn with its pending runs and
  *    acknowledges it; its `next` is `queue`, which hands the turn on to its conversation's
  *    queue (`agent_runs`, drained by `src/bot/drain.ts`);
- * 2. from that queue, one turn at a time per conversation: the user's interceptors, in order;
- * 3. the loop guard (`loopGuard`);
- * 4. dispatch, which runs the agents the turn concerns.
+ * 2. from that queue, one turn at a time per conversation: the user's interceptors, in order,
+ *    so that they see (and may stop) every turn, commands and button presses too;
+ * 3. the interactions link (`interactionsInterceptor`): a refused interaction is answered with
+ *    its one line and a command with a handler by the handler, and neither goes further;
+ * 4. the loop guard (`loopGuard`);
+ * 5. dispatch, which runs the agents the turn concerns.
  *
  * A turn resumed from `agent_runs` (start-up recovery, the shared sweep, a lease take-over)
  * was captured before: it enters at 2 (`queued`).
@@ -104,7 +107,8 @@ export type SendHook = (
  * @example
  * ```ts
  * const delivered = inboundChain.arriving(queue)(arriving); // intake, as the turn arrives
- * await inboundChain.queued(interceptors, { maxAgentDepth: 5, logger }, dispatch)(ctx, done);
+ * const links = { interactions, maxAgentDepth: 5, logger };
+ * await inboundChain.queued(interceptors, links, dispatch)(ctx, done);
  * ```
  */
 export const inboundChain = {
@@ -114,10 +118,15 @@ export const inboundChain = {
       compose([captureLink])(arriving, () => queue(arriving)),
   queued: (
     interceptors: readonly Interceptor<TurnContext>[],
-    guard: { maxAgentDepth: number; logger: Logger },
+    links: { interactions: Interceptor<TurnContext>; maxAgentDepth: number; logger: Logger },
     dispatch: Interceptor<TurnContext>,
   ): Interceptor<TurnContext> =>
-    compose([...interceptors, loopGuard(guard.maxAgentDepth, guard.logger), dispatch]),
+    compose([
+      ...interceptors,
+      links.interactions,
+      loopGuard(links.maxAgentDepth, links.logger),
+      dispatch,
+    ]),
 };
 
 /**

@@ -299,15 +299,16 @@ export interface InteractionsOptions {
 }
 
 /**
- * The interceptor that runs first for every turn: a refused interaction is answered with its
- * one line, a command with a handler by the handler, and neither goes on to the agents; once a
+ * The inbound chain's link after the user's interceptors (`inboundChain.queued`), so they see
+ * and may stop every turn: a refused interaction is answered with its one line, a command with
+ * a handler by the handler, and neither goes on to the agents; once a
  * press of a `once` button (the default) is answered, the message's buttons are shown used
  * (`Channel.editActions`) and that edit is recorded as an edit of the reply's buttons alone: its
  * text stays, `editedAt` says when the buttons went, and no revision is kept.
  *
  * @example
  * ```ts
- * compose([interactionsInterceptor(commands, { recordEdit, report }), ...interceptors, dispatch]);
+ * compose([...interceptors, interactionsInterceptor(commands, { recordEdit, report }), dispatch]);
  * ```
  */
 export function interactionsInterceptor(

@@ -77,7 +77,10 @@ export interface BotOptions {
    * (see `Command`).
    */
   commands?: readonly Command[];
-  /** The inbound chain's user links, in order: after capture, before the loop guard and dispatch. */
+  /**
+   * The inbound chain's user links, in order: after capture, before the interactions link (so
+   * they see and may stop commands and button presses too), the loop guard and dispatch.
+   */
   interceptors?: readonly Interceptor<TurnContext>[];
   /** Wrap every reply before it is recorded and posted, in order (see `SendHook`). */
   sendHooks?: readonly SendHook[];

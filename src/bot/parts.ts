@@ -90,13 +90,11 @@ export function botParts(store: ConversationStore, deps: PartsDeps): Parts {
   const runner = new TurnRunner({
     store,
     storeFor: deps.storeFor,
-    interceptors: [
-      interactionsInterceptor(options.commands, {
-        recordEdit: (edit) => intake.commit({ kind: 'edit', edit }),
-        report,
-      }),
-      ...(options.interceptors ?? []),
-    ],
+    interceptors: options.interceptors ?? [],
+    interactions: interactionsInterceptor(options.commands, {
+      recordEdit: (edit) => intake.commit({ kind: 'edit', edit }),
+      report,
+    }),
     sendHooks: options.sendHooks ?? [],
     agentsOn: deps.agentsOn,
     aliasesOf: deps.aliasesOf,

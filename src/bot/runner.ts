@@ -1,7 +1,8 @@
 /**
  * The runner: runs one committed turn through the inbound chain after capture
- * (`[...interceptors, loop guard, dispatch]`), runs each agent that answers it (its run recorded
- * in `agent_runs`), and sends the answers through the outbound chain (`[...sendHooks, outbox]`).
+ * (`[...interceptors, interactions, loop guard, dispatch]`), runs each agent that answers it
+ * (its run recorded in `agent_runs`), and sends the answers through the outbound chain
+ * (`[...sendHooks, outbox]`).
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Agent, AgentResult } from '../agent.js';
@@ -42,6 +43,8 @@ export interface RunnerDeps {
   /** Keep each run's assembled prompt (JSON, at most this many bytes); off when undefined. */
   promptBytes?: number;
   interceptors: readonly Interceptor<TurnContext>[];
+  /** The interactions link, after the interceptors: commands with a handler, refusals. */
+  interactions: Interceptor<TurnContext>;
   sendHooks: readonly SendHook[];
   agentsOn(channel: Channel): readonly Agent[];
   aliasesOf(agent: Agent): readonly string[];
@@ -81,8 +84,8 @@ interface Recorded {
 
 /**
  * Runs committed turns through the chain's links after capture (`inboundChain.queued`:
- * `[...interceptors, loop guard, dispatch]`). Dispatch asks every agent of the channel whether
- * it answers, records its run (`agent_runs`), runs it, sends its output through the outbound
+ * `[...interceptors, interactions, loop guard, dispatch]`). Dispatch asks every agent of the
+ * channel whether it answers, records its run (`agent_runs`), runs it, sends its output through the outbound
  * chain (the send hooks, then the outbox: recorded before the platform call, confirmed after),
  * and hands a reply that mentions another of the bot's agents to that agent as a new turn
  * (depth + 1), until `maxAgentDepth` agent turns in a row.
@@ -155,8 +158,9 @@ export class TurnRunner {
     const ctx = this.#context(message, channel, depth, send);
     const started = new Set<string>();
     const dispatch = this.#dispatcher(plan, started, send);
-    const { interceptors, maxAgentDepth, logger } = this.deps;
-    const chain = inboundChain.queued(interceptors, { maxAgentDepth, logger }, dispatch);
+    const { interceptors, interactions, maxAgentDepth, logger } = this.deps;
+    const links = { interactions, maxAgentDepth, logger };
+    const chain = inboundChain.queued(interceptors, links, dispatch);
     try {
       await chain(ctx, async () => {});
     } catch (cause) {

@@ -9,7 +9,10 @@ import { recordingLogger, scriptedAgent } from './bot.fixtures.js';
 
 const temp = tempDirs();
 
-/** The inbound chain, as a user's interceptor sees it: capture, interceptors, loop guard, dispatch. */
+/**
+ * The inbound chain, as a user's interceptor sees it: capture, interceptors, interactions, loop
+ * guard, dispatch.
+ */
 describe('the inbound chain', () => {
   const stops: (() => Promise<void>)[] = [];
 
@@ -104,5 +107,65 @@ describe('the inbound chain', () => {
     expect(logger.lines.filter((line) => line.msg.startsWith('loop guard'))).toHaveLength(1);
     expect(channel.sent.map((m) => m.content)).toEqual(['@pong ping 0', '@ping pong 1']);
     expect([ping.runs.length, pong.runs.length]).toEqual([1, 1]);
+  });
+
+  it('shows the interceptors every turn: a command with a handler, a refused command, a refused press', async () => {
+    // given a command with a handler and an interceptor that notes every turn it sees
+    const channel = new MemoryChannel({ scope: 'dm' });
+    const seen: string[] = [];
+    const note: Interceptor<TurnContext> = async (ctx, next) => {
+      seen.push(ctx.message.content);
+      await next();
+    };
+    const bot = await started(channel, {
+      agents: [scriptedAgent('support', () => 'hi')],
+      store: sqliteStore(),
+      commands: [{ name: 'ping', description: 'Ping', handler: () => 'pong' }],
+      interceptors: [note],
+    });
+
+    // when a person uses the command, an unknown one, a button no message has, then writes
+    await channel.receive('/ping', { interaction: { type: 'command', name: 'ping', args: '' } });
+    await channel.receive('/nope', { interaction: { type: 'command', name: 'nope', args: '' } });
+    await channel.receive('Approve', {
+      interaction: { type: 'button', id: 'approve', value: '', on: 'nowhere' },
+    });
+    await channel.receive('hello');
+    await bot.idle();
+
+    // then the interceptor saw all four, and the interactions link answered after it
+    expect(seen).toEqual(['/ping', '/nope', 'Approve', 'hello']);
+    expect(channel.sent.map((m) => m.content)).toEqual([
+      'pong',
+      'There is no /nope command; try /ping.',
+      'That button is no longer available.',
+      'hi',
+    ]);
+  });
+
+  it('lets an interceptor that does not call next() stop a command handler', async () => {
+    // given a gate that lets only staff through, and a command with a handler
+    const channel = new MemoryChannel({ scope: 'dm' });
+    let handled = 0;
+    const staffOnly: Interceptor<TurnContext> = async (ctx, next) => {
+      if (ctx.message.participant.id.startsWith('staff')) await next();
+    };
+    const bot = await started(channel, {
+      agents: [scriptedAgent('support', () => 'hi')],
+      store: sqliteStore(),
+      commands: [{ name: 'ping', description: 'Ping', handler: () => (handled++, 'pong') }],
+      interceptors: [staffOnly],
+    });
+
+    // when someone who is not staff uses the command, then someone who is
+    const ping = { type: 'command' as const, name: 'ping', args: '' };
+    await channel.receive('/ping', { interaction: ping });
+    const staff = { kind: 'user' as const, id: 'staff:bob', displayName: 'Bob' };
+    await channel.receive('/ping', { interaction: ping, from: staff });
+    await bot.idle();
+
+    // then the handler ran for the staff member alone
+    expect(handled).toBe(1);
+    expect(channel.sent.map((m) => m.content)).toEqual(['pong']);
   });
 });
