@@ -258,9 +258,12 @@ export function confirmation(
   };
 }
 
-/** `turn` with the files that went out with it (none: as it is). */
+/** `turn` with the files that went out with it (`[]`: without any; `undefined`: as it is). */
 function withFiles(turn: NewMessage, files: readonly MessageAttachment[] | undefined): NewMessage {
-  return files?.length ? { ...turn, attachments: [...files] } : turn;
+  if (files === undefined) return turn;
+  if (files.length > 0) return { ...turn, attachments: [...files] };
+  const { attachments: _, ...without } = turn;
+  return without;
 }
 
 /**

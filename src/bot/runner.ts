@@ -354,8 +354,7 @@ export class TurnRunner {
     const { write } = this.deps;
     const save = () => void this.#records.save(run);
     const showing = () => typing.stop();
-    const report = (cause: unknown) =>
-      this.deps.report(new ColloquyError("could not show a streamed reply's buttons", { cause }));
+    const report = (error: ColloquyError) => this.deps.report(error);
     const live = liveReplyFor({ ctx, run, from, write, save, showing, report });
     try {
       // Nothing of the run is out yet (no tool ran, no reply started): run it again.

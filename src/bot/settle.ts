@@ -1,3 +1,4 @@
+import type { MessageAttachment } from '../attachments.js';
 import type { Channel, OutboundMessage, SentMessage, UnsettledReply } from '../channel.js';
 import { ColloquyError, StoreError, mayPass, messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -40,9 +41,9 @@ export function settlerFor(channel: Channel, unconfirmed: UnconfirmedReplies): S
 export function settling(
   channels: readonly Channel[],
   unconfirmed: UnconfirmedReplies = 'leave',
-  deps: Omit<SettleDeps, 'settlerOf'> & { logger: Logger },
+  deps: Omit<SettleDeps, 'settlerOf'>,
 ): SettleDeps {
-  const { logger, ...rest } = deps;
+  const { logger } = deps;
   const settlers = new Map<Channel, Settle | undefined>();
   for (const channel of channels) {
     settlers.set(channel, settlerFor(channel, unconfirmed));
@@ -51,7 +52,7 @@ export function settling(
     logger.debug(`${channel.type}: a reply a crash leaves unconfirmed is ${fallback}`);
   }
   return {
-    ...rest,
+    ...deps,
     settlerOf: (type, conversationId) => {
       const channel = type === undefined ? undefined : channelOf(channels, type, conversationId);
       return channel === undefined ? undefined : settlers.get(channel);
@@ -78,6 +79,8 @@ export interface SettleDeps {
   store: ConversationStore;
   write: Write;
   report(error: ColloquyError): void;
+  /** Says which files a settled reply went out without. */
+  logger: Logger;
   /** How replies in `conversationId` on its channel of `type` are settled, if they are. */
   settlerOf(type: string | undefined, conversationId: string): Settle | undefined;
 }
@@ -93,7 +96,8 @@ const NEVER_CONFIRMED = 'the reply was recorded but the platform never confirmed
 /**
  * Settles the reply of `run`, recorded before a crash: a reply confirmed `sent` answers the
  * run; one left `sending` is settled on its channel (found by its key, or posted when the
- * platform lacks it) and confirmed `sent` with every part's platform id, or, where the channel
+ * platform lacks it) and confirmed `sent` with every part's platform id and only the files the
+ * platform reports (see `filesSettled`), or, where the channel
  * cannot settle it (or the platform cannot tell), marked `unconfirmed`. A reply the store fails
  * to read for a passing reason leaves the run as it is, to be settled again (`'again'`); a
  * settled reply whose confirmation capture gave up on leaves it for a restart.
@@ -147,7 +151,8 @@ export async function settleReply(deps: SettleDeps, run: AgentRun): Promise<Sett
     }
     const messageIds = [...reply.messageIds, ...sent.messageIds];
     const timestamp = reply.messageIds.length === 0 ? sent.timestamp : undefined;
-    await deps.write(confirmation(turn, messageIds, 'sent', { timestamp }));
+    const attachments = filesSettled(deps.logger, turn, sent);
+    await deps.write(confirmation(turn, messageIds, 'sent', { timestamp, attachments }));
     return { status: 'answered' };
   } catch (cause) {
     deps.report(
@@ -155,4 +160,34 @@ export async function settleReply(deps: SettleDeps, run: AgentRun): Promise<Sett
     );
     return undefined;
   }
+}
+
+/**
+ * The files a settled reply is recorded with: those the platform reports (`SentMessage.files`),
+ * none when it reports none. The bytes are not kept, so a reply posted again goes without its
+ * files, and a reply found posted cannot show them (they are messages of their own, with no
+ * key): the record never claims a file the person may not have. Says once which files it leaves
+ * out; a reply recorded without files is confirmed as it is (`undefined`).
+ *
+ * @example
+ * ```ts
+ * filesSettled(logger, turn, { messageIds: ['m1'] }); // [] (and a line naming turn's files)
+ * ```
+ */
+export function filesSettled(
+  logger: Logger,
+  turn: StoredMessage,
+  sent: SentMessage,
+): MessageAttachment[] | undefined {
+  const recorded = turn.attachments ?? [];
+  if (recorded.length === 0) return sent.files;
+  const files = sent.files ?? [];
+  if (files.length < recorded.length) {
+    const names = recorded.map((file) => file.name ?? file.kind).join(', ');
+    logger.warn(
+      `reply ${turn.id} settled without its ${recorded.length} file(s) (${names}): ` +
+        'their bytes are not kept to send again; recorded with the files the platform reports',
+    );
+  }
+  return files;
 }

@@ -1,6 +1,7 @@
 import type { MessageAttachment } from '../attachments.js';
 import type { TurnContext } from '../chain.js';
 import type { Channel, OutboundFile, ReplyPlace, ReplyStream, StreamProgress } from '../channel.js';
+import { ColloquyError, messageOf } from '../errors.js';
 import type { AgentRun } from '../runs.js';
 import type { NewMessage, Participant } from '../types.js';
 import {
@@ -29,8 +30,8 @@ export interface LiveReplyOptions {
   recording(): void;
   /** Its first words are about to be shown: the sign of life can go. */
   showing(): void;
-  /** Told when the reply's buttons could not be shown under it. */
-  report?(error: unknown): void;
+  /** Told when the reply's buttons could not be shown under it, or its files not sent. */
+  report?(error: ColloquyError): void;
 }
 
 /**
@@ -185,8 +186,10 @@ export class LiveReply {
     }
     const { messageIds, timestamp } = ended;
     await this.#showActions(reply, messageIds);
-    const attachments = await this.#sendFiles(reply, messageIds, files);
-    const op = confirmation(reply, messageIds, 'sent', {
+    const { attachments, parts } = await this.#sendFiles(reply, messageIds, files);
+    // The files' own messages are parts of the reply: an edit, deletion or reaction finds it.
+    const allIds = [...messageIds, ...parts];
+    const op = confirmation(reply, allIds, 'sent', {
       timestamp,
       content: reply.content,
       attachments,
@@ -200,29 +203,38 @@ export class LiveReply {
     const confirmed = this.#options.write(op);
     onSent?.();
     const sent = attachments?.length ? { ...reply, attachments } : reply;
-    return { sent: asSent(sent, messageIds, timestamp), confirmed };
+    return { sent: asSent(sent, allIds, timestamp), confirmed };
   }
 
   /**
    * Posts `files` after the shown text, named in the record before the first upload; answers
-   * them as the platform did (`[]`: none went out; the channel reports any it could not post).
+   * them as the platform did (`[]`: none went out; the channel reports any it could not post)
+   * with the platform ids of the messages that carry them. An upload that throws is reported,
+   * and the reply is the text alone.
    */
   async #sendFiles(
     reply: NewMessage,
     messageIds: readonly string[],
     files: readonly OutboundFile[] | undefined,
-  ): Promise<MessageAttachment[] | undefined> {
+  ): Promise<{ attachments?: MessageAttachment[]; parts: readonly string[] }> {
     const attachments = filesSending(files);
-    if (attachments === undefined) return undefined;
+    if (attachments === undefined) return { parts: [] };
     const { channel, inbound, place, write } = this.#options;
     const content = reply.content;
     await write(confirmation(reply, messageIds, 'sending', { content, attachments }));
-    const sent = await channel.send({
-      ...outboundFor(inbound, '', place),
-      replyId: reply.id,
-      files,
-    });
-    return sent.files ?? [];
+    try {
+      const sent = await channel.send({
+        ...outboundFor(inbound, '', place),
+        replyId: reply.id,
+        files,
+      });
+      return { attachments: sent.files ?? [], parts: sent.messageIds };
+    } catch (cause) {
+      const error = `could not send the files of streamed reply ${reply.id}: ${messageOf(cause)}`;
+      const where = { conversationId: reply.conversationId, messageId: reply.id };
+      this.#options.report?.(new ColloquyError(error, { cause, ...where }));
+      return { attachments: [], parts: [] };
+    }
   }
 
   /** Shows the buttons of `reply`, whole, under its last part (`Channel.editActions`). */
@@ -232,9 +244,10 @@ export class LiveReply {
     if (Object.keys(buttons).length === 0 || messageIds.length === 0) return;
     const { channelId, threadId } = outboundFor(inbound, '', place);
     const edit = { channelId, ...(threadId !== undefined && { threadId }), ...buttons };
+    const error = "could not show a streamed reply's buttons";
     await channel
       .editActions?.({ ...edit, messageIds, content: reply.content })
-      .catch((cause: unknown) => this.#options.report?.(cause));
+      .catch((cause: unknown) => this.#options.report?.(new ColloquyError(error, { cause })));
   }
 
   /**
@@ -267,7 +280,7 @@ export function liveReplyFor(options: {
   write: Write;
   save(): void;
   showing(): void;
-  report?(error: unknown): void;
+  report?(error: ColloquyError): void;
 }): LiveReply | undefined {
   const { ctx, run, from } = options;
   const { message, channel } = ctx;

@@ -4,6 +4,7 @@ import { LiveReply } from '../../../src/bot/stream.js';
 import type { Channel } from '../../../src/channel.js';
 import type { StreamOptions } from '../../../src/channel/stream.js';
 import { PlatformError } from '../../../src/errors.js';
+import type { ColloquyError } from '../../../src/errors.js';
 import type { StoreOperation } from '../../../src/store.js';
 import type { NewMessage } from '../../../src/types.js';
 
@@ -25,7 +26,11 @@ const reply = (content: string) =>
   }) as NewMessage;
 
 /** The reply to `inbound` streamed on `channel`, its store writes kept in `ops`. */
-function liveReply(channel: Channel, ops: StoreOperation[]): LiveReply {
+function liveReply(
+  channel: Channel,
+  ops: StoreOperation[],
+  report?: (error: ColloquyError) => void,
+): LiveReply {
   return new LiveReply({
     id: 'reply-1',
     write: async (op) => void ops.push(op),
@@ -34,6 +39,7 @@ function liveReply(channel: Channel, ops: StoreOperation[]): LiveReply {
     turn: reply,
     recording: () => {},
     showing: () => {},
+    ...(report !== undefined && { report }),
   });
 }
 
@@ -135,26 +141,13 @@ describe('a streamed reply with files', () => {
     // given a platform that shows the text, and uploads files once asked
     const ops: StoreOperation[] = [];
     let before: StoreOperation[] = [];
-    const channel = {
-      type: 'x',
-      stream: (_message: unknown, options: StreamOptions) => ({
-        update: () => {},
-        end: async (text: string) => {
-          await options.showing!({ messageIds: ['m1'], shown: text });
-          return { messageIds: ['m1'] };
-        },
-      }),
-      send: async () => {
-        before = [...ops];
-        return { messageIds: ['m2'], files: [{ ...PDF, platformFileId: 'F1' }] };
-      },
-    } as unknown as Channel;
-    const live = liveReply(channel, ops);
+    const channel = textThenFiles(async () => {
+      before = [...ops];
+      return { messageIds: ['m2'], files: [{ ...PDF, platformFileId: 'F1' }] };
+    });
 
     // when the answer ends with a file to send
-    live.update('Here');
-    const file = { name: 'invoice.pdf', data: Buffer.from('%PDF'), mimeType: 'application/pdf' };
-    await live.finish(reply('Here is the invoice.'), undefined, [file]);
+    await finishWithFile(liveReply(channel, ops));
 
     // then the row named the file before the upload, and the end holds it as uploaded
     const confirmations = (list: StoreOperation[]) =>
@@ -163,11 +156,61 @@ describe('a streamed reply with files', () => {
       delivery: 'sending',
       attachments: [PDF],
     });
+    // with the id of the message that carries the file among the reply's parts
     expect(confirmations(ops).at(-1)).toMatchObject({
       delivery: 'sent',
+      messageIds: ['m1', 'm2'],
       attachments: [{ ...PDF, platformFileId: 'F1' }],
     });
+  });
+
+  it('is the text alone, sent, when the upload throws', async () => {
+    // given a platform that shows the text, and whose upload fails
+    const ops: StoreOperation[] = [];
+    const reported: unknown[] = [];
+    const channel = textThenFiles(async () => {
+      throw new PlatformError('x', 'upload refused', { transient: false } as never);
+    });
+    const live = liveReply(channel, ops, (error) => void reported.push(error));
+
+    // when the answer ends with a file to send
+    const { sent } = await finishWithFile(live);
+
+    // then the reply is confirmed sent with the text's id and no file, and the failure reported
+    const last = ops.at(-1) as Extract<StoreOperation, { kind: 'confirm' }>;
+    expect(last.confirmation).toMatchObject({
+      delivery: 'sent',
+      messageIds: ['m1'],
+      attachments: [],
+    });
+    expect(last.confirmation.turn?.attachments).toBeUndefined();
+    expect(sent.metadata.messageId).toBe('m1');
+    expect(String(reported)).toMatch(
+      /could not send the files of streamed reply reply-1: upload refused/,
+    );
   });
 });
 
 const PDF = { kind: 'file', name: 'invoice.pdf', mimeType: 'application/pdf', size: 4 };
+
+/** A platform that shows the whole text as one message, `m1`, and posts files with `send`. */
+function textThenFiles(send: () => Promise<unknown>): Channel {
+  return {
+    type: 'x',
+    stream: (_message: unknown, options: StreamOptions) => ({
+      update: () => {},
+      end: async (text: string) => {
+        await options.showing!({ messageIds: ['m1'], shown: text });
+        return { messageIds: ['m1'] };
+      },
+    }),
+    send,
+  } as unknown as Channel;
+}
+
+/** Streams 'Here' and ends the reply with its text whole and invoice.pdf to send. */
+function finishWithFile(live: LiveReply) {
+  live.update('Here');
+  const file = { name: 'invoice.pdf', data: Buffer.from('%PDF'), mimeType: 'application/pdf' };
+  return live.finish(reply('Here is the invoice.'), undefined, [file]);
+}
