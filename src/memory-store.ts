@@ -37,6 +37,7 @@ import {
   type Row,
   insertSorted,
   optionalTimestamp,
+  partRow,
   platformKey,
   platformKeyOf,
   rankBm25,
@@ -390,7 +391,7 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   async recordReaction(change: ReactionChange): Promise<boolean> {
-    const row = this.#byPlatform.get(platformKey(change));
+    const row = this.#byPlatform.get(platformKey(change)) ?? partRow(this.#conversations, change);
     if (!row) return false;
     const at = normalizeTimestamp(change.at, 'at');
     row.reactions = applyReaction(row.reactions ?? [], { ...change, at });
@@ -422,20 +423,16 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   async findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
-    const found = this.#byPlatform.get(platformKey(ref))?.message;
-    return found && structuredClone(found);
+    const found = this.#byPlatform.get(platformKey(ref)) ?? partRow(this.#conversations, ref);
+    return found && structuredClone(found.message);
   }
 
   async findMessage(
     conversationId: string,
     ref: PlatformMessageRef,
   ): Promise<StoredMessage | undefined> {
-    const found =
-      (await this.findByPlatformRef(ref)) ??
-      this.#conversations
-        .get(conversationId)
-        ?.rows.find((row) => row.message.metadata.partMessageIds?.includes(ref.messageId))?.message;
-    return found?.conversationId === conversationId ? structuredClone(found) : undefined;
+    const found = await this.findByPlatformRef(ref);
+    return found?.conversationId === conversationId ? found : undefined;
   }
 
   async close(): Promise<void> {}

@@ -1,13 +1,17 @@
 import type pg from 'pg';
 import type { MessageReaction, ReactionChange } from '../../src/reactions.js';
+import { PART_IN_CHANNEL } from './statements.js';
 
 /**
  * A reaction added (a row, unless the same person's same reaction is open on the turn) or
- * removed (the open row closed), in one statement; answers whether the turn is known.
+ * removed (the open row closed), in one statement, on the turn the platform message is or the
+ * split reply it is a later part of; answers whether the turn is known.
  */
 const RECORD = `WITH m AS (
-    SELECT seq, id FROM messages
-    WHERE channel_type = $1 AND channel_id = $2 AND platform_message_id = $3),
+    (SELECT seq, id FROM messages
+      WHERE channel_type = $1 AND channel_id = $2 AND platform_message_id = $3)
+    UNION ALL (SELECT m.seq, m.id FROM messages m WHERE ${PART_IN_CHANNEL})
+    LIMIT 1),
   added AS (
     INSERT INTO message_reactions (message_seq, message_id, participant_id, reaction, added_at)
     SELECT m.seq, m.id, $4, $5, $6 FROM m

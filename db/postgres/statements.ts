@@ -59,6 +59,14 @@ const APPEND = `WITH m AS (
     GROUP BY m.seq, w.id)
   SELECT seq FROM m`;
 
+/**
+ * The reply of a channel one of whose later parts (`metadata.partMessageIds`) is the platform
+ * message ($1 channel type, $2 channel id, $3 message id): on the platform index, newest first.
+ */
+export const PART_IN_CHANNEL = `m.channel_type = $1 AND m.channel_id = $2
+  AND m.platform_message_id IS NOT NULL AND m.metadata->'partMessageIds' ? $3
+  ORDER BY m.platform_message_id DESC LIMIT 1`;
+
 /** Every fixed statement of the Postgres store, by name. */
 export const PG = {
   append: APPEND,
@@ -70,6 +78,7 @@ export const PG = {
   /** The turn a platform message is (the unique platform index). */
   getByPlatform: `SELECT ${PG_MESSAGE_COLUMNS} ${FROM_MESSAGES}
     WHERE m.channel_type = $1 AND m.channel_id = $2 AND m.platform_message_id = $3`,
+  getByChannelPart: `SELECT ${PG_MESSAGE_COLUMNS} ${FROM_MESSAGES} WHERE ${PART_IN_CHANNEL}`,
   /** The reply of a conversation one of whose later parts is the platform message. */
   getByPart: `SELECT ${PG_MESSAGE_COLUMNS} ${FROM_MESSAGES}
     WHERE m.conversation_id = $1 AND m.platform_message_id IS NOT NULL

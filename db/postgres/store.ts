@@ -556,8 +556,13 @@ export class PostgresConversationStore implements ConversationStore {
 
   findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
     const { channelType, channelId, messageId } = ref;
-    return this.#guard('find a turn', undefined, () =>
-      this.#readOne(this.pool, PG.getByPlatform, [channelType, channelId, messageId]),
+    const params = [channelType, channelId, messageId];
+    return this.#guard(
+      'find a turn',
+      undefined,
+      async () =>
+        (await this.#readOne(this.pool, PG.getByPlatform, params)) ??
+        (await this.#readOne(this.pool, PG.getByChannelPart, params)),
     );
   }
 

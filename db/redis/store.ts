@@ -400,7 +400,7 @@ export class RedisConversationStore implements ConversationStore {
     return this.#guard('record a reaction', undefined, async () => {
       const at = normalizeTimestamp(change.at, 'at');
       let found: StoredMessage | undefined;
-      const known = await this.#change(change, (message) => (found = message));
+      const known = await this.#change(change, (message) => (found = message), true);
       if (!known || found === undefined) return false;
       const key = `${this.#keys.conversation(found.conversationId)}rx`;
       const old = (await this.#command('HGET', key, found.id)) as string | null;
@@ -478,7 +478,7 @@ export class RedisConversationStore implements ConversationStore {
 
   async findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
     return this.#guard('find a turn', undefined, async () => {
-      const found = await this.#locate(ref);
+      const found = await this.#locate(ref, true);
       if (found === undefined) return undefined;
       return (await this.#load(this.#keys.conversation(found.conversationId), [found.seq]))[0];
     });
@@ -493,19 +493,32 @@ export class RedisConversationStore implements ConversationStore {
       const seq = (await this.#command('HGET', `${base}pm`, platformRefField(ref))) as
         string | null;
       if (seq !== null) return (await this.#load(base, [seq]))[0];
-      // Only a reply's first part is in `pm`: a later part is looked for among the turns.
-      const all = (await this.#command('HGETALL', `${base}msgs`)) as
-        string[] | Record<string, string>;
-      const turns = Array.isArray(all)
-        ? Array.from({ length: all.length / 2 }, (_, i) => [all[2 * i]!, all[2 * i + 1]!])
-        : Object.entries(all);
-      for (const [turnSeq, json] of turns) {
-        if (!json!.includes(ref.messageId)) continue;
-        const message = decode(turnSeq!, json!);
-        if (message.metadata.partMessageIds?.includes(ref.messageId)) return message;
-      }
-      return undefined;
+      return (await this.#partOf(base, ref))?.message;
     });
+  }
+
+  /**
+   * The reply of a conversation one of whose later parts (`metadata.partMessageIds`) is `ref`:
+   * only a reply's first part is in `pm`, so the turns are read.
+   */
+  async #partOf(
+    base: string,
+    ref: PlatformMessageRef,
+  ): Promise<{ seq: string; message: StoredMessage } | undefined> {
+    const all = (await this.#command('HGETALL', `${base}msgs`)) as
+      string[] | Record<string, string>;
+    const turns = Array.isArray(all)
+      ? Array.from({ length: all.length / 2 }, (_, i) => [all[2 * i]!, all[2 * i + 1]!])
+      : Object.entries(all);
+    for (const [seq, json] of turns) {
+      if (!json!.includes(ref.messageId)) continue;
+      const message = decode(seq!, json!);
+      const { channelId, partMessageIds } = message.metadata;
+      if (channelId === ref.channelId && partMessageIds?.includes(ref.messageId)) {
+        return { seq: seq!, message };
+      }
+    }
+    return undefined;
   }
 
   /** Closes the client the store connected itself (`connect`); a given client stays open. */
@@ -546,14 +559,19 @@ export class RedisConversationStore implements ConversationStore {
   async #change(
     ref: PlatformMessageRef,
     change: (message: StoredMessage) => StoredMessage,
+    parts = false,
   ): Promise<boolean> {
-    const found = await this.#locate(ref);
+    const found = await this.#locate(ref, parts);
     return found !== undefined && this.#replace(found.conversationId, found.seq, change);
   }
 
-  /** Where the turn of a platform message is: its conversation and sequence; undefined when unknown. */
+  /**
+   * Where the turn of a platform message is: its conversation and sequence; with `parts`, also
+   * the reply it is a later part of. Undefined when unknown.
+   */
   async #locate(
     ref: PlatformMessageRef,
+    parts = false,
   ): Promise<{ conversationId: string; seq: string } | undefined> {
     const channel = this.#keys.channel(ref.channelType, ref.channelId);
     const field = platformRefField(ref);
@@ -563,6 +581,10 @@ export class RedisConversationStore implements ConversationStore {
     )) as (string | null)[];
     const at = seqs.findIndex((seq) => seq !== null);
     if (at >= 0) return { conversationId: conversations[at]!, seq: seqs[at]! };
+    for (const conversationId of parts ? conversations : []) {
+      const part = await this.#partOf(this.#keys.conversation(conversationId), ref);
+      if (part !== undefined) return { conversationId, seq: part.seq };
+    }
     // Conversations that expired leave their ids behind: those go now.
     for (const id of conversations) {
       const gone = Number(await this.#command('EXISTS', `${this.#keys.conversation(id)}info`));

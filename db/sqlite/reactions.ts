@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { MessageReaction, ReactionChange } from '../../src/reactions.js';
+import { PART_IN_CHANNEL } from './statements.js';
 
 /**
  * `message_reactions` in SQLite: a reaction added opens a row unless the same person's same
@@ -13,6 +14,7 @@ import type { MessageReaction, ReactionChange } from '../../src/reactions.js';
  */
 export class SqliteReactions {
   readonly #find;
+  readonly #findPart;
   readonly #open;
   readonly #add;
   readonly #remove;
@@ -23,6 +25,9 @@ export class SqliteReactions {
     this.#find = db.prepare<[string, string, string], { seq: number; id: string }>(
       `SELECT seq, id FROM messages
         WHERE channel_type = ? AND channel_id = ? AND platform_message_id = ?`,
+    );
+    this.#findPart = db.prepare<[string, string, string], { seq: number; id: string }>(
+      `SELECT m.seq, m.id FROM messages m WHERE ${PART_IN_CHANNEL}`,
     );
     this.#open = db
       .prepare<[number, string, string], number>(
@@ -54,7 +59,8 @@ export class SqliteReactions {
   }
 
   #record(change: ReactionChange): boolean {
-    const turn = this.#find.get(change.channelType, change.channelId, change.messageId);
+    const ref = [change.channelType, change.channelId, change.messageId] as const;
+    const turn = this.#find.get(...ref) ?? this.#findPart.get(...ref);
     if (turn === undefined) return false;
     const open = this.#open.get(turn.seq, change.participantId, change.reaction);
     if (change.removed === true) {

@@ -61,6 +61,15 @@ function wroteIn(who: string): string {
 
 const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participant_id`;
 
+/**
+ * The reply of a channel one of whose later parts (`metadata.partMessageIds`) is the platform
+ * message (channel type, channel id, message id): on the platform index, newest ids first.
+ */
+export const PART_IN_CHANNEL = `m.channel_type = ? AND m.channel_id = ?
+  AND m.platform_message_id IS NOT NULL
+  AND EXISTS (SELECT 1 FROM json_each(m.metadata, '$.partMessageIds') WHERE value = ?)
+  ORDER BY m.platform_message_id DESC LIMIT 1`;
+
 /** "@participant wrote a turn in conversation c" (the listing, the web page, forgetting). */
 export const WROTE_IN = wroteIn('participant');
 
@@ -88,6 +97,7 @@ const SQL = {
     WHERE m.conversation_id = ? AND m.platform_message_id IS NOT NULL
       AND EXISTS (SELECT 1 FROM json_each(m.metadata, '$.partMessageIds') WHERE value = ?)
     LIMIT 1`,
+  getByChannelPart: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES} WHERE ${PART_IN_CHANNEL}`,
   findByPlatform: `SELECT seq, content, edited_at FROM messages
     WHERE channel_type = ? AND channel_id = ? AND platform_message_id = ?`,
 
@@ -218,7 +228,14 @@ export function prepareStatements(db: Database.Database): Statements {
   statements.searchWord.pluck();
   statements.findDuplicateSeq.pluck();
   statements.conversationScope.pluck();
-  const reads = ['getById', 'getBySeq', 'getBySeqs', 'getByPlatform', 'getByPart'] as const;
+  const reads = [
+    'getById',
+    'getBySeq',
+    'getBySeqs',
+    'getByPlatform',
+    'getByPart',
+    'getByChannelPart',
+  ] as const;
   for (const read of reads.map((name) => statements[name])) {
     read.raw();
   }

@@ -464,7 +464,9 @@ export class SqliteConversationStore implements ConversationStore {
   findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
     return this.guard('find a turn', undefined, () => {
       const { channelType, channelId, messageId } = ref;
-      const row = this.sql.getByPlatform.get(channelType, channelId, messageId);
+      const row =
+        this.sql.getByPlatform.get(channelType, channelId, messageId) ??
+        this.sql.getByChannelPart.get(channelType, channelId, messageId);
       return row === undefined ? undefined : read(row as unknown[]);
     });
   }

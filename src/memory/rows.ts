@@ -95,3 +95,22 @@ export function platformKeyOf(message: NewMessage): string {
   const { channelType, channelId, messageId } = message.metadata;
   return messageId === undefined ? '' : platformKey({ channelType, channelId, messageId });
 }
+
+/**
+ * The row of a reply split into parts one of whose later parts (`metadata.partMessageIds`) is
+ * `ref`, among the turns of its channel; undefined when none is. Newest turns first: the part
+ * reacted to is usually of a recent answer.
+ */
+export function partRow(
+  conversations: Map<string, Conversation>,
+  ref: PlatformMessageRef,
+): Row | undefined {
+  for (const { info, rows } of conversations.values()) {
+    if (info.channelType !== ref.channelType) continue;
+    for (let i = rows.length - 1; i >= 0; i--) {
+      const { channelId, partMessageIds } = rows[i]!.message.metadata;
+      if (channelId === ref.channelId && partMessageIds?.includes(ref.messageId)) return rows[i];
+    }
+  }
+  return undefined;
+}

@@ -95,6 +95,25 @@ export function describeReactionContract(store: () => ConversationStore): void {
       expect(await store().findByPlatformRef({ ...REF, messageId: 'nowhere' })).toBeUndefined();
     });
 
+    it('records a reaction on a later part of a split reply on the reply', async () => {
+      // given a reply the platform took in three parts, and a turn of another channel
+      // whose platform id is the same as the last part's
+      await store().append({ ...TURN, metadata: { ...TURN.metadata, partMessageIds: PARTS } });
+      await store().append({ ...BOB_TURN, metadata: { ...BOB_TURN.metadata, messageId: '503' } });
+
+      // when Alice reacts on the last part
+      expect(await record({ messageId: '503' })).toBe(true);
+
+      // then the reply has her reaction, and the last part finds the reply in its channel only
+      expect(await read()).toEqual([{ participantId: ALICE, reaction: '👍', addedAt: at(1) }]);
+      const last = { ...REF, messageId: '503' };
+      expect(await store().findByPlatformRef!(last)).toMatchObject({ id: ID, conversationId: C });
+      expect(await store().findByPlatformRef!({ ...BOB_REF, messageId: '503' })).toMatchObject({
+        id: BOB_TURN.id,
+      });
+      expect(await store().findByPlatformRef!({ ...last, channelId: '87' })).toBeUndefined();
+    });
+
     it('refuses a reaction on an unknown message with false, and reads none there', async () => {
       expect(await record({ messageId: 'nowhere' })).toBe(false);
       expect(await store().getReactions(C, 'telegram:88:nowhere')).toEqual([]);
@@ -107,6 +126,7 @@ const ID = 'telegram:88:500';
 const ALICE = 'telegram:1001';
 const BOB = 'telegram:1002';
 const REF = { channelType: 'telegram', channelId: '88', messageId: '500' };
+const PARTS = ['502', '503'];
 
 const TURN: NewMessage = {
   id: ID,

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Chat, User } from 'grammy/types';
+import { MockLanguageModelV3 } from 'ai/test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bot, BotOptions, ColloquyError, StoredMessage } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
@@ -10,6 +11,8 @@ import {
   FeedbackAgent,
   expectReactionAnswered,
 } from '../../fixtures/feedback-agent.js';
+import { userTextIn } from '../../fixtures/file-reading-agent.js';
+import { answer } from '../../fixtures/model-answer.js';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
 import { startTelegramBot } from './telegram.fixtures.js';
 
@@ -85,6 +88,41 @@ describe('answerReactions on Telegram (grammy against FakeTelegram, SQLite store
       by: 'telegram:1001',
       displayName: 'Ada',
     });
+    expect(errors).toEqual([]);
+  });
+
+  it('records and answers a 👎 on the second part of an answer Telegram took in two', async () => {
+    // given an answer longer than a Telegram message, posted in two parts
+    const long = `${'Refunds take five working days. '.repeat(160)}Ask again anytime.`;
+    agent.model = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) =>
+        answer(userTextIn(prompt.slice(-1)).includes('[reacted ') ? APOLOGY : long),
+    });
+    await answered({ answerReactions: { emoji: ['👎'] } });
+    await telegram.waitForSent(2);
+    await bot.idle();
+    const parts = telegram.sent.map((sent) => sent.message.message_id);
+    const [, stored] = await sqlite.get(inDm);
+    expect(stored!.metadata).toMatchObject({ messageId: String(parts[0]) });
+    expect(stored!.metadata.partMessageIds).toEqual([String(parts[1])]);
+
+    // when Ada reacts 👎 on the second part
+    react(parts[1]!, ['👎']);
+    await telegram.waitForSent(3);
+    await delivered(2);
+
+    // then the reaction is on the answer, and the agent answers it
+    expect(await sqlite.getReactions(inDm, stored!.id)).toMatchObject([
+      { participantId: 'telegram:1001', reaction: '👎' },
+    ]);
+    const [turn] = await reactionTurns();
+    expect(turn?.metadata.reaction).toEqual({
+      emoji: '👎',
+      messageId: stored!.id,
+      agentId: 'support',
+    });
+    expect(turn?.metadata.replyToMessageId).toBe(String(parts[0]));
+    expect(telegram.sent.at(-1)?.text).toBe(APOLOGY);
     expect(errors).toEqual([]);
   });
 
