@@ -42,8 +42,9 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
 
     // 1 and 2. Awaited single appends, the lean schema's inserts, and batches of 100 appends
     // (one commit each: what capture hands the store under load), in rounds of 500 turns each,
-    // the three in a rotating order; each ratio is the median over the rounds, so a change in
-    // the machine's speed between two blocks moves one round's ratio, not the figure.
+    // the three in a rotating order. A guard holds when both the ratio of the totals (what a bot
+    // pays, slow rounds included) and the median of the rounds' ratios (which a change in the
+    // machine's speed between two blocks moves by one round) meet it: the lower is printed.
     const rounds = measured / 500;
     const timed = { ours: 0, lean: 0, batch: 0 };
     const sequentials: number[] = [];
@@ -87,7 +88,7 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
           `lean schema (FULL: each commit synced to disk before it is answered)`,
       ),
     );
-    const sequential = medianOf(sequentials);
+    const sequential = Math.min(timed.lean / timed.ours, medianOf(sequentials));
     console.log(
       line(
         'single appends',
@@ -97,7 +98,7 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
       ),
     );
     outcomes.push({ label: 'single-turn appends ≥ 0.5× lean schema', pass: sequential >= 0.5 });
-    const batched = medianOf(batcheds);
+    const batched = Math.min(timed.ours / timed.batch, medianOf(batcheds));
     console.log(
       line(
         'batches of 100',
@@ -110,7 +111,10 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
       note(
         `${int(measured)} turns each way in ${rounds} rounds of 500 (the batches: 5 store.commit ` +
           `calls of 100 append ops), the three blocks of a round in rotating order; each ratio is ` +
-          `the median over the rounds (they ranged ${range(sequentials)} and ${range(batcheds)})`,
+          `the lower of the totals' (${ratio(timed.lean, timed.ours)} and ` +
+          `${ratio(timed.ours, timed.batch)}) and the median of the rounds' ` +
+          `(${medianOf(sequentials).toFixed(2)}× and ${medianOf(batcheds).toFixed(2)}×; they ranged ` +
+          `${range(sequentials)} and ${range(batcheds)})`,
       ),
     );
     outcomes.push({ label: 'a batch of 100 ≥ 2.5× single appends', pass: batched >= 2.5 });
@@ -352,6 +356,11 @@ function medianOf(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** `0.52×`: how many times `a` is `b`. */
+function ratio(a: number, b: number): string {
+  return `${(a / b).toFixed(2)}×`;
 }
 
 /** `0.61–0.93×`: the lowest and highest of `values`. */
