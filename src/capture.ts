@@ -113,8 +113,7 @@ export class Capture {
   /** The store's run ledger, read once: without one, ops go through the log's calls. */
   readonly #ledger: RunLedger | undefined;
   readonly #maxBuffer: number;
-  readonly #retryBaseMs: number;
-  readonly #retryMaxMs: number;
+  readonly #retry: RetryOptions;
   readonly #deadLetterPath: string | undefined;
   readonly #logger: Logger;
   readonly #onError: ((error: StoreError) => void) | undefined;
@@ -141,8 +140,7 @@ export class Capture {
     this.#store = store;
     this.#ledger = capabilitiesOf(store).ledger;
     this.#maxBuffer = Math.max(1, options.maxBuffer ?? 10_000);
-    this.#retryBaseMs = options.retryBaseMs ?? 50;
-    this.#retryMaxMs = options.retryMaxMs ?? 1_000;
+    this.#retry = options;
     this.#deadLetterPath = options.deadLetterPath;
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;
@@ -365,7 +363,7 @@ export class Capture {
 
   /** The wait before the next retry. */
   #delay(): number {
-    return backoffMs(this.#attempt, this.#retryBaseMs, this.#retryMaxMs);
+    return backoffMs(this.#attempt, this.#retry);
   }
 
   #answer(entry: Entry, result: CommitResult): void {
@@ -430,16 +428,21 @@ function plainJson(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? value.toString() : value;
 }
 
+/** How long capture waits between retries (`CaptureOptions`). */
+export type RetryOptions = Pick<CaptureOptions, 'retryBaseMs' | 'retryMaxMs'>;
+
 /**
  * The wait before retry `attempt` (from 0) after a passing store failure: exponential from
- * `baseMs` with equal jitter, never above `maxMs` (`CaptureOptions`' defaults when not given).
+ * `retryBaseMs` with equal jitter, never above `retryMaxMs`; the defaults `CaptureOptions`
+ * documents are the ones here.
  *
  * @example
  * ```ts
  * setTimeout(retry, backoffMs(attempt)); // 25–50 ms, then 50–100 ms, … up to 0.5–1 s
  * ```
  */
-export function backoffMs(attempt: number, baseMs = 50, maxMs = 1_000): number {
-  const cap = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 30));
+export function backoffMs(attempt: number, options: RetryOptions = {}): number {
+  const { retryBaseMs = 50, retryMaxMs = 1_000 } = options;
+  const cap = Math.min(retryMaxMs, retryBaseMs * 2 ** Math.min(attempt, 30));
   return cap / 2 + Math.random() * (cap / 2);
 }

@@ -22,17 +22,18 @@
  * A store read that fails for a passing reason leaves the runs it concerns as they are, and
  * the conversation is drained again after a backoff until a pass leaves none; meanwhile each
  * pass over it reads the ledger, so a later turn is answered after them once the store is back.
+ * The failure is reported once per conversation (`LeftRuns`).
  */
 import type { Channel } from '../channel.js';
 import { ColloquyError, StoreError, mayPass, messageOf } from '../errors.js';
 import type { Lease } from '../leases.js';
-import { backoffMs } from '../capture.js';
 import { channelOf } from '../channel/place.js';
 import type { AgentRun, RunStatus } from '../runs.js';
 import type { NewMessage, StoredMessage } from '../types.js';
 import type { Running } from './running.js';
 import { settleReply } from './settle.js';
 import type { HeldLease } from './shared.js';
+import { LeftRuns } from './left.js';
 
 /** A turn this process was handed: see the file's comment. */
 export interface Handed {
@@ -84,21 +85,13 @@ export class Drain {
    * commits behind the next turn): they are not run twice.
    */
   readonly #inHand = new Map<string, number>();
-  /**
-   * The conversations whose runs a passing store failure left, each with its retries so far
-   * and whether the pass under way left some (see the file's comment).
-   */
-  readonly #left = new Map<string, { retries: number; leaving: boolean }>();
+  /** The conversations whose runs a passing store failure left (see the file's comment). */
+  readonly #left: LeftRuns;
   /** Alone: recovery has not read the unfinished runs yet (retried): each pass reads them. */
   #unread = false;
-  /** The retries waiting: none outlives a stop. */
-  readonly #timers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly bot: Running) {
-    bot.stopping.addEventListener('abort', () => {
-      for (const timer of this.#timers) clearTimeout(timer);
-      this.#timers.clear();
-    });
+    this.#left = new LeftRuns(bot);
   }
 
   /** How many handed turns are queued or running. */
@@ -182,11 +175,17 @@ export class Drain {
     try {
       runs = await ledger.getRuns({ statuses: ['pending', 'running'] });
     } catch (cause) {
-      this.bot.report(new StoreError('could not read the unfinished agent runs', { cause }));
+      // A passing failure is reported once, not at every retry.
+      if (attempt === 0 || !mayPass(cause)) {
+        this.bot.report(new StoreError('could not read the unfinished agent runs', { cause }));
+      }
       if (!mayPass(cause)) return;
       this.#unread = true;
-      this.#later(attempt, () => void this.bot.track(() => this.recover(attempt + 1), false));
+      this.#left.later(attempt, () => void this.bot.track(() => this.recover(attempt + 1), false));
       return;
+    }
+    if (attempt > 0) {
+      this.bot.logger.info('the unfinished agent runs are read again', { retries: attempt });
     }
     this.#unread = false;
     for (const conversationId of new Set(runs.map((run) => run.conversationId))) {
@@ -220,37 +219,14 @@ export class Drain {
    * a backoff, until a pass leaves none.
    */
   async #retried(conversationId: string, pass: Pass): Promise<void> {
-    const before = this.#left.get(conversationId);
-    if (before !== undefined) before.leaving = false;
-    if (before !== undefined || this.#unread) pass.read = true;
+    if (this.#left.begin(conversationId) || this.#unread) pass.read = true;
+    let passed = false;
     try {
       await this.#pass(conversationId, pass);
+      passed = true;
     } finally {
-      const after = this.#left.get(conversationId);
-      if (after?.leaving === false) this.#left.delete(conversationId);
-      else if (after !== undefined) {
-        this.#later(after.retries++, () => void this.drain(conversationId, { read: true }));
-      }
+      this.#left.end(conversationId, passed, () => void this.drain(conversationId, { read: true }));
     }
-  }
-
-  /** Notes that a passing store failure left runs of the conversation (see `#retried`). */
-  #leave(conversationId: string): void {
-    const left = this.#left.get(conversationId) ?? { retries: 0, leaving: true };
-    this.#left.set(conversationId, { ...left, leaving: true });
-  }
-
-  /** Calls `again` after the backoff of retry `attempt` (capture's), unless the bot stops first. */
-  #later(attempt: number, again: () => void): void {
-    if (this.bot.stopping.aborted) return;
-    const { retryBaseMs, retryMaxMs } = this.bot.options.capture ?? {};
-    const delay = backoffMs(attempt, retryBaseMs, retryMaxMs);
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      again();
-    }, delay);
-    timer.unref();
-    this.#timers.add(timer);
   }
 
   /**
@@ -300,10 +276,12 @@ export class Drain {
     try {
       return await this.bot.ledger!.getRuns({ conversationId, statuses: ['pending', 'running'] });
     } catch (cause) {
-      this.bot.report(
-        new StoreError('could not read the unfinished agent runs', { cause, conversationId }),
-      );
-      if (mayPass(cause)) this.#leave(conversationId);
+      const error = new StoreError('could not read the unfinished agent runs', {
+        cause,
+        conversationId,
+      });
+      if (mayPass(cause)) this.#left.leave(conversationId, error);
+      else this.bot.report(error);
       return [];
     }
   }
@@ -413,8 +391,9 @@ export class Drain {
       turn = await this.bot.store.getMessage(conversationId, messageId);
     } catch (cause) {
       const where = { cause, conversationId, messageId };
-      this.bot.report(new StoreError(`could not read turn ${messageId} to resume it`, where));
-      if (mayPass(cause)) return this.#leave(conversationId);
+      const error = new StoreError(`could not read turn ${messageId} to resume it`, where);
+      if (mayPass(cause)) return this.#left.leave(conversationId, error);
+      this.bot.report(error);
       for (const run of resumable) this.#end(run, 'failed', `cannot resume: ${messageOf(cause)}`);
       return;
     }
@@ -447,7 +426,8 @@ export class Drain {
   async #resumes(run: AgentRun): Promise<boolean> {
     if (run.replyId !== undefined) {
       const settled = await settleReply(this.bot.settling, run);
-      if (settled === 'again') this.#leave(run.conversationId);
+      if (settled !== undefined && 'again' in settled)
+        this.#left.leave(run.conversationId, settled.again);
       else if (settled !== undefined) this.#end(run, settled.status, settled.error);
       return false;
     }

@@ -86,10 +86,12 @@ export interface SettleDeps {
 }
 
 /**
- * How an unfinished run whose reply was recorded ends: `'again'` leaves it to be settled again
- * once a passing store failure passes, `undefined` leaves it for a restart.
+ * How an unfinished run whose reply was recorded ends: `again` leaves it to be settled again
+ * once the passing store failure it names passes (the caller reports it), `undefined` leaves
+ * it for a restart.
  */
-export type Settled = { status: 'answered' | 'unconfirmed'; error?: string } | 'again' | undefined;
+export type Settled =
+  { status: 'answered' | 'unconfirmed'; error?: string } | { again: StoreError } | undefined;
 
 const NEVER_CONFIRMED = 'the reply was recorded but the platform never confirmed it';
 
@@ -99,7 +101,7 @@ const NEVER_CONFIRMED = 'the reply was recorded but the platform never confirmed
  * platform lacks it) and confirmed `sent` with every part's platform id and only the files the
  * platform reports (see `filesSettled`), or, where the channel
  * cannot settle it (or the platform cannot tell), marked `unconfirmed`. A reply the store fails
- * to read for a passing reason leaves the run as it is, to be settled again (`'again'`); a
+ * to read for a passing reason leaves the run as it is, to be settled again (`again`); a
  * settled reply whose confirmation capture gave up on leaves it for a restart.
  *
  * @example
@@ -120,8 +122,9 @@ export async function settleReply(deps: SettleDeps, run: AgentRun): Promise<Sett
   try {
     turn = await deps.store.getMessage(reply.conversationId, id);
   } catch (cause) {
-    deps.report(new StoreError(`could not read reply ${id} to settle it`, { cause, ...where }));
-    if (mayPass(cause)) return 'again';
+    const error = new StoreError(`could not read reply ${id} to settle it`, { cause, ...where });
+    if (mayPass(cause)) return { again: error };
+    deps.report(error);
   }
   const settle = deps.settlerOf(turn?.metadata.channelType, reply.conversationId);
   let sent: SentMessage | undefined;

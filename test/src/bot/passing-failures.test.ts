@@ -3,11 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Bot, StoreError, silentLogger } from 'colloquy';
-import type { CaptureOptions, ColloquyError, ConversationStore, NewMessage } from 'colloquy';
+import type {
+  CaptureOptions,
+  ColloquyError,
+  ConversationStore,
+  Logger,
+  NewMessage,
+} from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
 import type { CommitResult, StoreOperation } from '../../../src/store.js';
-import { runningOn, scriptedAgent } from './bot.fixtures.js';
+import { recordingLogger, runningOn, scriptedAgent } from './bot.fixtures.js';
 
 /**
  * A store whose commit loses the first batch holding an op `losing` picks, as Postgres loses
@@ -147,6 +153,7 @@ describe('a run meets a passing store failure', () => {
     store: ConversationStore,
     capture: CaptureOptions = {},
     answer: (turn: NewMessage) => string = () => 'resumed answer',
+    logger: Logger = silentLogger,
   ) {
     const errors: ColloquyError[] = [];
     bot = new Bot({
@@ -154,7 +161,7 @@ describe('a run meets a passing store failure', () => {
       agents: [scriptedAgent('support-agent', answer)],
       store,
       unconfirmedReplies: 'resend',
-      logger: silentLogger,
+      logger,
       capture,
     });
     bot.catch((error) => void errors.push(error));
@@ -340,5 +347,57 @@ describe('a run meets a passing store failure', () => {
 
     // then no retry reads the store after
     expect(reads.failed).toBe(atStop);
+  });
+
+  it.each([
+    ['its turn', false, 'could not read turn'],
+    ['its reply', true, 'could not read reply'],
+  ])(
+    'reports a read of %s that keeps failing once, and says once when it passes',
+    async (_what, withReply, read) => {
+      // given a crash that left a run unfinished (its reply sending, or none)
+      const channel = new MemoryChannel();
+      const turn = channel.turn('@support-agent where is 4711?');
+      await crashed(turn, withReply ? replyTo(turn) : undefined);
+      const { store, reads } = failingReads(file, true);
+      const logger = recordingLogger();
+      const capture = { retryBaseMs: 1, retryMaxMs: 2 };
+
+      // when the bot runs while the read fails many times over, then passes
+      const errors = await restart(channel, store, capture, undefined, logger);
+      await vi.waitFor(() => expect(reads.failed).toBeGreaterThan(20));
+      reads.failing = false;
+      const status = () => row('SELECT status FROM agent_runs WHERE message_id = ?', turn.id);
+      await vi.waitFor(() => expect(status()).toEqual({ status: 'answered' }));
+      await bot!.idle();
+
+      // then the failure was reported once, and its passing told once
+      expect(errors.filter((error) => error.message.startsWith(read))).toHaveLength(1);
+      const again = logger.lines.filter((line) => line.msg.startsWith('the store reads again'));
+      expect(again).toEqual([{ level: 'info', msg: expect.any(String) }]);
+    },
+  );
+
+  it('reports a read of the unfinished runs that keeps failing once, and says once when it passes', async () => {
+    // given a crash that left a run unfinished, and a bot started while reads of runs fail
+    const channel = new MemoryChannel();
+    const turn = channel.turn('@support-agent where is 4711?');
+    await crashed(turn);
+    const { store, reads } = failingRunReads(file);
+    const logger = recordingLogger();
+    const capture = { retryBaseMs: 1, retryMaxMs: 2 };
+    const errors = await restart(channel, store, capture, undefined, logger);
+
+    // when the reads fail many times over, then pass
+    await vi.waitFor(() => expect(reads.failed).toBeGreaterThan(20));
+    reads.failing = false;
+    const status = () => row('SELECT status FROM agent_runs WHERE message_id = ?', turn.id);
+    await vi.waitFor(() => expect(status()).toEqual({ status: 'answered' }));
+
+    // then the failure was reported once, and its passing told once
+    const unread = errors.filter((e) => e.message === 'could not read the unfinished agent runs');
+    expect(unread).toHaveLength(1);
+    const again = logger.lines.filter((line) => line.msg.includes('read again'));
+    expect(again).toEqual([{ level: 'info', msg: 'the unfinished agent runs are read again' }]);
   });
 });
