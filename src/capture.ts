@@ -83,9 +83,9 @@ interface Entry {
 }
 
 /**
- * The bot's path to its store for what it captures: inbound turns, edits and deletions, replies
- * and their confirmations, agent runs' states and channel state (`StoreOperation`). Other
- * writes go to a store directly: rolling summaries (`assemblePrompt`, `History`), `History`'s
+ * The bot's path to its store for what it captures: inbound turns, edits, deletions and
+ * reactions, replies and their confirmations, agent runs' states and channel state
+ * (`StoreOperation`). Other writes go to a store directly: rolling summaries (`assemblePrompt`, `History`), `History`'s
  * entries, leases and run claims of shared bots (`src/bot/shared.ts`), the captured changes
  * copied to an agent's own `conversationHistory` (`applyChange`), and whatever an agent or
  * interceptor writes through `ctx.store`.

@@ -68,6 +68,8 @@ async function applyOne(store: ConversationLog, op: StoreOperation): Promise<unk
       return (await store.recordEdit(op.edit)) !== false;
     case 'delete':
       return (await store.recordDeletion(op.deletion)) !== false;
+    case 'reaction':
+      return (await store.recordReaction(op.change)) !== false;
     // A store without `commit` keeps no outbox: its reply is a plain turn, appended once it
     // went out, with the platform's ids and time (as the confirmation that ends a send says).
     case 'reply':

@@ -22,7 +22,6 @@ import { normalizeTimestamp } from './timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from './tokenizer.js';
 import { isoTimestamp, withMetadata } from './types.js';
 import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
-import { StoreError } from './errors.js';
 import type {
   MessageDeletion,
   MessageEdit,
@@ -30,6 +29,7 @@ import type {
   PlatformMessageRef,
   StoredMessage,
 } from './types.js';
+import { commitInOrder } from './memory/commit.js';
 import { MemoryLeases } from './memory/leases.js';
 import { decodeCursor, encodeCursor, newestActivityFirst } from './memory/listing.js';
 import {
@@ -169,32 +169,8 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   /** Applies `ops` in order, each failing alone; one result per op. */
-  async commit(ops: readonly StoreOperation[]): Promise<CommitResult[]> {
-    const results: CommitResult[] = [];
-    for (const op of ops) {
-      try {
-        // Through the public calls: a subclass or a test may wrap them.
-        const value =
-          op.kind === 'append'
-            ? await this.append(op.message)
-            : op.kind === 'edit'
-              ? await this.recordEdit(op.edit)
-              : op.kind === 'delete'
-                ? await this.recordDeletion(op.deletion)
-                : this.#applyFlow(op);
-        results.push({ ok: true, value } as CommitResult);
-      } catch (cause) {
-        const error =
-          cause instanceof StoreError
-            ? cause
-            : new StoreError(`could not store ${op.kind}: ${String(cause)}`, {
-                cause,
-                transient: false,
-              });
-        results.push({ ok: false, error });
-      }
-    }
-    return results;
+  commit(ops: readonly StoreOperation[]): Promise<CommitResult[]> {
+    return commitInOrder(this, ops, (op) => this.#applyFlow(op));
   }
 
   /** Applies one write of agent work (see `FlowOperation`) at once. */

@@ -131,6 +131,7 @@ export type StoreOperation =
   | { kind: 'append'; message: NewMessage }
   | { kind: 'edit'; edit: MessageEdit }
   | { kind: 'delete'; deletion: MessageDeletion }
+  | { kind: 'reaction'; change: ReactionChange }
   | FlowOperation;
 
 /**
@@ -154,6 +155,8 @@ export interface OperationResults {
   edit: boolean;
   /** False when the deleted message is unknown. */
   delete: boolean;
+  /** False when the reacted message is unknown. */
+  reaction: boolean;
   /** A run row written (a `create` of a run already recorded writes nothing). */
   run: void;
   /** The reply turn recorded with `delivery = 'sending'` (not inserted: it was already). */

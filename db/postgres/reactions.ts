@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { MessageReaction, ReactionChange } from '../../src/reactions.js';
 import { PART_IN_CHANNEL } from './statements.js';
+import type { Queryable } from './runs.js';
 
 /**
  * A reaction added (a row, unless the same person's same reaction is open on the turn) or
@@ -35,7 +36,7 @@ const LIST = `SELECT r.participant_id, r.reaction, r.added_at, r.removed_at
  * await recordReaction(pool, { ...ref, participantId: 'slack:U1', reaction: 'thumbsup', at });
  * ```
  */
-export async function recordReaction(db: pg.Pool, change: ReactionChange): Promise<boolean> {
+export async function recordReaction(db: Queryable, change: ReactionChange): Promise<boolean> {
   const { rows } = await db.query<{ found: number }>(RECORD, [
     change.channelType,
     change.channelId,

@@ -206,6 +206,8 @@ export class PostgresConversationStore implements ConversationStore {
         return this.#edit(client, op.edit);
       case 'delete':
         return this.#delete(client, op.deletion);
+      case 'reaction':
+        return recordReaction(client, { ...op.change, at: normalizeTimestamp(op.change.at, 'at') });
       case 'run':
         return runs.upsertRun(client, op.run, op.create === true);
       case 'reply':

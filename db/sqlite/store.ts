@@ -189,6 +189,8 @@ export class SqliteConversationStore implements ConversationStore {
         return this.editNow(op.edit);
       case 'delete':
         return this.deleteNow(op.deletion);
+      case 'reaction':
+        return this.reactions.record({ ...op.change, at: normalizeTimestamp(op.change.at, 'at') });
       case 'run':
         return this.runs.upsert(op.run, op.create === true);
       case 'reply':

@@ -19,6 +19,7 @@ import type { AppendResult, RunLedger, StoreOperation } from '../store.js';
 import { TurnOrder, refKey } from '../turn-order.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from '../types.js';
 import type { Drain } from './drain.js';
+import { eventually } from './eventually.js';
 import { handleReaction } from './reactions.js';
 import type { Running } from './running.js';
 import { withAgentMentions } from './turn.js';
@@ -188,7 +189,7 @@ export class Intake {
     );
     // Not committed at the first try: capture tries again, and the turn goes on once it is.
     const stored = appended
-      .catch(() => this.#eventually(committed))
+      .catch(() => eventually(committed, this.bot.stopping))
       .then(async (result) => {
         if (result === undefined) return undefined;
         this.#remember(turn, channel);
@@ -265,19 +266,6 @@ export class Intake {
         handed: { turn, channel, runs: [], committed: committedTurn, edited: true },
       });
       await this.bot.runner.confirmed(conversationId);
-    });
-  }
-
-  /** What `committed` resolves with, or undefined once it rejects or the bot is stopping. */
-  #eventually<T>(committed: Promise<T>): Promise<T | undefined> {
-    const signal = this.bot.stopping;
-    if (signal.aborted) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      const stop = () => resolve(undefined);
-      signal.addEventListener('abort', stop, { once: true });
-      void committed
-        .then(resolve, () => resolve(undefined))
-        .finally(() => signal.removeEventListener('abort', stop));
     });
   }
 

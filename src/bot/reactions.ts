@@ -4,9 +4,11 @@
  * turned into a turn for that agent, which intake commits and the drain answers like any other.
  */
 import type { Channel, Delivery } from '../channel.js';
+import { mayPass } from '../errors.js';
 import type { ReactionChange } from '../reactions.js';
 import type { NewMessage, StoredMessage } from '../types.js';
 import { samePlace } from '../types.js';
+import { eventually } from './eventually.js';
 import type { Running } from './running.js';
 
 /**
@@ -40,42 +42,61 @@ export interface ReactionTurn {
 const QUOTED_CHARS = 80;
 
 /**
- * A reaction a channel saw, recorded in the bot's store. A message the store does not find is
- * looked for again once what capture holds is committed (a reply's confirmation, with its
- * platform id, may be on its way); one still unknown (posted before the bot ran) is left out
- * with one log line. Resolves with whether the message is known; rejects with the store's
- * error when it could not be written, so the platform delivers the event again.
+ * A reaction a channel saw, recorded through capture (in order with the turns, and committed
+ * later after a passing store failure). A message the store does not find is looked for again
+ * once what capture holds is committed (a reply's confirmation, with its platform id, may be on
+ * its way); one still unknown (posted before the bot ran) is left out with one log line.
+ * `answered`: whether the message is known, rejecting with the store's error when the first try
+ * failed (the platform may deliver the event again); `committed`: the same once capture has
+ * committed it, however many tries that took, rejecting only when capture gives up on it.
  *
  * @example
  * ```ts
- * const known = await captureReaction(bot, change);
+ * const { answered, committed } = captureReaction(bot, change);
+ * const known = await answered.catch(() => committed);
  * ```
  */
-export async function captureReaction(
-  bot: Pick<Running, 'store' | 'capture' | 'logger'>,
+export function captureReaction(
+  bot: Pick<Running, 'capture' | 'logger'>,
   change: ReactionChange,
-): Promise<boolean> {
-  const { store, capture, logger } = bot;
-  let known = await store.recordReaction(change);
-  if (!known) {
+): { answered: Promise<boolean>; committed: Promise<boolean> } {
+  const { capture, logger } = bot;
+  const op = { kind: 'reaction', change } as const;
+  let answer!: { resolve: (known: boolean) => void; reject: (error: unknown) => void };
+  const answered = new Promise<boolean>((resolve, reject) => (answer = { resolve, reject }));
+  // The first try answers when it finds the message or fails; the second answers either way.
+  const tried = (attempt: { answered: Promise<boolean> }, last: boolean) =>
+    attempt.answered.then((known) => {
+      if (known || last) answer.resolve(known);
+    }, answer.reject);
+  const committed = (async () => {
+    const first = capture.track(op);
+    void tried(first, false);
+    if (await first.committed) return true;
     await capture.settled();
-    known = await store.recordReaction(change);
-  }
-  if (!known) {
-    const where = `${change.channelType}:${change.channelId}:${change.messageId}`;
-    logger.info(
-      `not recorded: reaction ${change.reaction} on a message the store does not have (${where})`,
-      { channelType: change.channelType },
-    );
-  }
-  return known;
+    const again = capture.track(op);
+    void tried(again, true);
+    const known = await again.committed;
+    if (!known) {
+      const where = `${change.channelType}:${change.channelId}:${change.messageId}`;
+      logger.info(
+        `not recorded: reaction ${change.reaction} on a message the store does not have (${where})`,
+        { channelType: change.channelType },
+      );
+    }
+    return known;
+  })();
+  committed.catch(() => {}); // awaited only when the first answer was a failure
+  return { answered, committed };
 }
 
 /**
  * Records a reaction and, when it is one the owner asks to answer, hands its turn to
  * `receive` (intake's path for a new turn: committed with its pending run, then drained).
- * Resolves once both are committed; rejects when either is not, so the platform delivers the
- * reaction again (the same turn then: its id comes from the reaction).
+ * Resolves once both are committed; rejects when either is not, so the platform may deliver
+ * the reaction again (the same turn then: its id comes from the reaction). A reaction capture
+ * holds for a retry has its turn handed over once it is committed, for a platform that does not
+ * deliver it again (Discord).
  *
  * @example
  * ```ts
@@ -83,12 +104,27 @@ export async function captureReaction(
  * ```
  */
 export async function handleReaction(
-  bot: Pick<Running, 'store' | 'capture' | 'logger' | 'options' | 'agentsOn'>,
+  bot: Pick<
+    Running,
+    'store' | 'capture' | 'logger' | 'options' | 'agentsOn' | 'stopping' | 'track'
+  >,
   change: ReactionChange,
   channel: Channel,
   receive: (turn: NewMessage) => Promise<Delivery>,
 ): Promise<Delivery> {
-  const known = await captureReaction(bot, change);
+  const { answered, committed } = captureReaction(bot, change);
+  const known = await answered.catch((error: unknown) => {
+    if (mayPass(error)) {
+      void bot.track(async () => {
+        if ((await eventually(committed, bot.stopping)) !== true) return;
+        const turn = await reactionTurn(bot, change, channel);
+        const delivery =
+          turn === undefined ? undefined : await receive(turn).catch(() => undefined);
+        await delivery?.handled;
+      });
+    }
+    throw error;
+  });
   const turn = known ? await reactionTurn(bot, change, channel) : undefined;
   return turn === undefined ? { handled: Promise.resolve() } : receive(turn);
 }

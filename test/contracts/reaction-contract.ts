@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ReactionChange } from '../../src/reactions.js';
-import type { ConversationStore } from '../../src/store.js';
+import { commitWith } from '../../src/commit.js';
+import { capabilitiesOf, type ConversationStore } from '../../src/store.js';
 import type { NewMessage } from '../../src/types.js';
 
 /**
@@ -112,6 +113,21 @@ export function describeReactionContract(store: () => ConversationStore): void {
         id: BOB_TURN.id,
       });
       expect(await store().findByPlatformRef!({ ...last, channelId: '87' })).toBeUndefined();
+    });
+
+    it('commits a reaction as capture hands it over, after the turn it is on in the same batch', async () => {
+      const change = { ...REF, participantId: ALICE, reaction: '👎', at: at(1) };
+      const results = await commitWith(store(), capabilitiesOf(store()).ledger, [
+        { kind: 'reaction', change: { ...change, messageId: 'nowhere' } },
+        { kind: 'append', message: TURN },
+        { kind: 'reaction', change },
+      ]);
+      expect(results).toMatchObject([
+        { ok: true, value: false },
+        { ok: true },
+        { ok: true, value: true },
+      ]);
+      expect(await read()).toEqual([{ participantId: ALICE, reaction: '👎', addedAt: at(1) }]);
     });
 
     it('refuses a reaction on an unknown message with false, and reads none there', async () => {

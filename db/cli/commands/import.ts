@@ -9,7 +9,7 @@ import { print } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
 
 const SUFFIX = '.dead-letter.jsonl';
-const KINDS = new Set(['append', 'edit', 'delete', 'reply', 'confirm', 'run', 'state']);
+const KINDS = new Set(['append', 'edit', 'delete', 'reaction', 'reply', 'confirm', 'run', 'state']);
 /** Records of agent work (runs, reply confirmations, channel state): applied, counted apart. */
 const WORK = new Set(['confirm', 'run', 'state']);
 

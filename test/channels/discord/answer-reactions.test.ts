@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Bot, BotOptions, ColloquyError } from 'colloquy';
+import type { Bot, BotOptions, ColloquyError, ConversationStore } from 'colloquy';
+import { StoreError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
 import {
@@ -98,6 +99,30 @@ describe('answerReactions on Discord (discord.js against FakeDiscord, SQLite sto
     expect(errors).toEqual([]);
   });
 
+  it('records and answers a 👎 that meets a passing store failure, which Discord does not deliver again', async () => {
+    // given a store that fails the next write of a reaction, as SQLITE_BUSY does
+    const store = flaky(sqlite);
+    const { answer } = await answered({ answerReactions: true, store });
+    store.failing = 1;
+
+    // when Alice's 👎 arrives during the blip
+    discord.react({ messageId: answer.id, user: alice, emoji: thumbsDown });
+
+    // then the channel reports it, capture commits it once the store is back, and it is answered
+    await discord.waitForPosted(2);
+    await settled(5);
+    // (reported by capture, which tries it again, and by the channel, which cannot take it back)
+    expect(new Set(errors.map((e) => e.message))).toEqual(
+      new Set(['cannot record a reaction: SQLITE_BUSY']),
+    );
+    expect(discord.posted.map((m) => m.content)).toEqual([ANSWER, APOLOGY]);
+    await expectReactionAnswered(sqlite, inGeneral, {
+      emoji: '👎',
+      by: `discord:${alice.id}`,
+      displayName: 'Alice',
+    });
+  });
+
   it('only records a reaction when the option is off', async () => {
     const { answer } = await answered({});
 
@@ -124,3 +149,43 @@ describe('answerReactions on Discord (discord.js against FakeDiscord, SQLite sto
     expect(errors).toEqual([]);
   });
 });
+
+/**
+ * `sqlite`, failing its next `failing` writes of a reaction (a commit that carries one, or a
+ * `recordReaction`) for a passing reason.
+ */
+function flaky(sqlite: SqliteConversationStore): SqliteConversationStore & { failing: number } {
+  const busy = () => new StoreError('cannot record a reaction: SQLITE_BUSY', { transient: true });
+  const state = { failing: 0 };
+  const fails = () => {
+    if (state.failing === 0) return false;
+    state.failing--;
+    return true;
+  };
+  return new Proxy(sqlite, {
+    get: (target, key) => {
+      if (key === 'failing') return state.failing;
+      if (key === 'recordReaction') {
+        return async (...args: Parameters<ConversationStore['recordReaction']>) => {
+          if (fails()) throw busy();
+          return target.recordReaction(...args);
+        };
+      }
+      if (key === 'commit') {
+        return async (ops: Parameters<SqliteConversationStore['commit']>[0]) => {
+          if (ops.some((op) => op.kind === 'reaction') && fails()) {
+            return ops.map(() => ({ ok: false, error: busy() }));
+          }
+          return target.commit(ops);
+        };
+      }
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+    },
+    set: (target, key, value) => {
+      if (key !== 'failing') return Reflect.set(target, key, value, target);
+      state.failing = value as number;
+      return true;
+    },
+  }) as SqliteConversationStore & { failing: number };
+}

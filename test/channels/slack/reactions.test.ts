@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Bot, ColloquyError, ReactionChange } from 'colloquy';
+import type { Bot, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack } from 'colloquy/testing';
 import { gatedStore } from '../../fixtures/gated-store.js';
@@ -76,15 +76,14 @@ describe('reactions on Slack (Bolt against FakeSlack, SQLite store)', () => {
 
   it("records a reaction on the agent's reply that comes while the reply's confirmation commits", async () => {
     const gated = gatedStore(sqlite);
-    let lookUp!: (known: boolean) => void;
-    const looked = new Promise<boolean>((resolve) => (lookUp = resolve));
+    // The kinds of ops the store is handed, in order.
+    const kinds: string[] = [];
     const lookedUp = new Proxy(gated.store, {
       get(target, key) {
-        if (key !== 'recordReaction') return Reflect.get(target, key) as unknown;
-        return async (change: ReactionChange) => {
-          const known = await target.recordReaction(change);
-          lookUp(known);
-          return known;
+        if (key !== 'commit') return Reflect.get(target, key) as unknown;
+        return (ops: Parameters<SqliteConversationStore['commit']>[0]) => {
+          kinds.push(...ops.map((op) => op.kind));
+          return target.commit(ops);
         };
       },
     });
@@ -98,13 +97,15 @@ describe('reactions on Slack (Bolt against FakeSlack, SQLite store)', () => {
     await confirming.arrived; // the reply is on Slack; its platform id is not committed yet
     const reply = slack.posted[0]!;
 
+    const waiting = bot.captureStats!.waiting;
     const reacting = slack.react({
       channel: 'C0GENERAL',
       user: 'U0ALICE',
       ts: reply.ts,
       reaction: 'thumbsdown',
     });
-    expect(await looked).toBe(false); // looked for before the confirmation committed
+    // the reaction waits in capture behind the confirmation, and is committed after it
+    await expect.poll(() => bot.captureStats?.waiting).toBeGreaterThan(waiting);
     confirming.release();
     expect((await reacting).status).toBe(200);
 
@@ -115,6 +116,8 @@ describe('reactions on Slack (Bolt against FakeSlack, SQLite store)', () => {
     expect(await sqlite.getReactions(thread, answer!.id)).toMatchObject([
       { participantId: 'slack:U0ALICE', reaction: 'thumbsdown' },
     ]);
+    expect(kinds.indexOf('confirm')).toBeGreaterThanOrEqual(0);
+    expect(kinds.indexOf('reaction')).toBeGreaterThan(kinds.indexOf('confirm'));
     expect(errors).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
-import type { BotOptions, StoredMessage } from 'colloquy';
+import { Bot, InMemoryConversationStore, StoreError, silentLogger } from 'colloquy';
+import type { BotOptions, ReactionChange, StoredMessage } from 'colloquy';
 import { MemoryChannel } from 'colloquy/testing';
 import { scriptedAgent } from './bot.fixtures.js';
 
@@ -14,8 +14,11 @@ describe('answerReactions: a reaction on an agent’s message as a turn for that
   });
 
   /** A bot whose support agent has answered Alice once; the answer's platform id with it. */
-  async function answered(options: Partial<BotOptions> = {}, scope?: 'dm') {
-    const store = new InMemoryConversationStore();
+  async function answered(
+    options: Partial<BotOptions> = {},
+    scope?: 'dm',
+    store = new InMemoryConversationStore(),
+  ) {
     const channel = new MemoryChannel(scope === undefined ? {} : { scope });
     const support = scriptedAgent('support', (turn) => `re: ${turn.content}`, { name: 'Support' });
     const agents = options.agents ?? [support];
@@ -128,6 +131,32 @@ describe('answerReactions: a reaction on an agent’s message as a turn for that
     ]);
   });
 
+  it('records and answers a reaction the store fails for a passing reason, once it is back', async () => {
+    // given a store that fails the next reaction it records, as a busy database does
+    const store = new FlakyReactions();
+    const { channel, support, answer, platformId } = await answered(
+      { answerReactions: true },
+      undefined,
+      store,
+    );
+    store.failing = 1;
+
+    // when Alice's 👎 arrives during the blip, which the delivery reports
+    await expect(channel.deliverReaction(platformId, '👎')).rejects.toMatchObject({
+      transient: true,
+    });
+
+    // then capture commits it once the store is back, with no delivery again, and its turn
+    // is committed and answered by the agent that wrote the message
+    await expect.poll(() => support.runs.length).toBe(2);
+    await bot!.idle();
+    const [turn] = reactionTurns(await store.get(ROOM));
+    expect(turn?.metadata.reaction).toMatchObject({ emoji: '👎', messageId: answer.id });
+    expect(await store.getReactions(ROOM, answer.id)).toMatchObject([{ reaction: '👎' }]);
+    expect(channel.sent.at(-1)?.content).toBe(`re: ${turn!.content}`);
+    expect(store.failing).toBe(0);
+  });
+
   it('answers a listed emoji with any skin tone, and records the name the platform gave', async () => {
     // given a bot that answers 👎 (Discord, Telegram) and -1 (Slack)
     const { store, channel, answer, platformId } = await answered({
@@ -172,3 +201,16 @@ describe('answerReactions: a reaction on an agent’s message as a turn for that
     expect(billing.runs).toHaveLength(before);
   });
 });
+
+/** A memory store whose next `failing` reactions fail for a passing reason. */
+class FlakyReactions extends InMemoryConversationStore {
+  failing = 0;
+
+  override async recordReaction(change: ReactionChange): Promise<boolean> {
+    if (this.failing > 0) {
+      this.failing--;
+      throw new StoreError('cannot record a reaction: the store is busy', { transient: true });
+    }
+    return super.recordReaction(change);
+  }
+}
