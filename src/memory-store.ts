@@ -360,7 +360,8 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   async recordDeletion(deletion: MessageDeletion): Promise<boolean> {
-    const row = this.#byPlatform.get(platformKey(deletion));
+    const row =
+      this.#byPlatform.get(platformKey(deletion)) ?? partRow(this.#conversations, deletion);
     if (!row) return false;
     row.message.deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
     return true;

@@ -224,14 +224,19 @@ export interface ConversationLog {
 
   /**
    * Records an edit; the previous text is kept as a revision when the text changes (an edit of
-   * the buttons alone keeps none). False when the message is unknown.
+   * the buttons alone keeps none). False when the message is unknown, and for a later part of a
+   * split reply (`metadata.partMessageIds`): a part's text is not the reply's.
    */
   recordEdit(edit: MessageEdit): Promise<boolean>;
-  /** Marks a message deleted (a tombstone). False when the message is unknown. */
+  /**
+   * Marks a message deleted (a tombstone): the turn it is, or the reply split into parts of which
+   * it is one. False when the message is unknown.
+   */
   recordDeletion(deletion: MessageDeletion): Promise<boolean>;
   /**
-   * Records a reaction added or removed on a stored message (found by its platform ids, as an
-   * edit is). False when the message is unknown (`message_reactions` in SQL).
+   * Records a reaction added or removed on a stored message (found as `findByPlatformRef` finds
+   * it: a reaction on any part of a split reply is on the reply). False when the message is
+   * unknown (`message_reactions` in SQL).
    */
   recordReaction(change: ReactionChange): Promise<boolean>;
   /** The reactions on a turn (by its colloquy id), oldest first, removed ones included. */
@@ -250,8 +255,9 @@ export interface ConversationLog {
    */
   findMessage(conversationId: string, ref: PlatformMessageRef): Promise<StoredMessage | undefined>;
   /**
-   * The turn whose platform message is `ref.messageId`, in whichever conversation it is (a
-   * reaction names no conversation); undefined when unknown.
+   * The turn whose platform message is `ref.messageId`, or the reply split into parts of which
+   * it is one (`metadata.partMessageIds`), in whichever conversation it is (a reaction names no
+   * conversation); undefined when unknown.
    */
   findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined>;
 

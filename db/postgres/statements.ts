@@ -93,8 +93,13 @@ export const PG = {
   insertRevision: `INSERT INTO message_revisions (message_seq, content, replaced_at)
     VALUES ($1, $2, $3)`,
   applyEdit: `UPDATE messages SET content = $1, edited_at = $2 WHERE seq = $3`,
+  /** Marks deleted the turn a platform message is, or the reply it is a later part of. */
   markDeleted: `UPDATE messages SET deleted_at = coalesce(deleted_at, $4)
-    WHERE channel_type = $1 AND channel_id = $2 AND platform_message_id = $3`,
+    WHERE seq = (
+      (SELECT seq FROM messages
+        WHERE channel_type = $1 AND channel_id = $2 AND platform_message_id = $3)
+      UNION ALL (SELECT m.seq FROM messages m WHERE ${PART_IN_CHANNEL})
+      LIMIT 1)`,
 
   searchCandidates: `SELECT seq, left(content, 20000) AS content FROM messages
     WHERE seq = ANY($1::bigint[]) AND conversation_id = $2 AND deleted_at IS NULL

@@ -391,7 +391,7 @@ export class RedisConversationStore implements ConversationStore {
   async recordDeletion(deletion: MessageDeletion): Promise<boolean> {
     return this.#guard('record a deletion', undefined, async () => {
       const deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
-      return this.#change(deletion, (m) => ({ ...m, deletedAt }));
+      return this.#change(deletion, (m) => ({ ...m, deletedAt }), true);
     });
   }
 

@@ -198,6 +198,9 @@ const SQL = {
   markDeleted: `UPDATE messages SET deleted_at = coalesce(deleted_at, @deletedAt)
     WHERE channel_type = @channelType AND channel_id = @channelId
       AND platform_message_id = @messageId`,
+  /** Marks deleted the reply a later part of which is deleted (deleted at, then the part). */
+  markPartDeleted: `UPDATE messages SET deleted_at = coalesce(deleted_at, ?)
+    WHERE seq = (SELECT m.seq FROM messages m WHERE ${PART_IN_CHANNEL})`,
   getSummary: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES}
     WHERE m.conversation_id = ? AND m.is_summary = 1 AND m.summary_for_agent_id = ?
     ORDER BY m.seq DESC LIMIT 1`,

@@ -210,7 +210,9 @@ export class StoreWrites {
   }
 
   recordDeletion(ref: PlatformMessageRef, deletedAt: string): boolean {
-    return this.sql.markDeleted.run({ ...ref, deletedAt }).changes > 0;
+    if (this.sql.markDeleted.run({ ...ref, deletedAt }).changes > 0) return true;
+    const { channelType, channelId, messageId } = ref;
+    return this.sql.markPartDeleted.run(deletedAt, channelType, channelId, messageId).changes > 0;
   }
 
   private immediate<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {

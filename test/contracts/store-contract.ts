@@ -1135,6 +1135,22 @@ export function describeStoreContract(
         ]);
       });
 
+      it('marks a reply deleted when a later part of it is, and edits it by its first only', async () => {
+        // given a reply the platform took in two parts
+        const reply = turn({ participant: agent, messageId: 'p1', content: 'a long answer' });
+        reply.metadata.partMessageIds = ['p2'];
+        await store.append(reply);
+
+        // when its second part is edited (as a platform reports the bot's own edits of it)
+        // then the reply keeps its text: a part's text is not the reply's
+        expect(await store.recordEdit({ ...ref('p2'), content: 'x', editedAt: at(6) })).toBe(false);
+        // and when its second part is deleted, the reply is (a tombstone), in its channel only
+        expect(await store.recordDeletion({ ...ref('p2', '43'), deletedAt: at(7) })).toBe(false);
+        expect(await store.recordDeletion({ ...ref('p2'), deletedAt: at(7) })).toBe(true);
+        const [stored] = await store.get(C1, { includeDeleted: true });
+        expect([stored?.content, stored?.deletedAt]).toEqual(['a long answer', at(7)]);
+      });
+
       it('returns the newest summary of that agent only', async () => {
         await store.append(summary(agent.id, at(1), 'old summary'));
         await store.append(summary(agent.id, at(2), 'new summary'));
