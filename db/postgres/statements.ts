@@ -1,4 +1,4 @@
-import type { GetDialect } from '../queries.js';
+import { PARTS_WITHIN, type GetDialect } from '../queries.js';
 
 /**
  * The columns every read selects, in `MESSAGE_COLUMN_NAMES` order (db/rows.ts), so the row
@@ -61,11 +61,15 @@ const APPEND = `WITH m AS (
 
 /**
  * The reply of a channel one of whose later parts (`metadata.partMessageIds`) is the platform
- * message ($1 channel type, $2 channel id, $3 message id): on the platform index, newest first.
+ * message ($1 channel type, $2 channel id, $3 message id), among the store's newest
+ * `PARTS_WITHIN` turns, newest first (as in the SQLite store): a message the store does not
+ * have costs a bounded read, however long the channel.
  */
-export const PART_IN_CHANNEL = `m.channel_type = $1 AND m.channel_id = $2
-  AND m.platform_message_id IS NOT NULL AND m.metadata->'partMessageIds' ? $3
-  ORDER BY m.platform_message_id DESC LIMIT 1`;
+export const PART_IN_CHANNEL = `m.seq = (SELECT r.seq FROM messages r
+  WHERE r.seq > (SELECT max(seq) FROM messages) - ${PARTS_WITHIN}
+    AND r.channel_type = $1 AND r.channel_id = $2 AND r.platform_message_id IS NOT NULL
+    AND r.metadata->'partMessageIds' ? $3
+  ORDER BY r.seq DESC LIMIT 1)`;
 
 /** Every fixed statement of the Postgres store, by name. */
 export const PG = {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { LIMIT, type GetDialect } from '../queries.js';
+import { LIMIT, PARTS_WITHIN, type GetDialect } from '../queries.js';
 
 /**
  * The columns every SQLite read selects (`MESSAGE_COLUMN_NAMES` order), `m` = messages,
@@ -63,12 +63,15 @@ const FROM_MESSAGES = `FROM messages m JOIN participants p ON p.id = m.participa
 
 /**
  * The reply of a channel one of whose later parts (`metadata.partMessageIds`) is the platform
- * message (channel type, channel id, message id): on the platform index, newest ids first.
+ * message (channel type, channel id, message id), among the store's newest `PARTS_WITHIN`
+ * turns, newest first (a range of the primary key; `+` keeps the channel's index out): a
+ * message the store does not have costs a bounded read, however long the channel.
  */
-export const PART_IN_CHANNEL = `m.channel_type = ? AND m.channel_id = ?
-  AND m.platform_message_id IS NOT NULL
-  AND EXISTS (SELECT 1 FROM json_each(m.metadata, '$.partMessageIds') WHERE value = ?)
-  ORDER BY m.platform_message_id DESC LIMIT 1`;
+export const PART_IN_CHANNEL = `m.seq = (SELECT r.seq FROM messages r
+  WHERE r.seq > (SELECT max(seq) FROM messages) - ${PARTS_WITHIN}
+    AND +r.channel_type = ? AND +r.channel_id = ? AND r.platform_message_id IS NOT NULL
+    AND EXISTS (SELECT 1 FROM json_each(r.metadata, '$.partMessageIds') WHERE value = ?)
+  ORDER BY r.seq DESC LIMIT 1)`;
 
 /** "@participant wrote a turn in conversation c" (the listing, the web page, forgetting). */
 export const WROTE_IN = wroteIn('participant');

@@ -108,11 +108,11 @@ export function describeReactionContract(store: () => ConversationStore): void {
       // then the reply has her reaction, and the last part finds the reply in its channel only
       expect(await read()).toEqual([{ participantId: ALICE, reaction: '👍', addedAt: at(1) }]);
       const last = { ...REF, messageId: '503' };
-      expect(await store().findByPlatformRef!(last)).toMatchObject({ id: ID, conversationId: C });
-      expect(await store().findByPlatformRef!({ ...BOB_REF, messageId: '503' })).toMatchObject({
+      expect(await store().findByPlatformRef(last)).toMatchObject({ id: ID, conversationId: C });
+      expect(await store().findByPlatformRef({ ...BOB_REF, messageId: '503' })).toMatchObject({
         id: BOB_TURN.id,
       });
-      expect(await store().findByPlatformRef!({ ...last, channelId: '87' })).toBeUndefined();
+      expect(await store().findByPlatformRef({ ...last, channelId: '87' })).toBeUndefined();
     });
 
     it('commits a reaction as capture hands it over, after the turn it is on in the same batch', async () => {
