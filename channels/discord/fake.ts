@@ -461,7 +461,7 @@ export class FakeDiscord {
    */
   waitForPosted(
     condition: number | ((message: FakeDiscordMessage) => boolean),
-    timeoutMs = 5000,
+    timeoutMs = 15_000,
   ): Promise<FakeDiscordMessage[]> {
     const check = (): FakeDiscordMessage[] | undefined => {
       if (typeof condition === 'number') {
@@ -500,7 +500,7 @@ export class FakeDiscord {
   waitForRequest(
     predicate: (request: FakeDiscordRequest) => boolean,
     count = 1,
-    timeoutMs = 5000,
+    timeoutMs = 15_000,
   ): Promise<FakeDiscordRequest[]> {
     const matching = () => this.requests.filter(predicate);
     return new Promise((resolve, reject) => {

@@ -455,7 +455,7 @@ export class FakeSlack {
   /** Resolves with `posted` once it holds `count` messages, or one matching `predicate`. */
   waitForPosted(
     countOrPredicate: number | ((post: FakeSlackPost) => boolean),
-    timeoutMs = 5000,
+    timeoutMs = 15_000,
   ): Promise<FakeSlackPost[]> {
     const done = () =>
       typeof countOrPredicate === 'number'
@@ -483,14 +483,14 @@ export class FakeSlack {
 
   /**
    * Resolves once `check` holds, looked at after each Web API call is answered (a thread status
-   * set, a reaction added…); rejects after `timeoutMs` (default 5000).
+   * set, a reaction added…); rejects after `timeoutMs` (default 15,000: a busy machine may take seconds to answer).
    *
    * @example
    * ```ts
    * await slack.waitFor(() => slack.reactions.length > 0);
    * ```
    */
-  waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  waitFor(check: () => boolean, timeoutMs = 15_000): Promise<void> {
     if (check()) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const waiter = () => {

@@ -364,7 +364,7 @@ export class FakeTelegram {
 
   /**
    * Resolves with `sent` once at least `count` messages were sent, or once one matches
-   * `predicate`; rejects after `timeoutMs` (default 5000) with what was sent so far.
+   * `predicate`; rejects after `timeoutMs` (default 15,000: a busy machine may take seconds to answer) with what was sent so far.
    *
    * @example
    * ```ts
@@ -374,7 +374,7 @@ export class FakeTelegram {
    */
   waitForSent(
     countOrPredicate: number | ((sent: FakeTelegramSent) => boolean),
-    timeoutMs = 5000,
+    timeoutMs = 15_000,
   ): Promise<FakeTelegramSent[]> {
     const check =
       typeof countOrPredicate === 'number'
@@ -407,14 +407,14 @@ export class FakeTelegram {
 
   /**
    * Resolves with the calls of `method` once there are at least `count` (default 1); rejects
-   * after `timeoutMs` (default 5000).
+   * after `timeoutMs` (default 15,000: a busy machine may take seconds to answer).
    *
    * @example
    * ```ts
    * const [typing] = await telegram.waitForCall('sendChatAction');
    * ```
    */
-  waitForCall(method: string, count = 1, timeoutMs = 5000): Promise<FakeTelegramCall[]> {
+  waitForCall(method: string, count = 1, timeoutMs = 15_000): Promise<FakeTelegramCall[]> {
     const of = () => this.calls.filter((call) => call.method === method);
     return new Promise((resolve, reject) => {
       if (of().length >= count) return resolve(of());
