@@ -69,9 +69,11 @@ export interface ChannelHandlers {
    * A reaction was added to or removed from a message (not a turn: no agent runs, unless
    * `BotOptions.answerReactions` makes it one). Resolves once recorded (and its turn
    * committed), as `message` does; `handled` once answered. Optional: a channel checks for it
-   * before calling.
+   * before calling. A channel that must look up who reacted (Slack's `users.info`) hands the
+   * change as it arrived and gives `complete`, the change with `byBot` and `displayName`: the
+   * bot calls it only for a reaction it may answer, so a reaction only recorded costs no lookup.
    */
-  reaction?(change: ReactionChange): Promise<Delivery>;
+  reaction?(change: ReactionChange, complete?: () => Promise<ReactionChange>): Promise<Delivery>;
   /**
    * Resolves once fewer than `limit` events handed to the bot are still being handled (over
    * all channels): a channel that pulls events (long polling) waits for it before fetching

@@ -29,8 +29,8 @@ export interface ReactionChange extends PlatformMessageRef {
   displayName?: string;
   /**
    * True when a bot reacted, as the platform says (Telegram and Discord with the reaction, Slack
-   * through `users.info`), or when the channel could not tell (a failed lookup): never answered
-   * (`BotOptions.answerReactions`).
+   * through `users.info` in the change `ChannelHandlers.reaction`'s `complete` gives), or when
+   * the channel could not tell (a failed lookup): never answered (`BotOptions.answerReactions`).
    */
   byBot?: boolean;
 }

@@ -37,6 +37,7 @@ import type {
   UnsettledReply,
 } from '../../src/channel.js';
 import type { NewMessage } from '../../src/types.js';
+import type { ReactionChange } from '../../src/reactions.js';
 import type {
   AttachmentFetchOptions,
   FetchedAttachment,
@@ -504,14 +505,24 @@ export class SlackChannel implements Channel {
   }
 
   /**
-   * A reaction on a message: recorded (not a turn), with who reacted as `users.info` says (a
-   * bot's is never answered; one whose lookup failed is taken for a bot's); Slack is answered
-   * once it is recorded.
+   * A reaction on a message: recorded (not a turn); who reacted is looked up (`users.info`)
+   * only when the bot may answer it (a bot's is never answered; one whose lookup failed is
+   * taken for a bot's). Slack is answered once it is recorded.
    */
   private async reacted(body: unknown): Promise<void> {
     const change = slackReaction(body);
     if (change === undefined || this.handlers?.reaction === undefined) return;
     const user = (body as { event: { user: string } }).event.user; // a string: slackReaction checked
+    try {
+      await this.handlers.reaction(change, () => this.reactor(change, user));
+    } catch (error) {
+      this.report(error);
+      throw error;
+    }
+  }
+
+  /** `change` with who made it as `users.info` says: a bot, or a person and their name. */
+  private async reactor(change: ReactionChange, user: string): Promise<ReactionChange> {
     const reactor = await this.names.user(user);
     if (reactor instanceof Error) {
       this.report(
@@ -520,19 +531,13 @@ export class SlackChannel implements Channel {
           { cause: reactor },
         ),
       );
+      return { ...change, byBot: true };
     }
-    const byBot = reactor instanceof Error || reactor.isBot;
-    const name = reactor instanceof Error ? undefined : reactor.name;
-    try {
-      await this.handlers.reaction({
-        ...change,
-        ...(name !== undefined && { displayName: name }),
-        ...(byBot && { byBot }),
-      });
-    } catch (error) {
-      this.report(error);
-      throw error;
-    }
+    return {
+      ...change,
+      ...(reactor.name !== undefined && { displayName: reactor.name }),
+      ...(reactor.isBot && { byBot: true }),
+    };
   }
 
   /**

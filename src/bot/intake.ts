@@ -86,8 +86,8 @@ export class Intake {
             ),
           deletion,
         ),
-      reaction: (change) =>
-        handleReaction(this.bot, change, channel, (turn) => this.message(turn, channel)),
+      reaction: (change, complete) =>
+        handleReaction(this.bot, change, channel, (turn) => this.message(turn, channel), complete),
       capacity: (limit) => this.capacity(limit),
       error: (error) => this.bot.report(error),
       ...(ledger !== undefined && { state: this.#state(ledger) }),

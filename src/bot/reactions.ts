@@ -92,7 +92,8 @@ export function captureReaction(
 
 /**
  * Records a reaction and, when it is one the owner asks to answer, hands its turn to
- * `receive` (intake's path for a new turn: committed with its pending run, then drained).
+ * `receive` (intake's path for a new turn: committed with its pending run, then drained);
+ * `complete` (the channel's, see `ChannelHandlers.reaction`) is called only then.
  * Resolves once both are committed; rejects when either is not, so the platform may deliver
  * the reaction again (the same turn then: its id comes from the reaction). A reaction capture
  * holds for a retry has its turn handed over once it is committed, for a platform that does not
@@ -100,7 +101,8 @@ export function captureReaction(
  *
  * @example
  * ```ts
- * reaction: (change) => handleReaction(bot, change, channel, (turn) => intake.message(turn, channel)),
+ * reaction: (change, complete) =>
+ *   handleReaction(bot, change, channel, (turn) => intake.message(turn, channel), complete),
  * ```
  */
 export async function handleReaction(
@@ -111,13 +113,14 @@ export async function handleReaction(
   change: ReactionChange,
   channel: Channel,
   receive: (turn: NewMessage) => Promise<Delivery>,
+  complete?: () => Promise<ReactionChange>,
 ): Promise<Delivery> {
   const { answered, committed } = captureReaction(bot, change);
   const known = await answered.catch((error: unknown) => {
     if (mayPass(error)) {
       void bot.track(async () => {
         if ((await eventually(committed, bot.stopping)) !== true) return;
-        const turn = await reactionTurn(bot, change, channel);
+        const turn = await reactionTurn(bot, change, channel, complete);
         const delivery =
           turn === undefined ? undefined : await receive(turn).catch(() => undefined);
         await delivery?.handled;
@@ -125,7 +128,7 @@ export async function handleReaction(
     }
     throw error;
   });
-  const turn = known ? await reactionTurn(bot, change, channel) : undefined;
+  const turn = known ? await reactionTurn(bot, change, channel, complete) : undefined;
   return turn === undefined ? { handled: Promise.resolve() } : receive(turn);
 }
 
@@ -135,6 +138,8 @@ export async function handleReaction(
  * wrote becomes, in that turn's conversation and thread, a turn of the person addressed to that
  * agent (`[reacted 👎 to Support: "…"]`). Its id comes from the reacted turn, the person and
  * the emoji, so a reaction delivered again is the same turn. Undefined for any other reaction.
+ * Whether a bot reacted, and the person's name, come from `complete` when the channel gives
+ * it, asked last: only a reaction that would otherwise be answered is looked up.
  *
  * @example
  * ```ts
@@ -143,23 +148,26 @@ export async function handleReaction(
  */
 export async function reactionTurn(
   bot: Pick<Running, 'store' | 'options' | 'agentsOn'>,
-  change: ReactionChange,
+  arrived: ReactionChange,
   channel: Channel,
+  complete?: () => Promise<ReactionChange>,
 ): Promise<NewMessage | undefined> {
   const { store, options } = bot;
-  if (!answers(options.answerReactions, change.reaction)) return undefined;
-  if (change.removed === true || change.byBot === true) return undefined;
+  if (!answers(options.answerReactions, arrived.reaction)) return undefined;
+  if (arrived.removed === true || arrived.byBot === true) return undefined;
   const agents = bot.agentsOn(channel);
   const ours = new Set([
     ...agents.map((agent) => agent.id),
     ...options.channels.flatMap((c) => [c.botIdentity?.id, `${c.type}:bot`]),
   ]);
-  if (ours.has(change.participantId)) return undefined;
-  const reacted = await store.findByPlatformRef(change);
+  if (ours.has(arrived.participantId)) return undefined;
+  const reacted = await store.findByPlatformRef(arrived);
   const agent = agents.find((a) => a.id === reacted?.participant.id);
   if (reacted === undefined || agent === undefined || reacted.deletedAt !== undefined) {
     return undefined;
   }
+  const change = complete === undefined ? arrived : await complete();
+  if (change.byBot === true) return undefined;
   const author = reacted.participant.displayName ?? agent.name;
   const reaction: ReactionTurn = {
     emoji: change.reaction,

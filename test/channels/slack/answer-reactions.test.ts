@@ -107,6 +107,40 @@ describe('answerReactions on Slack (Bolt against FakeSlack, SQLite store)', () =
     expect(await sqlite.getReactions(thread, answerTurn!.id)).toMatchObject([{ reaction: '-1' }]);
   });
 
+  const lookedUp = (user: string) =>
+    slack.calls.filter((c) => c.method === 'users.info' && c.params.user === user);
+
+  it('records a new reactor’s reaction without looking them up when the option is off', async () => {
+    slack.addUser('U0BOB', 'Bob');
+    const { answer, thread } = await answered({});
+
+    await react(answer, '-1', { user: 'U0BOB' });
+
+    const answerTurn = (await sqlite.get(thread)).find((t) => t.participant.id === 'support');
+    expect(await sqlite.getReactions(thread, answerTurn!.id)).toMatchObject([
+      { participantId: 'slack:U0BOB', reaction: '-1' },
+    ]);
+    expect(lookedUp('U0BOB')).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('looks a new reactor up only for a reaction on an agent’s message it may answer', async () => {
+    slack.addUser('U0BOB', 'Bob');
+    const { asked, answer, thread } = await answered({ answerReactions: { emoji: ['-1'] } });
+
+    await react(asked, '-1', { user: 'U0BOB' });
+    await react(answer, 'tada', { user: 'U0BOB' });
+    expect(lookedUp('U0BOB')).toEqual([]);
+
+    await react(answer, '-1', { user: 'U0BOB' });
+
+    expect(lookedUp('U0BOB')).toHaveLength(1);
+    const [turn] = await reactionTurns(thread);
+    expect(turn?.participant).toMatchObject({ id: 'slack:U0BOB', displayName: 'Bob' });
+    expect(slack.posted).toHaveLength(2);
+    expect(errors).toEqual([]);
+  });
+
   it('records another app’s reaction without answering it, and still answers a person’s', async () => {
     slack.addUser('U0CIAPP', { name: 'ci', isBot: true });
     const { answer, thread } = await answered({ answerReactions: true });
