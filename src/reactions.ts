@@ -124,7 +124,8 @@ export async function reactTo(
 
 /**
  * `reactTo` for a turn found by its ids, through the channel of `channels` its conversation
- * belongs to (`Channel.placeOf`: a bot in two Slack workspaces reacts through the turn's);
+ * belongs to (`Channel.placeOf`: a bot in two Slack workspaces reacts through the turn's; two
+ * Slack bots in one workspace, through the one the turn came `via`);
  * refuses, in one line, a turn the store does not have or whose channel the bot does not run.
  *
  * @example
@@ -146,12 +147,13 @@ export async function reactToStored(
       messageId,
     });
   }
-  const channel = channelOf(channels, message.metadata.channelType, conversationId);
+  const { channelType, via } = message.metadata;
+  const channel = channelOf(channels, channelType, conversationId, via);
   if (channel === undefined) {
-    throw new ColloquyError(
-      `cannot react: no ${message.metadata.channelType} channel for ${messageId}`,
-      { conversationId, messageId },
-    );
+    throw new ColloquyError(`cannot react: no ${channelType} channel for ${messageId}`, {
+      conversationId,
+      messageId,
+    });
   }
   await reactTo(channel, store, message, emoji);
 }

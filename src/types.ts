@@ -53,6 +53,13 @@ export interface MessageMetadata {
   channelId: string;
   /** Platform thread id (Slack `thread_ts`, Discord thread channel id, Telegram `message_thread_id`). */
   threadId?: string;
+  /**
+   * The bot identity id (`slack:U0BOTTWO`) of the channel the turn came through, kept when the
+   * bot runs several channels of its platform (two Slack apps in one workspace know the same
+   * conversation ids): a turn answered later (resumed, settled, reacted to) goes through that
+   * channel. Replies carry their turn's.
+   */
+  via?: string;
   /** Platform message id (Slack `ts`, Discord snowflake, Telegram `message_id`). */
   messageId?: string;
   /** Every further platform id when one reply was split into several platform messages. */
@@ -203,8 +210,9 @@ export interface MessageDeletion extends PlatformMessageRef {
 }
 
 /**
- * Where a turn was posted (platform, channel and its name, thread) with no mentions: the
- * metadata to start another turn in the same place with (a reply, a tool row, a summary).
+ * Where a turn was posted (platform, channel and its name, thread, the bot it came `via`) with
+ * no mentions: the metadata to start another turn in the same place with (a reply, a tool row,
+ * a summary).
  *
  * @example
  * ```ts
@@ -215,13 +223,14 @@ export function samePlace(
   message: Pick<NewMessage, 'metadata'>,
   place?: { threadId?: string },
 ): MessageMetadata {
-  const { channelType, channelId, channelName } = message.metadata;
+  const { channelType, channelId, channelName, via } = message.metadata;
   const threadId = place === undefined ? message.metadata.threadId : place.threadId;
   return {
     channelType,
     channelId,
     ...(channelName === undefined ? {} : { channelName }),
     ...(threadId === undefined ? {} : { threadId }),
+    ...(via === undefined ? {} : { via }),
     mentions: [],
   };
 }

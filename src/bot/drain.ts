@@ -399,7 +399,10 @@ export class Drain {
     }
     const { channels } = this.bot.options;
     const type = turn?.metadata.channelType;
-    const channel = type === undefined ? undefined : channelOf(channels, type, conversationId);
+    const channel =
+      type === undefined
+        ? undefined
+        : channelOf(channels, type, conversationId, turn?.metadata.via);
     if (turn === undefined || channel === undefined) {
       for (const run of resumable) this.#end(run, 'expired', 'cannot resume: turn or channel gone');
       return;

@@ -12,6 +12,7 @@
 import { inboundChain } from '../chain.js';
 import type { Arriving } from '../chain.js';
 import type { Channel, ChannelHandlers, ChannelState, Delivery } from '../channel.js';
+import { receivedVia } from '../channel/place.js';
 import { StoreError } from '../errors.js';
 import { RecentPresses, resolveInteraction } from '../interactions.js';
 import type { AgentRun } from '../runs.js';
@@ -110,7 +111,8 @@ export class Intake {
   }
 
   /**
-   * A new turn, through the inbound chain's first link (`inboundChain.arriving`): capture
+   * A new turn (with the bot it came `via`, where the bot has several of its platform:
+   * `receivedVia`), through the inbound chain's first link (`inboundChain.arriving`): capture
    * commits it at once (in arrival order, with whatever else waits: group commit) with its
    * pending runs, answers the delivery, and hands the turn on to its place in its
    * conversation's queue, taken as it arrived (its order); the drain runs it from there.
@@ -121,7 +123,8 @@ export class Intake {
   #inbound(message: NewMessage, channel: Channel): Promise<Delivery> {
     const queued = this.#uncommitted.get(message.id);
     if (queued !== undefined) return queued;
-    const turn = withAgentMentions(message, this.bot.agentsOn(channel));
+    const received = receivedVia(this.bot.options.channels, channel, message);
+    const turn = withAgentMentions(received, this.bot.agentsOn(channel));
     const runs = this.bot.runner.planned(turn, channel);
     const { conversationId } = turn;
     // Its place in the conversation's queue is taken now (the conversation's order is the

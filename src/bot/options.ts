@@ -251,14 +251,16 @@ export function deadLetterPathOf(store: ConversationStore | undefined): string |
 
 /**
  * The channel a turn handed to `bot.receive` is answered on: `given`, else the bot's channel of
- * the turn's platform; an error when the bot has no such channel.
+ * the turn's platform (the one it names in `metadata.via`, if any); an error when the bot has no
+ * such channel.
  */
 export function answeringChannel(
   channels: readonly Channel[],
   turn: NewMessage,
   given: Channel | undefined,
 ): Channel | ColloquyError {
-  const to = given ?? channelOf(channels, turn.metadata.channelType, turn.conversationId);
+  const { channelType, via } = turn.metadata;
+  const to = given ?? channelOf(channels, channelType, turn.conversationId, via);
   if (to !== undefined && channels.includes(to)) return to;
   return new ColloquyError(
     `the bot has no ${given?.type ?? turn.metadata.channelType} channel to answer on`,

@@ -53,8 +53,9 @@ export function settling(
   }
   return {
     ...deps,
-    settlerOf: (type, conversationId) => {
-      const channel = type === undefined ? undefined : channelOf(channels, type, conversationId);
+    settlerOf: (type, conversationId, via) => {
+      const channel =
+        type === undefined ? undefined : channelOf(channels, type, conversationId, via);
       return channel === undefined ? undefined : settlers.get(channel);
     },
   };
@@ -81,8 +82,11 @@ export interface SettleDeps {
   report(error: ColloquyError): void;
   /** Says which files a settled reply went out without. */
   logger: Logger;
-  /** How replies in `conversationId` on its channel of `type` are settled, if they are. */
-  settlerOf(type: string | undefined, conversationId: string): Settle | undefined;
+  /**
+   * How replies in `conversationId` on its channel of `type` (the one whose bot identity is
+   * `via`, the reply's `metadata.via`, where there is one) are settled, if they are.
+   */
+  settlerOf(type: string | undefined, conversationId: string, via?: string): Settle | undefined;
 }
 
 /**
@@ -126,7 +130,11 @@ export async function settleReply(deps: SettleDeps, run: AgentRun): Promise<Sett
     if (mayPass(cause)) return { again: error };
     deps.report(error);
   }
-  const settle = deps.settlerOf(turn?.metadata.channelType, reply.conversationId);
+  const settle = deps.settlerOf(
+    turn?.metadata.channelType,
+    reply.conversationId,
+    turn?.metadata.via,
+  );
   let sent: SentMessage | undefined;
   if (turn !== undefined && settle !== undefined) {
     try {

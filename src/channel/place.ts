@@ -1,23 +1,52 @@
 import type { Channel } from '../channel.js';
 import { ColloquyError } from '../errors.js';
 import type { PostPlace } from '../posts.js';
+import type { NewMessage } from '../types.js';
 
 /**
- * The channel of type `type` that `conversationId` belongs to: the one whose `placeOf` knows
- * it, else (a channel that cannot tell) the first of that type.
+ * The channel of type `type` that `conversationId` belongs to: the one whose bot identity is
+ * `via` (the turn's `metadata.via`: the bot that received it, where several channels know the
+ * conversation), else the one whose `placeOf` knows it, else (a channel that cannot tell) the
+ * first of that type.
  *
  * @example
  * ```ts
  * channelOf([workspaceOne, workspaceTwo], 'slack', 'slack:T0TWO:C0GENERAL'); // workspaceTwo
+ * channelOf([botOne, botTwo], 'slack', 'slack:T0FAKE:C0GENERAL', 'slack:U0BOTTWO'); // botTwo
  * ```
  */
 export function channelOf(
   channels: readonly Channel[],
   type: string,
   conversationId: string,
+  via?: string,
 ): Channel | undefined {
   const ofType = channels.filter((c) => c.type === type);
-  return ofType.find((c) => c.placeOf?.(conversationId) !== undefined) ?? ofType[0];
+  const knows = (c: Channel) => c.placeOf?.(conversationId) !== undefined;
+  const received = ofType.find(
+    (c) => via !== undefined && c.botIdentity?.id === via && (c.placeOf === undefined || knows(c)),
+  );
+  return received ?? ofType.find(knows) ?? ofType[0];
+}
+
+/**
+ * `turn` as `channel` hands it over: with `channel`'s bot identity as `metadata.via` when the
+ * bot has another channel of its type, so that answered later it goes through the same bot.
+ *
+ * @example
+ * ```ts
+ * receivedVia([botOne, botTwo], botTwo, turn).metadata.via; // 'slack:U0BOTTWO'
+ * ```
+ */
+export function receivedVia(
+  channels: readonly Channel[],
+  channel: Channel,
+  turn: NewMessage,
+): NewMessage {
+  const via = channel.botIdentity?.id;
+  const others = channels.filter((c) => c !== channel && c.type === channel.type);
+  if (via === undefined || others.length === 0 || turn.metadata.via === via) return turn;
+  return { ...turn, metadata: { ...turn.metadata, via } };
 }
 
 /**

@@ -1,10 +1,12 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { assemblePrompt, ColloquyError } from 'colloquy';
+import type { Agent } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import type { SlackChannel } from 'colloquy/slack';
 import { FakeSlack } from 'colloquy/testing';
 import { newRun } from '../../../src/bot/records.js';
+import { crashImageOnSend } from '../../fixtures/crash-image.js';
 import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
 import { startedBot } from '../../fixtures/started-bot.js';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
@@ -264,16 +266,89 @@ describe('two Slack bots in one workspace', () => {
     await Promise.all([one.close(), two.close()]);
   });
 
-  /** A bot with both bots' channels on the SQLite file, stopped after the test. */
-  async function startBot() {
-    const store = new SqliteConversationStore({ path });
-    const started = await startedBot(
-      [one, two].map((slack) => slackChannelOn(slack)),
-      { store },
-    );
+  /**
+   * A bot with both bots' channels on the SQLite file (`file`, else the test's), answering with
+   * `agents`, receiving both bots' events, stopped after the test.
+   */
+  async function startBot(agents: Agent[] = [], file = path) {
+    const store = new SqliteConversationStore({ path: file });
+    const channels = [one, two].map((slack) => slackChannelOn(slack));
+    const started = await startedBot(channels, { store, agents });
     running.push({ stop: () => started.bot.stop().then(() => store.close()) });
-    return { ...started, store };
+    one.eventsUrl = channels[0]!.eventsUrl;
+    two.eventsUrl = channels[1]!.eventsUrl;
+    return { ...started, store, channels };
   }
+
+  /** Stops the bot started last. */
+  const stopLast = () => running.pop()!.stop();
+
+  it('answers a turn bot two received, left pending by a stopped bot, through bot two', async () => {
+    // given a turn bot two received, stored with a pending run, the bot stopped before answering
+    const first = await startBot();
+    await two.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'hi' });
+    await first.bot.idle();
+    const [turn] = await first.store.get(inGeneral);
+    expect(turn!.metadata.via).toBe('slack:U0BOTTWO');
+    const run = newRun(turn!, 'files-agent', new Date().toISOString());
+    await first.store.commit([{ kind: 'run', run, create: true }]);
+    await stopLast();
+
+    // when a bot with both bots starts on that database with the agent
+    const second = await startBot([new ScriptedAgent({ output: 'Hello again.' })]);
+    await expect.poll(() => two.posted.map((posted) => posted.text)).toEqual(['Hello again.']);
+    await second.bot.idle();
+
+    // then the answer went out through bot two, and nothing through bot one
+    expect(one.posted).toEqual([]);
+    expect(one.calls.map((call) => call.method)).not.toContain('chat.postMessage');
+    expect((await second.store.getRuns!({ messageId: turn!.id })).map((r) => r.status)).toEqual([
+      'answered',
+    ]);
+    expect([...first.errors, ...second.errors]).toEqual([]);
+  });
+
+  it('reacts to a turn bot two received through bot two', async () => {
+    const { bot, store, errors } = await startBot();
+    const { event } = await two.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'hi' });
+    await bot.idle();
+    const [turn] = await store.get(inGeneral);
+
+    await bot.react(inGeneral, turn!.id, 'eyes');
+
+    expect(two.reactions).toMatchObject([
+      { channel: 'C0GENERAL', timestamp: event.ts, name: 'eyes' },
+    ]);
+    expect(one.reactions).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('settles a reply bot two left sending at a crash through bot two, posting it once', async () => {
+    // given bot two's reply to a mention, posted by Slack, the process killed before confirming
+    const first = await startBot([new ScriptedAgent({ output: 'On it.' })]);
+    const image = join(temp.make('slack-two-bots-crash'), 'crashed.db');
+    const crashed = crashImageOnSend(first.channels[1]!, first.store, image, 'after the call');
+    await two.mention({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'where is my order?' });
+    await crashed;
+    await first.bot.idle();
+    await stopLast();
+
+    // when a bot with both bots starts on the file the crash left
+    const second = await startBot([new ScriptedAgent({ output: 'a second answer' })], image);
+    await second.bot.idle();
+    await second.bot.settled();
+
+    // then bot two found its reply and it is recorded sent; nothing went out through bot one
+    expect(two.posted.map((posted) => posted.text)).toEqual(['On it.']);
+    expect(one.posted).toEqual([]);
+    const [run] = await second.store.getRuns!({ conversationId: inGeneral });
+    const reply = await second.store.getMessage(run!.reply!.conversationId, run!.replyId!);
+    expect(reply).toMatchObject({
+      delivery: 'sent',
+      metadata: { messageId: two.posted[0]!.ts, via: 'slack:U0BOTTWO' },
+    });
+    expect(run!.status).toBe('answered');
+  });
 
   it('posts into a DM both bots know through the bot `via` names, and refuses it without, naming both', async () => {
     const { bot, errors } = await startBot();
@@ -295,7 +370,7 @@ describe('two Slack bots in one workspace', () => {
     const dm = await first.bot.openDm('slack:U0BOTTWO', 'U0ALICE');
     const at = new Date(Date.now() + 200);
     await first.bot.send(dm, 'Did the fix work?', { via: 'slack:U0BOTTWO', at });
-    await running.pop()!.stop();
+    await stopLast();
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, at.getTime() - Date.now())));
 
     const second = await startBot();
