@@ -239,7 +239,7 @@ export async function assemblePrompt(
     (turn) =>
       turn.metadata.isSummary !== true &&
       turn.id !== current?.id &&
-      !(turn.sequence !== undefined && turn.sequence <= through) &&
+      !coveredBy(through, turn) &&
       seen(turn),
   );
   const passed = await pluginPass({
@@ -380,9 +380,19 @@ function fitHistory(
 }
 
 /**
+ * True for a turn the stored summary stands for. A summary is read by everyone, so it folds in
+ * only turns everyone may read: a turn shown to one person only stays a row, which the
+ * per-reader filter lets into the prompts answering that person.
+ */
+function coveredBy(through: number, turn: StoredMessage): boolean {
+  return turn.sequence !== undefined && turn.sequence <= through && readableBy(turn, undefined);
+}
+
+/**
  * Which units a new summary covers: all but the newest ones that fit the budget, of which at
  * most `keepTurns` turns stay verbatim (so each summary covers a good stretch and the next is
- * due only after about half the threshold). `undefined` when nothing could be summarised.
+ * due only after about half the threshold), and none with a turn shown to one person only
+ * (see {@link coveredBy}). `undefined` when nothing could be summarised.
  */
 function splitForSummary(
   units: readonly Unit[],
@@ -397,15 +407,20 @@ function splitForSummary(
     kept += size;
     keep += 1;
   }
-  const candidates = units.slice(0, units.length - keep).flatMap(unitTurns);
+  const open = (unit: Unit) => unitTurns(unit).every((turn) => readableBy(turn, undefined));
+  const candidates = units
+    .slice(0, units.length - keep)
+    .filter(open)
+    .flatMap(unitTurns);
   const sequences = candidates.flatMap((turn) =>
     turn.sequence === undefined ? [] : [turn.sequence],
   );
   if (sequences.length === 0) return undefined;
   const through = Math.max(...sequences);
-  // Everything at or before `through` is covered by the summary, so it must be summarised too.
+  // Everything everyone may read at or before `through` is covered by the summary, so it
+  // must be summarised too.
   const isOlder = (unit: Unit) =>
-    unitTurns(unit).some((turn) => (turn.sequence ?? Infinity) <= through);
+    open(unit) && unitTurns(unit).some((turn) => (turn.sequence ?? Infinity) <= through);
   return {
     older: units.filter(isOlder).flatMap(unitTurns),
     newer: units.filter((unit) => !isOlder(unit)),

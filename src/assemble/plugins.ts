@@ -7,6 +7,7 @@ import type { HistoryPlugin } from '../history/plugins.js';
 import type { ConversationStore } from '../store.js';
 import type { Tokenizer } from '../tokenizer.js';
 import type { StoredMessage } from '../types.js';
+import { readableBy } from '../visibility.js';
 import { storeSummary } from './summary.js';
 
 /** What the plugin pass of prompt assembly works with. */
@@ -60,16 +61,19 @@ export async function pluginPass(input: PluginPassInput): Promise<PluginPassOutp
   let sourced = sourcedEntries(input.rows);
   let summary: StoredMessage | undefined;
   if (host.reduces) {
+    // The summary is read by everyone: it folds in only the turns everyone may read.
+    const open = sourced.filter((s) => s.rows.every((row) => readableBy(row, undefined)));
     const previous = input.previousSummary?.content;
     const made = await host.reduce(
-      sourced.map((s) => s.entry),
+      open.map((s) => s.entry),
       previous === undefined ? ctx : { ...ctx, previousSummary: previous },
       false,
     );
-    const last = made && newest(sourced.slice(0, made.covers).flatMap((s) => s.rows));
+    const folded = new Set(made ? open.slice(0, made.covers) : []);
+    const last = newest([...folded].flatMap((s) => s.rows));
     if (made !== undefined && last !== undefined) {
       summary = await storeSummary(input, made.summary, last, input.now.toISOString());
-      sourced = sourced.slice(made.covers);
+      sourced = sourced.filter((s) => !folded.has(s));
     }
   }
   const shown = await host.transform(
