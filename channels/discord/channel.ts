@@ -32,7 +32,7 @@ import {
   PlatformError,
 } from '../../src/errors.js';
 import { addSecret, redactError } from '../../src/logger.js';
-import { filesOnly } from '../shared/files.js';
+import { filesOnly, filesSent } from '../shared/files.js';
 import { sendParts } from '../shared/platform.js';
 import { sendDiscordFiles } from './files.js';
 import {
@@ -340,6 +340,8 @@ export class DiscordChannel implements Channel {
    * with a nonce made of the reply's id and the part's index (`enforce_nonce`). Throws
    * `PlatformError` (Discord refused, or a 5xx), `RateLimitError` or `NetworkError` (see
    * `toColloquyError`); the parts that did get through were reported to `options.partPosted`.
+   * The files come after the text, one message each; for files alone (no text) the ids
+   * returned are those of the messages that carry them.
    */
   async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
     const { channelId, bodies } = formatOutbound(
@@ -354,8 +356,15 @@ export class DiscordChannel implements Channel {
       });
       if (answered !== undefined) return answered;
     }
+    const report = (error: ColloquyError) => this.handlers?.error(error);
+    const { rest } = this.client;
+    // A message of files alone is named by the messages that carry them.
+    if (filesOnly(message)) {
+      const posted = await sendDiscordFiles(rest, channelId, message, report);
+      return filesSent(posted, (first) => `discord:${channelId}:${first}`);
+    }
     const sent = await sendParts(
-      filesOnly(message) ? [] : withComponents(bodies, message),
+      withComponents(bodies, message),
       async (body) => {
         const posted = (await this.client.rest.post(Routes.channelMessages(channelId), {
           body,
@@ -376,9 +385,7 @@ export class DiscordChannel implements Channel {
     const first = sent.messageIds[0];
     const text = first === undefined ? sent : { ...sent, id: `discord:${channelId}:${first}` };
     if (!message.files?.length) return text;
-    const report = (error: ColloquyError) => this.handlers?.error(error);
-    const files = await sendDiscordFiles(this.client.rest, channelId, message, report);
-    return { ...text, files };
+    return { ...text, files: (await sendDiscordFiles(rest, channelId, message, report)).files };
   }
 
   /** Adds the bot's reaction to a message (`PUT …/reactions/<emoji>/@me`, as `message.react`). */

@@ -7,10 +7,10 @@
 import { Routes } from 'discord.js';
 import type { REST } from 'discord.js';
 import { attachment } from '../../src/attachments.js';
-import type { MessageAttachment } from '../../src/attachments.js';
 import type { OutboundMessage } from '../../src/channel.js';
 import type { ColloquyError } from '../../src/errors.js';
 import { postFiles } from '../shared/files.js';
+import type { PostedFiles } from '../shared/files.js';
 import { toColloquyError } from './format.js';
 
 /** The largest file a bot uploads without a boosted server (10 MiB). */
@@ -31,7 +31,7 @@ interface DiscordAttachment {
  *
  * @example
  * ```ts
- * const files = await sendDiscordFiles(client.rest, channelId, message, (error) => handlers.error(error));
+ * const { files, messageIds } = await sendDiscordFiles(client.rest, channelId, message, (error) => handlers.error(error));
  * ```
  */
 export function sendDiscordFiles(
@@ -39,7 +39,7 @@ export function sendDiscordFiles(
   channelId: string,
   message: OutboundMessage,
   report: (error: ColloquyError) => void,
-): Promise<MessageAttachment[]> {
+): Promise<PostedFiles> {
   const { conversationId } = message;
   return postFiles(message.files, {
     platform: 'Discord',
@@ -59,9 +59,9 @@ export function sendDiscordFiles(
           ],
         },
         files: [{ name: file.name, data: Buffer.from(file.bytes), contentType: file.mimeType }],
-      })) as { attachments?: DiscordAttachment[] };
+      })) as { id?: string; attachments?: DiscordAttachment[] };
       const sent = posted.attachments?.[0];
-      return attachment({
+      const answered = attachment({
         kind: file.kind,
         name: sent?.filename ?? file.name,
         mimeType: sent?.content_type ?? file.mimeType,
@@ -69,6 +69,7 @@ export function sendDiscordFiles(
         platformFileId: sent?.id,
         url: sent?.url,
       });
+      return { file: answered, messageId: posted.id };
     },
   });
 }

@@ -5,7 +5,7 @@
  */
 import { formatBytes, kindOfMimeType } from '../../src/attachments.js';
 import type { AttachmentKind, MessageAttachment } from '../../src/attachments.js';
-import type { OutboundFile, OutboundMessage } from '../../src/channel.js';
+import type { OutboundFile, OutboundMessage, SentMessage } from '../../src/channel.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
 
 /** A file read and ready to upload. */
@@ -25,29 +25,43 @@ export interface FilePosting {
   conversationId: string;
   /** The largest file the platform takes, in bytes, for this file (Telegram: photos are smaller). */
   limit(file: Pick<ReadyFile, 'mimeType' | 'kind'>): number;
-  /** Uploads one file; resolves with it as the platform answered. */
-  upload(file: ReadyFile): Promise<MessageAttachment>;
+  /** Uploads one file; resolves with it, and the message that carries it, as the platform answered. */
+  upload(file: ReadyFile): Promise<PostedFile>;
   /** Where a file that is not sent is reported (the channel's `handlers.error`). */
   report(error: ColloquyError): void;
   /** The error for an upload that failed (the channel's own mapping of platform errors). */
   fail(error: unknown): ColloquyError;
 }
 
+/** One file as the platform answered its upload. */
+export interface PostedFile {
+  file: MessageAttachment;
+  /** The platform id of the message that carries the file, where the platform gives it. */
+  messageId: string | undefined;
+}
+
+/** The files a reply posted, as the platform answered, and the ids of the messages carrying them. */
+export interface PostedFiles {
+  files: MessageAttachment[];
+  /** In order; a file whose message the platform did not name has none. */
+  messageIds: string[];
+}
+
 /**
  * Posts `files` one after the other, in order: each over its limit, or refused by the
  * platform, is reported (naming the file) and left out. Resolves with the files posted, as the
- * platform answered; never rejects.
+ * platform answered, and the messages that carry them; never rejects.
  *
  * @example
  * ```ts
- * const files = await postFiles(message.files, { platform: 'Telegram', conversationId, limit, upload, report, fail });
+ * const { files, messageIds } = await postFiles(message.files, { platform: 'Telegram', conversationId, limit, upload, report, fail });
  * ```
  */
 export async function postFiles(
   files: readonly OutboundFile[] | undefined,
   posting: FilePosting,
-): Promise<MessageAttachment[]> {
-  const posted: MessageAttachment[] = [];
+): Promise<PostedFiles> {
+  const posted: PostedFiles = { files: [], messageIds: [] };
   for (const file of files ?? []) {
     const mimeType = file.mimeType ?? 'application/octet-stream';
     const kind = kindOfMimeType(mimeType);
@@ -63,11 +77,11 @@ export async function postFiles(
         );
       }
       const ready = { name: file.name, bytes, mimeType, kind };
-      posted.push(
-        await posting.upload(
-          file.caption === undefined ? ready : { ...ready, caption: file.caption },
-        ),
+      const sent = await posting.upload(
+        file.caption === undefined ? ready : { ...ready, caption: file.caption },
       );
+      posted.files.push(sent.file);
+      if (sent.messageId !== undefined) posted.messageIds.push(sent.messageId);
     } catch (cause) {
       // The platform's error, kept as it is (refused, rate-limited, network), naming the file.
       const error = cause instanceof ColloquyError ? cause : posting.fail(cause);
@@ -94,6 +108,28 @@ export async function readBytes(
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
+}
+
+/**
+ * What `Channel.send` answers for a message of files and no text: the messages that carry the
+ * files are its parts, the first one naming it (`id`, in the channel's own id scheme).
+ *
+ * @example
+ * ```ts
+ * return filesSent(await sendTelegramFiles(api, message, report));
+ * ```
+ */
+export function filesSent(
+  posted: PostedFiles,
+  id?: (first: string) => string | undefined,
+): SentMessage {
+  const [first] = posted.messageIds;
+  const named = first === undefined ? undefined : id?.(first);
+  return {
+    messageIds: posted.messageIds,
+    ...(named !== undefined && { id: named }),
+    files: posted.files,
+  };
 }
 
 /**

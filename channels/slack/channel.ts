@@ -44,7 +44,7 @@ import type {
   MessageAttachment,
 } from '../../src/attachments.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
-import { filesOnly } from '../shared/files.js';
+import { filesOnly, filesSent } from '../shared/files.js';
 import { sendParts } from '../shared/platform.js';
 import {
   SLACK_TEXT_LIMIT,
@@ -373,10 +373,15 @@ export class SlackChannel implements Channel {
    * `options.partPosted`.
    */
   async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
-    const sent = filesOnly(message) ? { messageIds: [] } : await this.sendText(message, options);
-    if (!message.files?.length) return sent;
     const report = (error: ColloquyError) => this.handlers?.error(error);
-    return { ...sent, files: await sendSlackFiles(this.app.client, message, report) };
+    // A message of files alone is named by the messages that carry them.
+    if (filesOnly(message)) {
+      const posted = await sendSlackFiles(this.app.client, message, report);
+      return filesSent(posted, (first) => this.messageId(message, first));
+    }
+    const sent = await this.sendText(message, options);
+    if (!message.files?.length) return sent;
+    return { ...sent, files: (await sendSlackFiles(this.app.client, message, report)).files };
   }
 
   /** Adds the bot's reaction (`reactions.add`), by Slack's name for it (👍 is `+1`). */
@@ -410,12 +415,16 @@ export class SlackChannel implements Channel {
       options,
     );
     const first = sent.messageIds[0];
+    const id = first === undefined ? undefined : this.messageId(message, first);
+    return id === undefined ? sent : { ...sent, id };
+  }
+
+  /** The colloquy id of the bot's message `ts` in the place of `message`. */
+  private messageId(message: OutboundMessage, ts: string): string | undefined {
     // The team of the conversation answered (the envelope's), not auth.test's: on an
     // Enterprise Grid org-wide install those differ, and one conversation keeps one id scheme.
     const team = /^slack:([^:]+):/.exec(message.conversationId)?.[1] ?? this.teamId;
-    return first === undefined || team === undefined
-      ? sent
-      : { ...sent, id: slackMessageId(team, message.channelId, first) };
+    return team === undefined ? undefined : slackMessageId(team, message.channelId, ts);
   }
 
   /**

@@ -129,7 +129,6 @@ export class FakeSlack {
     this.appToken = options.appToken ?? 'xapp-fake-token';
     this.signingSecret = options.signingSecret ?? 'fake-signing-secret';
     this.teamId = options.teamId ?? 'T0FAKE';
-    this.files = new FakeSlackFiles(() => this.url, this.teamId);
     this.teamName = options.teamName ?? 'Fake Workspace';
     this.enterprise = options.enterprise;
     this.bot = {
@@ -137,6 +136,11 @@ export class FakeSlack {
       botId: options.bot?.botId ?? 'B0BOT',
       name: options.bot?.name ?? 'colloquy',
     };
+    this.files = new FakeSlackFiles(() => this.url, this.teamId, {
+      nextTs: () => this.nextTs(),
+      botUserId: this.bot.userId,
+      channelName: (id) => this.channels.get(id),
+    });
     this.eventsUrl = options.eventsUrl;
     this.echoBotMessages = options.echoBotMessages ?? false;
     this.answerDelay = new AnswerDelay(options.answerDelayMs);

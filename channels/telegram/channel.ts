@@ -23,7 +23,7 @@ import type {
 import type { BurstOption } from '../../src/bot/bursts.js';
 import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
-import { filesOnly } from '../shared/files.js';
+import { filesOnly, filesSent } from '../shared/files.js';
 import { sendParts } from '../shared/platform.js';
 import { chatIdValue, retryTransformer, telegramParts, toColloquyError } from './format.js';
 import { sendTelegramFiles } from './files.js';
@@ -281,19 +281,24 @@ export class TelegramChannel implements Channel {
    * topic; a part whose markup Telegram refuses is sent again as plain text. Returns every
    * part's `message_id`, in order. Throws `PlatformError` (Telegram refused: code =
    * `error_code`; or a 5xx), `RateLimitError` or `NetworkError` (see `toColloquyError`); the
-   * parts that did get through were reported to `options.partPosted`.
+   * parts that did get through were reported to `options.partPosted`. The files come after
+   * the text, one message each; for files alone (no text) the ids returned are those of the
+   * messages that carry them.
    */
   async send(message: OutboundMessage, options: SendOptions = {}): Promise<SentMessage> {
-    const parts = filesOnly(message) ? [] : withKeyboard(telegramParts(message), message);
+    const report = (error: ColloquyError) => this.handlers?.error(error);
+    // A message of files alone is named by the messages that carry them.
+    if (filesOnly(message)) {
+      return filesSent(await sendTelegramFiles(this.bot.api, message, report));
+    }
     const sent = await sendParts(
-      parts,
+      withKeyboard(telegramParts(message), message),
       (part) => postTelegramPart(this.bot.api, part),
       (error) => toColloquyError(error, 'sendMessage', { conversationId: message.conversationId }),
       options,
     );
     if (!message.files?.length) return sent;
-    const report = (error: ColloquyError) => this.handlers?.error(error);
-    return { ...sent, files: await sendTelegramFiles(this.bot.api, message, report) };
+    return { ...sent, files: (await sendTelegramFiles(this.bot.api, message, report)).files };
   }
 
   /** Adds the bot's reaction to a message (`setMessageReaction`; Telegram's own emoji only). */

@@ -11,7 +11,7 @@ import type { MessageAttachment } from '../../src/attachments.js';
 import type { OutboundMessage } from '../../src/channel.js';
 import type { ColloquyError } from '../../src/errors.js';
 import { postFiles } from '../shared/files.js';
-import type { ReadyFile } from '../shared/files.js';
+import type { PostedFiles, ReadyFile } from '../shared/files.js';
 import { chatIdValue, toColloquyError } from './format.js';
 
 /** The largest file the Bot API takes in an upload. */
@@ -21,18 +21,19 @@ export const TELEGRAM_PHOTO_LIMIT = 10 * 1024 * 1024;
 const PHOTO_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp']);
 
 /**
- * Posts `message.files` after its text; each refused one is reported and left out.
+ * Posts `message.files` after its text, one message each; each refused one is reported and
+ * left out.
  *
  * @example
  * ```ts
- * const files = await sendTelegramFiles(bot.api, message, (error) => handlers.error(error));
+ * const { files, messageIds } = await sendTelegramFiles(bot.api, message, (error) => handlers.error(error));
  * ```
  */
 export function sendTelegramFiles(
   api: Api,
   message: OutboundMessage,
   report: (error: ColloquyError) => void,
-): Promise<MessageAttachment[]> {
+): Promise<PostedFiles> {
   const where = {
     ...(message.threadId !== undefined && { message_thread_id: Number(message.threadId) }),
   };
@@ -49,7 +50,7 @@ export function sendTelegramFiles(
       const sent = isPhoto(file)
         ? await api.sendPhoto(chat, input, other)
         : await api.sendDocument(chat, input, other);
-      return sentFile(sent, file);
+      return { file: sentFile(sent, file), messageId: String(sent.message_id) };
     },
   });
 }

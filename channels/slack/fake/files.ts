@@ -17,6 +17,8 @@ export interface FakeSlackUpload {
   channel: string;
   threadTs?: string;
   initialComment?: string;
+  /** The `ts` of the message that shares the file in `channel`. */
+  ts: string;
 }
 
 /** An upload asked for with `files.getUploadURLExternal`, until completed. */
@@ -53,9 +55,21 @@ export class FakeSlackFiles {
   readonly held = new FakeFiles();
   #next = 1;
 
+  /**
+   * True to answer `files.info` for the bot's uploads without their `shares`, as Slack does
+   * while it is still sharing a file (it shares asynchronously, after
+   * `files.completeUploadExternal` answered).
+   */
+  sharesPending = false;
+
   constructor(
     private readonly base: () => string,
     private readonly teamId: string,
+    private readonly place: {
+      nextTs(): string;
+      botUserId: string;
+      channelName(id: string): string | undefined;
+    },
   ) {}
 
   /** The `files` of a message event sharing these files. */
@@ -93,10 +107,12 @@ export class FakeSlackFiles {
   readonly #pending = new Map<string, PendingUpload>();
 
   /**
-   * `files.getUploadURLExternal` and `files.completeUploadExternal` as Slack answers them;
-   * undefined for any other method.
+   * `files.getUploadURLExternal`, `files.completeUploadExternal` (which shares each file in a
+   * message of its own, and answers without its `shares`, as Slack does) and `files.info` as
+   * Slack answers them; undefined for any other method.
    */
   answer(method: string, params: Record<string, unknown>): Record<string, unknown> | undefined {
+    if (method === 'files.info') return this.#info(String(params.file ?? ''));
     if (method === 'files.getUploadURLExternal') {
       const filename = String(params.filename ?? '');
       const length = Number(params.length);
@@ -131,6 +147,7 @@ export class FakeSlackFiles {
         ...(upload!.altText !== undefined && { altText: upload!.altText }),
         bytes: upload!.bytes!,
         channel,
+        ts: this.place.nextTs(),
         ...(typeof params.thread_ts === 'string' && { threadTs: params.thread_ts }),
         ...(typeof params.initial_comment === 'string' && {
           initialComment: params.initial_comment,
@@ -141,6 +158,49 @@ export class FakeSlackFiles {
       ok: true,
       files: files.map((file) => ({ id: file.id, title: file.title ?? '' })),
     };
+  }
+
+  /**
+   * `files.info` for a file the bot uploaded: the file, with `shares` naming the message that
+   * shares it (`public` in a channel, `private` in a DM or private channel), by channel.
+   */
+  #info(id: string): Record<string, unknown> {
+    const upload = this.uploads.find((file) => file.id === id);
+    if (upload === undefined) return { ok: false, error: 'file_not_found' };
+    const { channel, ts, threadTs } = upload;
+    const name = this.place.channelName(channel);
+    const share = {
+      reply_users: [],
+      reply_users_count: 0,
+      reply_count: 0,
+      ts,
+      ...(threadTs !== undefined && { thread_ts: threadTs }),
+      ...(name !== undefined && { channel_name: name }),
+      team_id: this.teamId,
+      share_user_id: this.place.botUserId,
+      source: 'UNKNOWN',
+    };
+    const visibility = channel.startsWith('C') ? 'public' : 'private';
+    const created = Math.floor(Number(ts));
+    const file = {
+      id,
+      created,
+      timestamp: created,
+      name: upload.filename,
+      title: upload.title,
+      mimetype: '',
+      user: this.place.botUserId,
+      size: upload.bytes.length,
+      mode: 'hosted',
+      is_external: false,
+      url_private: `${this.base()}/files-pri/${this.teamId}-${id}/${encodeURIComponent(upload.filename)}`,
+      channels: visibility === 'public' ? [channel] : [],
+      groups: visibility === 'private' && !channel.startsWith('D') ? [channel] : [],
+      ims: channel.startsWith('D') ? [channel] : [],
+      shares: this.sharesPending ? {} : { [visibility]: { [channel]: [share] } },
+      has_more_shares: false,
+    };
+    return { ok: true, file, comments: [], response_metadata: { next_cursor: '' } };
   }
 
   /**

@@ -3,7 +3,7 @@ import type { Agent, Bot, ColloquyError } from 'colloquy';
 import { PlatformError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
-import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
+import { ScriptedAgent, streamingAgent } from '../../fixtures/scripted-agent.js';
 import { watched } from '../../fixtures/watched-store.js';
 import { startDiscordBot } from './discord.fixtures.js';
 
@@ -98,6 +98,42 @@ describe('files out and reactions on Discord (discord.js against FakeDiscord, SQ
       "not sent: backup.tar is over Discord's 10 MB limit for a file",
     ]);
     expect(errors[0]).toBeInstanceOf(PlatformError);
+  });
+
+  /** The message the fake created to carry a file the bot posted. */
+  function fileMessageId(): string {
+    return discord.posted.find((message) => message.attachments?.length)!.id;
+  }
+
+  it('names the message that carries a file posted alone, and records a reaction on it on the post', async () => {
+    const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
+    await startBot(new ScriptedAgent({ output: 'unused' }));
+
+    const receipt = await bot.send(inDm, { content: '', files: [invoice] });
+    const carrier = fileMessageId();
+    discord.react({ messageId: carrier, user: alice, emoji: { id: null, name: '👍' } });
+
+    expect(receipt).toMatchObject({ status: 'sent', messageIds: [carrier] });
+    const post = await sqlite.getMessage(inDm, receipt.id);
+    expect(post?.metadata.messageId).toBe(carrier);
+    await expect
+      .poll(() => sqlite.getReactions(inDm, receipt.id))
+      .toMatchObject([{ participantId: `discord:${alice.id}`, reaction: '👍' }]);
+  });
+
+  it("joins the message carrying a streamed reply's file to the reply's parts, and records a reaction on it on the reply", async () => {
+    const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
+    await startBot(streamingAgent({ output: 'Here is the invoice.', files: [invoice] }));
+
+    const turns = await askAndWait('invoice for 4711 please');
+    const reply = turns.at(-1)!;
+    const carrier = fileMessageId();
+    discord.react({ messageId: carrier, user: alice, emoji: { id: null, name: '👀' } });
+
+    expect(reply.metadata.partMessageIds).toEqual([carrier]);
+    await expect
+      .poll(() => sqlite.getReactions(inDm, reply.id))
+      .toMatchObject([{ participantId: `discord:${alice.id}`, reaction: '👀' }]);
   });
 
   it('reacts to the turn it answers and records the reaction with the bot as participant', async () => {

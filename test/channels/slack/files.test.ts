@@ -3,7 +3,7 @@ import type { Bot, ColloquyError } from 'colloquy';
 import type { Agent } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack } from 'colloquy/testing';
-import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
+import { ScriptedAgent, streamingAgent } from '../../fixtures/scripted-agent.js';
 import { watched } from '../../fixtures/watched-store.js';
 import { startSlackBot } from './slack.fixtures.js';
 
@@ -52,6 +52,7 @@ describe('files out and reactions on Slack (Bolt and web-api against FakeSlack, 
       methods.indexOf('files.getUploadURLExternal'),
     );
     expect(methods).toContain('files.completeUploadExternal');
+    expect(methods).not.toContain('files.info'); // the reply is named by its text
     const [upload] = slack.files.uploads;
     expect(upload).toMatchObject({ filename: 'invoice-4711.pdf', channel: DM });
     expect(upload?.bytes.equals(PDF)).toBe(true);
@@ -115,6 +116,52 @@ describe('files out and reactions on Slack (Bolt and web-api against FakeSlack, 
     expect(turns.at(-1)).not.toHaveProperty('attachments');
     expect(errors).toHaveLength(1);
     expect(errors[0]?.message).toMatch(/^not sent: invoice-4711\.pdf: .*not_allowed_token_type/);
+  });
+
+  it('names the message that shares a file posted alone, and records a reaction on it on the post', async () => {
+    const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
+    await startBot(new ScriptedAgent({ output: 'unused' }));
+
+    const receipt = await bot.send(inDm, { content: '', files: [invoice] });
+    const [upload] = slack.files.uploads;
+    await slack.react({ channel: DM, user: 'U0ALICE', ts: upload!.ts, reaction: '+1' });
+
+    expect(receipt).toMatchObject({ status: 'sent', messageIds: [upload!.ts] });
+    const post = await sqlite.getMessage(inDm, receipt.id);
+    expect(post?.metadata.messageId).toBe(upload!.ts);
+    expect(await sqlite.getReactions(inDm, receipt.id)).toMatchObject([
+      { participantId: 'slack:U0ALICE', reaction: '+1' },
+    ]);
+    expect(slack.calls.filter((call) => call.method === 'files.info')).toHaveLength(1);
+  });
+
+  it("joins the message sharing a streamed reply's file to the reply's parts, and records a reaction on it on the reply", async () => {
+    const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
+    await startBot(streamingAgent({ output: 'Here is the invoice.', files: [invoice] }));
+
+    const turns = await askAndWait('invoice for 4711 please');
+    const reply = turns.at(-1)!;
+    const [upload] = slack.files.uploads;
+    await slack.react({ channel: DM, user: 'U0ALICE', ts: upload!.ts, reaction: 'eyes' });
+
+    expect(reply.metadata.partMessageIds).toEqual([upload!.ts]);
+    expect(await sqlite.getReactions(inDm, reply.id)).toMatchObject([
+      { participantId: 'slack:U0ALICE', reaction: 'eyes' },
+    ]);
+  });
+
+  it('records a file Slack is still sharing without its message, after one files.info call', async () => {
+    const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
+    await startBot(new ScriptedAgent({ output: 'unused' }));
+    slack.files.sharesPending = true;
+
+    const receipt = await bot.send(inDm, { content: '', files: [invoice] });
+
+    const post = await sqlite.getMessage(inDm, receipt.id);
+    expect(post).toMatchObject({ delivery: 'sent', attachments: [{ name: 'invoice-4711.pdf' }] });
+    expect(post?.metadata).not.toHaveProperty('messageId');
+    expect(slack.calls.filter((call) => call.method === 'files.info')).toHaveLength(1);
+    expect(errors).toEqual([]);
   });
 
   it('reacts by Slack name to the turn it answers, recorded with the bot as participant', async () => {

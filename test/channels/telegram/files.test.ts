@@ -9,7 +9,7 @@ import type { Agent, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeTelegram } from 'colloquy/testing';
 import { answer } from '../../fixtures/model-answer.js';
-import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
+import { ScriptedAgent, streamingAgent } from '../../fixtures/scripted-agent.js';
 import { watched } from '../../fixtures/watched-store.js';
 import { startTelegramBot } from './telegram.fixtures.js';
 
@@ -176,6 +176,42 @@ describe('files out and reactions on Telegram (grammy against FakeTelegram, SQLi
     ]);
     expect(errors[0]).toBeInstanceOf(PlatformError);
     expect(errors[0]).toMatchObject({ code: 'file_too_large', transient: false });
+  });
+
+  it('names the message that carries a file posted alone, and records a reaction on it on the post', async () => {
+    const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
+    await startBot(new ScriptedAgent({ output: 'unused' }));
+
+    const receipt = await bot.send(inDm, { content: '', files: [invoice] });
+    const carrier = telegram.uploads[0]!.message.message_id;
+    expect(telegram.react({ chat: adaDm, from: ada, messageId: carrier, emoji: ['👍'] })).toBe(
+      true,
+    );
+
+    expect(receipt).toMatchObject({ status: 'sent', messageIds: [String(carrier)] });
+    const post = await sqlite.getMessage(inDm, receipt.id);
+    expect(post?.metadata.messageId).toBe(String(carrier));
+    await expect
+      .poll(() => sqlite.getReactions(inDm, receipt.id))
+      .toMatchObject([{ participantId: 'telegram:1001', reaction: '👍' }]);
+  });
+
+  it("joins the messages carrying a streamed reply's files to the reply's parts, and records a reaction on one on the reply", async () => {
+    const chart = { name: 'chart.png', data: PNG, mimeType: 'image/png' };
+    const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
+    await startBot(
+      streamingAgent({ output: 'Here are the chart and the invoice.', files: [chart, invoice] }),
+    );
+
+    const turns = await askAndWait('chart and invoice please');
+    const reply = turns.at(-1)!;
+    const carriers = telegram.uploads.map((upload) => upload.message.message_id);
+    telegram.react({ chat: adaDm, from: ada, messageId: carriers[1]!, emoji: ['👀'] });
+
+    expect(reply.metadata.partMessageIds).toEqual(carriers.map(String));
+    await expect
+      .poll(() => sqlite.getReactions(inDm, reply.id))
+      .toMatchObject([{ participantId: 'telegram:1001', reaction: '👀' }]);
   });
 
   it('reacts to the turn it answers and records the reaction with the bot as participant', async () => {
