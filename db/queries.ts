@@ -1,12 +1,6 @@
 import type { GetOptions } from '../src/store.js';
 
 /**
- * Among how many of the store's newest turns a split reply's later part is looked for, when a
- * reaction or a deletion names it: the read stays bounded however long the record.
- */
-export const PARTS_WITHIN = 10_000;
-
-/**
  * A statement text and its named parameters (better-sqlite3 `@name` binding).
  *
  * @example

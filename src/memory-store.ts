@@ -35,6 +35,7 @@ import { decodeCursor, encodeCursor, newestActivityFirst } from './memory/listin
 import {
   type Conversation,
   type Row,
+  NewestRows,
   insertSorted,
   optionalTimestamp,
   partRow,
@@ -87,6 +88,7 @@ export class InMemoryConversationStore implements ConversationStore {
   readonly #conversations = new Map<string, Conversation>();
   readonly #byId = new Map<string, Row>();
   readonly #byPlatform = new Map<string, Row>();
+  readonly #newest = new NewestRows();
   #sequence = 0;
   readonly #runs = new MemoryRuns();
   readonly #leases = new MemoryLeases();
@@ -126,6 +128,7 @@ export class InMemoryConversationStore implements ConversationStore {
     const conversation = this.#touch(message.conversationId) ?? this.#add(startedBy(message));
     insertSorted(conversation.rows, row);
     this.#index(row);
+    this.#newest.add(row);
     const { info } = conversation;
     if (conversation.rows.length === 1) {
       // Its first turn (a conversation created empty spanned its creation time until now).
@@ -360,15 +363,14 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   async recordDeletion(deletion: MessageDeletion): Promise<boolean> {
-    const row =
-      this.#byPlatform.get(platformKey(deletion)) ?? partRow(this.#conversations, deletion);
+    const row = this.#byPlatform.get(platformKey(deletion)) ?? this.#partRow(deletion);
     if (!row) return false;
     row.message.deletedAt = normalizeTimestamp(deletion.deletedAt, 'deletedAt');
     return true;
   }
 
   async recordReaction(change: ReactionChange): Promise<boolean> {
-    const row = this.#byPlatform.get(platformKey(change)) ?? partRow(this.#conversations, change);
+    const row = this.#byPlatform.get(platformKey(change)) ?? this.#partRow(change);
     if (!row) return false;
     const at = normalizeTimestamp(change.at, 'at');
     row.reactions = applyReaction(row.reactions ?? [], { ...change, at });
@@ -400,7 +402,7 @@ export class InMemoryConversationStore implements ConversationStore {
   }
 
   async findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined> {
-    const found = this.#byPlatform.get(platformKey(ref)) ?? partRow(this.#conversations, ref);
+    const found = this.#byPlatform.get(platformKey(ref)) ?? this.#partRow(ref);
     return found && structuredClone(found.message);
   }
 
@@ -408,8 +410,18 @@ export class InMemoryConversationStore implements ConversationStore {
     conversationId: string,
     ref: PlatformMessageRef,
   ): Promise<StoredMessage | undefined> {
-    const found = await this.findByPlatformRef(ref);
-    return found?.conversationId === conversationId ? found : undefined;
+    // In one conversation, a later part is looked for among all its turns, however old.
+    const found =
+      this.#byPlatform.get(platformKey(ref)) ??
+      partRow(this.#conversations.get(conversationId)?.rows ?? [], ref);
+    return found?.message.conversationId === conversationId
+      ? structuredClone(found.message)
+      : undefined;
+  }
+
+  /** The reply one of whose later parts is `ref`, among the store's newest turns. */
+  #partRow(ref: PlatformMessageRef): Row | undefined {
+    return this.#newest.partOf(ref, (row) => this.#byId.get(row.message.id) === row);
   }
 
   async close(): Promise<void> {}

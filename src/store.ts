@@ -179,6 +179,13 @@ export interface ForgetOptions {
 }
 
 /**
+ * Among how many of the store's newest turns (by sequence) a split reply's later part is looked
+ * for when a reaction or a deletion names it, or `findByPlatformRef` does: a message the store
+ * does not have costs a bounded read however long the record. Every store keeps this window.
+ */
+export const PARTS_WITHIN = 10_000;
+
+/**
  * The calls every store has: the seed calls (`append`, `get`, `search`, `deleteMessages`) and
  * the conversation-level calls. A store with only these keeps the log and nothing of the bot's
  * work in progress (see `RunLedger`).
@@ -230,7 +237,7 @@ export interface ConversationLog {
   recordEdit(edit: MessageEdit): Promise<boolean>;
   /**
    * Marks a message deleted (a tombstone): the turn it is, or the reply split into parts of which
-   * it is one. False when the message is unknown.
+   * it is one (among the newest `PARTS_WITHIN` turns). False when the message is unknown.
    */
   recordDeletion(deletion: MessageDeletion): Promise<boolean>;
   /**
@@ -256,8 +263,8 @@ export interface ConversationLog {
   findMessage(conversationId: string, ref: PlatformMessageRef): Promise<StoredMessage | undefined>;
   /**
    * The turn whose platform message is `ref.messageId`, or the reply split into parts of which
-   * it is one (`metadata.partMessageIds`), in whichever conversation it is (a reaction names no
-   * conversation); undefined when unknown.
+   * it is one (`metadata.partMessageIds`) among the store's newest `PARTS_WITHIN` turns, in
+   * whichever conversation it is (a reaction names no conversation); undefined when unknown.
    */
   findByPlatformRef(ref: PlatformMessageRef): Promise<StoredMessage | undefined>;
 

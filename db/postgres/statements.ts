@@ -1,4 +1,5 @@
-import { PARTS_WITHIN, type GetDialect } from '../queries.js';
+import { PARTS_WITHIN } from '../../src/store.js';
+import type { GetDialect } from '../queries.js';
 
 /**
  * The columns every read selects, in `MESSAGE_COLUMN_NAMES` order (db/rows.ts), so the row

@@ -22,8 +22,10 @@ import { searchKeys } from '../../src/search-words.js';
  * activity last), `<prefix>channel:<type>\0<channel id>` (set of conversation ids, for edits
  * and deletions that name a platform message), `<prefix>participant:<id>` (set of the
  * conversations a participant wrote in), `<prefix>agent:<id>` (the same, for agents),
- * `<prefix>named:<id>` (the conversations whose turns mention or reply to a participant) and
- * `<prefix>reacted:<id>` (the conversations where a participant put a reaction on a turn).
+ * `<prefix>named:<id>` (the conversations whose turns mention or reply to a participant),
+ * `<prefix>reacted:<id>` (the conversations where a participant put a reaction on a turn) and
+ * `<prefix>parts` (zset `<seq padded>\0<conversation id>` per reply split into parts, among the
+ * newest `PARTS_WITHIN` seqs only: where a later part is looked for when no conversation is named).
  *
  * @example
  * ```ts
@@ -65,6 +67,11 @@ export class RedisKeys {
   get conversations(): string {
     return `${this.prefix}conversations`;
   }
+
+  /** The replies split into parts among the newest turns (see {@link partsMember}). */
+  get parts(): string {
+    return `${this.prefix}parts`;
+  }
 }
 
 /** The parts of a conversation's keys, after its base (see {@link RedisKeys}). */
@@ -100,6 +107,8 @@ export interface Refs {
   w: string[];
   /** A rolling summary: not counted as its author's turn by `forgetParticipant`. */
   s?: true;
+  /** A reply split into parts: listed in `<prefix>parts`. */
+  p?: true;
 }
 
 /**
@@ -117,6 +126,7 @@ export function refsOf(message: NewMessage & { deletedAt?: string }): Refs {
   for (const mention of new Set(metadata.mentions ?? [])) ix.push(['at', mention]);
   if (message.scope === 'dm') ix.push(['dm']);
   const summary = metadata.isSummary === true;
+  const split = metadata.messageId !== undefined && (metadata.partMessageIds?.length ?? 0) > 0;
   if (summary) ix.push(['sum', metadata.summaryForAgentId ?? '']);
   const searchable = !summary && message.deletedAt === undefined;
   const words = searchable ? [...new Set(searchKeys(message.content))] : [];
@@ -127,6 +137,7 @@ export function refsOf(message: NewMessage & { deletedAt?: string }): Refs {
     ix,
     w: words.filter((word) => word.length <= MAX_WORD),
     ...(summary ? { s: true as const } : {}),
+    ...(split ? { p: true as const } : {}),
   };
 }
 
@@ -143,6 +154,26 @@ export function platformRefField(ref: PlatformMessageRef): string {
 /** The prefix of one `ix` entry's members (`by\0<id>\0`), as the scripts build it. */
 export function ixPrefix(...parts: string[]): string {
   return `${parts.join('\0')}\0`;
+}
+
+/** A seq padded to `SEQ_DIGITS`, so that text order is number order. */
+export function padSeq(seq: number): string {
+  return String(seq).padStart(SEQ_DIGITS, '0');
+}
+
+/**
+ * Where a member of `<prefix>parts` (`<seq padded>\0<conversation id>`) points.
+ *
+ * @example
+ * ```ts
+ * partsMember(`${padSeq(42)}\0telegram:7`); // { seq: '42', conversationId: 'telegram:7' }
+ * ```
+ */
+export function partsMember(member: string): { seq: string; conversationId: string } {
+  return {
+    seq: String(Number(member.slice(0, SEQ_DIGITS))),
+    conversationId: member.slice(SEQ_DIGITS + 1),
+  };
 }
 
 /** The seq at the end of a member (`…:<16 digits>` or `…\0<16 digits>`). */

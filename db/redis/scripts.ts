@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { PARTS_WITHIN } from '../../src/store.js';
 import { PARTS, SEQ_DIGITS } from './keys.js';
 
 /**
@@ -74,11 +75,27 @@ local function members(seq, refs)
   return stamp, ix, words
 end
 
+-- The store's replies split into parts, by seq: only the newest ${PARTS_WITHIN} seqs stay listed.
+local PARTS_LIST = prefix .. 'parts'
+local function listParts(seq)
+  redis.call('ZADD', PARTS_LIST, 0, pad(seq) .. '\0' .. cid)
+  local oldest = math.max(0, tonumber(redis.call('GET', prefix .. 'seq')) - ${PARTS_WITHIN} + 1)
+  redis.call('ZREMRANGEBYLEX', PARTS_LIST, '-', '(' .. pad(oldest))
+end
+
+-- The conversation's replies leave the list (a bounded read: the list is).
+local function unlistParts()
+  for _, member in ipairs(redis.call('ZRANGE', PARTS_LIST, '-', '+', 'BYLEX')) do
+    if string.sub(member, ${SEQ_DIGITS + 2}) == cid then redis.call('ZREM', PARTS_LIST, member) end
+  end
+end
+
 local function index(seq, refs)
   local stamp, ix, words = members(seq, refs)
   redis.call('ZADD', key('order'), 0, stamp)
   each('ZADD', key('ix'), ix)
   each('ZADD', key('words'), words)
+  if refs.p then listParts(seq) end
 end
 
 local function unindex(seq, refs)
@@ -86,6 +103,7 @@ local function unindex(seq, refs)
   redis.call('ZREM', key('order'), stamp)
   each('ZREM', key('ix'), ix)
   each('ZREM', key('words'), words)
+  if refs.p then redis.call('ZREM', PARTS_LIST, pad(seq) .. '\0' .. cid) end
 end
 
 -- Removes one turn (by seq, a string) with everything that points at it; its refs, or nil.
@@ -161,6 +179,7 @@ local function remove()
   relist(place[1], nil)
   if place[2] then redis.call('SREM', place[2], cid) end
   personSets('SREM', cid)
+  unlistParts()
   for _, part in ipairs(PARTS) do redis.call('DEL', key(part)) end
   return 1
 end

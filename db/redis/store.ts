@@ -3,17 +3,18 @@ import { RedisPostQueue } from './posts.js';
 import type { NewPost, PostStatus, ScheduledPost } from '../../src/posts.js';
 import type * as RedisModule from 'redis';
 import { ColloquyError, StoreError } from '../../src/errors.js';
-import type {
-  AppendResult,
-  ConversationStore,
-  ConversationSummary,
-  ConversationUpdate,
-  ForgetOptions,
-  GetOptions,
-  ListConversationsOptions,
-  NewConversation,
-  Page,
-  SearchOptions,
+import {
+  PARTS_WITHIN,
+  type AppendResult,
+  type ConversationStore,
+  type ConversationSummary,
+  type ConversationUpdate,
+  type ForgetOptions,
+  type GetOptions,
+  type ListConversationsOptions,
+  type NewConversation,
+  type Page,
+  type SearchOptions,
 } from '../../src/store.js';
 import { repliesTo } from '../../src/agent.js';
 import { conversationExists, forgetLinks, placeOf } from '../../src/conversations.js';
@@ -29,7 +30,16 @@ import {
   type StoredMessage,
 } from '../../src/types.js';
 import { type Candidate, candidatesPerWord, rankCandidates, searchRequest } from '../search.js';
-import { RedisKeys, ixPrefix, platformField, platformRefField, refsOf, seqOf } from './keys.js';
+import {
+  RedisKeys,
+  ixPrefix,
+  padSeq,
+  partsMember,
+  platformField,
+  platformRefField,
+  refsOf,
+  seqOf,
+} from './keys.js';
 import { decodeCursor, encodeCursor, listAll, listOf, readInfo } from './conversations.js';
 import { type Lane, newestFirst } from './merge.js';
 import {
@@ -513,12 +523,48 @@ export class RedisConversationStore implements ConversationStore {
     for (const [seq, json] of turns) {
       if (!json!.includes(ref.messageId)) continue;
       const message = decode(seq!, json!);
-      const { channelId, partMessageIds } = message.metadata;
-      if (channelId === ref.channelId && partMessageIds?.includes(ref.messageId)) {
-        return { seq: seq!, message };
-      }
+      if (isPartOf(message, ref)) return { seq: seq!, message };
     }
     return undefined;
+  }
+
+  /**
+   * The reply one of whose later parts is `ref`, in one of `conversations` (those of its
+   * channel), among the store's newest `PARTS_WITHIN` turns, newest first: a range of the
+   * `parts` list, so a message the store does not have costs a bounded read.
+   */
+  async #partIn(
+    conversations: string[],
+    ref: PlatformMessageRef,
+  ): Promise<{ conversationId: string; seq: string } | undefined> {
+    if (conversations.length === 0) return undefined;
+    const newest = Number(await this.#command('GET', `${this.keyPrefix}seq`));
+    const oldest = padSeq(Math.max(1, newest - PARTS_WITHIN + 1));
+    const listed = (await this.#command(
+      'ZRANGE',
+      this.#keys.parts,
+      '+',
+      `[${oldest}`,
+      'BYLEX',
+      'REV',
+    )) as string[];
+    // The seqs listed for each conversation of the channel, newest first.
+    const wanted = new Map(conversations.map((id) => [id, [] as string[]]));
+    for (const { seq, conversationId } of listed.map(partsMember)) {
+      wanted.get(conversationId)?.push(seq);
+    }
+    const found = await Promise.all(
+      [...wanted].map(async ([conversationId, seqs]) => {
+        if (seqs.length === 0) return [];
+        const base = this.#keys.conversation(conversationId);
+        const turns = (await this.#command('HMGET', `${base}msgs`, ...seqs)) as (string | null)[];
+        const at = turns.findIndex(
+          (json, i) => json !== null && isPartOf(decode(seqs[i]!, json), ref),
+        );
+        return at < 0 ? [] : [{ conversationId, seq: seqs[at]! }];
+      }),
+    );
+    return found.flat().sort((a, b) => Number(b.seq) - Number(a.seq))[0];
   }
 
   /** Closes the client the store connected itself (`connect`); a given client stays open. */
@@ -581,10 +627,8 @@ export class RedisConversationStore implements ConversationStore {
     )) as (string | null)[];
     const at = seqs.findIndex((seq) => seq !== null);
     if (at >= 0) return { conversationId: conversations[at]!, seq: seqs[at]! };
-    for (const conversationId of parts ? conversations : []) {
-      const part = await this.#partOf(this.#keys.conversation(conversationId), ref);
-      if (part !== undefined) return { conversationId, seq: part.seq };
-    }
+    const part = parts ? await this.#partIn(conversations, ref) : undefined;
+    if (part !== undefined) return part;
     // Conversations that expired leave their ids behind: those go now.
     for (const id of conversations) {
       const gone = Number(await this.#command('EXISTS', `${this.#keys.conversation(id)}info`));
@@ -716,6 +760,14 @@ function encode(message: Omit<StoredMessage, 'sequence'>, action: string): strin
       transient: false,
     });
   }
+}
+
+/** Whether `message` is a reply of `ref`'s channel one of whose later parts `ref` is. */
+function isPartOf({ metadata }: StoredMessage, ref: PlatformMessageRef): boolean {
+  return (
+    metadata.channelId === ref.channelId &&
+    metadata.partMessageIds?.includes(ref.messageId) === true
+  );
 }
 
 function decode(seq: string, json: string): StoredMessage {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import { LIMIT, PARTS_WITHIN, type GetDialect } from '../queries.js';
+import { PARTS_WITHIN } from '../../src/store.js';
+import { LIMIT, type GetDialect } from '../queries.js';
 
 /**
  * The columns every SQLite read selects (`MESSAGE_COLUMN_NAMES` order), `m` = messages,

@@ -1,6 +1,6 @@
 import type { MessageReaction } from '../reactions.js';
 import { bm25 } from '../search-words.js';
-import type { ConversationSummary } from '../store.js';
+import { PARTS_WITHIN, type ConversationSummary } from '../store.js';
 import { normalizeTimestamp } from '../timestamp.js';
 import type { NewMessage, PlatformMessageRef, StoredMessage } from '../types.js';
 
@@ -96,21 +96,55 @@ export function platformKeyOf(message: NewMessage): string {
   return messageId === undefined ? '' : platformKey({ channelType, channelId, messageId });
 }
 
+/** Whether `row` is a reply split into parts one of whose later parts is `ref`. */
+function hasPart({ message }: Row, ref: PlatformMessageRef): boolean {
+  const { channelType, channelId, messageId, partMessageIds } = message.metadata;
+  return (
+    channelType === ref.channelType &&
+    channelId === ref.channelId &&
+    messageId !== undefined &&
+    partMessageIds?.includes(ref.messageId) === true
+  );
+}
+
 /**
  * The row of a reply split into parts one of whose later parts (`metadata.partMessageIds`) is
- * `ref`, among the turns of its channel; undefined when none is. Newest turns first: the part
- * reacted to is usually of a recent answer.
+ * `ref`, among `rows`, newest (last) first; undefined when none is.
  */
-export function partRow(
-  conversations: Map<string, Conversation>,
-  ref: PlatformMessageRef,
-): Row | undefined {
-  for (const { info, rows } of conversations.values()) {
-    if (info.channelType !== ref.channelType) continue;
-    for (let i = rows.length - 1; i >= 0; i--) {
-      const { channelId, partMessageIds } = rows[i]!.message.metadata;
-      if (channelId === ref.channelId && partMessageIds?.includes(ref.messageId)) return rows[i];
-    }
+export function partRow(rows: readonly Row[], ref: PlatformMessageRef): Row | undefined {
+  for (let i = rows.length - 1; i >= 0; i--) {
+    if (hasPart(rows[i]!, ref)) return rows[i];
   }
   return undefined;
+}
+
+/**
+ * The store's newest `PARTS_WITHIN` turns, in the order they were stored (one per sequence):
+ * where a later part of a split reply is looked for when no conversation is named, so that a
+ * message the store does not have costs a bounded read. Rows the store has since let go stay
+ * here until they fall out of the window; `partOf` skips them.
+ *
+ * @example
+ * ```ts
+ * const newest = new NewestRows();
+ * newest.add(row);
+ * newest.partOf(ref, (row) => byId.get(row.message.id) === row);
+ * ```
+ */
+export class NewestRows {
+  #rows: Row[] = [];
+
+  add(row: Row): void {
+    this.#rows.push(row);
+    if (this.#rows.length >= 2 * PARTS_WITHIN) this.#rows = this.#rows.slice(-PARTS_WITHIN);
+  }
+
+  /** The newest stored row of the window that has `ref` among its later parts. */
+  partOf(ref: PlatformMessageRef, stored: (row: Row) => boolean): Row | undefined {
+    const rows = this.#rows;
+    for (let i = rows.length - 1; i >= Math.max(0, rows.length - PARTS_WITHIN); i--) {
+      if (hasPart(rows[i]!, ref) && stored(rows[i]!)) return rows[i];
+    }
+    return undefined;
+  }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ReactionChange } from '../../src/reactions.js';
 import { commitWith } from '../../src/commit.js';
-import { capabilitiesOf, type ConversationStore } from '../../src/store.js';
+import { PARTS_WITHIN, capabilitiesOf, type ConversationStore } from '../../src/store.js';
 import type { NewMessage } from '../../src/types.js';
 
 /**
@@ -25,6 +25,20 @@ export function describeReactionContract(store: () => ConversationStore): void {
         ...change,
       });
     const read = () => store().getReactions(C, ID);
+
+    // Stores `count` turns in conversations of another channel, 500 at a time: in one commit,
+    // or (a store without a ledger) as many appends under way together.
+    let filled = 0;
+    const fill = async (count: number) => {
+      const turns = Array.from({ length: count }, (_, i) => filler(filled + i));
+      filled += count;
+      const { ledger } = capabilitiesOf(store());
+      for (let i = 0; i < turns.length; i += 500) {
+        const batch = turns.slice(i, i + 500);
+        if (ledger === undefined) await Promise.all(batch.map((turn) => store().append(turn)));
+        else await ledger.commit(batch.map((message) => ({ kind: 'append', message })));
+      }
+    };
 
     it('records a reaction added and then removed, and reads both times back', async () => {
       await store().append(TURN);
@@ -115,6 +129,30 @@ export function describeReactionContract(store: () => ConversationStore): void {
       expect(await store().findByPlatformRef({ ...last, channelId: '87' })).toBeUndefined();
     });
 
+    it("looks for a later part among the store's newest PARTS_WITHIN turns, store-wide", async () => {
+      // given a split reply, then PARTS_WITHIN - 1 turns in conversations of another channel
+      const reply = { ...TURN, metadata: { ...TURN.metadata, partMessageIds: PARTS } };
+      await store().append(reply);
+      await fill(PARTS_WITHIN - 1);
+      const last = { ...REF, messageId: '503' };
+
+      // then its last part is still found: the reply is the oldest of the newest turns
+      expect(await store().findByPlatformRef(last)).toMatchObject({ id: ID });
+
+      // when one more turn is stored
+      await fill(1);
+
+      // then its later parts are not looked for, though nothing was said in its channel since
+      expect(await store().findByPlatformRef(last)).toBeUndefined();
+      expect(await record({ messageId: '503' })).toBe(false);
+      expect(await store().recordDeletion({ ...last, deletedAt: at(2) })).toBe(false);
+      // and its first part is found however old, as is a part within its conversation
+      expect(await record({})).toBe(true);
+      const inConversation = await store().findMessage(C, last);
+      expect(inConversation).toMatchObject({ id: ID });
+      expect(inConversation?.deletedAt).toBeUndefined();
+    });
+
     it('commits a reaction as capture hands it over, after the turn it is on in the same batch', async () => {
       const change = { ...REF, participantId: ALICE, reaction: '👎', at: at(1) };
       const results = await commitWith(store(), capabilitiesOf(store()).ledger, [
@@ -173,6 +211,18 @@ const BOB_TURN: NewMessage = {
   content: 'order 17 arrived',
   metadata: { ...TURN.metadata, ...BOB_REF },
 };
+
+/** The n-th turn of a channel other than the replies': 400 to a conversation. */
+function filler(n: number): NewMessage {
+  const conversationId = `telegram:90:${Math.floor(n / 400)}`;
+  return {
+    ...ALICE_TURN,
+    id: `${conversationId}:${n}`,
+    conversationId,
+    content: `turn ${n}`,
+    metadata: { ...TURN.metadata, channelId: '90', messageId: `${n}` },
+  };
+}
 
 function at(seconds: number): string {
   return new Date(Date.UTC(2026, 0, 1) + seconds * 1000).toISOString();

@@ -7,6 +7,7 @@ import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
 import { answer } from '../../fixtures/model-answer.js';
 import { StoreError } from '../../../src/errors.js';
+import { PARTS_WITHIN } from '../../../src/store.js';
 import type { NewMessage } from '../../../src/types.js';
 import {
   closeTestClient,
@@ -31,6 +32,12 @@ function turn(n: number, fields: Partial<NewMessage> = {}): NewMessage {
     metadata: { channelType: 'telegram', channelId: '42', messageId: `${n}`, mentions: [] },
     ...fields,
   };
+}
+
+/** Turn `n` as a reply the platform took in two messages. */
+function split(n: number, fields: Partial<NewMessage> = {}): NewMessage {
+  const base = turn(n, fields);
+  return { ...base, metadata: { ...base.metadata, partMessageIds: [`${n}b`] } };
 }
 
 describe.skipIf(redisUrl === undefined)(
@@ -139,13 +146,28 @@ describe.skipIf(redisUrl === undefined)(
       it('deletes every key of a conversation with it, and of a forgotten participant', async () => {
         const store = await open();
         await store.append(turn(1, { scope: 'dm' }));
-        await store.append(turn(2, { participant: { kind: 'agent', id: 'bot' } }));
+        await store.append(split(2, { participant: { kind: 'agent', id: 'bot' } }));
         expect(await store.deleteConversation(C1)).toBe(true);
         expect(await keysOf(store)).toEqual(['seq']);
 
-        await store.append(turn(3));
+        await store.append(split(3));
         expect(await store.forgetParticipant('telegram:1001')).toBe(1);
         expect(await keysOf(store)).toEqual(['seq']);
+      });
+
+      it('lists split replies among the newest PARTS_WITHIN turns only', async () => {
+        // given a split reply, then as many turns stored as the window holds
+        const store = await open();
+        await store.append(split(1));
+        const client = await testClient();
+        await client.incrBy(`${store.keyPrefix}seq`, PARTS_WITHIN);
+
+        // when another split reply is stored
+        await store.append(split(2));
+
+        // then the list holds the new one alone: it stays as small as the window
+        const listed = await client.zRange(`${store.keyPrefix}parts`, 0, -1);
+        expect(listed).toEqual([`${String(PARTS_WITHIN + 2).padStart(16, '0')}\0${C1}`]);
       });
 
       it('keeps two stores with different prefixes apart on one server', async () => {

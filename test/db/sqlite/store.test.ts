@@ -20,7 +20,6 @@ import {
   migrationsFolder,
 } from 'colloquy/sqlite';
 import { StoreError } from 'colloquy';
-import { PARTS_WITHIN } from '../../../db/queries.js';
 import { normalizeTimestamp } from '../../../db/rows.js';
 import type { NewMessage } from 'colloquy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -955,43 +954,3 @@ async function migrationsUpTo(parent: string, count: number): Promise<string> {
 const queries = await import('../../../db/queries.js');
 const { SQLITE_DIALECT } = await import('../../../db/sqlite/statements.js');
 const rows = await import('../../../db/rows.js');
-
-describe('SqliteConversationStore: a later part of a split reply', () => {
-  it("is looked for among the store's newest turns only, so an unknown message costs a bounded read", async () => {
-    // given a reply posted in two parts, then PARTS_WITHIN more turns
-    const store = storeAt();
-    const split = (messageId: string, part: string) =>
-      turn({
-        messageId,
-        metadata: { ...turn({ messageId }).metadata, partMessageIds: [messageId, part] },
-      });
-    await store.append(split('p-old', 'p-old-2'));
-    for (let done = 0; done < PARTS_WITHIN; done += 500) {
-      const batch = Array.from({ length: 500 }, () => ({
-        kind: 'append' as const,
-        message: turn(),
-      }));
-      await store.commit(batch);
-    }
-    await store.append(split('p-new', 'p-new-2'));
-    const reaction = (messageId: string) => ({
-      channelType: 'slack',
-      channelId: 'C1',
-      messageId,
-      participantId: 'slack:U2',
-      reaction: '-1',
-      at: new Date(Date.UTC(2026, 1, 1)).toISOString(),
-    });
-
-    // when people react on the second part of each
-    // then the newest reply's is recorded; the reply further back than the window is not found
-    expect(await store.recordReaction(reaction('p-new-2'))).toBe(true);
-    expect(await store.findByPlatformRef(reaction('p-new-2'))).toMatchObject({
-      metadata: { messageId: 'p-new' },
-    });
-    expect(await store.recordReaction(reaction('p-old-2'))).toBe(false);
-    expect(await store.findByPlatformRef(reaction('p-old-2'))).toBeUndefined();
-    // and its first part is still found directly, however old
-    expect(await store.recordReaction(reaction('p-old'))).toBe(true);
-  });
-});
