@@ -163,7 +163,8 @@ export class Bot {
 
   /**
    * Adds the bot's reaction to a stored turn, through its channel, recorded in
-   * `message_reactions`; rejects with one line for a turn the store does not have.
+   * `message_reactions` through capture; rejects with one line for a turn the store does not
+   * have, or before `start`.
    *
    * @example
    * ```ts
@@ -171,7 +172,11 @@ export class Bot {
    * ```
    */
   react(conversationId: string, messageId: string, emoji: string): Promise<void> {
-    return reactToStored(this.#options.channels, this.#store, conversationId, messageId, emoji);
+    const running = this.#running;
+    if (running === undefined)
+      return Promise.reject(new ColloquyError('bot.react needs start() first'));
+    const { channels } = this.#options;
+    return reactToStored(channels, running.store, running.write, conversationId, messageId, emoji);
   }
 
   /** Replaces the error handler (default: log it). */

@@ -1,7 +1,7 @@
 import type { Channel } from './channel.js';
 import { channelOf } from './channel/place.js';
 import { ColloquyError } from './errors.js';
-import type { ConversationStore } from './store.js';
+import type { ConversationStore, StoreOperation } from './store.js';
 import type { NewMessage, PlatformMessageRef } from './types.js';
 import { isoTimestamp } from './types.js';
 
@@ -86,18 +86,20 @@ export function applyReaction(
 
 /**
  * Adds the bot's reaction `emoji` to `message` (a turn the store has, with its platform id)
- * through `channel`, and records it in the store with the bot as participant. Throws a
- * `ColloquyError` of one line when the channel cannot react or the turn has no platform id,
- * and what the channel throws when the platform refuses.
+ * through `channel`, and records it with the bot as participant through `write` (capture's
+ * queue, which waits out a passing store failure). Resolves once the record is committed.
+ * Throws a `ColloquyError` of one line when the channel cannot react or the turn has no
+ * platform id, and what the channel throws when the platform refuses (then nothing is
+ * recorded).
  *
  * @example
  * ```ts
- * await reactTo(channel, store, turn, '👀');
+ * await reactTo(channel, write, turn, '👀');
  * ```
  */
 export async function reactTo(
   channel: Channel,
-  store: ConversationStore | undefined,
+  write: (op: StoreOperation) => Promise<unknown>,
   message: Pick<NewMessage, 'id' | 'conversationId' | 'metadata'>,
   emoji: string,
 ): Promise<void> {
@@ -107,19 +109,25 @@ export async function reactTo(
     throw new ColloquyError(`cannot react: ${channel.type} has no reactions`, ids);
   if (messageId === undefined)
     throw new ColloquyError(`cannot react: ${message.id} has no platform message id`, ids);
+  // The row goes with the platform call: queued through capture the moment the platform has
+  // the reaction, under the platform's name for it (Slack's `+1` for 👍), and kept until it
+  // is committed. A row written first could name it otherwise, or keep one the platform
+  // refused, with no delivery state (a reply's `sending`) to settle that. Only a crash
+  // between the platform's answer and the commit leaves a shown reaction without its row.
   const named = await channel.react(
     { channelId, ...(threadId !== undefined && { threadId }), messageId },
     emoji,
   );
   const participantId = channel.botIdentity?.id ?? `${channel.type}:bot`;
-  await store?.recordReaction({
+  const change: ReactionChange = {
     channelType: channel.type,
     channelId,
     messageId,
     participantId,
     reaction: typeof named === 'string' ? named : emoji,
     at: isoTimestamp(),
-  });
+  };
+  await write({ kind: 'reaction', change });
 }
 
 /**
@@ -130,17 +138,18 @@ export async function reactTo(
  *
  * @example
  * ```ts
- * await reactToStored(channels, store, 'telegram:1001', 'telegram:1001:7', '👍');
+ * await reactToStored(channels, store, write, 'telegram:1001', 'telegram:1001:7', '👍');
  * ```
  */
 export async function reactToStored(
   channels: readonly Channel[],
-  store: ConversationStore | undefined,
+  store: ConversationStore,
+  write: (op: StoreOperation) => Promise<unknown>,
   conversationId: string,
   messageId: string,
   emoji: string,
 ): Promise<void> {
-  const message = await store?.getMessage(conversationId, messageId);
+  const message = await store.getMessage(conversationId, messageId);
   if (message === undefined) {
     throw new ColloquyError(`cannot react: no message ${messageId} in ${conversationId}`, {
       conversationId,
@@ -155,5 +164,5 @@ export async function reactToStored(
       messageId,
     });
   }
-  await reactTo(channel, store, message, emoji);
+  await reactTo(channel, write, message, emoji);
 }

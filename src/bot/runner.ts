@@ -36,7 +36,10 @@ export interface RunnerDeps {
   store: ConversationStore;
   /** The store an agent reads (its own, when it has one, behind the same wait for captures). */
   storeFor(agent: Agent): ConversationStore;
-  /** Commits a run row, a reply record or its confirmation; rejects when it was not committed. */
+  /**
+   * Commits a run row, a reply record or its confirmation, a reaction of the bot's; rejects
+   * when it was not committed.
+   */
   write: Write;
   /** Keeps `work` (a reply's confirmation, never rejecting) in flight: `idle` and `stop` wait for it. */
   track(work: Promise<void>): void;
@@ -266,7 +269,7 @@ export class TurnRunner {
       identities: this.deps.identities(),
       send: (content, from) => send(content, from),
       ...(channel.react !== undefined && {
-        react: (emoji: string) => reactTo(channel, this.deps.store, message, emoji),
+        react: (emoji: string) => reactTo(channel, this.deps.write, message, emoji),
       }),
     };
   }

@@ -11,6 +11,7 @@ import { FakeTelegram } from 'colloquy/testing';
 import { answer } from '../../fixtures/model-answer.js';
 import { ScriptedAgent, streamingAgent } from '../../fixtures/scripted-agent.js';
 import { watched } from '../../fixtures/watched-store.js';
+import { FlakyReactions } from '../../src/bot/bot.fixtures.js';
 import { startTelegramBot } from './telegram.fixtures.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
@@ -240,5 +241,60 @@ describe('files out and reactions on Telegram (grammy against FakeTelegram, SQLi
       'cannot react: no message telegram:1001:999 in telegram:1001',
     );
     expect(telegram.botReactions).toHaveLength(1);
+  });
+
+  it('records ctx.react once and shows it once when the store fails its first write of it', async () => {
+    // given an agent that reacts before it answers, and a store that fails the next reaction
+    const flaky = new FlakyReactions();
+    flaky.failing = 1;
+    store = watched(flaky);
+    await startBot(new ScriptedAgent({ output: 'Looking.' }, (ctx) => ctx.react!('👀')));
+
+    // when Ada asks
+    const [asked] = await askAndWait('is 4711 shipped?');
+    await bot.idle();
+
+    // then Telegram shows the reaction once, and capture recorded it once the store was back
+    expect(telegram.botReactions).toEqual([
+      { chatId: adaDm.id, messageId: Number(asked!.metadata.messageId), emoji: ['👀'] },
+    ]);
+    const recorded = await flaky.getReactions(inDm, asked!.id);
+    expect(recorded).toHaveLength(1);
+    expect(recorded).toMatchObject([{ participantId: 'telegram:123456789', reaction: '👀' }]);
+    expect(flaky.failing).toBe(0);
+    expect(errors).toMatchObject([{ name: 'StoreError', transient: true }]); // the blip, once
+  });
+
+  it('resolves bot.react once its reaction is recorded, through a passing store failure', async () => {
+    // given a stored turn, and a store that fails the next reaction
+    const flaky = new FlakyReactions();
+    store = watched(flaky);
+    await startBot(new ScriptedAgent({ output: 'Noted.' }));
+    const [asked] = await askAndWait('thanks');
+    flaky.failing = 1;
+
+    // when bot code reacts to it
+    await bot.react(inDm, asked!.id, '👍');
+
+    // then it is shown once and recorded once
+    expect(telegram.botReactions).toMatchObject([{ emoji: ['👍'] }]);
+    const recorded = await flaky.getReactions(inDm, asked!.id);
+    expect(recorded).toHaveLength(1);
+    expect(recorded).toMatchObject([{ participantId: 'telegram:123456789', reaction: '👍' }]);
+    expect(flaky.failing).toBe(0);
+  });
+
+  it('records no reaction Telegram refuses', async () => {
+    await startBot(new ScriptedAgent({ output: 'Noted.' }));
+    const [asked] = await askAndWait('thanks');
+    telegram.failNext('setMessageReaction', {
+      error_code: 400,
+      description: 'Bad Request: REACTION_INVALID',
+    });
+
+    await expect(bot.react(inDm, asked!.id, '👍')).rejects.toThrow('REACTION_INVALID');
+
+    expect(telegram.botReactions).toEqual([]);
+    expect(await sqlite.getReactions(inDm, asked!.id)).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Bot, InMemoryConversationStore, StoreError, silentLogger } from 'colloquy';
-import type { BotOptions, ReactionChange, StoredMessage } from 'colloquy';
+import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
+import type { BotOptions, StoredMessage } from 'colloquy';
 import { MemoryChannel } from 'colloquy/testing';
-import { scriptedAgent } from './bot.fixtures.js';
+import { FlakyReactions, scriptedAgent } from './bot.fixtures.js';
 
 const ROOM = 'memory:room';
 
@@ -201,16 +201,3 @@ describe('answerReactions: a reaction on an agent’s message as a turn for that
     expect(billing.runs).toHaveLength(before);
   });
 });
-
-/** A memory store whose next `failing` reactions fail for a passing reason. */
-class FlakyReactions extends InMemoryConversationStore {
-  failing = 0;
-
-  override async recordReaction(change: ReactionChange): Promise<boolean> {
-    if (this.failing > 0) {
-      this.failing--;
-      throw new StoreError('cannot record a reaction: the store is busy', { transient: true });
-    }
-    return super.recordReaction(change);
-  }
-}

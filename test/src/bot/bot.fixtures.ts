@@ -1,5 +1,12 @@
-import type { Agent, AgentRunContext, ConversationStore, Logger, NewMessage } from 'colloquy';
-import { StoreError } from 'colloquy';
+import type {
+  Agent,
+  AgentRunContext,
+  ConversationStore,
+  Logger,
+  NewMessage,
+  ReactionChange,
+} from 'colloquy';
+import { InMemoryConversationStore, StoreError } from 'colloquy';
 import type { AgentRun } from '../../../src/runs.js';
 import type { CommitResult, StoreOperation } from '../../../src/store.js';
 
@@ -60,6 +67,19 @@ export function flakyStore(
       return true;
     },
   }) as ConversationStore & { failing: boolean; attempts: number };
+}
+
+/** A memory store whose next `failing` reactions fail for a passing reason. */
+export class FlakyReactions extends InMemoryConversationStore {
+  failing = 0;
+
+  override async recordReaction(change: ReactionChange): Promise<boolean> {
+    if (this.failing > 0) {
+      this.failing--;
+      throw new StoreError('cannot record a reaction: the store is busy', { transient: true });
+    }
+    return super.recordReaction(change);
+  }
 }
 
 /** A promise with its resolve function, to hold an agent mid-turn. */
