@@ -144,7 +144,8 @@ export function parseMessageCreate(
 /**
  * Parses a MESSAGE_UPDATE `d` into an edit, or `undefined` when the update is not a change of
  * text (Discord also sends updates when embeds unfurl or a message is pinned; only updates
- * with `content` and an `edited_timestamp` are edits).
+ * with `content` and an `edited_timestamp` are edits) or is the bot's own edit (a reply growing
+ * as it streams): the store has the reply as the agent wrote it.
  *
  * @example
  * ```ts
@@ -160,6 +161,8 @@ export function parseMessageUpdate(
   const id = snowflake(d.id, 'id');
   const channelId = snowflake(d.channel_id, 'channel_id');
   if (typeof d.content !== 'string' || d.edited_timestamp == null) return undefined;
+  const author = d.author && typeof d.author === 'object' ? (d.author as { id?: unknown }) : {};
+  if (context.botUserId !== undefined && author.id === context.botUserId) return undefined;
   const guildId = optionalSnowflake(d.guild_id, 'guild_id');
   const place = discordPlace({ channelId, guildId, channelTypeHint: d.channel_type }, context);
   return {

@@ -746,6 +746,7 @@ export class FakeSlack {
     if (retryAfter !== undefined) {
       return reply(429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(retryAfter) });
     }
+    const before = method === 'chat.update' ? this.postAt(params)?.text : undefined;
     const result =
       this.streams.answer(method, params) ??
       this.files.answer(method, params) ??
@@ -759,17 +760,40 @@ export class FakeSlack {
     }
     reply(200, result);
     for (const check of [...this.waiters]) check();
-    if (method === 'chat.postMessage' && result.ok === true && this.echoBotMessages) {
+    if (result.ok !== true || !this.echoBotMessages) return;
+    if (method === 'chat.postMessage') {
       const message = result.message as Record<string, unknown>;
-      void this.track(
-        this.sendEvent({
-          ...message,
-          channel: result.channel,
-          event_ts: message.ts,
-          channel_type: 'channel',
-        }),
-      ).catch(() => undefined);
+      this.echo({
+        ...message,
+        channel: result.channel,
+        event_ts: message.ts,
+        channel_type: 'channel',
+      });
+    } else if (method === 'chat.update') {
+      this.echo(this.ownEdit(String(result.channel), String(result.ts), before ?? ''));
     }
+  }
+
+  /** Delivers what the bot did back to it, as Slack does (`echoBotMessages`). */
+  private echo(event: Record<string, unknown>): void {
+    void this.track(this.sendEvent(event)).catch(() => undefined);
+  }
+
+  /** The `message_changed` Slack sends for the bot's `chat.update` of its message at `ts`. */
+  private ownEdit(channel: string, ts: string, previousText: string): Record<string, unknown> {
+    const post = this.postAt({ channel, ts });
+    const thread = post?.thread_ts === undefined ? {} : { thread_ts: post.thread_ts };
+    const { userId: user, botId: bot_id } = this.bot;
+    const message = { type: 'message', user, bot_id, ts, ...thread };
+    return {
+      ...this.hiddenEvent('message_changed', channel),
+      message: { ...message, text: post?.text ?? '', edited: { user, ts: this.nextTs() } },
+      previous_message: { ...message, text: previousText },
+    };
+  }
+
+  private postAt(params: Record<string, unknown>): FakeSlackPost | undefined {
+    return this.posted.find((post) => post.channel === params.channel && post.ts === params.ts);
   }
 }
 

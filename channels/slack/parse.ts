@@ -170,7 +170,8 @@ export function slackUserIdsToResolve(event: unknown): string[] {
  * Parses one Events API envelope (`{ type: 'event_callback', team_id, event_id, event }`) or a
  * bare `message` / `app_mention` event.
  *
- * - our own messages (`user` = our bot user id, or `bot_id` = ours) → ignored;
+ * - our own messages (`user` = our bot user id, or `bot_id` = ours), and the `message_changed`
+ *   of our own `chat.update`s → ignored (a deletion of our message is recorded: people delete);
  * - other bots (`bot_id`, `subtype: 'bot_message'`) → participant kind `agent`;
  * - Slackbot (`USLACKBOT`: "You have been removed from #…") → participant kind `system`;
  * - `thread_ts` ≠ `ts` → in the thread's conversation, replying to the thread's parent;
@@ -234,12 +235,7 @@ function parseTurn(
   if (typeof text !== 'string') throw malformed('Slack message text is not a string', envelope);
   if (user === undefined && botId === undefined)
     throw malformed('Slack message without user or bot_id', envelope);
-  if (
-    (user !== undefined && user === ctx.self.userId) ||
-    (botId !== undefined && botId === ctx.self.botId)
-  ) {
-    return { kind: 'ignored', reason: 'our own message' };
-  }
+  if (isOurs(user, botId, ctx)) return { kind: 'ignored', reason: 'our own message' };
 
   const names = ctx.names ?? new Map<string, string>();
   const participant = author(event, user, botId, names);
@@ -294,6 +290,11 @@ function parseEdit(
   if (!isRecord(edited) || str(edited.ts) === undefined || typeof edited.text !== 'string') {
     throw malformed('message_changed without message.ts and message.text', envelope);
   }
+  // The bot's own `chat.update` (a reply growing, settled or stopped): the store has the reply
+  // as the agent wrote it, not as Slack renders it.
+  if (isOurs(str(edited.user), str(edited.bot_id), ctx)) {
+    return { kind: 'ignored', reason: 'our own edit' };
+  }
   const previous = isRecord(event.previous_message) ? event.previous_message : undefined;
   if (previous !== undefined && previous.text === edited.text) {
     return {
@@ -336,6 +337,14 @@ function author(
     nonEmpty(profile.real_name) ??
     id;
   return { kind: isBot ? 'agent' : 'user', id: slackParticipantId(id), displayName };
+}
+
+/** Whether a message's author (`user`, `bot_id`) is this bot. */
+function isOurs(user: string | undefined, botId: string | undefined, ctx: SlackParseContext) {
+  return (
+    (user !== undefined && user === ctx.self.userId) ||
+    (botId !== undefined && botId === ctx.self.botId)
+  );
 }
 
 function isDm(event: Record<string, unknown>, channel: string): boolean {

@@ -299,11 +299,17 @@ export class Intake {
     };
   }
 
-  /** Remembers a turn handed over, to answer its edits again (`rerunOnEdit`). */
+  /**
+   * Remembers a turn handed over, to answer its edits again (`rerunOnEdit`). A turn delivered
+   * again keeps what its edits made of it: its text and their count, which numbers the runs
+   * that answer the next edit.
+   */
   #remember(message: NewMessage, channel: Channel): void {
     if (this.bot.options.rerunOnEdit !== true || message.metadata.messageId === undefined) return;
     const { channelType, channelId, messageId } = message.metadata;
-    this.#recent.set(refKey({ channelType, channelId, messageId }), { message, channel });
+    const key = refKey({ channelType, channelId, messageId });
+    if (this.#recent.has(key)) return;
+    this.#recent.set(key, { message, channel });
     if (this.#recent.size > RECENT_TURNS) this.#recent.delete(this.#recent.keys().next().value!);
   }
 }

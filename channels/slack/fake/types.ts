@@ -31,7 +31,10 @@ export interface FakeSlackOptions {
   channels?: Record<string, string>;
   /** Where HTTP events go (the bot's `/slack/events` URL); can be set later. */
   eventsUrl?: string;
-  /** Deliver the bot's own posts back to it as `message` events, as Slack does. Default false. */
+  /**
+   * Deliver the bot's own posts back to it as `message` events, and its `chat.update`s as
+   * `message_changed` events, as Slack does. Default false.
+   */
   echoBotMessages?: boolean;
   /**
    * Deliver an HTTP event again when the bot did not answer it 2xx within `timeoutMs` (default

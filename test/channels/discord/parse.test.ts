@@ -153,6 +153,12 @@ describe('parsing Discord messages', () => {
     expect(parseMessageUpdate(unfurl, general)).toBeUndefined();
   });
 
+  it("treats an update of the bot's own message (its reply growing) as no edit", () => {
+    const update = fixture('message-update') as Record<string, unknown>;
+    const own = { ...update, author: { username: 'colloquy', id: BOT, bot: true } };
+    expect(parseMessageUpdate(own, general)).toBeUndefined();
+  });
+
   it('rejects payloads without an author or with a bad id as malformed', () => {
     const { author: _author, ...noAuthor } = fixture('message-create-guild') as Record<
       string,

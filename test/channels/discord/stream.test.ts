@@ -1,9 +1,16 @@
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Bot, InMemoryConversationStore, silentLogger } from 'colloquy';
 import { DiscordChannel } from 'colloquy/discord';
+import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
 import { PacedAgent } from '../../fixtures/paced-model.js';
 import { botOn } from '../../fixtures/gated-agent.js';
+import { revisionsOf } from '../../fixtures/revisions.js';
+import { tempDirs } from '../../fixtures/temp-dirs.js';
+import { watched } from '../../fixtures/watched-store.js';
+
+const temp = tempDirs();
 
 const GUILD = '81384788765712384';
 const GENERAL = '290926798999357250';
@@ -69,6 +76,59 @@ describe('a reply streamed on Discord (discord.js against FakeDiscord)', () => {
       delivery: 'sent',
       metadata: { messageId: posted?.id },
     });
+  });
+});
+
+describe("a streamed Discord reply and the MESSAGE_UPDATEs of the bot's own edits", () => {
+  it('records the reply as the agent wrote it, not as edited, and still records a person’s edit', async () => {
+    // given a bot capturing into SQLite, and a reply that grows by an edit, which Discord sends
+    // back as a MESSAGE_UPDATE
+    const discord = await FakeDiscord.start();
+    discord.addGuild({ id: GUILD, name: 'Guild', channels: [{ id: GENERAL, name: 'general' }] });
+    const sqlite = new SqliteConversationStore({ path: join(temp.make('discord-echo'), 'c.db') });
+    const db = watched(sqlite);
+    const agent = new PacedAgent();
+    const channel = new DiscordChannel({
+      token: discord.token,
+      clientOptions: { rest: { api: discord.restApi } },
+    });
+    const bot = new Bot({
+      channels: [channel],
+      agents: [agent],
+      store: db.store,
+      logger: silentLogger,
+    });
+    await bot.start();
+    const inGeneral = `discord:${GUILD}:${GENERAL}`;
+    try {
+      // when the reply is streamed, and then Alice edits her question
+      const asked = askDeploy(discord);
+      await agent.paced.started;
+      agent.paced.say('Deploy 812');
+      await discord.waitForPosted(1);
+      agent.paced.finish(' is live.');
+      await discord.waitForRequest((request) => request.method === 'PATCH');
+      discord.editMessage({ messageId: asked.id, content: `<@${discord.botUser.id}> status?` });
+      // the gateway delivers in order: once Alice's edit is recorded, the echo was handled
+      await db.turns(inGeneral, (t) => t[0]?.content.endsWith('status?') === true);
+      await bot.idle();
+
+      // then Alice's question is edited and the reply is as the agent wrote it, never edited
+      const [question, reply] = await bot.store.get(inGeneral);
+      expect(question?.editedAt).toBeDefined();
+      const revisions = revisionsOf(sqlite, reply!.id);
+      expect(reply).toMatchObject({
+        content: 'Deploy 812 is live.',
+        participant: { kind: 'agent' },
+      });
+      expect({ editedAt: reply?.editedAt, revisions }).toEqual({
+        editedAt: undefined,
+        revisions: [],
+      });
+    } finally {
+      await bot.stop();
+      await discord.close();
+    }
   });
 });
 

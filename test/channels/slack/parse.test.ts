@@ -139,6 +139,20 @@ describe('parseSlackEvent', () => {
     expect(parseSlackEvent(body, { self }).kind).toBe('ignored');
   });
 
+  it('ignores the message_changed of its own chat.update, and records a deletion of its message', () => {
+    const changed = fixture('message-changed');
+    const event = changed.event as { message: Record<string, unknown> };
+    event.message = { ...event.message, user: self.userId, bot_id: self.botId };
+    expect(parseSlackEvent(changed, { self })).toEqual({
+      kind: 'ignored',
+      reason: 'our own edit',
+    });
+    const deleted = fixture('message-deleted');
+    const gone = deleted.event as { previous_message: Record<string, unknown> };
+    gone.previous_message = { ...gone.previous_message, user: self.userId, bot_id: self.botId };
+    expect(parseSlackEvent(deleted, { self }).kind).toBe('delete');
+  });
+
   it('reads message_deleted as a deletion of deleted_ts', () => {
     expect(parseSlackEvent(fixture('message-deleted'), { self })).toEqual({
       kind: 'delete',

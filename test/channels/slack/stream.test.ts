@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { LogLevel, type App } from '@slack/bolt';
 import { WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -6,8 +7,13 @@ import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { BaseAgent, type Bot } from 'colloquy';
 import { FakeSlack, type FakeSlackOptions } from 'colloquy/testing';
-import { slackBotOn } from './slack.fixtures.js';
+import { SqliteConversationStore } from 'colloquy/sqlite';
+import { slackBotOn, startSlackBot } from './slack.fixtures.js';
 import { PacedAgent } from '../../fixtures/paced-model.js';
+import { revisionsOf } from '../../fixtures/revisions.js';
+import { tempDirs } from '../../fixtures/temp-dirs.js';
+
+const temp = tempDirs();
 
 const GENERAL = 'C0GENERAL';
 const DM = 'D0ALICE';
@@ -103,6 +109,34 @@ describe('a reply streamed on Slack (Bolt against FakeSlack)', () => {
     expect(methods()).toEqual(['chat.update']);
     const [stored] = await replies(`slack:T0FAKE:${DM}`);
     expect(stored).toMatchObject({ content: 'Deploy 812 is live.', delivery: 'sent' });
+  });
+
+  it('records the reply as the agent wrote it when Slack sends back its updates as message_changed', async () => {
+    // given a bot capturing into SQLite, and a Slack that tells the app of its own updates
+    slack = await FakeSlack.start({ echoBotMessages: true });
+    const store = new SqliteConversationStore({ path: join(temp.make('slack-echo'), 'c.db') });
+    ({ bot } = await startSlackBot(slack, { agents: [agent], store }));
+
+    // when a reply at the top level of a DM is posted, then updated as the answer grows
+    await slack.message({ channel: DM, user: 'U0ALICE', text: 'deploy?' });
+    await agent.paced.started;
+    agent.paced.say('Deploy 812');
+    await slack.waitForPosted(1);
+    agent.paced.finish(' is **live**.');
+    await slack.waitFor(() => slack.posted[0]?.text !== 'Deploy 812');
+    await slack.idle();
+    await bot.idle();
+
+    // then the bot took Slack's message_changed, and stored the reply as written, never edited
+    const changed = slack.acknowledged.filter((ack) => ack.event.subtype === 'message_changed');
+    expect(changed).toHaveLength(1);
+    const [reply] = await replies(`slack:T0FAKE:${DM}`);
+    const revisions = revisionsOf(store, reply!.id);
+    expect(reply?.content).toBe('Deploy 812 is **live**.');
+    expect({ editedAt: reply?.editedAt, revisions }).toEqual({
+      editedAt: undefined,
+      revisions: [],
+    });
   });
 
   it('posts and updates where the workspace cannot stream, and stops asking', async () => {

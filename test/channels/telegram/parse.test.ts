@@ -98,8 +98,14 @@ describe('parsing Telegram updates', () => {
     });
   });
 
-  it('ignores our own messages', () => {
+  it('ignores our own messages, and edits of them should Telegram send any', () => {
     expect(parseUpdate(fixture('own-message'), self).kind).toBe('ignored');
+    const { edited_message: edited, ...update } = fixture('edited-message');
+    const ours = { ...edited!, from: { id: self.id, is_bot: true, first_name: 'colloquy' } };
+    expect(parseUpdate({ ...update, edited_message: ours }, self)).toEqual({
+      kind: 'ignored',
+      reason: 'our own edit',
+    });
   });
 
   it('reports a message without a chat as malformed', () => {

@@ -171,6 +171,28 @@ describe('Bot', () => {
       );
     }
   });
+
+  it('answers every edit with rerunOnEdit, also after the platform delivers the turn again', async () => {
+    // given an answered turn, edited and answered again
+    const { bot, channel } = setup({ rerunOnEdit: true, logger: silentLogger });
+    await bot.start();
+    const first = { from: bob, messageId: 'm1', timestamp: '2026-11-28T08:00:00.000Z' };
+    await channel.receive('@support-agent wheer is order 42', first);
+    await channel.edit('m1', '@support-agent where is order 42');
+
+    // when the platform delivers the turn again (a retry of a slow acknowledgement), then it is
+    // edited again
+    await channel.receive('@support-agent wheer is order 42', first);
+    await channel.edit('m1', '@support-agent where is order 43');
+    await bot.stop();
+
+    // then each edit has its answer
+    expect(channel.sent.map((m) => m.content)).toEqual([
+      're: @support-agent wheer is order 42',
+      're: @support-agent where is order 42',
+      're: @support-agent where is order 43',
+    ]);
+  });
 });
 
 describe('Bot errors', () => {
