@@ -1,29 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Bot, silentLogger } from 'colloquy';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from 'colloquy';
 import type { Interceptor, TurnContext } from 'colloquy';
-import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
+import { tempSqliteStore } from '../../fixtures/temp-sqlite-store.js';
 import { deferred, scriptedAgent } from './bot.fixtures.js';
 
 describe('the drain: one queue of agent work per conversation', () => {
-  let dir: string;
-  let store: SqliteConversationStore;
-  let bot: Bot | undefined;
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'colloquy-drain-'));
-    store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
-    bot = undefined;
-  });
-
-  afterEach(async () => {
-    await bot?.stop();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const temp = tempSqliteStore('drain');
 
   it('passes every turn through the interceptors in arrival order, addressed or not', async () => {
     // given an agent held on its first answer, and an interceptor that notes every turn
@@ -38,14 +21,12 @@ describe('the drain: one queue of agent work per conversation', () => {
       await next();
     };
     const channel = new MemoryChannel();
-    bot = new Bot({
+    await temp.start({
       channels: [channel],
       agents: [agent],
-      store,
       interceptors: [note],
       logger: silentLogger,
     });
-    await bot.start();
 
     // when an addressed turn, a turn no agent is addressed by and another addressed turn arrive
     const one = await channel.deliver('@support-agent one');
@@ -70,8 +51,7 @@ describe('the drain: one queue of agent work per conversation', () => {
       return 'on it';
     });
     const channel = new MemoryChannel();
-    bot = new Bot({ channels: [channel], agents: [agent], store, logger: silentLogger });
-    await bot.start();
+    const bot = await temp.start({ channels: [channel], agents: [agent], logger: silentLogger });
 
     // when the platform delivers the same turn twice before the answer goes out
     const first = await channel.deliver('@support-agent still there?', { messageId: '7' });
@@ -83,7 +63,7 @@ describe('the drain: one queue of agent work per conversation', () => {
     // then the agent ran once, one reply went out, and its run is answered
     expect(agent.runs).toHaveLength(1);
     expect(channel.sent.map((m) => m.content)).toEqual(['on it']);
-    const runs = await store.getRuns({ messageId: first.message.id });
+    const runs = await temp.store.getRuns({ messageId: first.message.id });
     expect(runs.map((run) => run.status)).toEqual(['answered']);
   });
 
@@ -95,14 +75,12 @@ describe('the drain: one queue of agent work per conversation', () => {
       return `re: ${message.content}`;
     });
     const channel = new MemoryChannel();
-    bot = new Bot({
+    await temp.start({
       channels: [channel],
       agents: [agent],
-      store,
       rerunOnEdit: true,
       logger: silentLogger,
     });
-    await bot.start();
 
     // when a turn is edited while its answer is still being written
     const turn = await channel.deliver('@support-agent what is 2+2?', { messageId: '9' });

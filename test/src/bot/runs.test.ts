@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Bot, StoreError, silentLogger } from 'colloquy';
 import type { NewMessage, OutboundMessage, SendOptions, SentMessage } from 'colloquy';
-import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
+import { tempSqliteStore } from '../../fixtures/temp-sqlite-store.js';
 import type { AgentRun } from '../../../src/runs.js';
 import { deferred, runningOn, scriptedAgent } from './bot.fixtures.js';
 
@@ -30,24 +27,10 @@ class HeldChannel extends MemoryChannel {
 }
 
 describe('agent runs and the reply outbox (SQLite)', () => {
-  let dir: string;
-  let store: SqliteConversationStore;
-  let bot: Bot | undefined;
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'colloquy-runs-'));
-    store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
-    bot = undefined;
-  });
-
-  afterEach(async () => {
-    await bot?.stop();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const temp = tempSqliteStore('runs');
 
   const row = (sql: string, ...params: unknown[]) =>
-    store.db.prepare(sql).get(...params) as Record<string, unknown> | undefined;
+    temp.store.db.prepare(sql).get(...params) as Record<string, unknown> | undefined;
 
   /** The support agent's run on `turn` as a crash may leave it: running, recorded now. */
   const runOf = (turn: NewMessage, fields: Partial<AgentRun> = {}) => ({
@@ -62,15 +45,13 @@ describe('agent runs and the reply outbox (SQLite)', () => {
     maxRunAttempts?: number,
   ) {
     const agent = scriptedAgent('support-agent', () => answer);
-    bot = new Bot({
+    await temp.start({
       channels: [channel],
       agents: [agent],
-      store,
       logger: silentLogger,
       ...(resumeWithinMs !== undefined && { resumeWithinMs }),
       ...(maxRunAttempts !== undefined && { maxRunAttempts }),
     });
-    await bot.start();
     return agent;
   }
 
@@ -103,7 +84,7 @@ describe('agent runs and the reply outbox (SQLite)', () => {
     // and once the platform answers, both are confirmed
     release.resolve();
     await handled;
-    await bot!.settled();
+    await temp.bot!.settled();
     expect(row('SELECT delivery, platform_message_id FROM messages WHERE id = ?', replyId)).toEqual(
       {
         delivery: 'sent',
@@ -129,8 +110,7 @@ describe('agent runs and the reply outbox (SQLite)', () => {
         if (++calls > 1) return 'on it';
         throw new StoreError('cannot read: Connection terminated unexpectedly', { transient });
       });
-      bot = new Bot({ channels: [channel], agents: [agent], store, logger: silentLogger });
-      await bot.start();
+      const bot = await temp.start({ channels: [channel], agents: [agent], logger: silentLogger });
 
       // when a person asks
       await channel.receive('@support-agent where is 4711?');
@@ -166,7 +146,7 @@ describe('agent runs and the reply outbox (SQLite)', () => {
 
     // when it answers
     await channel.receive('@support-agent tell me everything');
-    await bot!.settled();
+    await temp.bot!.settled();
 
     // then the first part was recorded before the second went out, and the whole after
     expect(seenAfterFirst).toEqual({ delivery: 'sending', platform_message_id: 'out-2' });
@@ -190,7 +170,7 @@ describe('agent runs and the reply outbox (SQLite)', () => {
       content: 'maybe sent',
       metadata: place,
     };
-    await store.commit([
+    await temp.store.commit([
       { kind: 'append', message: young },
       { kind: 'append', message: old },
       { kind: 'append', message: sending },
@@ -202,8 +182,8 @@ describe('agent runs and the reply outbox (SQLite)', () => {
 
     // when the bot starts again
     await start(channel, 'resumed answer', 60_000);
-    await bot!.idle();
-    await bot!.settled();
+    await temp.bot!.idle();
+    await temp.bot!.settled();
 
     // then the young run is answered once, the old one expired, the unconfirmed one not resent
     expect(channel.sent.map((m) => m.content)).toEqual(['resumed answer']);
@@ -224,7 +204,7 @@ describe('agent runs and the reply outbox (SQLite)', () => {
       channel.turn('@support-agent one'),
       channel.turn('@support-agent two'),
     ];
-    await store.commit([
+    await temp.store.commit([
       { kind: 'append', message: twice },
       { kind: 'append', message: thrice },
       runOf(twice, { attempts: 2 }),
@@ -233,8 +213,8 @@ describe('agent runs and the reply outbox (SQLite)', () => {
 
     // when the bot starts again with the default of three starts
     const agent = await start(channel, 'resumed answer');
-    await bot!.idle();
-    await bot!.settled();
+    await temp.bot!.idle();
+    await temp.bot!.settled();
 
     // then the turn started twice is answered on its third start, the other is not taken up
     // again but recorded as failed, with why
@@ -255,12 +235,12 @@ describe('agent runs and the reply outbox (SQLite)', () => {
     // given a turn whose run was started three times
     const channel = new MemoryChannel();
     const turn = channel.turn('@support-agent again');
-    await store.commit([{ kind: 'append', message: turn }, runOf(turn, { attempts: 3 })]);
+    await temp.store.commit([{ kind: 'append', message: turn }, runOf(turn, { attempts: 3 })]);
 
     // when the bot starts with maxRunAttempts 5
     await start(channel, 'fourth time', undefined, 5);
-    await bot!.idle();
-    await bot!.settled();
+    await temp.bot!.idle();
+    await temp.bot!.settled();
 
     // then it is answered
     expect(channel.sent.map((m) => m.content)).toEqual(['fourth time']);
@@ -275,11 +255,11 @@ describe('agent runs and the reply outbox (SQLite)', () => {
     const channel = new MemoryChannel();
     const agent = await start(channel);
     const turn = channel.turn('@support-agent poison?');
-    await store.commit([{ kind: 'append', message: turn }, runOf(turn, { attempts: 3 })]);
+    await temp.store.commit([{ kind: 'append', message: turn }, runOf(turn, { attempts: 3 })]);
 
     // when the platform delivers the turn again
     await channel.receive(turn.content, { messageId: turn.metadata.messageId });
-    await bot!.settled();
+    await temp.bot!.settled();
 
     // then the agent is not started on it again and the run is recorded as failed
     expect(agent.runs).toHaveLength(0);
@@ -291,7 +271,9 @@ describe('agent runs and the reply outbox (SQLite)', () => {
 
   it('refuses a maxRunAttempts that is not a whole number of at least 1', () => {
     for (const maxRunAttempts of [0, 1.5, Number.NaN]) {
-      expect(() => new Bot({ channels: [], agents: [], store, maxRunAttempts })).toThrow(
+      expect(
+        () => new Bot({ channels: [], agents: [], store: temp.store, maxRunAttempts }),
+      ).toThrow(
         `BotOptions.maxRunAttempts must be a whole number, at least 1, not ${maxRunAttempts}`,
       );
     }
@@ -302,14 +284,14 @@ describe('agent runs and the reply outbox (SQLite)', () => {
     const channel = new MemoryChannel();
     const agent = await start(channel);
     const turn = channel.turn('@support-agent still there?');
-    await store.commit([
+    await temp.store.commit([
       { kind: 'append', message: turn },
       runOf(turn, { status: 'pending', attempts: 0 }),
     ]);
 
     // when the platform delivers the turn again
     await channel.receive(turn.content, { messageId: turn.metadata.messageId });
-    await bot!.settled();
+    await temp.bot!.settled();
 
     // then it is answered, once
     expect(agent.runs).toHaveLength(1);
@@ -326,14 +308,12 @@ describe('agent runs and the reply outbox (SQLite)', () => {
       ctx.recordPrompt?.({ messages: [{ role: 'user', content: 'hi' }], tokens: 3 });
       return 'hello';
     });
-    bot = new Bot({
+    const bot = await temp.start({
       channels: [channel],
       agents: [agent],
-      store,
       logger: silentLogger,
       recordPrompts: true,
     });
-    await bot.start();
 
     // when a person asks, and someone else chats without addressing the bot
     await channel.receive('@support-agent hi');
@@ -341,7 +321,10 @@ describe('agent runs and the reply outbox (SQLite)', () => {
     await bot.settled();
 
     // then one run was recorded, with what the agent reported
-    const runs = store.db.prepare('SELECT * FROM agent_runs').all() as Record<string, unknown>[];
+    const runs = temp.store.db.prepare('SELECT * FROM agent_runs').all() as Record<
+      string,
+      unknown
+    >[];
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ status: 'answered', model: 'scripted', attempts: 1 });
     expect(JSON.parse(runs[0]!.prompt as string)).toEqual({

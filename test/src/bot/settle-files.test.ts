@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Bot } from 'colloquy';
 import type { Logger, SentMessage, UnsettledReply } from 'colloquy';
-import { SqliteConversationStore } from 'colloquy/sqlite';
 import { MemoryChannel } from 'colloquy/testing';
+import { tempSqliteStore } from '../../fixtures/temp-sqlite-store.js';
 import { runningOn, scriptedAgent } from './bot.fixtures.js';
 
 const PDF = { kind: 'file' as const, name: 'invoice.pdf', mimeType: 'application/pdf', size: 21 };
@@ -25,9 +22,7 @@ class FindingChannel extends MemoryChannel {
 }
 
 describe('a reply with a file a crash left sending, settled on restart', () => {
-  let dir: string;
-  let store: SqliteConversationStore;
-  let bot: Bot | undefined;
+  const temp = tempSqliteStore('settle-files');
   const warnings: string[] = [];
   const logger: Logger = {
     debug() {},
@@ -37,15 +32,7 @@ describe('a reply with a file a crash left sending, settled on restart', () => {
   };
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'colloquy-settle-files-'));
-    store = new SqliteConversationStore({ path: join(dir, 'colloquy.db') });
     warnings.length = 0;
-  });
-  afterEach(async () => {
-    await bot?.stop();
-    bot = undefined;
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   /** Records a turn, its reply `sending` with invoice.pdf, and its run; starts the bot on `channel`. */
@@ -60,26 +47,26 @@ describe('a reply with a file a crash left sending, settled on restart', () => {
       attachments: [PDF],
       metadata: place,
     };
-    await store.commit([
+    await temp.store.commit([
       { kind: 'append', message: turn },
       { kind: 'reply', message: reply },
       { kind: 'run', run: runningOn(turn, { replyId: reply.id }) },
     ]);
-    bot = new Bot({
+    temp.bot = new Bot({
       channels: [channel],
       agents: [scriptedAgent('support-agent', () => 'resumed')],
-      store,
+      store: temp.store,
       ...(resend && { unconfirmedReplies: 'resend' as const }),
       logger,
     });
-    bot.catch(() => {});
-    await bot.start();
-    await bot.idle();
-    await bot.settled();
-    const row = store.db
+    temp.bot.catch(() => {});
+    await temp.bot.start();
+    await temp.bot.idle();
+    await temp.bot.settled();
+    const row = temp.store.db
       .prepare('SELECT delivery, attachments FROM messages WHERE id = ?')
       .get(reply.id);
-    const files = store.db
+    const files = temp.store.db
       .prepare('SELECT COUNT(*) AS n FROM message_attachments WHERE message_id = ?')
       .get(reply.id) as { n: number };
     return { row, files: files.n };
