@@ -8,7 +8,7 @@ import { withoutAttachments } from '../src/assemble/attachments.js';
 import type { AttachmentOptions } from '../src/assemble/attachments.js';
 import { messageOf } from '../src/errors.js';
 import { AgentError, ColloquyError } from '../src/errors.js';
-import { consoleLogger, redactError } from '../src/logger.js';
+import { consoleLogger, redactError, redactingLogger } from '../src/logger.js';
 import type { Logger } from '../src/logger.js';
 import type { ConversationStore } from '../src/store.js';
 import { rowsToEntries } from '../src/history/entries.js';
@@ -104,7 +104,7 @@ export abstract class BaseAgent implements Agent {
   attachments: AttachmentOptions | false = {};
   /** Most model steps per turn (each tool round trip is one). */
   maxSteps = 5;
-  /** Where assembly problems the agent worked around are reported. */
+  /** Where assembly problems the agent worked around are reported, with secrets masked. */
   logger: Logger = consoleLogger;
   /**
    * Agents this one may hand tasks to: with any, it gets the built-in `delegate` tool (see
@@ -128,7 +128,7 @@ export abstract class BaseAgent implements Agent {
   use(plugin: HistoryPlugin): this {
     this.plugins.push(plugin);
     const host = new PluginHost((error) =>
-      this.logger.warn(error.message, { agentId: this.id, error }),
+      redactingLogger(this.logger).warn(error.message, { agentId: this.id, error }),
     );
     host.use(plugin, { conversationId: '', agentId: this.id });
     return this;
@@ -172,7 +172,7 @@ export abstract class BaseAgent implements Agent {
     const report = (error: ColloquyError) =>
       error instanceof PluginError && ctx.report !== undefined
         ? ctx.report(error)
-        : this.logger.warn(error.message, { agentId: this.id, error });
+        : redactingLogger(this.logger).warn(error.message, { agentId: this.id, error });
     await this.#afterAdd(input, ctx, report);
     let model: LanguageModel;
     try {

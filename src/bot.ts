@@ -8,7 +8,7 @@ import type { Agent } from './agent.js';
 import type { Capture } from './capture.js';
 import type { Channel, Delivery } from './channel.js';
 import { ColloquyError } from './errors.js';
-import { consoleLogger } from './logger.js';
+import { consoleLogger, redactingLogger } from './logger.js';
 import type { Logger } from './logger.js';
 import type { CapturedChange, ConversationStore } from './store.js';
 import type { NewMessage } from './types.js';
@@ -85,7 +85,7 @@ export class Bot {
     const problem = maxRunAttemptsProblem(options);
     if (problem !== undefined) throw new ColloquyError(problem);
     this.#options = options;
-    this.#logger = options.logger ?? consoleLogger;
+    this.#logger = redactingLogger(options.logger ?? consoleLogger);
     this.#store = options.store;
     this.#handler = logErrors(this.#logger);
   }

@@ -1,7 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import type { StoreError } from './errors.js';
 import { messageOf } from './errors.js';
-import { consoleLogger, type Logger } from './logger.js';
+import { consoleLogger, redactingLogger, type Logger } from './logger.js';
 import { commitWith, errorFor } from './commit.js';
 import { capabilitiesOf } from './store.js';
 import type {
@@ -30,6 +30,7 @@ export interface CaptureOptions {
    * are only logged.
    */
   deadLetterPath?: string;
+  /** Where capture logs (default: the console logger); each call reaches it with secrets masked. */
   logger?: Logger;
   /**
    * Awaited after each committed op that changed something (a new turn, a known turn edited
@@ -142,7 +143,7 @@ export class Capture {
     this.#maxBuffer = Math.max(1, options.maxBuffer ?? 10_000);
     this.#retry = options;
     this.#deadLetterPath = options.deadLetterPath;
-    this.#logger = options.logger ?? consoleLogger;
+    this.#logger = redactingLogger(options.logger ?? consoleLogger);
     this.#onError = options.onError;
     this.#committed = options.committed;
   }

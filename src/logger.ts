@@ -53,7 +53,49 @@ export function createConsoleLogger(options: ConsoleLoggerOptions = {}): Logger 
       const extra = fields && Object.keys(fields).length > 0 ? ` ${safeJson(redact(fields))}` : '';
       write(`${now().toISOString()} ${level.toUpperCase()} ${text}${extra}\n`);
     };
-  return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+  return maskingLogger(log);
+}
+
+type LogCall = (msg: string, fields?: Record<string, unknown>) => void;
+
+/** Loggers that mask secrets themselves: {@link redactingLogger} hands them back unwrapped. */
+const redactingLoggers = new WeakSet<Logger>();
+
+function redacts(logger: Logger): Logger {
+  redactingLoggers.add(logger);
+  return logger;
+}
+
+/** A logger whose calls at each level are `log(level)`, which masks what it writes. */
+function maskingLogger(log: (level: Exclude<LogLevel, 'silent'>) => LogCall): Logger {
+  return redacts({
+    debug: log('debug'),
+    info: log('info'),
+    warn: log('warn'),
+    error: log('error'),
+  });
+}
+
+/**
+ * `logger` with every call masked before it reaches it: the message through {@link redactText},
+ * the fields through {@link redact}, except that an error stays an `Error` (a
+ * {@link redactError} copy, stack and causes included) so pino's or winston's error
+ * serialiser still finds it. The bot and capture wrap the logger they are given with it; a
+ * logger that already masks (the console and silent loggers) comes back as is.
+ *
+ * @example
+ * ```ts
+ * const logger = redactingLogger(pinoAdapter); // the four-method adapter shown on `Logger`
+ * logger.error('failed', { cause: new Error('GET /bot123456:AAH…/getMe') }); // cause.stack masked
+ * ```
+ */
+export function redactingLogger(logger: Logger): Logger {
+  if (redactingLoggers.has(logger)) return logger;
+  return maskingLogger((level) => (msg, fields) => {
+    const text = redactText(msg);
+    if (fields === undefined) logger[level](text);
+    else logger[level](text, redactValue(fields, new WeakSet(), 0, true) as typeof fields);
+  });
 }
 
 /**
@@ -76,7 +118,7 @@ export const consoleLogger: Logger = createConsoleLogger();
  * new Capture(store, { logger: silentLogger });
  * ```
  */
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = redacts({ debug() {}, info() {}, warn() {}, error() {} });
 
 /**
  * What is wrong with `COLLOQUY_LOG_LEVEL`, or undefined when it is unset or a known level.
@@ -188,6 +230,8 @@ const KEPT_ERROR_FIELDS = [
   'errno',
   'syscall',
   'retryAfter',
+  'conversationId',
+  'messageId',
 ] as const;
 
 /** Where libraries keep the error underneath: `cause`, grammy's `error`, Slack's `original`. */
@@ -197,9 +241,9 @@ const INNER_ERROR_FIELDS = ['cause', 'error', 'original'] as const;
  * A copy of a platform library's error that is safe to keep as a `cause`, print or serialise:
  * a plain `Error` with the original's name, its message and stack passed through
  * {@link redactText}, and only `code`, `status`, `statusCode`, `error_code`, `description`,
- * `errno`, `syscall` and `retryAfter` kept. Request configs, headers, bodies, URLs and the
- * library's own objects are left behind; the error underneath (`cause`, grammy's `error`,
- * Slack's `original`) is copied the same way, a few levels deep.
+ * `errno`, `syscall`, `retryAfter`, `conversationId` and `messageId` kept. Request configs,
+ * headers, bodies, URLs and the library's own objects are left behind; the error underneath
+ * (`cause`, grammy's `error`, Slack's `original`) is copied the same way, a few levels deep.
  *
  * @example
  * ```ts
@@ -264,14 +308,23 @@ export function redact(fields: Record<string, unknown>): Record<string, unknown>
   return redactValue(fields, new WeakSet(), 0) as Record<string, unknown>;
 }
 
-function redactValue(value: unknown, seen: WeakSet<object>, depth: number): unknown {
+/** `keepErrors`: an `Error` becomes a {@link redactError} copy rather than plain fields. */
+function redactValue(
+  value: unknown,
+  seen: WeakSet<object>,
+  depth: number,
+  keepErrors = false,
+): unknown {
   if (typeof value === 'string') return redactText(value);
   if (typeof value !== 'object' || value === null) return value;
   if (seen.has(value)) return '[circular]';
   if (depth > 8) return '[too deep]';
   seen.add(value);
   try {
-    if (Array.isArray(value)) return value.map((item) => redactValue(item, seen, depth + 1));
+    if (Array.isArray(value)) {
+      return value.map((item) => redactValue(item, seen, depth + 1, keepErrors));
+    }
+    if (value instanceof Error && keepErrors) return redactedCopy(value, 0);
     if (value instanceof Error) {
       const plain: Record<string, unknown> = { name: value.name, message: value.message };
       for (const key of ['conversationId', 'messageId', 'code', 'cause'] as const) {
@@ -283,7 +336,10 @@ function redactValue(value: unknown, seen: WeakSet<object>, depth: number): unkn
     if (value instanceof Date) return value.toISOString();
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      out[key] = SECRET_KEY.test(key) && item != null ? MASK : redactValue(item, seen, depth + 1);
+      out[key] =
+        SECRET_KEY.test(key) && item != null
+          ? MASK
+          : redactValue(item, seen, depth + 1, keepErrors);
     }
     return out;
   } finally {

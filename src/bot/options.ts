@@ -84,6 +84,10 @@ export interface BotOptions {
   interceptors?: readonly Interceptor<TurnContext>[];
   /** Wrap every reply before it is recorded and posted, in order (see `SendHook`). */
   sendHooks?: readonly SendHook[];
+  /**
+   * Where the bot logs (default: the console logger). Whatever logger is given, each call
+   * reaches it with secrets masked: the message, the fields, and errors with their causes.
+   */
   logger?: Logger;
   /**
    * Capture's buffer and retry settings; its failures also go to `catch`. Its

@@ -5,9 +5,11 @@ import {
   createConsoleLogger,
   redact,
   redactError,
+  redactingLogger,
   redactText,
   silentLogger,
 } from '../../src/logger.js';
+import type { Logger } from '../../src/logger.js';
 import { StoreError } from '../../src/errors.js';
 
 const slackBot = 'xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx';
@@ -155,6 +157,43 @@ describe('createConsoleLogger', () => {
     const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     silentLogger.error('nothing');
     expect(write).not.toHaveBeenCalled();
+  });
+});
+
+describe('redactingLogger', () => {
+  it('hands the logger it wraps masked fields, errors kept as Errors with masked stacks', () => {
+    // given a logger that keeps what it is given
+    const calls: [string, Record<string, unknown> | undefined][] = [];
+    const keep = (msg: string, fields?: Record<string, unknown>) => void calls.push([msg, fields]);
+    const logger = redactingLogger({ debug: keep, info: keep, warn: keep, error: keep });
+    const cause = new Error(`GET /bot${telegram}/getMe failed`);
+
+    // when colloquy logs through it
+    logger.error(`failed with ${slackBot}`, {
+      conversationId: 'telegram:42',
+      botToken: slackBot,
+      cause: new StoreError('write failed', { cause, conversationId: 'telegram:42' }),
+    });
+
+    // then the message and fields are masked, and the error is still an Error with its causes
+    const [msg, fields] = calls[0]!;
+    expect(msg).toBe('failed with [redacted]');
+    expect(fields).toMatchObject({ conversationId: 'telegram:42', botToken: '[redacted]' });
+    const logged = fields?.cause as Error;
+    expect(logged).toBeInstanceOf(Error);
+    expect(logged).toMatchObject({ name: 'StoreError', conversationId: 'telegram:42' });
+    expect(logged.cause).toBeInstanceOf(Error);
+    expect((logged.cause as Error).stack).toContain('GET /bot[redacted]/getMe failed');
+    expect(inspect(logged, { depth: 5 })).not.toContain(telegram);
+  });
+
+  it('hands back a logger that masks already', () => {
+    const logger: Logger = createConsoleLogger();
+    expect(redactingLogger(logger)).toBe(logger);
+    expect(redactingLogger(consoleLogger)).toBe(consoleLogger);
+    expect(redactingLogger(silentLogger)).toBe(silentLogger);
+    const wrapped = redactingLogger({ ...silentLogger });
+    expect(redactingLogger(wrapped)).toBe(wrapped);
   });
 });
 

@@ -4,13 +4,17 @@ import {
   BaseAgent,
   Bot,
   InMemoryConversationStore,
+  StoreError,
   createConsoleLogger,
   modelFromEnv,
   silentLogger,
 } from 'colloquy';
-import type { ColloquyError } from 'colloquy';
+import type { ColloquyError, ConversationStore, Logger } from 'colloquy';
+import { Capture } from '../../src/capture.js';
 import { redactText } from '../../src/logger.js';
 import { FakeOpenAIServer, MemoryChannel } from 'colloquy/testing';
+import { turn } from './assemble.fixtures.js';
+import { scriptedAgent } from './bot/bot.fixtures.js';
 
 // A model server that quotes the key it was sent ("Incorrect API key provided: …") must not
 // put that key in an error a bot reports or logs.
@@ -139,5 +143,119 @@ describe('redactText', () => {
 
   it('leaves ordinary words alone', () => {
     expect(redactText('ask-me-anything sk-8 task-force')).toBe('ask-me-anything sk-8 task-force');
+  });
+});
+
+/** A token as Telegram issues them, here inside the Bot API URL a failed request names. */
+const TELEGRAM_TOKEN = '123456789:AAHfakeFAKEfakeFAKEfakeFAKEfake1234';
+const BOT_API_FAILURE = `request to https://api.telegram.org/bot${TELEGRAM_TOKEN}/getChat failed, reason: ECONNRESET`;
+
+/**
+ * A logger as pino or winston is with its error serialiser: one JSON line per call, an error
+ * written with its message, stack and causes.
+ */
+function jsonLogger(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const plain = (value: unknown): unknown =>
+    value instanceof Error
+      ? { name: value.name, message: value.message, stack: value.stack, cause: plain(value.cause) }
+      : value;
+  const at =
+    (level: string) =>
+    (msg: string, fields: Record<string, unknown> = {}) => {
+      const serialised = Object.entries(fields).map(([key, value]) => [key, plain(value)]);
+      lines.push(JSON.stringify({ level, msg, ...Object.fromEntries(serialised) }));
+    };
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+describe('a logger of your own', () => {
+  it('given to the bot, never receives a bot token from a failed turn or a failing handler', async () => {
+    // given a bot with its own logger, an interceptor whose Bot API call failed, and an error
+    // handler that fails the same way on the second turn
+    const logger = jsonLogger();
+    const channel = new MemoryChannel({ scope: 'dm' });
+    const bot = new Bot({
+      channels: [channel],
+      agents: [scriptedAgent('support', () => 'hi')],
+      store: new InMemoryConversationStore(),
+      logger,
+      interceptors: [
+        () => {
+          throw new Error(BOT_API_FAILURE);
+        },
+      ],
+    });
+    await bot.start();
+    try {
+      // when a turn fails with the default handler, then with a handler that throws
+      await channel.receive('hello');
+      await bot.idle();
+      bot.catch((error) => {
+        throw new Error(`could not report: ${BOT_API_FAILURE}`, { cause: error });
+      });
+      await channel.receive('again');
+      await bot.idle();
+    } finally {
+      await bot.stop();
+    }
+
+    // then both failures reached the logger, stacks and causes included, with the token masked
+    const logged = logger.lines.join('\n');
+    expect(logger.lines.filter((line) => line.includes('getChat')).length).toBeGreaterThan(1);
+    expect(logged).toContain(
+      '"stack":"Error: request to https://api.telegram.org/bot[redacted]/getChat',
+    );
+    expect(logged).toContain('the error handler threw');
+    expect(logged).not.toContain(TELEGRAM_TOKEN);
+  });
+
+  it('given to an agent, never receives a bot token from a plugin that failed', async () => {
+    // given an agent with its own logger
+    const logger = jsonLogger();
+    class LookupAgent extends BaseAgent {
+      name = 'lookup-agent';
+      description = 'Looks chats up';
+      instructions = 'Be brief.';
+      override logger = logger;
+    }
+
+    // when a plugin it registers fails calling the Bot API
+    new LookupAgent().use({
+      name: 'chat-lookup',
+      onRegistered: () => Promise.reject(new Error(BOT_API_FAILURE)),
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+
+    // then the failure reached the logger with the token masked
+    expect(logger.lines.join('\n')).toContain('bot[redacted]/getChat');
+    expect(logger.lines.join('\n')).not.toContain(TELEGRAM_TOKEN);
+  });
+
+  it('given to capture, never receives a password from a store failure it reports', async () => {
+    // given capture with its own logger, over a store that refuses a turn with a driver error
+    // naming its connection string
+    const logger = jsonLogger();
+    const store = new InMemoryConversationStore();
+    const refusing: ConversationStore = Object.assign(Object.create(store) as ConversationStore, {
+      append: () =>
+        Promise.reject(
+          new StoreError('the store refused the turn', {
+            transient: false,
+            cause: new Error('no pg_hba.conf entry for postgres://bot:Tr0ub4dor-and-3@db/chat'),
+          }),
+        ),
+    });
+    const capture = new Capture(refusing, { logger });
+    // when a turn is written
+    await expect(capture.write({ kind: 'append', message: turn(alice, 'hello') })).rejects.toThrow(
+      StoreError,
+    );
+    await capture.close();
+
+    // then the failure is logged with its cause, the password masked
+    const logged = logger.lines.join('\n');
+    expect(logged).toContain('no pg_hba.conf entry for postgres://bot:[redacted]@db/chat');
+    expect(logged).not.toContain('Tr0ub4dor-and-3');
   });
 });
