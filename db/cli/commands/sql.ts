@@ -6,7 +6,7 @@ import { CliError, UsageError } from '../errors.js';
 import { dbPathOf, print } from '../context.js';
 import type { ResultSet } from '../format.js';
 import { formatCsv, formatJson, formatTable } from '../format.js';
-import { splitStatements } from '../split-sql.js';
+import { leadingWords, splitPostgresStatements, splitStatements } from '../split-sql.js';
 
 interface SqlOptions {
   json?: boolean;
@@ -20,7 +20,8 @@ type Outcome = { rows: ResultSet } | { changes: number };
 
 /**
  * `colloquy sql "<query>"`: runs SQL against the database and prints the last statement's
- * result. The file is opened read-only unless `--write` is given.
+ * result. Without `--write` the file is opened read-only, and Postgres runs the text in a
+ * read-only transaction it cannot leave (see `runOnPostgres`).
  */
 export function registerSql(program: Command): void {
   program
@@ -42,7 +43,11 @@ Examples:
   $ colloquy sql --json "select * from messages order by seq desc limit 5"
   $ colloquy sql --csv --crlf "select * from participants" > people.csv
   $ colloquy sql --write "delete from conversations where id = 'telegram:42'"
-  $ colloquy sql < report.sql`,
+  $ colloquy sql < report.sql
+
+Without --write a SQLite file is opened read-only. On Postgres the text runs in one read-only
+transaction it cannot leave: BEGIN, COMMIT, ROLLBACK, END, ABORT, SET TRANSACTION and SET
+SESSION CHARACTERISTICS are refused, and each statement is sent on its own.`,
     )
     .action(async (query: string | undefined, options: SqlOptions, command: Command) => {
       if (options.json && options.csv)
@@ -107,17 +112,32 @@ function runOne(statement: Database.Statement): Outcome {
 }
 
 /**
- * Postgres: the whole text in one transaction (read-only unless `write`: Postgres itself then
- * refuses any change), as one simple query, so dollar-quoted bodies stay whole.
+ * Postgres. With `write`, the whole text in one transaction, as one simple query. Without it,
+ * the text runs in a read-only transaction it cannot leave: the session defaults to read-only,
+ * a first query fixes the transaction's mode (Postgres refuses `SET TRANSACTION READ WRITE`
+ * after it), statements that would end or reconfigure the transaction are refused before
+ * anything runs, and each statement is sent on its own through the extended protocol, which
+ * takes exactly one statement, so none can hide behind another.
  */
 async function runOnPostgres(pool: Pool, sql: string, write: boolean): Promise<Outcome> {
-  if (splitStatements(sql).length === 0) throw new UsageError('no SQL statement to run');
+  const pieces = splitPostgresStatements(sql);
+  if (pieces.length === 0) throw new UsageError('no SQL statement to run');
+  if (!write) refuseTransactionControl(pieces);
+  const statements = write ? [sql] : pieces;
   const { withClient } = await import('../../postgres/index.js');
   return withClient(pool, async (client) => {
-    await client.query(write ? 'BEGIN' : 'BEGIN READ ONLY');
-    let results: QueryArrayResult | QueryArrayResult[];
+    if (!write) await client.query('SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY');
+    await client.query(write ? 'BEGIN' : 'BEGIN READ ONLY; SELECT 1');
+    let last: QueryArrayResult | undefined;
     try {
-      results = (await client.query({ text: sql, rowMode: 'array' })) as typeof results;
+      for (const text of statements) {
+        const results = (await client.query({
+          text,
+          rowMode: 'array',
+          ...(write ? {} : { queryMode: 'extended' as const }),
+        })) as QueryArrayResult | QueryArrayResult[];
+        last = Array.isArray(results) ? results.at(-1) : results;
+      }
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
@@ -126,11 +146,25 @@ async function runOnPostgres(pool: Pool, sql: string, write: boolean): Promise<O
       }
       throw error;
     }
-    const last = Array.isArray(results) ? results.at(-1) : results;
     if (last === undefined) throw new UsageError('no SQL statement to run');
     if (last.fields.length === 0) return { changes: last.rowCount ?? 0 };
     return { rows: { columns: last.fields.map((field: FieldDef) => field.name), rows: last.rows } };
   });
+}
+
+/** Statements that end the transaction or set its mode: what a read-only run refuses. */
+const TRANSACTION_CONTROL =
+  /^(begin|start|commit|end|rollback|abort|prepare transaction|set transaction|set session characteristics)\b/;
+
+function refuseTransactionControl(statements: readonly string[]): void {
+  for (const statement of statements) {
+    const control = TRANSACTION_CONTROL.exec(leadingWords(statement, 3));
+    if (control !== null) {
+      throw new CliError(
+        `refusing "${control[0]}" without --write: the text runs in one read-only transaction`,
+      );
+    }
+  }
 }
 
 function isIncomplete(error: unknown): boolean {

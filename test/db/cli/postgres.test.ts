@@ -110,6 +110,52 @@ describe.skipIf(!postgresReachable)('the colloquy CLI on Postgres', () => {
     ]);
   });
 
+  it('changes nothing without --write, whatever the text says about its transaction', async () => {
+    // given the number of turns stored
+    const count = ['sql', '--csv', 'select count(*) from messages', '--db', url];
+    const before = (await colloquy(count)).stdout;
+
+    // when texts try to switch the transaction to read write or to leave it, then delete
+    const attempts = [
+      'set transaction read write; delete from messages',
+      'commit; delete from messages',
+      'end; set transaction read write; delete from messages',
+      'rollback; delete from messages',
+      "select 'a\\'; commit; delete from messages; --'",
+      'set session characteristics as transaction read write; commit; delete from messages',
+      'set transaction_read_only = off; delete from messages',
+      "select set_config('transaction_read_only', 'off', true); delete from messages",
+      'do $$ begin delete from messages; end $$',
+      'do $$ begin commit; delete from messages; end $$',
+    ];
+    const results = [];
+    for (const text of attempts) results.push(await colloquy(['sql', text, '--db', url]));
+
+    // then each is refused, the transaction control by name before anything runs, and every
+    // turn is still there
+    expect(results.map((result) => result.code)).toEqual(attempts.map(() => 1));
+    expect(results.slice(0, 6).map((result) => result.stderr)).toEqual(
+      ['set transaction', 'commit', 'end', 'rollback', 'commit', 'set session characteristics'].map(
+        (words) =>
+          `colloquy: refusing "${words}" without --write: the text runs in one read-only transaction\n`,
+      ),
+    );
+    expect(results[8]!.stderr).toBe('colloquy: refusing to write without --write\n');
+    expect((await colloquy(count)).stdout).toBe(before);
+  });
+
+  it('reads through dollar-quoted bodies and E strings without --write', async () => {
+    const result = await colloquy([
+      'sql',
+      '--csv',
+      "do $body$ begin perform 1; end $body$; select E'it\\'s; fine' as said, count(*) as n from messages",
+      '--db',
+      url,
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^said,n\n"?it's; fine"?,\d+\n$/);
+  });
+
   it('refuses a database colloquy has not migrated, pointing at migrate, without its password', async () => {
     // given a database with no colloquy tables, reached with a password in the URL
     const server = 'template' in postgres ? postgres.server : '';
