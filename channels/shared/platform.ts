@@ -125,3 +125,43 @@ export async function sendParts<Part>(
   }
   return timestamp === undefined ? { messageIds } : { messageIds, timestamp };
 }
+
+/**
+ * System error codes that mean no connection was made, so the request never reached the
+ * platform: a name that did not resolve, a refused or unreachable address, a connect timeout.
+ */
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * True when a failed request provably never reached the platform (see `NOT_CONNECTED`), read
+ * from the error and the errors it wraps (`cause`, grammy's `error`, Slack's `original`). Any
+ * other failure (a reset, a timeout, an answer cut off) may come after the platform acted on
+ * the request: a post is then not sent again, it is recorded `unconfirmed`.
+ *
+ * @example
+ * ```ts
+ * neverSent(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })); // true
+ * neverSent(new TypeError('fetch failed', { cause: { code: 'UND_ERR_SOCKET' } })); // false
+ * ```
+ */
+export function neverSent(error: unknown): boolean {
+  let current = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const failed = current as {
+      code?: unknown;
+      cause?: unknown;
+      error?: unknown;
+      original?: unknown;
+    };
+    if (typeof failed.code === 'string' && NOT_CONNECTED.has(failed.code)) return true;
+    current = failed.cause ?? failed.error ?? failed.original;
+  }
+  return false;
+}

@@ -50,6 +50,7 @@ import {
   SLACK_TEXT_LIMIT,
   escapeSlackMarkdown,
   formatSlackText,
+  postingOnce,
   toColloquyError,
 } from './format.js';
 import { sendSlackFiles, slackReactionName } from './files.js';
@@ -91,7 +92,11 @@ export interface SlackChannelOptions {
    * Ignored in Socket Mode.
    */
   listen?: boolean;
-  /** Web API client options (`slackApiUrl`, `retryConfig`, `timeout`…), passed to Bolt. */
+  /**
+   * Web API client options (`slackApiUrl`, `retryConfig`, `timeout`…), passed to Bolt. Its
+   * retries never post a message twice: a post whose answer is lost is looked for by its
+   * metadata instead (see `postingOnce`). An `app` of your own keeps its own client.
+   */
   clientOptions?: AppOptions['clientOptions'];
   /** An existing Bolt app: the channel adds its listeners and does not start or stop it. */
   app?: App;
@@ -180,7 +185,7 @@ export class SlackChannel implements Channel {
       }
       const logLevel = options.logLevel ?? LogLevel.WARN;
       const logging = options.logger !== undefined ? { logger: options.logger } : { logLevel };
-      const clientOptions = { retryConfig: DEFAULT_RETRY, ...options.clientOptions };
+      const clientOptions = postingOnce({ retryConfig: DEFAULT_RETRY, ...options.clientOptions });
       let receiver = options.receiver;
       if (!socketMode && receiver === undefined) {
         receiver = this.httpReceiver = new HTTPReceiver({

@@ -12,7 +12,8 @@
  */
 import { ColloquyError } from '../../src/errors.js';
 import { redactError, redactText } from '../../src/logger.js';
-import { platformError, type PlatformFailure } from '../shared/platform.js';
+import type { AppOptions } from '@slack/bolt';
+import { neverSent, platformError, type PlatformFailure } from '../shared/platform.js';
 import type { Mark } from '../shared/markdown.js';
 import { renderMarkdown } from '../shared/render.js';
 import type { Dialect } from '../shared/render.js';
@@ -213,4 +214,79 @@ function slackFailure(error: unknown, redactedMessage: string): PlatformFailure 
 function retryAfterMs(seconds: unknown): { retryAfterMs?: number } {
   const value = Number(seconds);
   return seconds !== undefined && Number.isFinite(value) ? { retryAfterMs: value * 1000 } : {};
+}
+
+/** The Web API client's options (Bolt's `clientOptions`). */
+type ClientOptions = NonNullable<AppOptions['clientOptions']>;
+/** `retryConfig` as the client uses it: handed to p-retry, whose `onFailedAttempt` may end the retries. */
+type RetryConfig = NonNullable<ClientOptions['retryConfig']> & {
+  onFailedAttempt?: (error: Error) => void | Promise<void>;
+};
+
+/**
+ * Methods the client may call again after a network failure although Slack may have acted on
+ * the first call: reads, and changes that leave the same state when repeated. A post
+ * (`chat.postMessage`, `chat.startStream`, `chat.appendStream`, `files.completeUploadExternal`…)
+ * is not among them: called again it shows twice.
+ */
+const REPEATABLE =
+  /^(auth\.test|conversations\.open|apps\.connections\.open|files\.getUploadURLExternal|chat\.(update|delete)|reactions\.(add|remove)|assistant\.threads\.setStatus|[\w.]+\.(info|list|history|replies))$/;
+
+/** A post whose connection failed after its request may have reached Slack. */
+class PostCutOff extends Error {
+  override name = 'PostCutOff';
+  constructor(method: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(`the answer to ${method} was lost (${reason}); Slack may have posted it`, { cause });
+  }
+}
+
+/**
+ * True when `error` (a Web API error) is a post cut off after its request may have reached
+ * Slack (see {@link postingOnce}): Slack may have the message, and only a read can tell.
+ *
+ * @example
+ * ```ts
+ * try { await client.chat.postMessage(post); }
+ * catch (error) { if (mayHavePosted(error)) await findReply(client, message, recordedAt); }
+ * ```
+ */
+export function mayHavePosted(error: unknown): boolean {
+  return (error as { original?: unknown } | null)?.original instanceof PostCutOff;
+}
+
+/**
+ * Web API client options whose retries never post twice: a network failure is retried for a
+ * read or a change that may be repeated (`conversations.replies`, `chat.update`…), and for any
+ * method when the request provably never left (a refused connection, see `neverSent`); a post
+ * cut off after it may have reached Slack fails at once ({@link mayHavePosted}). 429s and HTTP
+ * errors keep the client's retries. `options.fetch` and `options.retryConfig` are kept.
+ *
+ * @example
+ * ```ts
+ * const app = new App({ token, signingSecret, clientOptions: postingOnce({ retryConfig }) });
+ * ```
+ */
+export function postingOnce(options: ClientOptions): ClientOptions {
+  const fetchFn = options.fetch ?? globalThis.fetch;
+  const retry: RetryConfig = options.retryConfig ?? {};
+  const retryConfig: RetryConfig = {
+    ...retry,
+    onFailedAttempt: async (failed) => {
+      if (mayHavePosted(failed)) throw failed; // ends the client's retries with this error
+      await retry.onFailedAttempt?.(failed);
+    },
+  };
+  return {
+    ...options,
+    fetch: async (url, init) => {
+      try {
+        return await fetchFn(url, init);
+      } catch (error) {
+        const method = new URL(url).pathname.split('/').at(-1) ?? '';
+        throw REPEATABLE.test(method) || neverSent(error) ? error : new PostCutOff(method, error);
+      }
+    },
+    retryConfig,
+  };
 }

@@ -15,8 +15,8 @@ import type {
 import { PlatformError } from '../../src/errors.js';
 import type { PostedPart } from '../shared/platform.js';
 import { catchUps, editedStream, pauses } from '../shared/stream.js';
-import { toColloquyError } from './format.js';
-import { replyMetadata } from './settle.js';
+import { mayHavePosted, toColloquyError } from './format.js';
+import { findReply, replyMetadata } from './settle.js';
 
 /** Least time between two `chat.update` calls of one message (Tier 3: about one a second). */
 const UPDATE_EVERY_MS = 1000;
@@ -75,6 +75,8 @@ export function slackStream(
 /**
  * Posts part `index` of a reply with `chat.postMessage` (with `blocks`, if given), in its
  * thread, with the message metadata that names the reply and the part (by which a crash's restart finds it).
+ * A post whose answer is lost after it may have reached Slack ({@link mayHavePosted}) is looked
+ * for by that metadata: found, its `ts` is the part's; not found, it is posted again, once.
  *
  * @example
  * ```ts
@@ -99,13 +101,25 @@ export async function postSlackPart(
     });
     return typeof ts === 'string' ? { id: ts, timestamp: slackTsTime(ts) } : { id: undefined };
   }
-  const { ts } = await client.chat.postMessage({
-    channel: message.channelId,
-    text,
-    ...(blocks !== undefined && { blocks }),
-    ...(message.threadId !== undefined && { thread_ts: message.threadId }),
-    ...(message.replyId !== undefined && { metadata: replyMetadata(message.replyId, index) }),
-  });
+  const post = () =>
+    client.chat.postMessage({
+      channel: message.channelId,
+      text,
+      ...(blocks !== undefined && { blocks }),
+      ...(message.threadId !== undefined && { thread_ts: message.threadId }),
+      ...(message.replyId !== undefined && { metadata: replyMetadata(message.replyId, index) }),
+    });
+  const postedAt = new Date().toISOString();
+  let ts: unknown;
+  try {
+    ({ ts } = await post());
+  } catch (error) {
+    if (message.replyId === undefined || !mayHavePosted(error)) throw error;
+    const found = await findReply(client, message, postedAt).catch(() => {
+      throw error; // Slack cannot be read either: the part may or may not be there
+    });
+    ts = found.parts.get(index) ?? (await post()).ts;
+  }
   if (typeof ts !== 'string') return { id: undefined };
   return { id: ts, timestamp: slackTsTime(ts) };
 }

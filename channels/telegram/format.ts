@@ -16,7 +16,7 @@ import type { OutboundMessage } from '../../src/channel.js';
 import { ColloquyError } from '../../src/errors.js';
 import { redactError, redactText } from '../../src/logger.js';
 import type { Line, Mark } from '../shared/markdown.js';
-import { platformError, type PlatformFailure } from '../shared/platform.js';
+import { neverSent, platformError, type PlatformFailure } from '../shared/platform.js';
 import { renderMarkdown } from '../shared/render.js';
 import type { Dialect } from '../shared/render.js';
 
@@ -194,9 +194,29 @@ export interface RetryOptions {
 }
 
 /**
+ * Methods that may be called again after a network failure although Telegram may have acted
+ * on the first call: reads, and changes that leave the same state when repeated. A post
+ * (`sendMessage`, `sendPhoto`, `copyMessage`, `forwardMessage`…) is not among them: called
+ * again it shows twice.
+ */
+function repeatable(method: string): boolean {
+  return (
+    /^(get|edit|set|delete|pin|unpin)[A-Z]/.test(method) ||
+    method === 'answerCallbackQuery' ||
+    method === 'sendChatAction' ||
+    method === 'sendMessageDraft'
+  );
+}
+
+/**
  * A grammy API transformer that retries a call on 429 (after `parameters.retry_after`), on 5xx
- * and on network failures (with exponential backoff), a bounded number of times. `getUpdates`
- * is left alone: grammy's polling loop has its own retries and must stay cancellable.
+ * and on network failures (with exponential backoff), a bounded number of times. A network
+ * failure is retried only when the call is a read or a change that may be repeated
+ * (`getMe`, `editMessageText`, `setWebhook`…), or when the request provably never left (a
+ * refused connection, see `neverSent`): a post whose answer is lost is not sent again, its
+ * error reaches the channel (a `NetworkError`) and the reply is recorded `unconfirmed`, at most
+ * once. `getUpdates` is left alone: grammy's polling loop has its own retries and must stay
+ * cancellable.
  *
  * @example
  * ```ts
@@ -226,6 +246,7 @@ export function retryTransformer(options: RetryOptions = {}): Transformer {
       } catch (error) {
         // grammy throws HttpError for network failures and aborts.
         if (attempt >= maxRetries || signal?.aborted === true) throw error;
+        if (!repeatable(method) && !neverSent(error)) throw error;
         wait = baseDelay * 2 ** attempt;
       }
       await sleep(wait);

@@ -1,6 +1,19 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Api } from 'grammy';
 import { describe, expect, it } from 'vitest';
 import { NetworkError, PlatformError, RateLimitError } from 'colloquy';
-import { platformError, sendParts } from '../../../channels/shared/platform.js';
+import { neverSent, platformError, sendParts } from '../../../channels/shared/platform.js';
+
+/** A loopback origin, and how to stop it; `reset` drops every request without an answer. */
+async function loopback(reset: boolean) {
+  const server = createServer((req) => void req.socket.destroy());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  if (!reset) await close(); // nothing listens there: connections are refused
+  return { origin, close };
+}
 
 describe('platformError: one policy for every platform', () => {
   const cause = new Error('the library said so');
@@ -134,5 +147,40 @@ describe('sendParts', () => {
       ['three', 2],
     ]);
     expect(sent).toEqual({ messageIds: ['m2', 'm3'], timestamp: at(1) });
+  });
+});
+
+describe('neverSent: a request provably never reached the platform', () => {
+  it('says so for a refused connection, from fetch and from grammy', async () => {
+    // given an address nothing listens on
+    const { origin } = await loopback(false);
+
+    // when fetch (as the Slack client uses it) and grammy call it
+    const fetched = await fetch(`${origin}/api/chat.postMessage`).catch((err: unknown) => err);
+    const grammy = await new Api('123:abc', { apiRoot: origin })
+      .getMe()
+      .catch((err: unknown) => err);
+
+    // then both failures are known to have sent nothing
+    expect(neverSent(fetched)).toBe(true);
+    expect(neverSent(grammy)).toBe(true);
+  });
+
+  it('does not for a connection dropped after the request went out', async () => {
+    // given a server that drops every request it reads
+    const { origin, close } = await loopback(true);
+
+    // when fetch and grammy call it
+    const fetched = await fetch(`${origin}/api/chat.postMessage`).catch((err: unknown) => err);
+    const grammy = await new Api('123:abc', { apiRoot: origin })
+      .getMe()
+      .catch((err: unknown) => err);
+    await close();
+
+    // then the platform may have acted on either
+    expect(fetched).toBeInstanceOf(Error);
+    expect(grammy).toBeInstanceOf(Error);
+    expect(neverSent(fetched)).toBe(false);
+    expect(neverSent(grammy)).toBe(false);
   });
 });

@@ -9,7 +9,10 @@ import { SlackChannel } from 'colloquy/slack';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack, type FakeSlackHeldCall } from 'colloquy/testing';
 import { crashAndRestart } from '../../fixtures/crash-image.js';
+import { lossyHop, type LossyHop } from '../../fixtures/lossy-hop.js';
 import { PacedAgent } from '../../fixtures/paced-model.js';
+import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
+import { startedBot, type StartedBot } from '../../fixtures/started-bot.js';
 
 const GENERAL = 'C0GENERAL';
 const DM = 'D0ALICE';
@@ -350,5 +353,50 @@ describe('FakeSlack keeps message metadata as Slack does', () => {
     } finally {
       await slack.close();
     }
+  });
+});
+
+describe('Slack: a reply whose answer is lost while the bot runs', () => {
+  let slack: FakeSlack;
+  let hop: LossyHop;
+  let started: StartedBot;
+
+  afterEach(async () => {
+    await started.bot.stop();
+    await hop.close();
+    await slack.close();
+  });
+
+  it('is found by its metadata and recorded with the ts Slack gave it, posted once', async () => {
+    // given a hop that loses Slack's answer to the first chat.postMessage, after Slack posted it
+    slack = await FakeSlack.start();
+    hop = await lossyHop(new URL(slack.slackApiUrl).origin, (path) =>
+      path.endsWith('/chat.postMessage'),
+    );
+    const channel = new SlackChannel({
+      token: slack.token,
+      signingSecret: slack.signingSecret,
+      port: 0,
+      host: '127.0.0.1',
+      logLevel: LogLevel.ERROR,
+      clientOptions: { slackApiUrl: `${hop.origin}/api/` }, // the channel's own retry policy
+    });
+    const agent = new ScriptedAgent({ output: 'Your refund of 40 EUR is on its way.' });
+    started = await startedBot(channel, { agents: [agent] });
+    slack.eventsUrl = channel.eventsUrl;
+
+    // when Alice asks and the bot answers
+    await slack.mention({ channel: GENERAL, user: 'U0ALICE', text: 'where is my refund?' });
+    await started.bot.idle();
+
+    // then Slack has the reply once, and the record names that message
+    expect(hop.lost()).toBe(1);
+    expect(slack.posted).toHaveLength(1);
+    expect(slack.calls.map((call) => call.method)).toContain('conversations.replies');
+    const conversationId = `slack:${slack.teamId}:${GENERAL}:${slack.posted[0]!.thread_ts}`;
+    const turns = await started.bot.store.get(conversationId);
+    const reply = turns.find((turn) => turn.delivery !== undefined);
+    expect(reply).toMatchObject({ delivery: 'sent', metadata: { messageId: slack.posted[0]!.ts } });
+    expect(started.errors).toEqual([]);
   });
 });

@@ -272,9 +272,8 @@ describe('TelegramChannel.send', () => {
     expect(telegram.calls.filter((c) => c.method === 'sendMessage')).toHaveLength(2);
   });
 
-  it('retries a 5xx and a dropped connection', async () => {
+  it('retries a 5xx', async () => {
     telegram.failNext('sendMessage', { error_code: 502, description: 'Bad Gateway' });
-    telegram.failNext('sendMessage', { network: true });
 
     const sent = await channel.send({
       conversationId: 'telegram:1001',
@@ -284,7 +283,38 @@ describe('TelegramChannel.send', () => {
     });
 
     expect(sent.messageIds).toHaveLength(1);
-    expect(telegram.calls.filter((c) => c.method === 'sendMessage')).toHaveLength(3);
+    expect(telegram.calls.filter((c) => c.method === 'sendMessage')).toHaveLength(2);
+  });
+
+  it('sends a message once when its connection drops (Telegram may have posted it)', async () => {
+    telegram.failNext('sendMessage', { network: true });
+
+    const error = await channel
+      .send({ conversationId: 'telegram:1001', scope: 'dm', channelId: '1001', content: 'hi' })
+      .catch((err: unknown) => err);
+
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(telegram.calls.filter((c) => c.method === 'sendMessage')).toHaveLength(1);
+  });
+
+  it('retries an edit whose connection drops (the same edit again changes nothing)', async () => {
+    const sent = await channel.send({
+      conversationId: 'telegram:1001',
+      scope: 'dm',
+      channelId: '1001',
+      content: 'Which plan?',
+      actions: [{ id: 'a', label: 'A' }],
+    });
+    telegram.failNext('editMessageReplyMarkup', { network: true });
+
+    await channel.editActions({
+      channelId: '1001',
+      messageIds: sent.messageIds,
+      content: 'Which plan?',
+      chosen: { id: 'a', label: 'A' },
+    });
+
+    expect(telegram.calls.filter((c) => c.method === 'editMessageReplyMarkup')).toHaveLength(2);
   });
 
   it('throws a PlatformError with the code when Telegram refuses, without retrying', async () => {

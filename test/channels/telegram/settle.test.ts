@@ -3,9 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InMemoryConversationStore } from 'colloquy';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
 import { crashAndRestart } from '../../fixtures/crash-image.js';
+import { lossyHop, type LossyHop } from '../../fixtures/lossy-hop.js';
+import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
+import { startedBot, type StartedBot } from '../../fixtures/started-bot.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
 const adaDm: Chat = { id: 1001, type: 'private', first_name: 'Ada' };
@@ -76,5 +80,48 @@ describe('Telegram: a reply a crash left unconfirmed (no key, no history to read
     // then Ada has it twice: the price of never missing an answer where nothing can be found
     expect(replies()).toHaveLength(2);
     expect(settled).toMatchObject({ delivery: 'sent', status: 'answered' });
+  });
+});
+
+describe('Telegram: a reply whose answer is lost while the bot runs', () => {
+  let telegram: FakeTelegram;
+  let hop: LossyHop;
+  let started: StartedBot;
+
+  afterEach(async () => {
+    await started.bot.stop();
+    await hop.close();
+    await telegram.close();
+  });
+
+  it('is posted once and recorded unconfirmed (at most once, as after a crash)', async () => {
+    // given a hop that loses Telegram's answer to the first sendMessage, after Telegram posted it
+    telegram = await FakeTelegram.start();
+    hop = await lossyHop(telegram.apiRoot, (path) => path.endsWith('/sendMessage'));
+    const store = new InMemoryConversationStore();
+    const channel = new TelegramChannel({
+      token: telegram.token,
+      client: { apiRoot: hop.origin },
+      pollingTimeoutSeconds: 1,
+      retry: { baseDelayMs: 5 },
+    });
+    started = await startedBot(channel, {
+      agents: [new ScriptedAgent({ output: 'On it.' })],
+      store,
+    });
+
+    // when Ada asks and the bot answers
+    telegram.sendUserMessage({ chat: adaDm, from: ada, text: 'where is 4711?' });
+    await telegram.waitForSent(1);
+    await started.bot.idle();
+
+    // then Telegram has the reply once, and the record says it may not have gone out
+    expect(hop.lost()).toBe(1);
+    expect(telegram.sent.filter((sent) => sent.method === 'sendMessage')).toHaveLength(1);
+    const turns = await started.bot.store.get('telegram:1001');
+    const reply = turns.find((turn) => turn.delivery !== undefined);
+    expect(reply).toMatchObject({ content: 'On it.', delivery: 'unconfirmed' });
+    const runs = await store.getRuns({ conversationId: 'telegram:1001' });
+    expect(runs.map((run) => run.status)).toEqual(['unconfirmed']);
   });
 });
