@@ -88,6 +88,43 @@ export class RecentPresses {
   }
 }
 
+/**
+ * The messages whose `once` buttons a press answered in this process used, until that press is
+ * committed (from then on the store says so): another press of the message resolved meanwhile
+ * is refused `used`, however close behind it came. The same press delivered again (the same
+ * turn id) is no other press.
+ */
+export class UsedMessages {
+  /** Per pressed message: the id of the press that used it. */
+  readonly #by = new Map<string, string>();
+
+  /** Whether a press other than `turn` used the message `turn` presses. */
+  usedBefore(turn: NewMessage): boolean {
+    const key = usedKey(turn);
+    return key !== undefined && (this.#by.get(key) ?? turn.id) !== turn.id;
+  }
+
+  /** `turn`, a press answered, used its message's buttons. */
+  use(turn: NewMessage): void {
+    const key = usedKey(turn);
+    if (key !== undefined) this.#by.set(key, turn.id);
+  }
+
+  /** `turn` is committed, or never will be here: the store alone says what it used. */
+  settled(turn: NewMessage): void {
+    const key = usedKey(turn);
+    if (key !== undefined && this.#by.get(key) === turn.id) this.#by.delete(key);
+  }
+}
+
+/** The message a press is on, as one string; undefined for a turn that is no press. */
+function usedKey(turn: NewMessage): string | undefined {
+  const interaction = interactionOf(turn);
+  if (interaction?.type !== 'button') return undefined;
+  const { channelType, channelId } = turn.metadata;
+  return [turn.conversationId, channelType, channelId, interaction.on].join('\n');
+}
+
 /** The interaction a turn is, if any. */
 export function interactionOf(message: Pick<NewMessage, 'metadata'>): Interaction | undefined {
   const interaction = message.metadata.interaction;
@@ -214,15 +251,17 @@ function pressesOn(
  * a `once` button or select on that message was answered already, or `repeated`: the
  * person's last press of that button had the same value: a double press is answered once, a
  * changed choice in a select that stays each time). `repeated` says the press repeats one
- * that arrived just before (see `RecentPresses`). A press's `#<n>` keys (see `actionKey`) are
- * read back as the ids and values of the recorded reply.
+ * that arrived just before (see `RecentPresses`); `used`, the messages presses not yet
+ * committed used (see `UsedMessages`), which a press answered here of a `once` button joins.
+ * A press's `#<n>` keys (see `actionKey`) are read back as the ids and values of the recorded
+ * reply.
  */
 export async function resolveInteraction(
   turn: NewMessage,
   commands: readonly Command[] | undefined,
   store: ConversationStore,
   agentIds: readonly string[],
-  repeated = false,
+  presses: { repeated?: boolean; used?: UsedMessages } = {},
 ): Promise<NewMessage> {
   const interaction = interactionOf(turn);
   if (interaction === undefined) return turn;
@@ -245,7 +284,10 @@ export async function resolveInteraction(
     return withInteraction({ ...interaction, agent: command.agent }, { mentions });
   }
   const refuse = (refused: string) => withInteraction({ ...interaction, refused });
-  if (repeated) return refuse('repeated');
+  if (presses.repeated === true) return refuse('repeated');
+  // Looked at before the store is read (a press leaves `used` once the store has it, which may
+  // be while this press reads) and again after (a press answered while this one read).
+  const usedHere = presses.used?.usedBefore(turn) === true;
   if (agentIds.length === 0) return refuse('unknown message');
   const pressed = await pressedMessage(store, turn, agentIds, interaction.on);
   if (pressed === undefined) return refuse('unknown message');
@@ -268,7 +310,9 @@ export async function resolveInteraction(
     });
   const last = earlier.findLast((e) => e.id === id && e.by === turn.participant.id);
   if (doubles(last, value, Date.parse(turn.timestamp))) return refuse('repeated');
-  if (earlier.some((e) => usedUp(pressed, e.id))) return refuse('used');
+  const usedNow = usedHere || presses.used?.usedBefore(turn) === true;
+  if (usedNow || earlier.some((e) => usedUp(pressed, e.id))) return refuse('used');
+  if (usedUp(pressed, id)) presses.used?.use(turn);
   return {
     ...withInteraction(
       { ...interaction, id, value, agent: pressed.participant.id },

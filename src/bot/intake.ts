@@ -14,7 +14,7 @@ import type { Arriving } from '../chain.js';
 import type { Channel, ChannelHandlers, ChannelState, Delivery } from '../channel.js';
 import { receivedVia } from '../channel/place.js';
 import { StoreError } from '../errors.js';
-import { RecentPresses, resolveInteraction } from '../interactions.js';
+import { RecentPresses, UsedMessages, resolveInteraction } from '../interactions.js';
 import type { AgentRun } from '../runs.js';
 import type { AppendResult, RunLedger, StoreOperation } from '../store.js';
 import { TurnOrder, refKey } from '../turn-order.js';
@@ -42,6 +42,7 @@ export class Intake {
   accepting = false;
   readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
   readonly #presses = new RecentPresses();
+  readonly #used = new UsedMessages();
   /**
    * New turns whose append capture holds, with their delivery: a delivery of one of them
    * again gets the first delivery's answer instead of queueing another copy (a platform that
@@ -71,7 +72,7 @@ export class Intake {
       message: (message, given) => this.message(message, channel, given),
       edit: (edit, complete) =>
         this.#inOrder(
-          { waiting: this.#intake.hasRef(edit), complete },
+          { waiting: this.#intake.hasRef(edit), complete: complete && (() => complete) },
           (work) => this.#intake.change(edit, work),
           (whole) => this.#edited(whole),
           edit,
@@ -99,7 +100,11 @@ export class Intake {
     };
   }
 
-  /** A turn `channel` hands over (`given`: the turn made whole, when the channel completes it). */
+  /**
+   * A turn `channel` hands over (`given`: the turn made whole, when the channel completes it).
+   * An interaction is resolved in its conversation's order, once the turns before it are
+   * handed to capture: of two presses of a `once` button's message, the later sees the first.
+   */
   message(message: NewMessage, channel: Channel, given?: Promise<NewMessage>): Promise<Delivery> {
     const complete = this.#interaction(message, given, channel);
     return this.#inOrder(
@@ -202,18 +207,20 @@ export class Intake {
     this.#uncommitted.set(turn.id, delivery);
     const forget = () => this.#uncommitted.delete(turn.id);
     void committed.then(forget, forget);
+    const settled = () => this.#used.settled(turn);
+    void stored.then(settled, settled);
     return { tried, stored };
   }
 
   /**
-   * Hands `event` (or `complete`, once the channel has it) over in intake order: at once when
-   * it is whole and nothing of its conversation (or message) is `waiting`, else through
-   * `queue`, which runs it after what waits. An event that arrived before stop began is
+   * Hands `event` (or what `complete` makes of it, called in its place) over in intake order:
+   * at once when it is whole and nothing of its conversation (or message) is `waiting`, else
+   * through `queue`, which runs it after what waits. An event that arrived before stop began is
    * handed over even if stop begins meanwhile (stop waits for it). Rejects when the channel
    * could not complete it.
    */
   #inOrder<T>(
-    place: { waiting: boolean; complete?: Promise<T> | undefined },
+    place: { waiting: boolean; complete?: (() => Promise<T>) | undefined },
     queue: (work: () => Promise<void>) => Promise<void>,
     handOver: (event: T) => Promise<Delivery>,
     event: T,
@@ -225,7 +232,7 @@ export class Intake {
       void this.bot.track(() =>
         queue(async () => {
           try {
-            resolve(handOver(complete === undefined ? event : await complete));
+            resolve(handOver(complete === undefined ? event : await complete()));
           } catch (error) {
             reject(error);
           }
@@ -234,19 +241,23 @@ export class Intake {
     });
   }
 
-  /** An interaction turn made whole: who answers it (see `resolveInteraction`). */
+  /**
+   * A turn made whole, and an interaction turn resolved: who answers it (see
+   * `resolveInteraction`); called in the turn's place in its conversation's order.
+   */
   #interaction(
     message: NewMessage,
     complete: Promise<NewMessage> | undefined,
     channel: Channel,
-  ): Promise<NewMessage> | undefined {
-    if (message.metadata.interaction === undefined) return complete;
+  ): (() => Promise<NewMessage>) | undefined {
+    if (message.metadata.interaction === undefined) return complete && (() => complete);
     const agentIds = this.bot.agentsOn(channel).map((agent) => agent.id);
     const { commands } = this.bot.options;
-    const repeated = this.#presses.repeats(message);
-    return (complete ?? Promise.resolve(message)).then((turn) =>
-      resolveInteraction(turn, commands, this.bot.store, agentIds, repeated),
-    );
+    const presses = { repeated: this.#presses.repeats(message), used: this.#used };
+    return () =>
+      (complete ?? Promise.resolve(message)).then((turn) =>
+        resolveInteraction(turn, commands, this.bot.store, agentIds, presses),
+      );
   }
 
   #edited(edit: MessageEdit): Promise<Delivery> {

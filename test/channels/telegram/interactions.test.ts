@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Chat, MessageEntity, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Bot, ColloquyError } from 'colloquy';
+import type { Bot, ColloquyError, ConversationStore } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
+import type { TelegramChannelOptions } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
 import type { FakeTelegramOptions } from 'colloquy/testing';
 import Database from 'better-sqlite3';
@@ -16,6 +17,7 @@ import {
   sizeAsker,
   streaming,
 } from '../interactions.fixtures.js';
+import { gatedStore } from '../../fixtures/gated-store.js';
 import { startTelegramBot } from './telegram.fixtures.js';
 
 const ada: User = { id: 1001, is_bot: false, first_name: 'Ada' };
@@ -34,13 +36,19 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
   let bot: Bot;
   let errors: ColloquyError[];
   let agents: ReturnType<typeof interactionAgents>;
+  let release: (() => void) | undefined;
 
-  async function startBot(fake: FakeTelegramOptions = {}) {
+  async function startBot(
+    fake: FakeTelegramOptions = {},
+    more: { store?: ConversationStore; channel?: Partial<TelegramChannelOptions> } = {},
+  ) {
     telegram = await FakeTelegram.start(fake);
     const { support, billing, commands } = agents;
-    const options = { agents: [support, billing], commands, store };
+    const options = { agents: [support, billing], commands, store: more.store ?? store };
     const retry = { baseDelayMs: 5, maxRetries: 0 };
-    ({ bot, errors } = await startTelegramBot(telegram, options, { retry }));
+    const started = await startTelegramBot(telegram, options, { retry, ...more.channel });
+    ({ bot, errors } = started);
+    return started.channel;
   }
 
   function say(chat: Chat, from: User, text: string) {
@@ -54,6 +62,8 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
   });
 
   afterEach(async () => {
+    release?.();
+    release = undefined;
     await bot?.stop();
     await telegram.close();
     await store.close();
@@ -273,6 +283,52 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
     expect(agents.billing.turns).toHaveLength(2);
   });
 
+  it('answers one of Approve and Deny pressed before either is stored, and refuses the other as used', async () => {
+    // given a question with Approve and Deny, on a bot that takes updates by webhook and whose
+    // store's writes are slow
+    const gated = gatedStore(store);
+    const secretToken = 's3cret';
+    const webhook = { secretToken, port: 0, host: '127.0.0.1' };
+    const channel = await startBot(
+      {},
+      { store: gated.store, channel: { mode: 'webhook', webhook } },
+    );
+    const post = (update: Parameters<FakeTelegram['postWebhook']>[1]) =>
+      telegram.postWebhook(`http://127.0.0.1:${channel.webhookPort}/telegram`, update, secretToken);
+    const text = '/refund 4242';
+    await post({
+      message: telegram.buildMessage({ chat: group, from: ada, text, entities: command(text) }),
+    });
+    const [asked] = await telegram.waitForSent(1);
+    await bot.idle();
+    const held = gated.hold();
+    release = held.release;
+
+    // when Ada taps Approve, then Deny while Approve is being stored
+    const press = (data: string) =>
+      post({ callback_query: telegram.interactions.press(asked!.message, ada, data) });
+    const approved = press('b:approve');
+    await held.arrived;
+    const denied = press('b:deny');
+    await until(() => (bot.captureStats?.waiting ?? 0) > 0);
+    held.release();
+    expect([(await approved).status, (await denied).status]).toEqual([200, 200]);
+    await bot.idle();
+
+    // then Approve is answered, and Deny with one line
+    expect(telegram.sent.map((s) => s.text)).toEqual([
+      'Refund order 4242?',
+      'billing: approve',
+      'That button is no longer available.',
+    ]);
+    expect(agents.billing.turns).toHaveLength(2);
+    const turns = await store.get(`telegram:${group.id}`, { participantIds: ['telegram:1001'] });
+    expect(pressesOf(turns)).toEqual([
+      ['approve', undefined],
+      ['deny', 'used'],
+    ]);
+  });
+
   it('carries an id longer than callback_data holds as its place, and routes the press by it', async () => {
     agents.billing = longIdAsker();
     await startBot();
@@ -344,3 +400,8 @@ describe('commands and buttons on Telegram (grammy against FakeTelegram)', () =>
     expect(texts.join('\n')).not.toMatch(/no \/start command/);
   });
 });
+
+/** Resolves once `condition` holds, looking after each pass of the event loop. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}

@@ -4,7 +4,8 @@ import type { FakeTelegram } from 'colloquy/testing';
 import { startedBot, type StartedBot } from '../../fixtures/started-bot.js';
 
 /**
- * A started bot on a Telegram channel long-polling `telegram` (see `startedBot`).
+ * A started bot on a Telegram channel long-polling `telegram` (see `startedBot`), with that
+ * channel.
  *
  * @example
  * ```ts
@@ -15,12 +16,12 @@ export async function startTelegramBot(
   telegram: FakeTelegram,
   options: Partial<BotOptions> = {},
   channelOptions: Partial<TelegramChannelOptions> = {},
-): Promise<StartedBot> {
+): Promise<StartedBot & { channel: TelegramChannel }> {
   const channel = new TelegramChannel({
     token: telegram.token,
     client: { apiRoot: telegram.apiRoot },
     pollingTimeoutSeconds: 5,
     ...channelOptions,
   });
-  return startedBot(channel, options);
+  return { ...(await startedBot(channel, options)), channel };
 }

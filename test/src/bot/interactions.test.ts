@@ -210,6 +210,40 @@ describe('commands and presses', () => {
     ]);
   });
 
+  it('answers one of two presses of a once button made at the same moment, and refuses the other as used', async () => {
+    const { channel, store } = setUp([{ name: 'refund', description: 'Refund', agent: 'billing' }]);
+    await bot!.start();
+    // A reply as an agent would record it with Approve, Deny and two buttons that stay.
+    const stays = [
+      { id: 'more', label: 'More', once: false },
+      { id: 'refresh', label: 'Refresh', once: false },
+    ];
+    await channel.receive('/refund 1', {
+      interaction: { type: 'command', name: 'refund', args: '1' },
+    });
+    await bot!.idle();
+    const [asked] = await store.get(channel.conversationId, { participantIds: ['billing'] });
+    const actions = [approve, { id: 'deny', label: 'Deny' }, ...stays];
+    const metadata = { ...asked!.metadata, messageId: 'm-2', actions };
+    await store.append({ ...asked!, id: 'with-deny', metadata });
+    const press = (id: string, messageId: string) =>
+      channel.receive(id, { interaction: { type: 'button', id, value: '', on: 'm-2' }, messageId });
+    // Both delivered before either is committed.
+    await Promise.all([press('more', 'p-1'), press('refresh', 'p-2')]);
+    await Promise.all([press('approve', 'p-3'), press('deny', 'p-4')]);
+    await bot!.idle();
+    const turns = await store.get(channel.conversationId, { participantIds: ['memory:alice'] });
+    expect(turns.slice(1).map((t) => t.metadata.interaction)).toMatchObject([
+      { id: 'more', agent: 'billing' },
+      { id: 'refresh', agent: 'billing' },
+      { id: 'approve', agent: 'billing' },
+      { id: 'deny', refused: 'used' },
+    ]);
+    expect(channel.sent.map((m) => m.content).slice(-1)).toEqual([
+      'That button is no longer available.',
+    ]);
+  });
+
   it('answers "More" pressed three times, and a double press of it once', async () => {
     const { channel, store } = setUp([{ name: 'refund', description: 'Refund', agent: 'billing' }]);
     await bot!.start();
