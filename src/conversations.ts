@@ -52,3 +52,24 @@ export function forgetLinks(message: StoredMessage, participantId: string): Stor
   }
   return message;
 }
+
+/**
+ * Blanks a turn that `forgetParticipant` keeps in redact mode, in place: its text, its
+ * author's name, its files (names, links, platform ids) and the metadata that repeats its
+ * words (`slackText`, Slack's raw text; a command's `interaction.args`), as the SQL stores'
+ * `redactMessages` does. The rest (who, when, where, mentions, a button's value) stays.
+ *
+ * @example
+ * ```ts
+ * redactTurn(turn).content; // ''
+ * ```
+ */
+export function redactTurn(message: StoredMessage): StoredMessage {
+  const { displayName: _, ...participant } = message.participant;
+  const { slackText: __, ...metadata } = message.metadata;
+  if (metadata.interaction?.type === 'command') {
+    metadata.interaction = { ...metadata.interaction, args: '' };
+  }
+  const { attachments: ___, ...rest } = message;
+  return { ...rest, content: '', participant, metadata };
+}

@@ -1,7 +1,7 @@
 import type { PostQueue } from './posts.js';
 import { applyReaction, type MessageReaction, type ReactionChange } from './reactions.js';
 import { concerns, repliesTo } from './agent.js';
-import { conversationExists, placeOf } from './conversations.js';
+import { conversationExists, placeOf, redactTurn } from './conversations.js';
 import { searchKeys } from './search-words.js';
 import type { ClaimedRuns, Lease } from './leases.js';
 import type {
@@ -317,6 +317,7 @@ export class InMemoryConversationStore implements ConversationStore {
     const conversation = this.#conversations.get(conversationId);
     if (!conversation) return false;
     this.#evict(conversationId, conversation);
+    this.#runs.deleteConversation(conversationId);
     return true;
   }
 
@@ -325,8 +326,10 @@ export class InMemoryConversationStore implements ConversationStore {
     const theirs = (m: StoredMessage) => m.participant.id === participantId;
     let count = 0;
     forgetTraces(this.#conversations.values(), participantId, redact);
+    const wrote = new Set<string>();
     for (const conversation of [...this.#conversations.values()]) {
       if (!conversation.rows.some((row) => theirs(row.message))) continue;
+      wrote.add(conversation.info.id);
       // A rolling summary can retell what the person said: those of their conversations go.
       conversation.rows = conversation.rows.filter((row) => {
         const m = row.message;
@@ -338,8 +341,7 @@ export class InMemoryConversationStore implements ConversationStore {
       });
       for (const row of conversation.rows) {
         if (!theirs(row.message)) continue;
-        row.message.content = '';
-        delete row.message.participant.displayName;
+        row.message = redactTurn(row.message);
         row.words = [];
       }
       // As in SQLite: a conversation left empty goes, the others span what remains.
@@ -350,6 +352,8 @@ export class InMemoryConversationStore implements ConversationStore {
       }
       span(conversation);
     }
+    // A recorded prompt holds the turns of its conversation: those that can hold theirs go.
+    this.#runs.forgetPrompts(wrote);
     return count;
   }
 

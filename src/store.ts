@@ -174,7 +174,10 @@ export type CommitResult<K extends StoreOperation['kind'] = StoreOperation['kind
   { ok: true; value: OperationResults[K] } | { ok: false; error: StoreError };
 
 export interface ForgetOptions {
-  /** `delete` removes the rows (default); `redact` keeps them with the text and name blanked. */
+  /**
+   * `delete` removes the rows (default); `redact` keeps them with every word of theirs blanked
+   * (text, name, files, Slack's raw text, a command's arguments).
+   */
   mode?: 'delete' | 'redact';
 }
 
@@ -210,7 +213,7 @@ export interface ConversationLog {
 
   listConversations(options?: ListConversationsOptions): Promise<Page<ConversationSummary>>;
   getConversation(conversationId: string): Promise<ConversationSummary | undefined>;
-  /** Deletes a conversation and all its turns; false when there was none. */
+  /** Deletes a conversation, all its turns and its agent runs; false when there was none. */
   deleteConversation(conversationId: string): Promise<boolean>;
   /**
    * Creates an empty conversation with a title and metadata, before its first turn (turns
@@ -224,8 +227,8 @@ export interface ConversationLog {
   ): Promise<ConversationSummary | undefined>;
   /**
    * Removes (or redacts) everything a participant wrote, everywhere, and the rolling summaries
-   * of the conversations they wrote in; returns how many of their turns (summaries an agent
-   * wrote are not counted).
+   * and recorded run prompts of the conversations they wrote in; returns how many of their
+   * turns (summaries an agent wrote are not counted).
    */
   forgetParticipant(participantId: string, options?: ForgetOptions): Promise<number>;
 

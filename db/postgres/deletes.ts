@@ -99,6 +99,7 @@ export async function forget(
     await q(PG.clearRepliesTo);
     await q(PG.deleteParticipant);
   }
+  await client.query(PG.forgetPrompts, [wrote]);
   for (const id of wrote) {
     await client.query(PG.refreshConversation, [id]);
     await client.query(PG.deleteEmptyConversation, [id]);
@@ -125,6 +126,7 @@ export async function deleteConversation(
   const ids = authors.rows.map((row) => row.participant_id).sort();
   await client.query(LOCK_PARTICIPANTS, [ids]);
   await client.query(PG.deleteConversation, [conversationId]);
+  await client.query(PG.deleteRuns, [conversationId]);
   await client.query(PG.deleteSilentParticipants, [ids]);
   return true;
 }

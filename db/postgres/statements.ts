@@ -148,7 +148,15 @@ export const PG = {
   deleteReactionsOf: `DELETE FROM message_reactions WHERE participant_id = $1`,
   redactRevisions: `DELETE FROM message_revisions
     WHERE message_seq IN (SELECT seq FROM messages WHERE participant_id = $1)`,
-  redactMessages: `UPDATE messages SET content = '[redacted]' WHERE participant_id = $1`,
+  // The words a kept turn carries beside its text: its files, Slack's raw text, a command's
+  // arguments (docs/sql.md, "Edits, deletes and forgetting").
+  redactMessages: `UPDATE messages SET content = '[redacted]', attachments = NULL,
+      metadata = jsonb_set(metadata - 'slackText', '{interaction,args}', '"[redacted]"', false)
+    WHERE participant_id = $1`,
+  // A recorded prompt holds the turns of its conversation.
+  forgetPrompts: `UPDATE agent_runs SET prompt = NULL
+    WHERE prompt IS NOT NULL AND conversation_id = ANY($1::text[])`,
+  deleteRuns: `DELETE FROM agent_runs WHERE conversation_id = $1`,
   redactParticipant: `UPDATE participants SET display_name = NULL WHERE id = $1`,
 } as const;
 

@@ -516,7 +516,9 @@ export class PostgresConversationStore implements ConversationStore {
     });
     // Vacuuming only hurries the space reuse; the rows are gone either way.
     await this.pool
-      .query('VACUUM messages, message_mentions, message_revisions, participants, conversations')
+      .query(
+        'VACUUM messages, message_mentions, message_revisions, participants, conversations, agent_runs',
+      )
       .catch(() => {});
     return changes;
   }

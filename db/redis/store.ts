@@ -17,7 +17,7 @@ import {
   type SearchOptions,
 } from '../../src/store.js';
 import { repliesTo } from '../../src/agent.js';
-import { conversationExists, forgetLinks, placeOf } from '../../src/conversations.js';
+import { conversationExists, forgetLinks, placeOf, redactTurn } from '../../src/conversations.js';
 import { normalizeTimestamp } from '../../src/timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from '../../src/tokenizer.js';
 import {
@@ -706,10 +706,7 @@ export class RedisConversationStore implements ConversationStore {
     const lane = { key: `${base}ix`, prefix: ixPrefix('by', participantId) };
     let count = 0;
     for await (const stamp of newestFirst(this.#client, [lane], {}, 500)) {
-      const redacted = await this.#replace(conversationId, seqOf(stamp), (m) => {
-        const { displayName: _, ...participant } = m.participant;
-        return { ...m, content: '', participant };
-      });
+      const redacted = await this.#replace(conversationId, seqOf(stamp), redactTurn);
       if (redacted) count++;
     }
     return count;

@@ -193,7 +193,17 @@ const SQL = {
   deleteReactionsOf: `DELETE FROM message_reactions WHERE participant_id = ?`,
   redactRevisions: `DELETE FROM message_revisions
     WHERE message_seq IN (SELECT seq FROM messages WHERE participant_id = ?)`,
-  redactMessages: `UPDATE messages SET content = '[redacted]' WHERE participant_id = ?`,
+  // The words a kept turn carries beside its text: its files, Slack's raw text, a command's
+  // arguments (docs/sql.md, "Edits, deletes and forgetting").
+  redactMessages: `UPDATE messages SET content = '[redacted]', attachments = NULL,
+      metadata = json_replace(json_remove(metadata, '$.slackText'),
+        '$.interaction.args', '[redacted]')
+    WHERE participant_id = ?`,
+  // A recorded prompt holds the turns of its conversation (`agent_runs` has no index on it:
+  // one pass for all the conversations).
+  forgetPrompts: `UPDATE agent_runs SET prompt = NULL
+    WHERE prompt IS NOT NULL AND conversation_id IN (SELECT value FROM json_each(?))`,
+  deleteRuns: `DELETE FROM agent_runs WHERE conversation_id = ?`,
   redactParticipant: `UPDATE participants SET display_name = NULL WHERE id = ?`,
 
   insertRevision: `INSERT INTO message_revisions (message_seq, content, replaced_at)

@@ -166,6 +166,7 @@ export class StoreWrites {
     const s = this.sql;
     const authors = s.authorsIn.all(conversationId) as string[];
     if (s.deleteConversation.run(conversationId).changes === 0) return false;
+    s.deleteRuns.run(conversationId);
     s.deleteSilentParticipants.run(JSON.stringify(authors));
     s.optimizeSearch.run();
     return true;
@@ -192,6 +193,7 @@ export class StoreWrites {
       s.clearRepliesTo.run(participantId);
       s.deleteParticipant.run(participantId);
     }
+    s.forgetPrompts.run(JSON.stringify(touched));
     for (const id of touched) s.deleteEmptyConversation.run({ id });
     if (changes + summaries > 0) s.optimizeSearch.run();
     return changes;

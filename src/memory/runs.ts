@@ -60,6 +60,20 @@ export class MemoryRuns {
       });
   }
 
+  /** Clears the recorded prompts of the runs in `conversationIds`. */
+  forgetPrompts(conversationIds: ReadonlySet<string>): void {
+    for (const run of this.#runs.values()) {
+      if (conversationIds.has(run.conversationId)) delete run.prompt;
+    }
+  }
+
+  /** Deletes the runs of a conversation. */
+  deleteConversation(conversationId: string): void {
+    for (const [id, run] of this.#runs) {
+      if (run.conversationId === conversationId) this.#runs.delete(id);
+    }
+  }
+
   state(key: string): string | undefined {
     return this.#state.get(key);
   }

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { concerns } from '../../src/agent.js';
 import { describeAttachmentContract } from './attachment-contract.js';
+import { describeForgetContract } from './forget-contract.js';
 import { describePostContract } from './post-contract.js';
 import { describeReactionContract } from './reaction-contract.js';
 import { describeRunContract } from './run-contract.js';
@@ -916,6 +917,7 @@ export function describeStoreContract(
     describeReactionContract(() => store);
     describePostContract(() => store);
     describeRunContract(() => store);
+    describeForgetContract(() => store);
 
     describe('provenance', () => {
       it('keeps a reply’s traceId and sources, read every way', async () => {

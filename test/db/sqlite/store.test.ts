@@ -20,6 +20,7 @@ import {
   migrationsFolder,
 } from 'colloquy/sqlite';
 import { StoreError } from 'colloquy';
+import { parseSlackEvent } from 'colloquy/slack';
 import { normalizeTimestamp } from '../../../db/rows.js';
 import type { NewMessage } from 'colloquy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -64,6 +65,42 @@ function turn(fields: Partial<NewMessage> & { messageId?: string; mentions?: str
     ...rest,
   };
   return message;
+}
+
+/** A Slack message of `user` mentioning the bot, as the Slack channel parses it. */
+function slackMention(user: string, text: string, ts: string): NewMessage {
+  const parsed = parseSlackEvent(
+    {
+      team_id: 'T1',
+      event_id: `Ev${ts}`,
+      event: { type: 'message', channel: 'C1', channel_type: 'channel', user, text, ts },
+    },
+    { self: { userId: 'UBOT', botId: 'BBOT' }, names: new Map([['UBOT', 'bot']]) },
+  );
+  if (parsed.kind !== 'message') throw new Error(`not a message: ${parsed.kind}`);
+  return parsed.message;
+}
+
+/** Commits `answered` and the run of agent `support` that answered it, its prompt recorded. */
+async function recordRun(store: SqliteConversationStore, answered: NewMessage, prompt: string) {
+  const results = await store.commit([
+    { kind: 'append', message: answered },
+    {
+      kind: 'run',
+      create: true,
+      run: {
+        id: `${answered.id}:support`,
+        messageId: answered.id,
+        conversationId: answered.conversationId,
+        agentId: 'support',
+        status: 'answered',
+        createdAt: answered.timestamp,
+        attempts: 1,
+        prompt: JSON.stringify([{ role: 'user', content: prompt }]),
+      },
+    },
+  ]);
+  expect(results.every((result) => result.ok)).toBe(true);
 }
 
 async function rejection(promise: Promise<unknown>): Promise<StoreError> {
@@ -824,6 +861,9 @@ describe('SqliteConversationStore: what SQL users see', () => {
       await store.append(
         turn({ conversationId: 'slack:T1:C2', participant: person, content: `again ${secret}` }),
       );
+      // a Slack mention (its raw text kept in the metadata), answered with its prompt recorded
+      const mention = slackMention('U9', `<@UBOT> my pin is ${secret}`, '1767225600.000100');
+      await recordRun(store, mention, `${name}: @bot my pin is ${secret}`);
       // a rolling summary that retells it
       const summary = turn({
         participant: { kind: 'agent', id: 'support' },
@@ -858,7 +898,11 @@ describe('SqliteConversationStore: what SQL users see', () => {
     const C2 = 'slack:T1:C2';
     for (let i = 0; i < 200; i++) await store.append(turn({ content: `weather ${i} is fine` }));
     await store.append(turn({ conversationId: C2, participant: person, content: secret }));
-    await store.append(turn({ conversationId: C2, content: `re ${secret}` }));
+    await recordRun(
+      store,
+      turn({ conversationId: C2, content: `re ${secret}` }),
+      `${name}: ${secret}`,
+    );
     await store.checkpoint();
 
     expect(await store.deleteConversation(C2)).toBe(true);

@@ -284,6 +284,26 @@ describe('studio pages', () => {
     expect(rebuilt).toMatch(/\d+ tokens<\/strong> of a 3000-token budget/);
   });
 
+  it('shows a run whose recorded prompt went with a forgotten person, without their words', async () => {
+    // given the run that recorded Alice's question, on a file of its own
+    const own = await studioOn('forgotten-prompt.db', { runs: true });
+    const runs = (await own.source.runs({ limit: 100 })) ?? [];
+    const asked = runs.find((r) => r.messageId.endsWith('1772442300.000000'))!;
+    const store = new SqliteConversationStore({ path: own.path });
+    const question = await store.getMessage(asked.conversationId, asked.messageId);
+
+    // when she is forgotten
+    await store.forgetParticipant(question!.participant.id);
+    await store.close();
+
+    // then the run's page still answers, rebuilt from what remains, with none of her words
+    const page = await own.text(`/runs/${enc(asked.id)}`);
+    own.source.close();
+    expect(page).toContain('<span class="badge">rebuilt</span>');
+    expect(page).toContain('the inbound turn is no longer stored');
+    expect(page).not.toContain('when does the 2.3 release ship');
+  });
+
   it('draws the overview charts as inline SVG', async () => {
     const html = await s.text('/overview');
     expect(html.match(/<svg /g)).toHaveLength(3);
