@@ -11,7 +11,7 @@ import type { OutboundMessage } from '../../src/channel.js';
 import type { ColloquyError } from '../../src/errors.js';
 import { postFiles } from '../shared/files.js';
 import type { PostedFiles } from '../shared/files.js';
-import { toColloquyError } from './format.js';
+import { discordNonce, toColloquyError } from './format.js';
 
 /** The largest file a bot uploads without a boosted server (10 MiB). */
 export const DISCORD_FILE_LIMIT = 10 * 1024 * 1024;
@@ -27,7 +27,9 @@ interface DiscordAttachment {
 
 /**
  * Posts `message.files` after its text, one message each; each refused one is reported and
- * left out.
+ * left out. A reply's file message carries a nonce of its own (`enforce_nonce`), so a post
+ * discord.js sends again after a reset or a timeout is answered with the message Discord
+ * created.
  *
  * @example
  * ```ts
@@ -40,7 +42,8 @@ export function sendDiscordFiles(
   message: OutboundMessage,
   report: (error: ColloquyError) => void,
 ): Promise<PostedFiles> {
-  const { conversationId } = message;
+  const { conversationId, replyId } = message;
+  let index = 0;
   return postFiles(message.files, {
     platform: 'Discord',
     conversationId,
@@ -48,8 +51,10 @@ export function sendDiscordFiles(
     report,
     fail: (error) => toColloquyError(error, `a file in ${channelId}`, { conversationId }),
     upload: async (file) => {
+      const nonce = replyId === undefined ? undefined : discordNonce(`${replyId}\nfile`, index++);
       const posted = (await rest.post(Routes.channelMessages(channelId), {
         body: {
+          ...(nonce !== undefined && { nonce, enforce_nonce: true }),
           attachments: [
             {
               id: 0,

@@ -240,7 +240,10 @@ async function postMessage(
   );
   const { components } = request as { components?: unknown };
   if (Array.isArray(components)) posted.components = components;
-  if (uploads.length > 0) posted.attachments = host.attach(channel.id, uploads, request);
+  // A nonce Discord kept is answered with the message it created, files included.
+  if (uploads.length > 0 && posted.attachments.length === 0) {
+    posted.attachments = host.attach(channel.id, uploads, request);
+  }
   const held = host.answerDelay();
   if (held !== undefined) await held;
   answer(200, posted);

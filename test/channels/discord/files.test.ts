@@ -3,6 +3,7 @@ import type { Agent, Bot, ColloquyError } from 'colloquy';
 import { PlatformError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeDiscord, type FakeDiscordUser } from 'colloquy/testing';
+import { lossyHop, type LossyHop } from '../../fixtures/lossy-hop.js';
 import { ScriptedAgent, streamingAgent } from '../../fixtures/scripted-agent.js';
 import { watched } from '../../fixtures/watched-store.js';
 import { startDiscordBot } from './discord.fixtures.js';
@@ -147,5 +148,44 @@ describe('files out and reactions on Discord (discord.js against FakeDiscord, SQ
     expect(await sqlite.getReactions(inDm, asked.id)).toMatchObject([
       { participantId: `discord:${discord.botUser.id}`, reaction: '👀' },
     ]);
+  });
+});
+
+describe('Discord: a file post whose answer is lost while the bot runs', () => {
+  let discord: FakeDiscord;
+  let hop: LossyHop;
+  let bot: Bot;
+
+  afterEach(async () => {
+    await bot.stop();
+    await hop.close();
+    await discord.close();
+  });
+
+  it('is posted once: discord.js sends it again with its nonce, and Discord answers the first', async () => {
+    // given a hop that resets the connection after Discord took the first file post
+    discord = await FakeDiscord.start();
+    discord.addDmChannel({ id: DM, recipient: alice });
+    hop = await lossyHop(new URL(discord.restApi).origin, (req) =>
+      String(req.headers['content-type']).startsWith('multipart/form-data'),
+    );
+    const invoice = { name: 'invoice-4711.pdf', data: PDF, mimeType: 'application/pdf' };
+    const agent = new ScriptedAgent({ output: 'Here is the invoice.', files: [invoice] });
+    const store = watched(new SqliteConversationStore({ path: ':memory:' }));
+    ({ bot } = await startDiscordBot(
+      discord,
+      { agents: [agent], store: store.store },
+      { clientOptions: { rest: { api: `${hop.origin}/api` } } },
+    ));
+
+    // when Alice asks and the bot answers with the file
+    discord.userMessage({ channelId: DM, author: alice, content: 'invoice for 4711 please' });
+    const turns = await store.turns(inDm, (t) => t.some((turn) => turn.delivery === 'sent'));
+
+    // then the file is on Discord once, and recorded under the reply
+    expect(hop.lost()).toBe(1);
+    expect(discord.uploads).toHaveLength(1);
+    expect(discord.posted).toHaveLength(2);
+    expect(turns.at(-1)?.attachments).toMatchObject([{ name: 'invoice-4711.pdf' }]);
   });
 });

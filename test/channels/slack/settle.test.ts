@@ -370,8 +370,9 @@ describe('Slack: a reply whose answer is lost while the bot runs', () => {
   it('is found by its metadata and recorded with the ts Slack gave it, posted once', async () => {
     // given a hop that loses Slack's answer to the first chat.postMessage, after Slack posted it
     slack = await FakeSlack.start();
-    hop = await lossyHop(new URL(slack.slackApiUrl).origin, (path) =>
-      path.endsWith('/chat.postMessage'),
+    hop = await lossyHop(
+      new URL(slack.slackApiUrl).origin,
+      (req) => req.url?.endsWith('/chat.postMessage') === true,
     );
     const channel = new SlackChannel({
       token: slack.token,

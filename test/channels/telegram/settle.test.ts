@@ -97,7 +97,7 @@ describe('Telegram: a reply whose answer is lost while the bot runs', () => {
   it('is posted once and recorded unconfirmed (at most once, as after a crash)', async () => {
     // given a hop that loses Telegram's answer to the first sendMessage, after Telegram posted it
     telegram = await FakeTelegram.start();
-    hop = await lossyHop(telegram.apiRoot, (path) => path.endsWith('/sendMessage'));
+    hop = await lossyHop(telegram.apiRoot, (req) => req.url?.endsWith('/sendMessage') === true);
     const store = new InMemoryConversationStore();
     const channel = new TelegramChannel({
       token: telegram.token,
