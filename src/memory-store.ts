@@ -18,7 +18,7 @@ import type {
   SearchOptions,
   StoreOperation,
 } from './store.js';
-import { normalizeTimestamp } from './timestamp.js';
+import { isBefore, normalizeTimestamp } from './timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from './tokenizer.js';
 import { isoTimestamp, withMetadata } from './types.js';
 import type { AgentRun, FlowOperation, RunQuery } from './runs.js';
@@ -360,8 +360,10 @@ export class InMemoryConversationStore implements ConversationStore {
   async recordEdit(edit: MessageEdit): Promise<boolean> {
     const row = this.#byPlatform.get(platformKey(edit));
     if (!row) return false;
+    const editedAt = normalizeTimestamp(edit.editedAt, 'editedAt');
+    if (isBefore(editedAt, row.message.editedAt)) return true;
     row.message.content = edit.content;
-    row.message.editedAt = normalizeTimestamp(edit.editedAt, 'editedAt');
+    row.message.editedAt = editedAt;
     row.words = searchKeys(edit.content);
     return true;
   }

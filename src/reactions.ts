@@ -1,6 +1,7 @@
 import type { Channel } from './channel.js';
 import { channelOf } from './channel/place.js';
 import { ColloquyError } from './errors.js';
+import { isBefore } from './timestamp.js';
 import type { ConversationStore, StoreOperation } from './store.js';
 import type { NewMessage, PlatformMessageRef } from './types.js';
 import { isoTimestamp } from './types.js';
@@ -54,8 +55,10 @@ export interface MessageReaction {
 
 /**
  * The reactions of one message after a change: an addition opens a reaction unless the same
- * person's same reaction is open already; a removal closes the open one (none open: nothing
- * changes). Stores that keep reactions beside the turn (memory, Redis) share it.
+ * person's same reaction is open already, or was removed at or after the addition's time (a
+ * redelivered addition); a removal closes the open one unless it was added after the
+ * removal's time (none open: nothing changes). Stores that keep reactions beside the turn
+ * (memory, Redis) share it.
  *
  * @example
  * ```ts
@@ -66,21 +69,21 @@ export function applyReaction(
   reactions: readonly MessageReaction[],
   change: ReactionChange,
 ): MessageReaction[] {
-  const open = reactions.findIndex(
-    (r) =>
-      r.participantId === change.participantId &&
-      r.reaction === change.reaction &&
-      r.removedAt === undefined,
-  );
+  const same = (r: MessageReaction) =>
+    r.participantId === change.participantId && r.reaction === change.reaction;
+  const open = reactions.findIndex((r) => same(r) && r.removedAt === undefined);
   if (change.removed !== true) {
-    return open >= 0
+    const settled = reactions.some(
+      (r) => same(r) && r.removedAt !== undefined && !isBefore(r.removedAt, change.at),
+    );
+    return open >= 0 || settled
       ? [...reactions]
       : [
           ...reactions,
           { participantId: change.participantId, reaction: change.reaction, addedAt: change.at },
         ];
   }
-  if (open < 0) return [...reactions];
+  if (open < 0 || isBefore(change.at, reactions[open]?.addedAt)) return [...reactions];
   return reactions.map((r, i) => (i === open ? { ...r, removedAt: change.at } : r));
 }
 

@@ -234,7 +234,8 @@ export interface ConversationLog {
 
   /**
    * Records an edit; the previous text is kept as a revision when the text changes (an edit of
-   * the buttons alone keeps none). False when the message is unknown, and for a later part of a
+   * the buttons alone keeps none). An edit older than the turn's `editedAt` (a redelivery after
+   * a later edit) changes nothing and answers true. False when the message is unknown, and for a later part of a
    * split reply (`metadata.partMessageIds`): a part's text is not the reply's.
    */
   recordEdit(edit: MessageEdit): Promise<boolean>;
@@ -245,8 +246,10 @@ export interface ConversationLog {
   recordDeletion(deletion: MessageDeletion): Promise<boolean>;
   /**
    * Records a reaction added or removed on a stored message (found as `findByPlatformRef` finds
-   * it: a reaction on any part of a split reply is on the reply). False when the message is
-   * unknown (`message_reactions` in SQL).
+   * it: a reaction on any part of a split reply is on the reply). An addition at or before a
+   * removal of the same person's same reaction, or a removal before the open one's addition,
+   * changes nothing (a redelivery). False when the message is unknown (`message_reactions` in
+   * SQL).
    */
   recordReaction(change: ReactionChange): Promise<boolean>;
   /** The reactions on a turn (by its colloquy id), oldest first, removed ones included. */

@@ -36,3 +36,18 @@ export function normalizeTimestamp(
   }
   return date.toISOString();
 }
+
+/**
+ * True when timestamp `at` names an earlier instant than `than`; false when `than` is absent.
+ * Stores use it to leave a change that arrives after a later one (a platform's redelivery, a
+ * dead letter imported late) without effect.
+ *
+ * @example
+ * ```ts
+ * isBefore('2026-01-01T00:01:00.000Z', '2026-01-01T00:02:00.000Z'); // true
+ * isBefore('2026-01-01T00:01:00.000Z', undefined); // false
+ * ```
+ */
+export function isBefore(at: string, than: string | null | undefined): boolean {
+  return than !== null && than !== undefined && Date.parse(at) < Date.parse(than);
+}

@@ -150,11 +150,11 @@ export class MemoryChannel implements Channel {
     return message;
   }
 
-  /** Delivers an edit of an earlier turn. */
-  async edit(messageId: string, content: string): Promise<void> {
+  /** Delivers an edit of an earlier turn, made at `editedAt` (now unless given). */
+  async edit(messageId: string, content: string, editedAt = isoTimestamp()): Promise<void> {
     const ref = { channelType: this.type, channelId: this.channelId, messageId };
     await (
-      await this.#started().edit({ ...ref, content, editedAt: isoTimestamp() })
+      await this.#started().edit({ ...ref, content, editedAt })
     ).handled;
   }
 

@@ -4,8 +4,9 @@ import { PART_IN_CHANNEL } from './statements.js';
 import type { Queryable } from './runs.js';
 
 /**
- * A reaction added (a row, unless the same person's same reaction is open on the turn) or
- * removed (the open row closed), in one statement, on the turn the platform message is or the
+ * A reaction added (a row, unless the same person's same reaction is open on the turn, or was
+ * removed at or after the addition's time: a redelivered addition) or removed (the open row
+ * closed, unless it was added after the removal's time), in one statement, on the turn the platform message is or the
  * split reply it is a later part of; answers whether the turn is known.
  */
 const RECORD = `WITH m AS (
@@ -17,11 +18,11 @@ const RECORD = `WITH m AS (
     INSERT INTO message_reactions (message_seq, message_id, participant_id, reaction, added_at)
     SELECT m.seq, m.id, $4, $5, $6 FROM m
     WHERE NOT $7 AND NOT EXISTS (SELECT FROM message_reactions r WHERE r.message_seq = m.seq
-      AND r.participant_id = $4 AND r.reaction = $5 AND r.removed_at IS NULL)),
+      AND r.participant_id = $4 AND r.reaction = $5 AND (r.removed_at IS NULL OR r.removed_at >= $6))),
   removed AS (
     UPDATE message_reactions r SET removed_at = $6 FROM m
     WHERE $7 AND r.message_seq = m.seq AND r.participant_id = $4 AND r.reaction = $5
-      AND r.removed_at IS NULL)
+      AND r.removed_at IS NULL AND r.added_at <= $6)
   SELECT count(*)::int AS found FROM m`;
 
 const LIST = `SELECT r.participant_id, r.reaction, r.added_at, r.removed_at

@@ -33,6 +33,7 @@ import type {
 import { type ConversationRow, listingQuery, pageOf, toSummary } from '../listing.js';
 import { buildGetQuery } from '../queries.js';
 import { fromValues, normalizeTimestamp, toInsert, toMessage } from '../rows.js';
+import { isBefore } from '../../src/timestamp.js';
 import {
   capResults,
   type Candidate,
@@ -330,8 +331,10 @@ export class PostgresConversationStore implements ConversationStore {
     );
     const found = rows[0];
     if (found === undefined) return false;
-    // The same edit again (a redelivery, a dead letter imported twice) changes nothing.
+    // The same edit again (a redelivery, a dead letter imported twice) changes nothing, nor
+    // does one older than the edit stored (a redelivery after a later edit).
     if (found.content === content && found.edited_at === editedAt) return true;
+    if (isBefore(editedAt, found.edited_at)) return true;
     // A revision keeps an earlier text: an edit of the buttons alone keeps none.
     if (found.content !== content) {
       await client.query(PG.insertRevision, [found.seq, found.content, editedAt]);

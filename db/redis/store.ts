@@ -18,7 +18,7 @@ import {
 } from '../../src/store.js';
 import { repliesTo } from '../../src/agent.js';
 import { conversationExists, forgetLinks, placeOf, redactTurn } from '../../src/conversations.js';
-import { normalizeTimestamp } from '../../src/timestamp.js';
+import { isBefore, normalizeTimestamp } from '../../src/timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from '../../src/tokenizer.js';
 import {
   isoTimestamp,
@@ -394,7 +394,9 @@ export class RedisConversationStore implements ConversationStore {
   async recordEdit(edit: MessageEdit): Promise<boolean> {
     return this.#guard('record an edit', undefined, async () => {
       const editedAt = normalizeTimestamp(edit.editedAt, 'editedAt');
-      return this.#change(edit, (m) => ({ ...m, content: edit.content, editedAt }));
+      return this.#change(edit, (m) =>
+        isBefore(editedAt, m.editedAt) ? m : { ...m, content: edit.content, editedAt },
+      );
     });
   }
 

@@ -4,7 +4,8 @@ import { PART_IN_CHANNEL } from './statements.js';
 
 /**
  * `message_reactions` in SQLite: a reaction added opens a row unless the same person's same
- * reaction is open on the turn already; one removed closes the open row.
+ * reaction is open on the turn already, or was removed at or after the addition's time (a
+ * redelivered addition); one removed closes the open row, unless that was added after it.
  *
  * @example
  * ```ts
@@ -16,6 +17,7 @@ export class SqliteReactions {
   readonly #find;
   readonly #findPart;
   readonly #open;
+  readonly #removedSince;
   readonly #add;
   readonly #remove;
   readonly #list;
@@ -35,11 +37,19 @@ export class SqliteReactions {
           AND reaction = ? AND removed_at IS NULL`,
       )
       .pluck();
+    this.#removedSince = db
+      .prepare<[number, string, string, string], number>(
+        `SELECT 1 FROM message_reactions WHERE message_seq = ? AND participant_id = ?
+          AND reaction = ? AND removed_at >= ?`,
+      )
+      .pluck();
     this.#add = db.prepare(
       `INSERT INTO message_reactions (message_seq, message_id, participant_id, reaction, added_at)
         VALUES (?, ?, ?, ?, ?)`,
     );
-    this.#remove = db.prepare(`UPDATE message_reactions SET removed_at = ? WHERE rowid = ?`);
+    this.#remove = db.prepare(
+      `UPDATE message_reactions SET removed_at = ? WHERE rowid = ? AND added_at <= ?`,
+    );
     this.#list = db.prepare<[string, string], Row>(
       `SELECT r.participant_id, r.reaction, r.added_at, r.removed_at
         FROM messages m JOIN message_reactions r ON r.message_seq = m.seq
@@ -62,10 +72,11 @@ export class SqliteReactions {
     const ref = [change.channelType, change.channelId, change.messageId] as const;
     const turn = this.#find.get(...ref) ?? this.#findPart.get(...ref);
     if (turn === undefined) return false;
-    const open = this.#open.get(turn.seq, change.participantId, change.reaction);
+    const who = [turn.seq, change.participantId, change.reaction] as const;
+    const open = this.#open.get(...who);
     if (change.removed === true) {
-      if (open !== undefined) this.#remove.run(change.at, open);
-    } else if (open === undefined) {
+      if (open !== undefined) this.#remove.run(change.at, open, change.at);
+    } else if (open === undefined && this.#removedSince.get(...who, change.at) === undefined) {
       this.#add.run(turn.seq, turn.id, change.participantId, change.reaction, change.at);
     }
     return true;

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { ParticipantKind, PlatformMessageRef } from '../../src/types.js';
 import type { MessageInsert } from '../rows.js';
 import { type Statements, prepareStatements } from './statements.js';
+import { isBefore } from '../../src/timestamp.js';
 
 /** Everything `append` needs to write a turn, already validated and flattened. */
 export interface AppendInput {
@@ -203,8 +204,10 @@ export class StoreWrites {
     const found = this.sql.findByPlatform.get(ref.channelType, ref.channelId, ref.messageId) as
       { seq: number; content: string; edited_at: string | null } | undefined;
     if (found === undefined) return false;
-    // The same edit again (a redelivery, a dead letter imported twice) changes nothing.
+    // The same edit again (a redelivery, a dead letter imported twice) changes nothing, nor
+    // does one older than the edit stored (a redelivery after a later edit).
     if (found.content === content && found.edited_at === editedAt) return true;
+    if (isBefore(editedAt, found.edited_at)) return true;
     // A revision keeps an earlier text: an edit of the buttons alone keeps none.
     if (found.content !== content) this.sql.insertRevision.run(found.seq, found.content, editedAt);
     this.sql.applyEdit.run(content, editedAt, found.seq);

@@ -21,6 +21,7 @@ import { TurnOrder, refKey } from '../turn-order.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from '../types.js';
 import type { Drain } from './drain.js';
 import { eventually } from './eventually.js';
+import { isBefore } from '../timestamp.js';
 import { handleReaction } from './reactions.js';
 import type { Running } from './running.js';
 import { withAgentMentions } from './turn.js';
@@ -40,7 +41,10 @@ const noop = () => {};
 export class Intake {
   /** False before start and once stop has stopped the channels: events are refused. */
   accepting = false;
-  readonly #recent = new Map<string, { message: NewMessage; channel: Channel }>();
+  readonly #recent = new Map<
+    string,
+    { message: NewMessage; channel: Channel; editedAt?: string }
+  >();
   readonly #presses = new RecentPresses();
   readonly #used = new UsedMessages();
   /**
@@ -264,8 +268,10 @@ export class Intake {
     return this.#change(this.commit({ kind: 'edit', edit }), async (committed) => {
       await committed;
       const recent = this.#recent.get(refKey(edit));
-      // A redelivered edit changes nothing: it is not answered again.
+      // A redelivered edit changes nothing, nor does one older than the edit answered last:
+      // neither is answered again.
       if (recent === undefined || recent.message.content === edit.content) return;
+      if (isBefore(edit.editedAt, recent.editedAt)) return;
       const { metadata, conversationId } = recent.message;
       const turn: NewMessage = {
         ...recent.message,
@@ -273,6 +279,7 @@ export class Intake {
         metadata: { ...metadata, rerunForEdit: (metadata.rerunForEdit ?? 0) + 1 },
       };
       recent.message = turn;
+      recent.editedAt = edit.editedAt;
       // An edit answered again is a turn of its conversation: drained in its order.
       const { channel } = recent;
       const committedTurn = Promise.resolve('new' as const);

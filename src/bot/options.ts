@@ -116,7 +116,10 @@ export interface BotOptions {
    * only recorded (`message_reactions`).
    */
   answerReactions?: AnswerReactions;
-  /** Run the agents again when a person edits a recent turn (default false). */
+  /**
+   * Run the agents again when a person edits a recent turn (default false); an edit delivered
+   * again, or older than the edit answered last, is not answered.
+   */
   rerunOnEdit?: boolean;
   /** How long `stop` waits for queued writes to reach the store (default 5000 ms). */
   flushTimeoutMs?: number;

@@ -74,6 +74,40 @@ export function describeReactionContract(store: () => ConversationStore): void {
       ]);
     });
 
+    it('keeps a reaction removed when its addition comes again after the removal', async () => {
+      // given Alice's reaction added and removed
+      await store().append(TURN);
+      await record({});
+      await record({ removed: true, at: at(2) });
+
+      // when the platform delivers the addition again, then it changes nothing
+      expect(await record({})).toBe(true);
+      expect(await read()).toEqual([
+        { participantId: ALICE, reaction: '👍', addedAt: at(1), removedAt: at(2) },
+      ]);
+      // and when she adds it again later, it is open again
+      await record({ at: at(3) });
+      expect(await read()).toEqual([
+        { participantId: ALICE, reaction: '👍', addedAt: at(1), removedAt: at(2) },
+        { participantId: ALICE, reaction: '👍', addedAt: at(3) },
+      ]);
+    });
+
+    it('keeps a reaction added again open when an earlier removal comes again', async () => {
+      // given Alice's reaction added, removed and added again
+      await store().append(TURN);
+      await record({});
+      await record({ removed: true, at: at(2) });
+      await record({ at: at(3) });
+
+      // when the platform delivers the removal again, then the new reaction stays open
+      await record({ removed: true, at: at(2) });
+      expect(await read()).toEqual([
+        { participantId: ALICE, reaction: '👍', addedAt: at(1), removedAt: at(2) },
+        { participantId: ALICE, reaction: '👍', addedAt: at(3) },
+      ]);
+    });
+
     it.each(['delete', 'redact'] as const)(
       'forgets the reactions a person put anywhere, and (%s) those on their deleted turns',
       async (mode) => {

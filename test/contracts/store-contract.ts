@@ -1116,6 +1116,24 @@ export function describeStoreContract(
         expect(await store.search(C1, 'teh')).toEqual([]);
       });
 
+      it('keeps the newest text when an older edit comes again after a later one', async () => {
+        // given a turn edited twice
+        await store.append(turn({ messageId: 'p1', content: 'draft' }));
+        await store.recordEdit({ ...ref('p1'), content: 'first edit', editedAt: at(8) });
+        await store.recordEdit({ ...ref('p1'), content: 'second edit', editedAt: at(9) });
+
+        // when the platform delivers the first edit again (a retry of an unacknowledged event)
+        expect(
+          await store.recordEdit({ ...ref('p1'), content: 'first edit', editedAt: at(8) }),
+        ).toBe(true);
+
+        // then the turn keeps the second edit's text and time, and search finds only that
+        const [edited] = await store.get(C1);
+        expect([edited?.content, edited?.editedAt]).toEqual(['second edit', at(9)]);
+        expect(await store.search(C1, 'second')).toHaveLength(1);
+        expect(await store.search(C1, 'first')).toEqual([]);
+      });
+
       it('answers false for an edit or deletion of an unknown message', async () => {
         await store.append(turn({ messageId: 'p1' }));
         expect(await store.recordEdit({ ...ref('p2'), content: 'x', editedAt: at(1) })).toBe(false);

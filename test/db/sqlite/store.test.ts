@@ -819,6 +819,32 @@ describe('SqliteConversationStore: what SQL users see', () => {
     expect(count(`SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'final'`)).toBe(0);
   });
 
+  it('keeps no revision of an edit that comes after a later one', async () => {
+    // given a turn edited twice, then the first edit delivered again
+    const store = storeAt();
+    await store.append(turn({ messageId: 'e1', content: 'draft' }));
+    const edit = (content: string, editedAt: string) =>
+      store.recordEdit({
+        channelType: 'slack',
+        channelId: 'C1',
+        messageId: 'e1',
+        content,
+        editedAt,
+      });
+    await edit('first edit', '2026-02-01T00:01:00.000Z');
+    await edit('second edit', '2026-02-01T00:02:00.000Z');
+    await edit('first edit', '2026-02-01T00:01:00.000Z');
+
+    // then the revisions are the texts each edit replaced, in order, and nothing more
+    const revisions = store.db
+      .prepare('SELECT content, replaced_at FROM message_revisions ORDER BY id')
+      .all();
+    expect(revisions).toEqual([
+      { content: 'draft', replaced_at: '2026-02-01T00:01:00.000Z' },
+      { content: 'first edit', replaced_at: '2026-02-01T00:02:00.000Z' },
+    ]);
+  });
+
   it('forgets a participant so that nothing of theirs stays searchable, even raw', async () => {
     const store = storeAt();
     await store.append(turn({ messageId: 'x1', content: 'my password is hunter2' }));

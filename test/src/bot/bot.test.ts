@@ -193,6 +193,30 @@ describe('Bot', () => {
       're: @support-agent where is order 43',
     ]);
   });
+
+  it('does not answer again an edit that comes after a later one', async () => {
+    // given an answered turn, edited twice with rerunOnEdit
+    const { bot, channel, store, agent } = setup({ rerunOnEdit: true });
+    await bot.start();
+    const turn = await channel.receive('@support-agent wheer is order 42', { from: bob });
+    const id = turn.metadata.messageId!;
+    await channel.edit(id, '@support-agent where is order 42', '2026-01-01T00:01:00.000Z');
+    await channel.edit(id, '@support-agent where is order 43', '2026-01-01T00:02:00.000Z');
+
+    // when the platform delivers the first edit again
+    await channel.edit(id, '@support-agent where is order 42', '2026-01-01T00:01:00.000Z');
+    await bot.stop();
+
+    // then the turn keeps the later text, and the agent answered each newer text once
+    expect((await store.get(channel.conversationId))[0]?.content).toBe(
+      '@support-agent where is order 43',
+    );
+    expect(agent.runs.map((m) => m.content)).toEqual([
+      '@support-agent wheer is order 42',
+      '@support-agent where is order 42',
+      '@support-agent where is order 43',
+    ]);
+  });
 });
 
 describe('Bot errors', () => {
