@@ -306,6 +306,18 @@ align()
 return 1
 `);
 
+/**
+ * Replaces one turn's reactions if they are still `old` (computed by the caller, '' when there
+ * were none) and lists the conversation under the person who reacted: 1, or 0 when they
+ * changed meanwhile. ARGV: prefix, conversation id, turn id, old JSON, new JSON, reacted key.
+ */
+export const REACT = new Script(`
+if (redis.call('HGET', key('rx'), ARGV[3]) or '') ~= ARGV[4] then return 0 end
+redis.call('SADD', ARGV[6], cid)
+redis.call('HSET', key('rx'), ARGV[3], ARGV[5])
+return 1
+`);
+
 /** Deletes turns by colloquy id; how many went. ARGV: prefix, conversation id, ids…. */
 export const DELETE_MESSAGES = new Script(`
 local count, authors = 0, {}

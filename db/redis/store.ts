@@ -48,6 +48,7 @@ import {
   DELETE_CONVERSATION,
   DELETE_MESSAGES,
   FORGET,
+  REACT,
   REPLACE,
   UPDATE_CONVERSATION,
   type RedisCommander,
@@ -407,23 +408,25 @@ export class RedisConversationStore implements ConversationStore {
     });
   }
 
-  /** Reactions live beside the turns, a JSON list per turn id in the conversation's `rx` hash. */
+  /**
+   * Reactions live beside the turns, a JSON list per turn id in the conversation's `rx` hash,
+   * rewritten only if no other writer changed it since it was read (else read again).
+   */
   async recordReaction(change: ReactionChange): Promise<boolean> {
     return this.#guard('record a reaction', undefined, async () => {
       const at = normalizeTimestamp(change.at, 'at');
       let found: StoredMessage | undefined;
       const known = await this.#change(change, (message) => (found = message), true);
       if (!known || found === undefined) return false;
-      const key = `${this.#keys.conversation(found.conversationId)}rx`;
-      const old = (await this.#command('HGET', key, found.id)) as string | null;
-      const before = old === null ? [] : (JSON.parse(old) as MessageReaction[]);
-      await this.#command('SADD', this.#keys.reacted(change.participantId), found.conversationId);
-      await this.#command(
-        'HSET',
-        key,
-        found.id,
-        JSON.stringify(applyReaction(before, { ...change, at })),
-      );
+      const { conversationId, id } = found;
+      const key = `${this.#keys.conversation(conversationId)}rx`;
+      const reacted = this.#keys.reacted(change.participantId);
+      await this.#retried(conversationId, 'the reactions', async () => {
+        const old = ((await this.#command('HGET', key, id)) as string | null) ?? '';
+        const before = old === '' ? [] : (JSON.parse(old) as MessageReaction[]);
+        const json = JSON.stringify(applyReaction(before, { ...change, at }));
+        return Number(await this.#run(REACT, conversationId, [id, old, json, reacted])) === 1;
+      });
       return true;
     });
   }
@@ -641,7 +644,7 @@ export class RedisConversationStore implements ConversationStore {
 
   /**
    * Rewrites one turn: reads it, applies `change`, and writes it back only if nothing else
-   * changed it meanwhile (else tries again, ten times at most). False when the turn is gone.
+   * changed it meanwhile (else tries again, see `RETRIES`). False when the turn is gone.
    */
   async #replace(
     conversationId: string,
@@ -649,16 +652,31 @@ export class RedisConversationStore implements ConversationStore {
     change: (message: StoredMessage) => StoredMessage,
   ): Promise<boolean> {
     const base = this.#keys.conversation(conversationId);
-    for (let attempt = 1; ; attempt++) {
+    let gone = false;
+    await this.#retried(conversationId, 'the turn', async () => {
       const old = (await this.#command('HGET', `${base}msgs`, seq)) as string | null;
-      if (old === null) return false;
+      if (old === null) return (gone = true);
       const { sequence: _, ...changed } = change(decode(seq, old));
       const json = encode(changed, 'change a turn');
       const refs = JSON.stringify(refsOf(changed));
       const args = [seq, old, json, refs];
-      if (Number(await this.#run(REPLACE, conversationId, args)) === 1) return true;
-      if (attempt === 10) {
-        throw new StoreError('the turn kept changing while it was rewritten', {
+      return Number(await this.#run(REPLACE, conversationId, args)) === 1;
+    });
+    return !gone;
+  }
+
+  /**
+   * Runs `attempt` (a read, a change computed here, and a script that writes it only if what
+   * was read is still there) until it answers true, `RETRIES` times at most.
+   */
+  async #retried(
+    conversationId: string,
+    what: string,
+    attempt: () => Promise<boolean>,
+  ): Promise<void> {
+    for (let tries = 1; !(await attempt()); tries++) {
+      if (tries === RETRIES) {
+        throw new StoreError(`${what} kept changing while being rewritten`, {
           conversationId,
           transient: true,
         });
@@ -808,6 +826,12 @@ function isTransient(error: unknown): boolean | undefined {
   }
   return undefined;
 }
+
+/**
+ * How often a rewrite reads again after another writer got in first: every round lets one
+ * writer through, so this bounds the writers of one turn (or its reactions) at once.
+ */
+const RETRIES = 100;
 
 /** node-redis's errors for a connection that is not (or no longer) there. */
 const CONNECTION_ERRORS = new Set([

@@ -188,6 +188,35 @@ describe.skipIf(redisUrl === undefined)(
         expect((await second.append({ ...turn(1), id: 'retry' })).inserted).toBe(false);
         expect((await second.get(C1)).map((m) => m.id)).toEqual(['m1']);
       });
+
+      it('keeps every reaction two store objects on one prefix record on one turn at once', async () => {
+        // given two stores on one prefix (two processes) and a stored turn
+        const client = await testClient();
+        const keyPrefix = uniquePrefix();
+        const stores = [0, 1].map(() => new RedisConversationStore({ client, keyPrefix }));
+        opened.push(stores[0]!);
+        await stores[0]!.append(turn(1));
+        const people = Array.from({ length: 20 }, (_, i) => `telegram:${2000 + i}`);
+
+        // when 20 people react to it through both stores at the same time
+        const recorded = await Promise.all(
+          people.map((participantId, i) =>
+            stores[i % 2]!.recordReaction({
+              channelType: 'telegram',
+              channelId: '42',
+              messageId: '1',
+              participantId,
+              reaction: '👍',
+              at: turn(10 + i).timestamp,
+            }),
+          ),
+        );
+
+        // then every reaction is there
+        expect(recorded.every(Boolean)).toBe(true);
+        const reactions = await stores[1]!.getReactions(C1, 'm1');
+        expect(reactions.map((r) => r.participantId).sort()).toEqual(people);
+      });
     });
 
     describe('failures', () => {
