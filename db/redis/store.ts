@@ -415,9 +415,11 @@ export class RedisConversationStore implements ConversationStore {
   async recordReaction(change: ReactionChange): Promise<boolean> {
     return this.#guard('record a reaction', undefined, async () => {
       const at = normalizeTimestamp(change.at, 'at');
-      let found: StoredMessage | undefined;
-      const known = await this.#change(change, (message) => (found = message), true);
-      if (!known || found === undefined) return false;
+      const place = await this.#locate(change, true);
+      if (place === undefined) return false;
+      const conversation = this.#keys.conversation(place.conversationId);
+      const found = (await this.#load(conversation, [place.seq]))[0];
+      if (found === undefined) return false;
       const { conversationId, id } = found;
       const key = `${this.#keys.conversation(conversationId)}rx`;
       const reacted = this.#keys.reacted(change.participantId);
