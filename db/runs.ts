@@ -3,6 +3,22 @@ import type { AgentRun, RunStatus } from '../src/runs.js';
 // The rows of `agent_runs` both SQL stores read (the same columns in SQLite and Postgres), and
 // the run they answer.
 
+/** Every run status, for a query that names none. */
+export const ALL_STATUSES: readonly RunStatus[] = [
+  'pending',
+  'running',
+  'answered',
+  'failed',
+  'expired',
+  'unconfirmed',
+];
+
+/** Runs with how far each one's reply went (the same SQL in both dialects); a WHERE follows. */
+export const SELECT_RUNS = `SELECT r.*, m.conversation_id AS reply_conversation_id,
+    m.delivery AS reply_delivery, m.platform_message_id AS reply_platform_id,
+    m.metadata AS reply_metadata
+  FROM agent_runs r LEFT JOIN messages m ON m.id = r.reply_id`;
+
 /** A row of `agent_runs` as SQL returns it (`SELECT *`). */
 export interface RunSqlRow {
   id: string;

@@ -8,7 +8,7 @@ import {
 } from '../../src/runs.js';
 import { normalizeTimestamp } from '../../src/timestamp.js';
 import { storableJson, withoutNul } from './errors.js';
-import { type RunRow, toRun } from '../runs.js';
+import { ALL_STATUSES, type RunRow, SELECT_RUNS, toRun } from '../runs.js';
 
 /** A pool, or one connection inside a transaction. */
 export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
@@ -35,13 +35,6 @@ const UPSERT_RUN = `INSERT INTO agent_runs AS r (${RUN_COLUMNS}) VALUES (${RUN_V
   WHERE r.status IN ('pending', 'running') OR excluded.status NOT IN ('pending', 'running')`;
 const CREATE_RUN = `INSERT INTO agent_runs (${RUN_COLUMNS}) VALUES (${RUN_VALUES})
   ON CONFLICT DO NOTHING`;
-
-const SELECT_RUNS = `SELECT r.*, m.conversation_id AS reply_conversation_id,
-    m.delivery AS reply_delivery, m.platform_message_id AS reply_platform_id,
-    m.metadata AS reply_metadata
-  FROM agent_runs r LEFT JOIN messages m ON m.id = r.reply_id`;
-
-const ALL_STATUSES = ['pending', 'running', 'answered', 'failed', 'expired', 'unconfirmed'];
 
 /** Writes a run whole (`create`: only when it has no row yet). */
 export async function upsertRun(db: Queryable, run: AgentRun, create = false): Promise<void> {
@@ -127,15 +120,19 @@ export async function getState(db: Queryable, key: string): Promise<string | und
   return rows[0]?.value;
 }
 
-/** Runs by turn or by status, oldest first, with how far each one's reply went. */
+/** Runs in some states, of one turn ($2) or conversation ($3) when given, oldest first. */
+export const FIND_RUNS = `${SELECT_RUNS} WHERE r.status = ANY($1::text[])
+    AND ($2::text IS NULL OR r.message_id = $2)
+    AND ($3::text IS NULL OR r.conversation_id = $3)
+  ORDER BY r.created_at, r.id`;
+
+/** Runs by turn, conversation or status, oldest first, with how far each one's reply went. */
 export async function findRuns(db: Queryable, query: RunQuery): Promise<AgentRun[]> {
-  const { rows } = await db.query<RunRow>(
-    `${SELECT_RUNS} WHERE r.status = ANY($1::text[])
-       AND ($2::text IS NULL OR r.message_id = $2)
-       AND ($3::text IS NULL OR r.conversation_id = $3)
-     ORDER BY r.created_at, r.id`,
-    [query.statuses ?? ALL_STATUSES, query.messageId ?? null, query.conversationId ?? null],
-  );
+  const { rows } = await db.query<RunRow>(FIND_RUNS, [
+    query.statuses ?? ALL_STATUSES,
+    query.messageId ?? null,
+    query.conversationId ?? null,
+  ]);
   return rows.map(toRun);
 }
 

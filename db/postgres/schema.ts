@@ -234,6 +234,8 @@ export const agentRuns = pgTable(
       .on(t.status, t.createdAt)
       .where(sql`${t.status} in ('pending', 'running')`),
     index('agent_runs_created_idx').on(t.createdAt),
+    /** A conversation's runs: the drain reads its unfinished ones, forgetting and deleting all. */
+    index('agent_runs_conversation_idx').on(t.conversationId, t.status),
   ],
 );
 

@@ -192,6 +192,16 @@ local function align()
   end
 end
 
+-- With a TTL (seconds), the conversation lives that long from now: its keys, its channel's set
+-- and the sets that find it for whoever wrote or was named in it (forgetParticipant must find
+-- them for as long as the turns live).
+local function renew(ttl)
+  for _, part in ipairs(PARTS) do redis.call('EXPIRE', key(part), ttl) end
+  local channelKey = redis.call('HGET', key('info'), 'channelKey')
+  if channelKey then redis.call('EXPIRE', channelKey, ttl) end
+  personSets('EXPIRE', ttl)
+end
+
 -- Drops up to two members of a shared set (or the oldest two of the list) whose
 -- conversation expired: with a TTL, they would otherwise stay for ever.
 local function sweep(set)
@@ -282,10 +292,7 @@ end
 if ttl > 0 then
   if newToChannel then sweep(place.channelKey) end
   if newToAuthor then sweep(authorKey) end
-  for _, part in ipairs(PARTS) do redis.call('EXPIRE', key(part), ttl) end
-  redis.call('EXPIRE', place.channelKey, ttl)
-  -- whoever wrote here must be found (forgetParticipant) for as long as the turns live
-  personSets('EXPIRE', ttl)
+  renew(ttl)
 end
 return {1, s}
 `);
@@ -293,28 +300,32 @@ return {1, s}
 /**
  * Replaces one stored turn's JSON and refs if it is still `old` (an edit, a deletion, a
  * redaction computed by the caller): 1, or 0 when it changed or went meanwhile. ARGV: prefix,
- * conversation id, seq, old JSON, new JSON, new refs JSON.
+ * conversation id, seq, old JSON, new JSON, new refs JSON, TTL seconds to renew the
+ * conversation by (0: it keeps the time it has left).
  */
 export const REPLACE = new Script(`
-local seq = ARGV[3]
+local seq, ttl = ARGV[3], tonumber(ARGV[7])
 if redis.call('HGET', key('msgs'), seq) ~= ARGV[4] then return 0 end
 unindex(tonumber(seq), cjson.decode(redis.call('HGET', key('refs'), seq)))
 index(tonumber(seq), cjson.decode(ARGV[6]))
 redis.call('HSET', key('msgs'), seq, ARGV[5])
 redis.call('HSET', key('refs'), seq, ARGV[6])
-align()
+if ttl > 0 then renew(ttl) else align() end
 return 1
 `);
 
 /**
  * Replaces one turn's reactions if they are still `old` (computed by the caller, '' when there
- * were none) and lists the conversation under the person who reacted: 1, or 0 when they
- * changed meanwhile. ARGV: prefix, conversation id, turn id, old JSON, new JSON, reacted key.
+ * were none), lists the conversation under the person who reacted and renews it: 1, or 0 when
+ * they changed meanwhile. ARGV: prefix, conversation id, turn id, old JSON, new JSON, reacted
+ * key, TTL seconds (0: none).
  */
 export const REACT = new Script(`
+local ttl = tonumber(ARGV[7])
 if (redis.call('HGET', key('rx'), ARGV[3]) or '') ~= ARGV[4] then return 0 end
 redis.call('SADD', ARGV[6], cid)
 redis.call('HSET', key('rx'), ARGV[3], ARGV[5])
+if ttl > 0 then renew(ttl) end
 return 1
 `);
 

@@ -66,8 +66,8 @@ export interface RedisStoreOptions {
   /** Starts every key the store writes (default `colloquy:`): several stores can share a server. */
   keyPrefix?: string;
   /**
-   * A conversation expires this many seconds after its last appended turn, with all its
-   * turns and indexes (default: never).
+   * A conversation expires this many seconds after its last turn, edit, deletion or
+   * reaction, with all its turns and indexes (default: never).
    */
   ttlSeconds?: number;
   /** Most turns kept per conversation; the oldest go first (default: no cap). */
@@ -427,7 +427,8 @@ export class RedisConversationStore implements ConversationStore {
         const old = ((await this.#command('HGET', key, id)) as string | null) ?? '';
         const before = old === '' ? [] : (JSON.parse(old) as MessageReaction[]);
         const json = JSON.stringify(applyReaction(before, { ...change, at }));
-        return Number(await this.#run(REACT, conversationId, [id, old, json, reacted])) === 1;
+        const args = [id, old, json, reacted, `${this.#ttl}`];
+        return Number(await this.#run(REACT, conversationId, args)) === 1;
       });
       return true;
     });
@@ -608,14 +609,17 @@ export class RedisConversationStore implements ConversationStore {
     return values.flatMap((json, i) => (json === null ? [] : [decode(seqs[i]!, json)]));
   }
 
-  /** Applies `change` to the stored turn a platform message names; false when unknown. */
+  /**
+   * Applies `change` to the stored turn a platform message names, renewing the conversation's
+   * TTL as a turn does (an edit or a deletion is activity); false when unknown.
+   */
   async #change(
     ref: PlatformMessageRef,
     change: (message: StoredMessage) => StoredMessage,
     parts = false,
   ): Promise<boolean> {
     const found = await this.#locate(ref, parts);
-    return found !== undefined && this.#replace(found.conversationId, found.seq, change);
+    return found !== undefined && this.#replace(found.conversationId, found.seq, change, true);
   }
 
   /**
@@ -647,11 +651,13 @@ export class RedisConversationStore implements ConversationStore {
   /**
    * Rewrites one turn: reads it, applies `change`, and writes it back only if nothing else
    * changed it meanwhile (else tries again, see `RETRIES`). False when the turn is gone.
+   * `renew`: the conversation's TTL starts again (else it keeps the time it has left).
    */
   async #replace(
     conversationId: string,
     seq: string,
     change: (message: StoredMessage) => StoredMessage,
+    renew = false,
   ): Promise<boolean> {
     const base = this.#keys.conversation(conversationId);
     let gone = false;
@@ -661,7 +667,7 @@ export class RedisConversationStore implements ConversationStore {
       const { sequence: _, ...changed } = change(decode(seq, old));
       const json = encode(changed, 'change a turn');
       const refs = JSON.stringify(refsOf(changed));
-      const args = [seq, old, json, refs];
+      const args = [seq, old, json, refs, renew ? `${this.#ttl}` : '0'];
       return Number(await this.#run(REPLACE, conversationId, args)) === 1;
     });
     return !gone;

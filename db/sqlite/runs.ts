@@ -1,7 +1,12 @@
 import type Database from 'better-sqlite3';
 import { normalizeTimestamp } from '../../src/timestamp.js';
 import type { AgentRun, ReplyConfirmation, RunQuery } from '../../src/runs.js';
-import { type RunRow, toRun } from '../runs.js';
+import { ALL_STATUSES, type RunRow, SELECT_RUNS, toRun } from '../runs.js';
+
+/** A conversation's runs in some states (a JSON list), oldest first: what the drain reads. */
+export const RUNS_IN_CONVERSATION = `${SELECT_RUNS}
+  WHERE r.conversation_id = ? AND r.status IN (SELECT value FROM json_each(?))
+  ORDER BY r.created_at, r.id`;
 
 /**
  * The SQL of agent work: `agent_runs` rows, reply delivery on `messages`, and the small
@@ -23,6 +28,7 @@ export class RunStatements {
   readonly #deleteState: Database.Statement;
   readonly #getState: Database.Statement;
   readonly #byMessage: Database.Statement;
+  readonly #byConversation: Database.Statement;
   readonly #byStatus: Database.Statement;
 
   constructor(db: Database.Database) {
@@ -64,12 +70,11 @@ export class RunStatements {
       ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`);
     this.#deleteState = db.prepare('DELETE FROM colloquy_state WHERE key = ?');
     this.#getState = db.prepare('SELECT value FROM colloquy_state WHERE key = ?').pluck();
-    const select = `SELECT r.*, m.conversation_id AS reply_conversation_id,
-        m.delivery AS reply_delivery, m.platform_message_id AS reply_platform_id,
-        m.metadata AS reply_metadata
-      FROM agent_runs r LEFT JOIN messages m ON m.id = r.reply_id`;
-    this.#byMessage = db.prepare(`${select} WHERE r.message_id = ? ORDER BY r.created_at, r.id`);
-    this.#byStatus = db.prepare(`${select}
+    this.#byMessage = db.prepare(
+      `${SELECT_RUNS} WHERE r.message_id = ? ORDER BY r.created_at, r.id`,
+    );
+    this.#byConversation = db.prepare(RUNS_IN_CONVERSATION);
+    this.#byStatus = db.prepare(`${SELECT_RUNS}
       WHERE r.status IN (SELECT value FROM json_each(?)) ORDER BY r.created_at, r.id`);
   }
 
@@ -137,25 +142,18 @@ export class RunStatements {
   }
 
   find(query: RunQuery): AgentRun[] {
+    const statuses = query.statuses ?? ALL_STATUSES;
     let rows: RunRow[];
     if (query.messageId !== undefined) {
-      rows = this.#byMessage.all(query.messageId) as RunRow[];
-      if (query.statuses !== undefined) {
-        rows = rows.filter((row) => query.statuses!.includes(row.status));
-      }
+      rows = (this.#byMessage.all(query.messageId) as RunRow[]).filter(
+        (row) =>
+          statuses.includes(row.status) &&
+          (query.conversationId === undefined || row.conversation_id === query.conversationId),
+      );
+    } else if (query.conversationId !== undefined) {
+      rows = this.#byConversation.all(query.conversationId, JSON.stringify(statuses)) as RunRow[];
     } else {
-      const statuses = query.statuses ?? [
-        'pending',
-        'running',
-        'answered',
-        'failed',
-        'expired',
-        'unconfirmed',
-      ];
       rows = this.#byStatus.all(JSON.stringify(statuses)) as RunRow[];
-    }
-    if (query.conversationId !== undefined) {
-      rows = rows.filter((row) => row.conversation_id === query.conversationId);
     }
     return rows.map(toRun);
   }

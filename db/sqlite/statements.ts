@@ -85,7 +85,7 @@ export const AUTHORED = {
 };
 
 /** Every fixed statement of the store, prepared once when it opens. */
-const SQL = {
+export const SQL = {
   getById: `SELECT ${MESSAGE_COLUMNS} ${FROM_MESSAGES} WHERE m.id = ?`,
   /** The seq of a stored turn with this id or this platform message (both unique indexes). */
   findDuplicateSeq: `SELECT seq FROM messages WHERE id = ?
@@ -199,8 +199,7 @@ const SQL = {
       metadata = json_replace(json_remove(metadata, '$.slackText'),
         '$.interaction.args', '[redacted]')
     WHERE participant_id = ?`,
-  // A recorded prompt holds the turns of its conversation (`agent_runs` has no index on it:
-  // one pass for all the conversations).
+  // A recorded prompt holds the turns of its conversation.
   forgetPrompts: `UPDATE agent_runs SET prompt = NULL
     WHERE prompt IS NOT NULL AND conversation_id IN (SELECT value FROM json_each(?))`,
   deleteRuns: `DELETE FROM agent_runs WHERE conversation_id = ?`,

@@ -67,6 +67,27 @@ export function describeRunContract(store: () => ConversationStore): void {
         model: 'gpt',
       });
     });
+
+    it("reads a conversation's runs in the states asked for, oldest first", async () => {
+      if (store().commit === undefined) return expect(store().getRuns).toBeUndefined();
+      await commitRuns(store(), [
+        run('c-drain', 'm-drain-1', 'pending'),
+        run('c-beside', 'm-drain-2', 'pending'),
+        run('c-drain', 'm-drain-3', 'answered'),
+        run('c-drain', 'm-drain-4', 'running'),
+      ]);
+      const ids = (runs: AgentRun[]) => runs.map((r) => r.messageId);
+      const statuses: RunStatus[] = ['pending', 'running'];
+      expect(ids(await store().getRuns!({ conversationId: 'c-drain', statuses }))).toEqual([
+        'm-drain-1',
+        'm-drain-4',
+      ]);
+      expect(ids(await store().getRuns!({ conversationId: 'c-drain' }))).toEqual([
+        'm-drain-1',
+        'm-drain-3',
+        'm-drain-4',
+      ]);
+    });
   });
 }
 

@@ -113,6 +113,52 @@ describe.skipIf(redisUrl === undefined)(
         }
       });
 
+      it("starts a conversation's TTL again on a reaction, an edit and a deletion", async () => {
+        // given a conversation with 600 s to live, whose keys have 100 s of it left
+        const store = await open({ ttlSeconds: 600 });
+        await store.append(turn(1, { metadata: { ...turn(1).metadata, mentions: ['x'] } }));
+        const client = await testClient();
+        // who reacted where stays listed with no TTL: forgetParticipant reads it
+        const expiring = async () =>
+          (await keysOf(store)).filter(
+            (key) => !['seq', 'conversations'].includes(key) && !key.startsWith('reacted:'),
+          );
+        const ref = { channelType: 'telegram', channelId: '42', messageId: '1' };
+        const activity: [string, () => Promise<boolean>][] = [
+          [
+            'reaction',
+            () =>
+              store.recordReaction({
+                ...ref,
+                participantId: 'telegram:1002',
+                reaction: '👍',
+                at: turn(2).timestamp,
+              }),
+          ],
+          [
+            'edit',
+            () => store.recordEdit({ ...ref, content: 'edited', editedAt: turn(3).timestamp }),
+          ],
+          ['deletion', () => store.recordDeletion({ ...ref, deletedAt: turn(4).timestamp })],
+        ];
+        for (const [what, act] of activity) {
+          for (const key of await expiring())
+            await client.pExpire(`${store.keyPrefix}${key}`, 100_000);
+
+          // when the only activity is a reaction, an edit or a deletion
+          expect(await act(), what).toBe(true);
+
+          // then every key of it has the whole TTL again
+          for (const key of await expiring()) {
+            expect(
+              await client.pTTL(`${store.keyPrefix}${key}`),
+              `${what}: ${key}`,
+            ).toBeGreaterThan(590_000);
+          }
+        }
+        expect(await expiring()).toContain(`c:${C1}:rx`);
+      });
+
       it('leaves no trace of an expired conversation in what the store answers', async () => {
         // given two conversations, one of which Redis expires
         const store = await open({ ttlSeconds: 600 });

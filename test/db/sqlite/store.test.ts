@@ -995,6 +995,23 @@ describe('SqliteConversationStore: what SQL users see', () => {
     // FTS5 takes the MATCH (M) and both rowid bounds (>, <) itself, in rowid order
     expect(step?.detail).toMatch(/^SCAN messages_fts VIRTUAL TABLE INDEX \d+:M\d*></);
   });
+
+  it("reads a conversation's runs by its index when draining, forgetting and deleting", () => {
+    const store = storeAt();
+    const statements: [string, unknown[]][] = [
+      [RUNS_IN_CONVERSATION, [C1, JSON.stringify(['pending', 'running'])]],
+      [SQL.forgetPrompts, [JSON.stringify([C1, 'slack:T1:C2'])]],
+      [SQL.deleteRuns, [C1]],
+    ];
+    for (const [sql, params] of statements) {
+      const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as {
+        detail: string;
+      }[];
+      const details = plan.map((p) => p.detail).join('\n');
+      expect(details, sql).toMatch(/SEARCH (r|agent_runs) USING INDEX agent_runs_conversation_idx/);
+      expect(details, sql).not.toMatch(/^SCAN (r|agent_runs)\b/m);
+    }
+  });
 });
 
 /** Alice and the conversation C1, as plain rows of an older file (the store writes them first). */
@@ -1022,5 +1039,6 @@ async function migrationsUpTo(parent: string, count: number): Promise<string> {
 }
 
 const queries = await import('../../../db/queries.js');
-const { SQLITE_DIALECT } = await import('../../../db/sqlite/statements.js');
+const { SQL, SQLITE_DIALECT } = await import('../../../db/sqlite/statements.js');
+const { RUNS_IN_CONVERSATION } = await import('../../../db/sqlite/runs.js');
 const rows = await import('../../../db/rows.js');
