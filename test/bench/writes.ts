@@ -112,7 +112,7 @@ export async function benchWrites(options: { dir: string; turns?: number }): Pro
         'batches of 100',
         perSecond(measured, timed.batch),
         `single appends ${perSecond(measured, timed.ours)}`,
-        `${batched.toFixed(1)}× (target ≥ 2.5×) ${verdict(batched >= 2.5)}`,
+        `${batched.toFixed(2)}× (target ≥ 2.5×) ${verdict(batched >= 2.5)}`,
       ),
     );
     console.log(
