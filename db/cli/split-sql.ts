@@ -41,7 +41,8 @@ export function splitStatements(sql: string): string[] {
 /**
  * Splits Postgres SQL into statements at each `;` outside a string (`'…'`, `E'…'` with
  * backslash escapes), a quoted name, a dollar-quoted body (`$$…$$`, `$fn$…$fn$`) or a comment
- * (nested block comments too). Blank pieces are dropped.
+ * (nested block comments too; a `--` comment ends at a `\n` or a `\r`, as Postgres ends it).
+ * Blank pieces are dropped.
  *
  * @example
  * ```ts
@@ -64,8 +65,7 @@ export function splitPostgresStatements(sql: string): string[] {
     } else if (rest[0] === "'" || rest[0] === '"') {
       i = skipQuoted(sql, i, rest[0]);
     } else if (rest === '--') {
-      const end = sql.indexOf('\n', i + 2);
-      i = end === -1 ? sql.length : end + 1;
+      i = lineEnd(sql, i + 2);
     } else if (rest === '/*') {
       i = skipNestedComment(sql, i);
     } else if (rest[0] === ';') {
@@ -92,8 +92,7 @@ export function leadingWords(statement: string, count: number): string {
   let i = 0;
   while (i < statement.length && words.length < count) {
     if (statement.startsWith('--', i)) {
-      const end = statement.indexOf('\n', i);
-      i = end === -1 ? statement.length : end + 1;
+      i = lineEnd(statement, i + 2);
     } else if (statement.startsWith('/*', i)) {
       i = skipNestedComment(statement, i);
     } else {
@@ -104,6 +103,12 @@ export function leadingWords(statement: string, count: number): string {
     }
   }
   return words.join(' ');
+}
+
+/** Index just past the line a Postgres `--` comment ends with: a `\n` or a `\r` ends it. */
+function lineEnd(sql: string, from: number): number {
+  const end = sql.slice(from).search(/[\r\n]/);
+  return end === -1 ? sql.length : from + end + 1;
 }
 
 /** Index just past an `E'…'` string that opens at `open`: a backslash escapes what follows. */
@@ -141,7 +146,7 @@ function skipNestedComment(sql: string, open: number): number {
 export function isBlank(sql: string): boolean {
   return (
     sql
-      .replace(/--[^\n]*(\n|$)/g, '')
+      .replace(/--[^\r\n]*([\r\n]|$)/g, '')
       .replace(/\/\*[\s\S]*?(\*\/|$)/g, '')
       .replace(/[\s;]/g, '') === ''
   );

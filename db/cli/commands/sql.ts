@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import type { FieldDef, Pool, QueryArrayResult } from 'pg';
+import type { ClientBase, FieldDef, Pool, QueryArrayResult } from 'pg';
 import type { Command } from 'commander';
 import { openDb } from '../database.js';
 import { CliError, UsageError } from '../errors.js';
@@ -117,7 +118,8 @@ function runOne(statement: Database.Statement): Outcome {
  * a first query fixes the transaction's mode (Postgres refuses `SET TRANSACTION READ WRITE`
  * after it), statements that would end or reconfigure the transaction are refused before
  * anything runs, and each statement is sent on its own through the extended protocol, which
- * takes exactly one statement, so none can hide behind another.
+ * takes exactly one statement, so none can hide behind another; after each, the run checks it
+ * is still in its read-only transaction before it sends the next.
  */
 async function runOnPostgres(pool: Pool, sql: string, write: boolean): Promise<Outcome> {
   const pieces = splitPostgresStatements(sql);
@@ -126,8 +128,11 @@ async function runOnPostgres(pool: Pool, sql: string, write: boolean): Promise<O
   const statements = write ? [sql] : pieces;
   const { withClient } = await import('../../postgres/index.js');
   return withClient(pool, async (client) => {
+    const run = randomUUID();
     if (!write) await client.query('SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY');
-    await client.query(write ? 'BEGIN' : 'BEGIN READ ONLY; SELECT 1');
+    await client.query(
+      write ? 'BEGIN' : `BEGIN READ ONLY; SET LOCAL colloquy.read_only_run = '${run}'; SELECT 1`,
+    );
     let last: QueryArrayResult | undefined;
     try {
       for (const text of statements) {
@@ -137,6 +142,7 @@ async function runOnPostgres(pool: Pool, sql: string, write: boolean): Promise<O
           ...(write ? {} : { queryMode: 'extended' as const }),
         })) as QueryArrayResult | QueryArrayResult[];
         last = Array.isArray(results) ? results.at(-1) : results;
+        if (!write) await stillReadOnly(client, run);
       }
       await client.query('COMMIT');
     } catch (error) {
@@ -150,6 +156,23 @@ async function runOnPostgres(pool: Pool, sql: string, write: boolean): Promise<O
     if (last.fields.length === 0) return { changes: last.rowCount ?? 0 };
     return { rows: { columns: last.fields.map((field: FieldDef) => field.name), rows: last.rows } };
   });
+}
+
+/**
+ * Throws unless the client is still in the read-only transaction `run` opened: whatever the
+ * text hid from `refuseTransactionControl`, the next statement never runs outside it (the
+ * setting `SET LOCAL` gave it ends with the transaction).
+ */
+export async function stillReadOnly(client: ClientBase, run: string): Promise<void> {
+  const { rows } = await client.query<{ run: string | null; readOnly: string }>(
+    `SELECT current_setting('colloquy.read_only_run', true) AS run,
+      current_setting('transaction_read_only') AS "readOnly"`,
+  );
+  if (rows[0]?.run !== run || rows[0].readOnly !== 'on') {
+    throw new CliError(
+      'refusing the rest of the text without --write: it left its read-only transaction',
+    );
+  }
 }
 
 /** Statements that end the transaction or set its mode: what a read-only run refuses. */

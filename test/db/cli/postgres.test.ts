@@ -22,6 +22,7 @@ import {
   testDatabase,
 } from '../postgres/postgres.fixtures.js';
 import { databaseUrl } from '../../postgres.setup.js';
+import { stillReadOnly } from '../../../db/cli/commands/sql.js';
 
 // Every command on a postgres:// URL answers as it does on a SQLite file holding the same
 // history; `tail --follow` is pushed by LISTEN/NOTIFY and misses no late-committing turn.
@@ -127,6 +128,9 @@ describe.skipIf(!postgresReachable)('the colloquy CLI on Postgres', () => {
       "select set_config('transaction_read_only', 'off', true); delete from messages",
       'do $$ begin delete from messages; end $$',
       'do $$ begin commit; delete from messages; end $$',
+      // Postgres ends a -- comment at a carriage return too
+      'select 1;\n-- x\rcommit\nwork;\nset default_transaction_read_only = off;\ndelete from messages;',
+      'select 1; -- x\rend; delete from messages',
     ];
     const results = [];
     for (const text of attempts) results.push(await colloquy(['sql', text, '--db', url]));
@@ -141,7 +145,27 @@ describe.skipIf(!postgresReachable)('the colloquy CLI on Postgres', () => {
       ),
     );
     expect(results[8]!.stderr).toBe('colloquy: refusing to write without --write\n');
+    expect(results.slice(10).map((result) => result.stderr)).toEqual(
+      ['commit', 'end'].map(
+        (words) =>
+          `colloquy: refusing "${words}" without --write: the text runs in one read-only transaction\n`,
+      ),
+    );
     expect((await colloquy(count)).stdout).toBe(before);
+  });
+
+  it('stops a read-only run once its transaction ended, whatever ended it', async () => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`BEGIN READ ONLY; SET LOCAL colloquy.read_only_run = 'r1'; SELECT 1`);
+      await expect(stillReadOnly(client, 'r1')).resolves.toBeUndefined();
+      await expect(stillReadOnly(client, 'r2')).rejects.toThrow('left its read-only transaction');
+      await client.query('COMMIT');
+      await expect(stillReadOnly(client, 'r1')).rejects.toThrow('left its read-only transaction');
+    } finally {
+      await client.end();
+    }
   });
 
   it('reads through dollar-quoted bodies and E strings without --write', async () => {
