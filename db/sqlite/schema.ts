@@ -204,6 +204,10 @@ export const messageReactions = sqliteTable(
   },
   (t) => [
     index('message_reactions_message_idx').on(t.messageSeq, t.participantId, t.reaction),
+    /** A person's reaction is open on a turn once. */
+    uniqueIndex('message_reactions_open_uq')
+      .on(t.messageSeq, t.participantId, t.reaction)
+      .where(sql`${t.removedAt} is null`),
     index('message_reactions_added_idx').on(t.addedAt),
   ],
 );

@@ -333,6 +333,54 @@ describe('SqliteConversationStore: opening a file', () => {
     store.db.exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`);
   });
 
+  it('migrates a file holding an open reaction twice to one row, the oldest', async () => {
+    // given a database before the unique key on open reactions, holding a person's reaction
+    // open three times and once closed
+    const path = join(dir, 'v25.db');
+    const old = new Database(path);
+    migrate(drizzle(old), { migrationsFolder: await migrationsUpTo(dir, 26) });
+    old.exec(`
+      INSERT INTO participants (id, kind, display_name, first_seen_at, last_seen_at)
+        VALUES ('slack:U1', 'user', 'Alice', '2026-01-01', '2026-01-01');
+      INSERT INTO conversations (id, channel_type, channel_id, scope, created_at, last_message_at,
+        message_count) VALUES ('${C1}', 'slack', 'C1', 'channel', '2026-01-01', '2026-01-01', 1);
+      INSERT INTO messages (id, conversation_id, participant_id, content, timestamp, scope,
+        channel_type, channel_id, platform_message_id)
+      VALUES ('a', '${C1}', 'slack:U1', 'deploy done', '2026-01-01T00:00:01.000Z',
+        'channel', 'slack', 'C1', '1.0');
+      INSERT INTO message_reactions (message_seq, message_id, participant_id, reaction, added_at,
+        removed_at) VALUES
+        (1, 'a', 'slack:U2', 'eyes', '2026-01-01T00:00:03.000Z', NULL),
+        (1, 'a', 'slack:U2', 'eyes', '2026-01-01T00:00:02.000Z', NULL),
+        (1, 'a', 'slack:U2', 'eyes', '2026-01-01T00:00:04.000Z', NULL),
+        (1, 'a', 'slack:U2', 'eyes', '2026-01-01T00:00:01.000Z', '2026-01-01T00:00:01.500Z'),
+        (1, 'a', 'slack:U3', 'eyes', '2026-01-01T00:00:05.000Z', NULL);`);
+    old.close();
+
+    // when the store opens it and the reaction is recorded once more
+    const store = storeAt(path);
+    await store.recordReaction({
+      channelType: 'slack',
+      channelId: 'C1',
+      messageId: '1.0',
+      participantId: 'slack:U2',
+      reaction: 'eyes',
+      at: '2026-01-01T00:00:06.000Z',
+    });
+
+    // then each person's reaction is open once, from its oldest row, the closed one kept
+    expect(await store.getReactions(C1, 'a')).toEqual([
+      {
+        participantId: 'slack:U2',
+        reaction: 'eyes',
+        addedAt: '2026-01-01T00:00:01.000Z',
+        removedAt: '2026-01-01T00:00:01.500Z',
+      },
+      { participantId: 'slack:U2', reaction: 'eyes', addedAt: '2026-01-01T00:00:02.000Z' },
+      { participantId: 'slack:U3', reaction: 'eyes', addedAt: '2026-01-01T00:00:05.000Z' },
+    ]);
+  });
+
   it('migrates a file with an index entry per author and turn (0014) to the agents’ partial index', async () => {
     // given a database at migration 0014 with a person's and an agent's turns
     const path = join(dir, 'v14.db');
