@@ -25,7 +25,8 @@ import { searchKeys } from '../../src/search-words.js';
  * `<prefix>named:<id>` (the conversations whose turns mention or reply to a participant),
  * `<prefix>reacted:<id>` (the conversations where a participant put a reaction on a turn) and
  * `<prefix>parts` (zset `<seq padded>\0<conversation id>` per reply split into parts, among the
- * newest `PARTS_WITHIN` seqs only: where a later part is looked for when no conversation is named).
+ * newest `PARTS_WITHIN` seqs only: where a later part is looked for when no conversation is named;
+ * with a TTL it lives as long as the conversation renewed last).
  *
  * @example
  * ```ts

@@ -194,9 +194,11 @@ end
 
 -- With a TTL (seconds), the conversation lives that long from now: its keys, its channel's set
 -- and the sets that find it for whoever wrote or was named in it (forgetParticipant must find
--- them for as long as the turns live).
+-- them for as long as the turns live). The shared parts list lives as long as the conversation
+-- renewed last, so it goes once every conversation it names has expired.
 local function renew(ttl)
   for _, part in ipairs(PARTS) do redis.call('EXPIRE', key(part), ttl) end
+  redis.call('EXPIRE', PARTS_LIST, ttl)
   local channelKey = redis.call('HGET', key('info'), 'channelKey')
   if channelKey then redis.call('EXPIRE', channelKey, ttl) end
   personSets('EXPIRE', ttl)
@@ -316,15 +318,20 @@ return 1
 
 /**
  * Replaces one turn's reactions if they are still `old` (computed by the caller, '' when there
- * were none), lists the conversation under the person who reacted and renews it: 1, or 0 when
- * they changed meanwhile. ARGV: prefix, conversation id, turn id, old JSON, new JSON, reacted
- * key, TTL seconds (0: none).
+ * were none; a new '' deletes them), lists the conversation under the person who reacted (a
+ * reacted key of '' lists it nowhere) and renews it: 1, or 0 when they changed meanwhile, or
+ * -1 when the turn is gone (its reactions go with it; nothing is written). ARGV: prefix,
+ * conversation id, turn id, old JSON, new JSON, reacted key, TTL seconds (0: none).
  */
 export const REACT = new Script(`
-local ttl = tonumber(ARGV[7])
-if (redis.call('HGET', key('rx'), ARGV[3]) or '') ~= ARGV[4] then return 0 end
-redis.call('SADD', ARGV[6], cid)
-redis.call('HSET', key('rx'), ARGV[3], ARGV[5])
+local id, ttl = ARGV[3], tonumber(ARGV[7])
+if not redis.call('HGET', key('ids'), id) then
+  redis.call('HDEL', key('rx'), id)
+  return -1
+end
+if (redis.call('HGET', key('rx'), id) or '') ~= ARGV[4] then return 0 end
+if ARGV[6] ~= '' then redis.call('SADD', ARGV[6], cid) end
+if ARGV[5] == '' then redis.call('HDEL', key('rx'), id) else redis.call('HSET', key('rx'), id, ARGV[5]) end
 if ttl > 0 then renew(ttl) end
 return 1
 `);

@@ -420,17 +420,10 @@ export class RedisConversationStore implements ConversationStore {
       const conversation = this.#keys.conversation(place.conversationId);
       const found = (await this.#load(conversation, [place.seq]))[0];
       if (found === undefined) return false;
-      const { conversationId, id } = found;
-      const key = `${this.#keys.conversation(conversationId)}rx`;
       const reacted = this.#keys.reacted(change.participantId);
-      await this.#retried(conversationId, 'the reactions', async () => {
-        const old = ((await this.#command('HGET', key, id)) as string | null) ?? '';
-        const before = old === '' ? [] : (JSON.parse(old) as MessageReaction[]);
-        const json = JSON.stringify(applyReaction(before, { ...change, at }));
-        const args = [id, old, json, reacted, `${this.#ttl}`];
-        return Number(await this.#run(REACT, conversationId, args)) === 1;
-      });
-      return true;
+      return this.#react(found.conversationId, found.id, reacted, this.#ttl, (before) =>
+        applyReaction(before, { ...change, at }),
+      );
     });
   }
 
@@ -711,21 +704,51 @@ export class RedisConversationStore implements ConversationStore {
     await this.#command('DEL', named);
   }
 
-  /** Takes a forgotten participant's reactions off every turn they reacted to. */
+  /**
+   * Takes a forgotten participant's reactions off every turn they reacted to, through the
+   * same compare-and-set as `recordReaction`: a reaction someone else records meanwhile stays.
+   */
   async #unreact(participantId: string): Promise<void> {
     const reacted = this.#keys.reacted(participantId);
     for (const conversationId of (await this.#command('SMEMBERS', reacted)) as string[]) {
       const key = `${this.#keys.conversation(conversationId)}rx`;
       for (const turnId of (await this.#command('HKEYS', key)) as string[]) {
-        const json = (await this.#command('HGET', key, turnId)) as string | null;
-        const before = json === null ? [] : (JSON.parse(json) as MessageReaction[]);
-        const after = before.filter((r) => r.participantId !== participantId);
-        if (after.length === before.length) continue;
-        if (after.length === 0) await this.#command('HDEL', key, turnId);
-        else await this.#command('HSET', key, turnId, JSON.stringify(after));
+        await this.#react(conversationId, turnId, '', 0, (before) => {
+          const after = before.filter((r) => r.participantId !== participantId);
+          return after.length === before.length ? undefined : after;
+        });
       }
     }
     await this.#command('DEL', reacted);
+  }
+
+  /**
+   * Rewrites one turn's reactions: reads them, applies `change` (undefined: leave them as
+   * they are), and writes the result with the REACT script only if nothing else changed them
+   * meanwhile (else reads again, see `RETRIES`). `reacted` lists the conversation under whoever
+   * reacted ('' for nobody); `ttl` renews it (0: it keeps the time it has left). False when
+   * the turn is gone.
+   */
+  async #react(
+    conversationId: string,
+    turnId: string,
+    reacted: string,
+    ttl: number,
+    change: (before: MessageReaction[]) => MessageReaction[] | undefined,
+  ): Promise<boolean> {
+    const key = `${this.#keys.conversation(conversationId)}rx`;
+    let gone = false;
+    await this.#retried(conversationId, 'the reactions', async () => {
+      const old = ((await this.#command('HGET', key, turnId)) as string | null) ?? '';
+      const after = change(old === '' ? [] : (JSON.parse(old) as MessageReaction[]));
+      if (after === undefined) return true;
+      const json = after.length === 0 ? '' : JSON.stringify(after);
+      const args = [turnId, old, json, reacted, `${ttl}`];
+      const written = Number(await this.#run(REACT, conversationId, args));
+      gone = written === -1;
+      return written !== 0;
+    });
+    return !gone;
   }
 
   /** Blanks a participant's turns in one conversation; how many (summaries not counted). */

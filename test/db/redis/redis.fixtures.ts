@@ -1,6 +1,7 @@
 import { inject } from 'vitest';
 import { createClient } from 'redis';
 import { RedisConversationStore, type RedisStoreOptions } from 'colloquy/redis';
+import type { NewMessage } from '../../../src/types.js';
 
 /** The test Redis's URL, or why there is none (outside CI; under CI setup failed instead). */
 export const redis = inject('redis');
@@ -44,4 +45,20 @@ export async function dropPrefix(prefix: string): Promise<void> {
 export async function closeTestClient(): Promise<void> {
   shared?.destroy();
   shared = undefined;
+}
+
+export const C1 = 'telegram:42';
+
+/** Turn `n` of Alice in conversation C1, a second after turn `n - 1`. */
+export function turn(n: number, fields: Partial<NewMessage> = {}): NewMessage {
+  return {
+    id: `m${n}`,
+    conversationId: C1,
+    participant: { kind: 'user', id: 'telegram:1001', displayName: 'Alice' },
+    content: `turn number ${n}`,
+    timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+    scope: 'channel',
+    metadata: { channelType: 'telegram', channelId: '42', messageId: `${n}`, mentions: [] },
+    ...fields,
+  };
 }

@@ -10,29 +10,16 @@ import { StoreError } from '../../../src/errors.js';
 import { PARTS_WITHIN } from '../../../src/store.js';
 import type { NewMessage } from '../../../src/types.js';
 import {
+  C1,
   closeTestClient,
   dropPrefix,
   openRedisStore,
   redis,
   redisUrl,
   testClient,
+  turn,
   uniquePrefix,
 } from './redis.fixtures.js';
-
-const C1 = 'telegram:42';
-
-function turn(n: number, fields: Partial<NewMessage> = {}): NewMessage {
-  return {
-    id: `m${n}`,
-    conversationId: C1,
-    participant: { kind: 'user', id: 'telegram:1001', displayName: 'Alice' },
-    content: `turn number ${n}`,
-    timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
-    scope: 'channel',
-    metadata: { channelType: 'telegram', channelId: '42', messageId: `${n}`, mentions: [] },
-    ...fields,
-  };
-}
 
 /** Turn `n` as a reply the platform took in two messages. */
 function split(n: number, fields: Partial<NewMessage> = {}): NewMessage {
