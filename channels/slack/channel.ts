@@ -52,6 +52,7 @@ import {
   formatSlackText,
   postingOnce,
   toColloquyError,
+  slackRefused,
 } from './format.js';
 import { sendSlackFiles, slackReactionName } from './files.js';
 import { slackTyping, type SlackTypingOptions } from './typing.js';
@@ -389,7 +390,10 @@ export class SlackChannel implements Channel {
     return { ...sent, files: (await sendSlackFiles(this.app.client, message, report)).files };
   }
 
-  /** Adds the bot's reaction (`reactions.add`), by Slack's name for it (👍 is `+1`). */
+  /**
+   * Adds the bot's reaction (`reactions.add`), by Slack's name for it (👍 is `+1`). One Slack
+   * has already (a repeat after a lost answer) is added.
+   */
   async react(message: MessageRef, emoji: string): Promise<string> {
     const name = slackReactionName(emoji);
     try {
@@ -399,6 +403,7 @@ export class SlackChannel implements Channel {
         name,
       });
     } catch (error) {
+      if (slackRefused(error, 'already_reacted')) return name;
       throw toColloquyError(error, { method: 'reactions.add' });
     }
     return name;

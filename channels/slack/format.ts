@@ -174,6 +174,20 @@ export function toColloquyError(
   });
 }
 
+/**
+ * Whether Slack refused the call with `code`. A repeated change answers that the state it asks
+ * for holds already (`already_reacted`, `no_reaction`): the change is made.
+ *
+ * @example
+ * ```ts
+ * slackRefused(error, 'already_reacted'); // true when the bot's reaction is there
+ * ```
+ */
+export function slackRefused(error: unknown, code: string): boolean {
+  const coded = error as { code?: unknown; data?: { error?: unknown } } | null;
+  return coded?.code === 'slack_webapi_platform_error' && coded.data?.error === code;
+}
+
 /** Slack's answers that mean "slow down" (the 429 body, and chat.postMessage's own). */
 const RATE_LIMIT_CODES = new Set(['ratelimited', 'rate_limited']);
 

@@ -3,6 +3,7 @@ import type { Bot, ColloquyError } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeSlack } from 'colloquy/testing';
 import { gatedStore } from '../../fixtures/gated-store.js';
+import { lossyHop, type LossyHop } from '../../fixtures/lossy-hop.js';
 import { ScriptedAgent } from '../../fixtures/scripted-agent.js';
 import { watched } from '../../fixtures/watched-store.js';
 import { startSlackBot } from './slack.fixtures.js';
@@ -119,5 +120,48 @@ describe('reactions on Slack (Bolt against FakeSlack, SQLite store)', () => {
     expect(kinds.indexOf('confirm')).toBeGreaterThanOrEqual(0);
     expect(kinds.indexOf('reaction')).toBeGreaterThan(kinds.indexOf('confirm'));
     expect(errors).toEqual([]);
+  });
+});
+
+describe("the bot's own reaction on Slack whose answer is lost", () => {
+  let slack: FakeSlack;
+  let hop: LossyHop;
+  let sqlite: SqliteConversationStore;
+  let bot: Bot;
+
+  afterEach(async () => {
+    await bot.stop();
+    await hop.close();
+    await slack.close();
+    await sqlite.close();
+  });
+
+  it('is recorded once Slack answers the repeat that the reaction is there', async () => {
+    // given a hop that loses Slack's answer to the first reactions.add, after Slack added it
+    slack = await FakeSlack.start();
+    slack.addUser('U0ALICE', 'alice');
+    hop = await lossyHop(
+      new URL(slack.slackApiUrl).origin,
+      (req) => req.url?.endsWith('/reactions.add') === true,
+    );
+    sqlite = new SqliteConversationStore({ path: ':memory:' });
+    ({ bot } = await startSlackBot(
+      slack,
+      { store: sqlite },
+      { clientOptions: { slackApiUrl: `${hop.origin}/api/` } },
+    ));
+    await slack.message({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'deploy done' });
+    await bot.idle();
+    const [turn] = await sqlite.get(inGeneral);
+
+    // when the bot reacts to Alice's message
+    await bot.react(inGeneral, turn!.id, 'eyes');
+
+    // then Slack shows the reaction once, and the record has it
+    expect(hop.lost()).toBe(1);
+    expect(slack.reactions).toEqual([expect.objectContaining({ name: 'eyes' })]);
+    expect(await sqlite.getReactions(inGeneral, turn!.id)).toEqual([
+      expect.objectContaining({ reaction: 'eyes' }),
+    ]);
   });
 });
