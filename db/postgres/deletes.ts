@@ -55,7 +55,7 @@ export class MoreToLock extends Error {
  * Everything `forgetParticipant` changes, in one transaction; the turns it removed. Locks the
  * conversations the person is in (and `known`, from an earlier attempt), then the person, then
  * the turns it changes; throws `MoreToLock` when the person wrote in another conversation
- * before their row was locked.
+ * before their row was locked, or wrote with no row to lock.
  *
  * @example
  * ```ts
@@ -74,11 +74,14 @@ export async function forget(
   const held = new Set(
     (await client.query<{ id: string }>(LOCK_CONVERSATIONS, [locked])).rows.map((row) => row.id),
   );
-  await client.query(LOCK_PARTICIPANTS, [[participantId]]);
-  // No turn of theirs goes in now: the ones that did before the lock are read here, in
-  // conversations that may be new (or deleted and made again) since the lock.
+  // Their row locked, no turn of theirs goes in until this commits (a capture key-share locks
+  // it first): the ones that did are read here, in conversations that may be new (or deleted
+  // and made again) since the lock. With no row to lock they have no turns (the foreign key);
+  // one written meanwhile makes their row anew and comes after the forget, so their turns and
+  // row are left alone, and when such a turn is read here all the same it starts again.
+  const present = ((await client.query(LOCK_PARTICIPANTS, [[participantId]])).rowCount ?? 0) > 0;
   const now = (await q(CONVERSATIONS_OF)).rows as { id: string; wrote: boolean }[];
-  if (now.some((row) => !held.has(row.id))) {
+  if (now.some((row) => !held.has(row.id) || (row.wrote && !present))) {
     throw new MoreToLock([...new Set([...locked, ...now.map((row) => row.id)])]);
   }
   const wrote = now.flatMap((row) => (row.wrote ? [row.id] : []));
@@ -88,16 +91,17 @@ export async function forget(
   // The reactions they put on anyone's turns go in both modes (those on their deleted turns
   // go with the turns).
   await q(PG.deleteReactionsOf);
-  let changes: number;
-  if (mode === 'redact') {
+  let changes = 0;
+  if (present && mode === 'redact') {
     await q(PG.redactRevisions);
     changes = (await q(PG.redactMessages)).rowCount ?? 0;
     await q(PG.redactParticipant);
-  } else {
-    changes = (await q(PG.deleteMessagesOf)).rowCount ?? 0;
+  }
+  if (mode === 'delete') {
+    if (present) changes = (await q(PG.deleteMessagesOf)).rowCount ?? 0;
     await q(PG.deleteMentionsOf);
     await q(PG.clearRepliesTo);
-    await q(PG.deleteParticipant);
+    if (present) await q(PG.deleteParticipant);
   }
   await client.query(PG.forgetPrompts, [wrote]);
   for (const id of wrote) {

@@ -104,6 +104,24 @@ async function wrongTallies(url: string): Promise<unknown[]> {
   }
 }
 
+/** Resolves once a connection to `url` waits for a lock in a statement starting with `text`. */
+async function waitingOn(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (;;) {
+      const { rowCount } = await client.query(
+        `SELECT FROM pg_stat_activity WHERE datname = current_database()
+          AND wait_event_type = 'Lock' AND starts_with(query, $1)`,
+        [text],
+      );
+      if ((rowCount ?? 0) > 0) return;
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 describe.skipIf(!postgresReachable)('deleting beside capture on one Postgres database', () => {
   let url = '';
   const stores: PostgresConversationStore[] = [];
@@ -168,6 +186,45 @@ describe.skipIf(!postgresReachable)('deleting beside capture on one Postgres dat
     expect(failures.flat()).toEqual([]);
     expect(await wrongTallies(url)).toEqual([]);
   }, 120_000);
+
+  it('forgets a person who has no row yet while a capture writes their first turn', async () => {
+    // given a person mentioned in one conversation who never wrote, a client holding that
+    // mention's row (so the forget stops at its mentions, after it has read the person's turns)
+    await emptyDatabase(url);
+    const [store] = stores;
+    const mention = numberedTurn('m', 1, 1, person(9), { mentions: [person(0).id] });
+    await store!.commit([{ kind: 'append', message: mention }]);
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT FROM message_mentions WHERE participant_id = $1 FOR UPDATE`, [
+        person(0).id,
+      ]);
+
+      // when they are forgotten, and their first turn, in another conversation, commits while
+      // the forget waits there
+      const forgotten = store!.forgetParticipant(person(0).id);
+      await waitingOn(url, 'DELETE FROM message_mentions');
+      const first = numberedTurn('m', 2, 2, person(0));
+      const [written] = await store!.commit([{ kind: 'append', message: first }]);
+      await holder.query('COMMIT');
+
+      // then the forget succeeds, the mention goes, and the turn written beside it stays, by
+      // the person as they are from then on, with the tallies holding
+      expect(written?.ok).toBe(true);
+      await expect(forgotten).resolves.toBe(0);
+      expect(
+        (await store!.getMessage(mention.conversationId, mention.id))?.metadata.mentions ?? [],
+      ).toEqual([]);
+      expect((await store!.getMessage(first.conversationId, first.id))?.participant.id).toBe(
+        person(0).id,
+      );
+      expect(await wrongTallies(url)).toEqual([]);
+    } finally {
+      await holder.end();
+    }
+  });
 
   it('recounts every conversation a forgotten person wrote in', async () => {
     // given three people and the bot in three conversations
