@@ -129,6 +129,12 @@ export class ConversationLeases {
         await sleep(this.ttlMs / 4, signal);
         continue;
       }
+      // Stopped while the lease was being taken: an aborted signal tells no listener, so the
+      // work would never be told to end. The lease is given back unused.
+      if (signal.aborted) {
+        await this.release(lease);
+        break;
+      }
       const term = new AbortController();
       const stop = () => term.abort();
       signal.addEventListener('abort', stop, { once: true });

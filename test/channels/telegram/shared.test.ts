@@ -29,7 +29,10 @@ describe('Telegram long polling from two instances sharing one store', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function instance(): Promise<Bot> {
+  async function instance(
+    wrap: (store: SqliteConversationStore) => SqliteConversationStore = (store) => store,
+    channelStopped: () => void = () => {},
+  ): Promise<Bot> {
     const store = SqliteConversationStore.open(join(dir, 'colloquy.db'));
     stores.push(store);
     const channel = new TelegramChannel({
@@ -39,10 +42,16 @@ describe('Telegram long polling from two instances sharing one store', () => {
       pollingTimeoutSeconds: 1,
       retry: { baseDelayMs: 5 },
     });
+    const stop = channel.stop.bind(channel);
+    channel.stop = () => {
+      const stopping = stop(); // polling is told to stop at once
+      channelStopped();
+      return stopping;
+    };
     const bot = new Bot({
       channels: [channel],
       agents: [scriptedAgent('support-agent', (turn) => `re: ${turn.content}`)],
-      store,
+      store: wrap(store),
       logger: silentLogger,
       shared: { leaseTtlMs: 600, claimEveryMs: 200 },
     });
@@ -84,6 +93,46 @@ describe('Telegram long polling from two instances sharing one store', () => {
       .get();
     expect(stored).toBe(10);
     expect(telegram.acknowledged.length).toBeLessThanOrEqual(10);
+  });
+
+  it("stops a standby whose stop comes while it takes the poller's lease, and gives the lease back", async () => {
+    // given a first instance polling, and a second one whose next try for the poller's lease
+    // waits until its channel is told to stop
+    const first = await instance();
+    await until(() => polls() > 0);
+    const poller = `telegram-poller:${telegram.botInfo.id}`;
+    let hold = false;
+    let arrive!: () => void;
+    const arrived = new Promise<void>((resolve) => (arrive = resolve));
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    const held = (store: SqliteConversationStore) =>
+      new Proxy(store, {
+        get(target, key) {
+          const value = Reflect.get(target, key) as unknown;
+          if (typeof value !== 'function') return value;
+          if (key !== 'acquireLease') return (value as () => unknown).bind(target);
+          return async (name: string, holder: string, ttlMs: number) => {
+            if (hold && name === poller) {
+              arrive();
+              await opened;
+            }
+            return target.acquireLease(name, holder, ttlMs);
+          };
+        },
+      });
+    const second = await instance(held, () => open());
+    hold = true;
+    await arrived;
+
+    // when the first instance stops (the lease is free), then the second, which gets the
+    // lease it was taking as its stop begins
+    await first.stop();
+    await second.stop();
+
+    // then the second stopped, and the lease is free for the next instance
+    const next = await stores[0]!.acquireLease(poller, 'next', 30_000);
+    expect(next).toMatchObject({ name: poller, holder: 'next' });
   });
 
   it('answers a newer getUpdates by ending the older one with 409, as Telegram does', async () => {
