@@ -2,6 +2,7 @@ import {
   ActionRowBuilder,
   ButtonBuilder,
   ButtonStyle,
+  DiscordAPIError,
   InteractionResponseType,
   Routes,
   StringSelectMenuBuilder,
@@ -25,6 +26,9 @@ import type { DiscordParseContext } from './parse.js';
  * answer, an answer to a press is a follow-up message. An interaction token lasts 15 minutes;
  * after that (or after a restart) the answer is posted in the channel.
  */
+
+/** Discord's refusal of an acknowledgement when the interaction has one. */
+const ALREADY_ACKNOWLEDGED = 40060;
 
 /** Discord's interaction types colloquy reads. */
 const APPLICATION_COMMAND = 2;
@@ -143,7 +147,8 @@ export class DiscordInteractions {
 
   /**
    * Acknowledges an interaction whose turn is committed: a deferred response (5 for a command,
-   * 6 for a press). A late or second acknowledgement is refused by Discord and reported.
+   * 6 for a press). A late acknowledgement is refused by Discord and reported. One Discord
+   * answers is acknowledged already (the repeat of a request whose answer was lost) stands.
    */
   acknowledge(data: { id: string; token: string; type: number }): void {
     const kind = data.type === APPLICATION_COMMAND ? 'command' : 'press';
@@ -156,6 +161,7 @@ export class DiscordInteractions {
       .then(
         () => undefined,
         (error: unknown) => {
+          if (error instanceof DiscordAPIError && error.code === ALREADY_ACKNOWLEDGED) return;
           this.#pending.delete(data.id);
           this.report(error, `the acknowledgement of interaction ${data.id}`);
         },

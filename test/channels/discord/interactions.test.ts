@@ -13,6 +13,7 @@ import {
   sizeAsker,
   streaming,
 } from '../interactions.fixtures.js';
+import { lossyHop } from '../../fixtures/lossy-hop.js';
 import { addGeneral, GENERAL, GUILD, startDiscordBot } from './discord.fixtures.js';
 
 const alice: FakeDiscordUser = { id: '80351110224678912', username: 'alice', global_name: 'Alice' };
@@ -213,6 +214,47 @@ describe('commands and buttons on Discord (discord.js against FakeDiscord)', () 
     expect(answer!.content).toBe('pong');
     expect(discord.interactions.acknowledgements.map((a) => a.accepted)).toEqual([false]);
     expect(errors.map((e) => e.message).join('\n')).toMatch(/Unknown interaction/);
+  });
+
+  it('answers a command through its deferred response when the answer to the acknowledgement is lost', async () => {
+    // given a hop that loses Discord's answer to the first acknowledgement, after Discord took it
+    discord = await FakeDiscord.start();
+    addGeneral(discord);
+    const hop = await lossyHop(new URL(discord.restApi).origin, (req) =>
+      /\/interactions\/.*\/callback/.test(req.url ?? ''),
+    );
+    try {
+      const { support, billing, commands } = agents;
+      ({ bot, errors } = await startDiscordBot(
+        discord,
+        { agents: [support, billing], commands, store },
+        { clientOptions: { rest: { api: `${hop.origin}/api` } } },
+      ));
+
+      // when Alice runs /status and the repeated acknowledgement is refused as one already made
+      discord.interactions.command({
+        channelId: GENERAL,
+        user: alice,
+        name: 'status',
+        options: { order: '4242' },
+      });
+      const [answer] = await discord.waitForPosted(1);
+      await bot.idle();
+
+      // then the answer is edited into the deferred response, and nothing is reported
+      expect(hop.lost()).toBe(1);
+      expect(discord.interactions.acknowledgements.map((a) => a.accepted)).toEqual([true, false]);
+      expect(answer!.content).toBe('support: /status 4242');
+      expect(
+        discord.requests.some(
+          (r) => r.method === 'PATCH' && decodeURIComponent(r.path).endsWith('/messages/@original'),
+        ),
+      ).toBe(true);
+      expect(errors).toEqual([]);
+    } finally {
+      await bot.stop();
+      await hop.close();
+    }
   });
 
   it('carries a custom_id longer than Discord allows as its place, and routes the press by it', async () => {
