@@ -361,7 +361,9 @@ export const DELETE_CONVERSATION = new Script(`return remove()`);
  * Forgets a participant in one conversation: every rolling summary goes, and with `delete`
  * their turns too (the conversation goes when nothing remains); returns how many of their
  * turns (not summaries) went. With `redact` the caller has blanked their turns already.
- * ARGV: prefix, conversation id, participant id, mode.
+ * The conversation leaves the person's sets in the same step once no turn of theirs remains
+ * (with `delete`, unless they wrote again since; with `redact`, their blanked turns keep it
+ * listed so a later forget finds them). ARGV: prefix, conversation id, participant id, mode.
  */
 export const FORGET = new Script(`
 local who, mode = ARGV[3], ARGV[4]
@@ -372,8 +374,8 @@ if mode == 'delete' then
     local refs = drop(seqOf(member))
     if refs and not refs.s then count = count + 1 end
   end
-  redis.call('SREM', key('authors'), who)
 end
+unlistGone({[who] = true})
 for _, member in ipairs(redis.call('ZRANGE', key('ix'), '(sum\\1', '[sum\\0', 'BYLEX', 'REV')) do
   drop(seqOf(member))
 end

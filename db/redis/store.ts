@@ -377,17 +377,23 @@ export class RedisConversationStore implements ConversationStore {
     const mode = options.mode === 'redact' ? 'redact' : 'delete';
     return this.#guard('forget a participant', undefined, async () => {
       const set = this.#keys.participant(participantId);
-      const conversations = (await this.#command('SMEMBERS', set)) as string[];
+      const done = new Set<string>();
       let count = 0;
-      for (const conversationId of conversations) {
-        if (mode === 'redact') count += await this.#redact(conversationId, participantId);
-        count += Number(await this.#run(FORGET, conversationId, [participantId, mode]));
+      // FORGET takes each conversation off the set once no turn of theirs is left there, so
+      // reading it again finds where they wrote meanwhile (left listed after the last round).
+      for (let round = 0; round < FORGET_ROUNDS; round++) {
+        const listed = (await this.#command('SMEMBERS', set)) as string[];
+        // blanked turns keep their conversations listed: each is redacted once
+        const left = mode === 'delete' ? listed : listed.filter((id) => !done.has(id));
+        if (left.length === 0) break;
+        for (const conversationId of left) {
+          done.add(conversationId);
+          if (mode === 'redact') count += await this.#redact(conversationId, participantId);
+          count += Number(await this.#run(FORGET, conversationId, [participantId, mode]));
+        }
       }
       await this.#unreact(participantId);
-      if (mode === 'delete') {
-        await this.#unlink(participantId);
-        await this.#command('DEL', set, this.#keys.agent(participantId));
-      }
+      if (mode === 'delete') await this.#unlink(participantId);
       return count;
     });
   }
@@ -863,6 +869,9 @@ function isTransient(error: unknown): boolean | undefined {
  * writer through, so this bounds the writers of one turn (or its reactions) at once.
  */
 const RETRIES = 100;
+
+/** How many times forgetParticipant reads the person's conversations again (see there). */
+const FORGET_ROUNDS = 3;
 
 /** node-redis's errors for a connection that is not (or no longer) there. */
 const CONNECTION_ERRORS = new Set([

@@ -8,6 +8,7 @@ import {
   redisUrl,
   testClient,
   turn,
+  twoStoresOn,
   uniquePrefix,
 } from './redis.fixtures.js';
 
@@ -57,19 +58,7 @@ describe.skipIf(redisUrl === undefined)(`Redis reactions at ${JSON.stringify(red
   });
   afterAll(closeTestClient);
 
-  /** Two store objects on one fresh prefix (two processes); the first talks through `wrap`. */
-  async function twoStores(
-    wrap: (client: RedisCommander, other: RedisConversationStore) => RedisCommander,
-  ) {
-    const client = await testClient();
-    const keyPrefix = uniquePrefix();
-    prefixes.push(keyPrefix);
-    const other = new RedisConversationStore({ client, keyPrefix });
-    const store = new RedisConversationStore({ client: wrap(client, other), keyPrefix });
-    const keys = async () =>
-      (await client.keys(`${keyPrefix}*`)).map((key) => key.slice(keyPrefix.length)).sort();
-    return { store, other, keys };
-  }
+  const twoStores = twoStoresOn(prefixes);
 
   it('keeps a reaction someone records on a turn while another person is forgotten', async () => {
     // given Bob's reaction on a turn, and Carol reacting to it while Bob's is being taken off

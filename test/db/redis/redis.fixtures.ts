@@ -1,6 +1,10 @@
 import { inject } from 'vitest';
 import { createClient } from 'redis';
-import { RedisConversationStore, type RedisStoreOptions } from 'colloquy/redis';
+import {
+  RedisConversationStore,
+  type RedisCommander,
+  type RedisStoreOptions,
+} from 'colloquy/redis';
 import type { NewMessage } from '../../../src/types.js';
 
 /** The test Redis's URL, or why there is none (outside CI; under CI setup failed instead). */
@@ -40,6 +44,25 @@ export async function dropPrefix(prefix: string): Promise<void> {
   for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
     if (keys.length > 0) await client.unlink(keys);
   }
+}
+
+/**
+ * Two store objects on one fresh prefix (two processes), the first talking through `wrap`;
+ * the prefix goes into `prefixes` for the test to drop. `keys` lists the prefix's keys.
+ */
+export function twoStoresOn(prefixes: string[]) {
+  return async (
+    wrap: (client: RedisCommander, other: RedisConversationStore) => RedisCommander,
+  ) => {
+    const client = await testClient();
+    const keyPrefix = uniquePrefix();
+    prefixes.push(keyPrefix);
+    const other = new RedisConversationStore({ client, keyPrefix });
+    const store = new RedisConversationStore({ client: wrap(client, other), keyPrefix });
+    const keys = async () =>
+      (await client.keys(`${keyPrefix}*`)).map((key) => key.slice(keyPrefix.length)).sort();
+    return { store, other, keys };
+  };
 }
 
 export async function closeTestClient(): Promise<void> {
