@@ -103,7 +103,9 @@ export async function sendThroughOutbox(
   try {
     const message = sending === undefined ? turn : { ...turn, attachments: sending };
     const recorded = await write({ kind: 'reply', message });
-    if ('inbound' in reply && recordedByAnother(recorded, turn)) throw new RecordedElsewhere(turn);
+    // A post recorded `failed` by an earlier attempt is sent again; a reply's run is not.
+    const retried = 'outbound' in reply && deliveryOf(recorded) === 'failed';
+    if (!retried && recordedByAnother(recorded, turn)) throw new RecordedElsewhere(turn);
   } catch (error) {
     if (error instanceof RecordedElsewhere) throw error;
     // Not sent. A record held for retry is committed later: mark it failed behind it.
@@ -188,6 +190,12 @@ export function recordedByAnother(recorded: unknown, turn: NewMessage): boolean 
   const result = recorded as Partial<AppendResult> | undefined;
   if (result?.inserted !== false || result.message === undefined) return false;
   return Date.parse(result.message.timestamp) !== Date.parse(turn.timestamp);
+}
+
+/** The delivery of the turn the store already had, if the write found one. */
+function deliveryOf(recorded: unknown): string | undefined {
+  const result = recorded as Partial<AppendResult> | undefined;
+  return result?.inserted === false ? result.message?.delivery : undefined;
 }
 
 /**

@@ -17,7 +17,12 @@ import { outboundChain } from '../chain.js';
 import type { SendHook } from '../chain.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage, Participant, StoredMessage } from '../types.js';
-import { confirmation, deliveryAfterFailure, sendThroughOutbox } from './outbox.js';
+import {
+  RecordedElsewhere,
+  confirmation,
+  deliveryAfterFailure,
+  sendThroughOutbox,
+} from './outbox.js';
 import type { Write } from './outbox.js';
 import { actionsOf } from './turn.js';
 import { settlerFor } from './settle.js';
@@ -286,12 +291,22 @@ export class Posts {
       await this.#finish(post, 'sent');
       return receipt(post, idsOf(sent), 'sent');
     } catch (error) {
+      // Another instance took the post over (this one's claim ran out while its send waited)
+      // and recorded it first: that one delivers it and ends it; this one sends nothing.
+      if (error instanceof RecordedElsewhere) return this.#overtaken(post);
       // Not recorded: nothing went out, and the post stays pending for the next claim.
       if (error instanceof StoreError) throw error;
       const status = deliveryAfterFailure(error) === 'failed' ? 'failed' : 'unconfirmed';
       await this.#finish(post, status, messageOf(error));
       throw error;
     }
+  }
+
+  /** The receipt of a post another instance recorded: as that instance has got on with it. */
+  async #overtaken(post: ScheduledPost): Promise<PostReceipt> {
+    const recorded = await this.#deps.store.getMessage(post.conversationId, post.id);
+    if (recorded?.delivery !== 'sent') return receipt(post, []);
+    return receipt(post, idsOf(recorded), 'sent');
   }
 
   /** A post whose turn a crash left recorded: confirmed as it stands, or settled on its channel. */

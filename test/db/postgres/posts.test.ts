@@ -119,6 +119,47 @@ describe.skipIf(!postgresReachable)(
       expect(await a.store.getPosts()).toMatchObject([{ status: 'sent' }]);
     });
 
+    it('sends nothing from an instance whose claim ran out while its send waited, once another took the post and sent it', async () => {
+      // given instance a, whose claims are never renewed and whose send waits until the test
+      // lets it go on, and instance b
+      const shared = { leaseTtlMs: 300 };
+      const { slow, arrived: holding, open } = heldSend();
+      const unrenewed = (store: PostgresConversationStore) =>
+        new Proxy(store, {
+          get(target, key) {
+            const value = Reflect.get(target, key) as unknown;
+            if (key === 'renewPostClaims') return async () => 0;
+            return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+          },
+        });
+      const a = await instance({ shared, sendHooks: [slow] }, unrenewed);
+      const b = await instance({ shared });
+      const text = 'Your table is ready';
+      const sentOf = () => telegram.sent.filter((sent) => sent.text === text);
+
+      // when a's claim runs out while its send waits, b takes the post and sends it, then
+      // a's send goes on
+      const sending = a.bot.send('telegram:3003', text);
+      await holding;
+      await expect.poll(sentOf, { timeout: 15_000 }).toHaveLength(1);
+      await expect
+        .poll(async () => (await a.store.getPosts()).map((post) => post.status), {
+          timeout: 15_000,
+        })
+        .toEqual(['sent']);
+      open();
+
+      // then the post went out once, by b, and a's receipt says it is sent
+      expect(await sending).toMatchObject({ status: 'sent' });
+      await a.bot.idle();
+      await b.bot.idle();
+      expect(sentOf()).toHaveLength(1);
+      const rows = await a.store.pool.query(
+        `SELECT delivery FROM messages WHERE metadata->>'origin' = 'post'`,
+      );
+      expect(rows.rows).toEqual([{ delivery: 'sent' }]);
+    });
+
     it('does not send again a post its store failure left unfinished once another instance took it', async () => {
       // given instance a, whose store fails (reads and claims) while it sends a post,
       // and instance b, whose send of a post it claimed waits until the test lets it go on
