@@ -246,9 +246,9 @@ export interface ConversationLog {
   recordDeletion(deletion: MessageDeletion): Promise<boolean>;
   /**
    * Records a reaction added or removed on a stored message (found as `findByPlatformRef` finds
-   * it: a reaction on any part of a split reply is on the reply). An addition at or before a
+   * it: a reaction on any part of a split reply is on the reply). An addition before a
    * removal of the same person's same reaction, or a removal before the open one's addition,
-   * changes nothing (a redelivery). False when the message is unknown (`message_reactions` in
+   * changes nothing (a redelivery); at equal times the order of arrival decides. False when the message is unknown (`message_reactions` in
    * SQL).
    */
   recordReaction(change: ReactionChange): Promise<boolean>;

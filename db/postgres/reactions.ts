@@ -5,8 +5,9 @@ import type { Queryable } from './runs.js';
 
 /**
  * A reaction added (a row, unless the same person's same reaction is open on the turn, or was
- * removed at or after the addition's time: a redelivered addition; the unique key on open
- * reactions holds that when two instances record it at once) or removed (the open row
+ * removed after the addition's time: a redelivered addition, at equal times the order of
+ * arrival deciding; the unique key on open reactions holds that when two instances record it
+ * at once) or removed (the open row
  * closed, unless it was added after the removal's time), in one statement, on the turn the platform message is or the
  * split reply it is a later part of; answers whether the turn is known.
  */
@@ -19,7 +20,7 @@ const RECORD = `WITH m AS (
     INSERT INTO message_reactions (message_seq, message_id, participant_id, reaction, added_at)
     SELECT m.seq, m.id, $4, $5, $6 FROM m
     WHERE NOT $7 AND NOT EXISTS (SELECT FROM message_reactions r WHERE r.message_seq = m.seq
-      AND r.participant_id = $4 AND r.reaction = $5 AND (r.removed_at IS NULL OR r.removed_at >= $6))
+      AND r.participant_id = $4 AND r.reaction = $5 AND (r.removed_at IS NULL OR r.removed_at > $6))
     ON CONFLICT (message_seq, participant_id, reaction) WHERE removed_at IS NULL DO NOTHING),
   removed AS (
     UPDATE message_reactions r SET removed_at = $6 FROM m

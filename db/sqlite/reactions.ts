@@ -4,8 +4,9 @@ import { PART_IN_CHANNEL } from './statements.js';
 
 /**
  * `message_reactions` in SQLite: a reaction added opens a row unless the same person's same
- * reaction is open on the turn already, or was removed at or after the addition's time (a
- * redelivered addition); one removed closes the open row, unless that was added after it.
+ * reaction is open on the turn already, or was removed after the addition's time (a
+ * redelivered addition; at equal times the order of arrival decides, as Telegram dates
+ * reactions in whole seconds); one removed closes the open row, unless that was added after it.
  *
  * @example
  * ```ts
@@ -40,7 +41,7 @@ export class SqliteReactions {
     this.#removedSince = db
       .prepare<[number, string, string, string], number>(
         `SELECT 1 FROM message_reactions WHERE message_seq = ? AND participant_id = ?
-          AND reaction = ? AND removed_at >= ?`,
+          AND reaction = ? AND removed_at > ?`,
       )
       .pluck();
     this.#add = db.prepare(

@@ -108,6 +108,24 @@ export function describeReactionContract(store: () => ConversationStore): void {
       ]);
     });
 
+    it('keeps a reaction open that is put on again at the time it was taken back', async () => {
+      // given Alice's reaction added, and removed a second later
+      await store().append(TURN);
+      await record({});
+      await record({ removed: true, at: at(2) });
+
+      // when she puts it on again within that second (Telegram dates changes in whole seconds)
+      await record({ at: at(2) });
+
+      // then it is open, and the same addition delivered again, or the first one, changes nothing
+      await record({ at: at(2) });
+      await record({});
+      expect(await read()).toEqual([
+        { participantId: ALICE, reaction: '👍', addedAt: at(1), removedAt: at(2) },
+        { participantId: ALICE, reaction: '👍', addedAt: at(2) },
+      ]);
+    });
+
     it.each(['delete', 'redact'] as const)(
       'forgets the reactions a person put anywhere, and (%s) those on their deleted turns',
       async (mode) => {

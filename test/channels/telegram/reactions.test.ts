@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bot, ColloquyError, Logger } from 'colloquy';
 import { SqliteConversationStore } from 'colloquy/sqlite';
 import { FakeTelegram } from 'colloquy/testing';
+import { reactionUpdate } from '../../../channels/telegram/fake-reactions.js';
 import { watched } from '../../fixtures/watched-store.js';
 import { startTelegramBot } from './telegram.fixtures.js';
 
@@ -77,6 +78,27 @@ describe('reactions on Telegram (grammy against FakeTelegram, SQLite store)', ()
     await acknowledged(2);
     expect(lines.filter((line) => line.includes('reaction'))).toEqual([
       `not recorded: reaction 🔥 on a message the store does not have (telegram:${group.id}:99999)`,
+    ]);
+    expect(errors).toEqual([]);
+  });
+
+  it('keeps a reaction taken back and put on again within one second open', async () => {
+    // given Grace's 👍 on Ada's message
+    const { message } = telegram.sendUserMessage({ chat: group, from: ada, text: 'order 4711?' });
+    const [turn] = await store.turns(inGroup, (t) => t.length === 1);
+    const react = { chat: group, messageId: message.message_id, from: grace };
+    const date = 1_763_800_000;
+    telegram.pushUpdate(reactionUpdate({ ...react, emoji: ['👍'] }, date));
+
+    // when she takes it back and puts it on again within the next second (dated alike)
+    telegram.pushUpdate(reactionUpdate({ ...react, emoji: [], before: ['👍'] }, date + 1));
+    telegram.pushUpdate(reactionUpdate({ ...react, emoji: ['👍'], before: [] }, date + 1));
+    await acknowledged(4);
+
+    // then her 👍 is open
+    const reactions = await sqlite.getReactions(inGroup, turn!.id);
+    expect(reactions.filter((r) => r.removedAt === undefined)).toMatchObject([
+      { participantId: 'telegram:1002', reaction: '👍' },
     ]);
     expect(errors).toEqual([]);
   });
