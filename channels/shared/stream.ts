@@ -24,8 +24,8 @@ export interface EditedStreamPlatform<Part> {
   editEveryMs: number;
   /** How long a failure asks to wait (a 429's `retry_after`); undefined when it is no rate limit. */
   retryAfterMs(error: unknown): number | undefined;
-  /** A failure as the colloquy error `send` throws. */
-  fail(error: unknown, index: number): ColloquyError;
+  /** A failure of posting or editing part `index`, as the colloquy error `send` throws. */
+  fail(error: unknown, index: number, call: 'post' | 'edit'): ColloquyError;
 }
 
 /** Most times one post or edit is tried again after a rate limit. */
@@ -53,13 +53,14 @@ export function editedStream<Part>(
   const ids = () => shown.flatMap((part) => (part.id === undefined ? [] : [part.id]));
 
   /** Runs a platform call, waiting out rate limits. */
-  const attempt = async (call: () => Promise<void>, index: number) => {
+  const attempt = async (run: () => Promise<void>, index: number, call: 'post' | 'edit') => {
     for (let tries = 0; ; tries++) {
       try {
-        return await call();
+        return await run();
       } catch (error) {
         const wait = platform.retryAfterMs(error);
-        if (wait === undefined || tries >= MAX_RATE_LIMITED) throw platform.fail(error, index);
+        if (wait === undefined || tries >= MAX_RATE_LIMITED)
+          throw platform.fail(error, index, call);
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
@@ -75,17 +76,21 @@ export function editedStream<Part>(
         const had = shown[index];
         if (had === undefined) {
           await options.showing?.({ messageIds: ids(), shown: text });
-          await attempt(async () => {
-            const posted = await platform.post(part, index);
-            if (index === 0) timestamp = posted.timestamp;
-            shown[index] = { id: posted.id, text: want, editedAt: Date.now() };
-          }, index);
+          await attempt(
+            async () => {
+              const posted = await platform.post(part, index);
+              if (index === 0) timestamp = posted.timestamp;
+              shown[index] = { id: posted.id, text: want, editedAt: Date.now() };
+            },
+            index,
+            'post',
+          );
         } else if (had.text.trimEnd() !== want.trimEnd() && had.id !== undefined) {
           const wait = had.editedAt + platform.editEveryMs - Date.now();
           if (!followed.final && wait > 0) await followed.pause(wait);
           if (followed.latest !== text && !followed.final) break; // newer words came: edit with those
           await options.showing?.({ messageIds: ids(), shown: text });
-          await attempt(() => platform.edit(had.id!, part, index), index);
+          await attempt(() => platform.edit(had.id!, part, index), index, 'edit');
           shown[index] = { id: had.id, text: want, editedAt: Date.now() };
         }
       }

@@ -145,9 +145,9 @@ function updatedStream(
       },
       editEveryMs: UPDATE_EVERY_MS,
       retryAfterMs: () => undefined,
-      fail: (error, index) =>
+      fail: (error, _index, call) =>
         toColloquyError(error, {
-          method: index === 0 ? 'chat.postMessage' : 'chat.update',
+          method: call === 'post' ? 'chat.postMessage' : 'chat.update',
           conversationId: message.conversationId,
         }),
     },

@@ -25,7 +25,13 @@ import { ColloquyError, MalformedEventError } from '../../src/errors.js';
 import { addSecret, consoleLogger, redactError } from '../../src/logger.js';
 import { filesOnly, filesSent } from '../shared/files.js';
 import { sendParts } from '../shared/platform.js';
-import { chatIdValue, retryTransformer, telegramParts, toColloquyError } from './format.js';
+import {
+  chatIdValue,
+  notModified,
+  retryTransformer,
+  telegramParts,
+  toColloquyError,
+} from './format.js';
 import { sendTelegramFiles } from './files.js';
 import { pollUpdates } from './polling.js';
 import { telegramTyping } from './typing.js';
@@ -348,6 +354,7 @@ export class TelegramChannel implements Channel {
         { reply_markup: keyboard ?? { inline_keyboard: [] } },
       );
     } catch (error) {
+      if (notModified(error)) return; // it shows these buttons already (a repeated edit)
       throw toColloquyError(error, 'editMessageReplyMarkup');
     }
   }

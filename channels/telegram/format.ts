@@ -178,6 +178,23 @@ export function refusedMarkup(error: unknown): boolean {
   );
 }
 
+/**
+ * True when Telegram refused an edit that changes nothing ("message is not modified"): the
+ * message shows that text (and those buttons) already.
+ *
+ * @example
+ * ```ts
+ * notModified({ error_code: 400, description: 'Bad Request: message is not modified: …' }); // true
+ * ```
+ */
+export function notModified(error: unknown): boolean {
+  return (
+    isApiError(error) &&
+    error.error_code === 400 &&
+    /message is not modified/i.test(error.description)
+  );
+}
+
 /** A numeric chat id as a number (Telegram also takes `@channelusername` strings). */
 export function chatIdValue(channelId: string): number | string {
   return /^-?\d+$/.test(channelId) ? Number(channelId) : channelId;

@@ -2,7 +2,7 @@ import type { Api } from 'grammy';
 import type { OutboundMessage, ReplyStream, StreamOptions } from '../../src/channel.js';
 import type { PostedPart } from '../shared/platform.js';
 import { editedStream } from '../shared/stream.js';
-import { refusedMarkup, telegramParts, toColloquyError } from './format.js';
+import { notModified, refusedMarkup, telegramParts, toColloquyError } from './format.js';
 import type { TelegramPart } from './format.js';
 
 /** Least time between two edits of one message while the answer is written. */
@@ -34,7 +34,8 @@ export async function postTelegramPart(api: Api, part: TelegramPart): Promise<Po
 /**
  * A Telegram reply shown as it is written with `sendMessage` and then `editMessageText` (HTML,
  * plain text when the markup is refused) at most once a second, never an edit that changes
- * nothing (Telegram refuses one: "message is not modified"), a next message once the text
+ * nothing (Telegram refuses one: "message is not modified", which therefore answers a repeated
+ * edit whose first answer was lost, and counts as done), a next message once the text
  * passes 4096 characters. Rate limits (429 `retry_after`) are waited out by the channel's
  * retrying transformer.
  *
@@ -59,16 +60,24 @@ export function telegramStream(
       post: (part) => postTelegramPart(api, part),
       edit: async (id, { payload, plainText }) => {
         const { chat_id, text, parse_mode } = payload;
+        const edit = async (...args: Parameters<Api['editMessageText']>) => {
+          // The stream sends no edit that changes nothing: refused as one, it is the repeat of
+          // an edit whose answer was lost, and the message shows this text already.
+          await api.editMessageText(...args).catch((error: unknown) => {
+            if (!notModified(error)) throw error;
+          });
+        };
         try {
-          await api.editMessageText(chat_id, Number(id), text, { parse_mode });
+          await edit(chat_id, Number(id), text, { parse_mode });
         } catch (error) {
           if (!refusedMarkup(error)) throw error;
-          await api.editMessageText(chat_id, Number(id), plainText);
+          await edit(chat_id, Number(id), plainText);
         }
       },
       editEveryMs: EDIT_EVERY_MS,
       retryAfterMs: () => undefined,
-      fail: (error, index) => fail(error, index === 0 ? 'sendMessage' : 'editMessageText'),
+      fail: (error, _index, call) =>
+        fail(error, call === 'post' ? 'sendMessage' : 'editMessageText'),
     },
     options,
   );

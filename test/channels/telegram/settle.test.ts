@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InMemoryConversationStore } from 'colloquy';
+import type { Agent, AgentResult, AgentRunContext } from 'colloquy';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
 import { crashAndRestart } from '../../fixtures/crash-image.js';
@@ -123,5 +124,75 @@ describe('Telegram: a reply whose answer is lost while the bot runs', () => {
     expect(reply).toMatchObject({ content: 'On it.', delivery: 'unconfirmed' });
     const runs = await store.getRuns({ conversationId: 'telegram:1001' });
     expect(runs.map((run) => run.status)).toEqual(['unconfirmed']);
+  });
+
+  const whole = 'Looking it up: order 4711 ships Monday.';
+
+  /** Starts a bot through `apiRoot` whose agent streams its first words, then (once posted) the rest. */
+  async function streaming(apiRoot: string): Promise<void> {
+    const streamer: Agent = {
+      id: 'support',
+      name: 'support',
+      async run(_turn: unknown, ctx: AgentRunContext): Promise<AgentResult> {
+        ctx.stream?.('Looking it up');
+        await telegram.waitForSent(1);
+        ctx.stream?.(whole);
+        return { output: whole };
+      },
+    };
+    const channel = new TelegramChannel({
+      token: telegram.token,
+      client: { apiRoot },
+      pollingTimeoutSeconds: 1,
+      retry: { baseDelayMs: 5 },
+      drafts: false,
+    });
+    started = await startedBot(channel, {
+      agents: [streamer],
+      store: new InMemoryConversationStore(),
+    });
+  }
+
+  it('records a streamed reply whole when the answer to its last edit is lost', async () => {
+    // given a hop that loses Telegram's answer to the first editMessageText, after Telegram made it
+    telegram = await FakeTelegram.start();
+    hop = await lossyHop(telegram.apiRoot, (req) => req.url?.endsWith('/editMessageText') === true);
+    await streaming(hop.origin);
+
+    // when Ada asks, the first words are posted, and the edit with the rest is made but its answer lost
+    telegram.sendUserMessage({ chat: adaDm, from: ada, text: 'where is 4711?' });
+    await telegram.waitForSent(2);
+    await started.bot.idle();
+
+    // then the repeated edit ("message is not modified") counts as made: the reply is recorded whole
+    expect(hop.lost()).toBe(1);
+    expect(telegram.sent.map((sent) => [sent.method, sent.text])).toEqual([
+      ['sendMessage', 'Looking it up'],
+      ['editMessageText', whole],
+    ]);
+    const turns = await started.bot.store.get('telegram:1001');
+    expect(turns.at(-1)).toMatchObject({ content: whole, delivery: 'sent' });
+    expect(started.errors).toEqual([]);
+  });
+
+  it('names editMessageText in the error when Telegram refuses the edit of a streamed reply', async () => {
+    // given Telegram refusing the next edit
+    telegram = await FakeTelegram.start();
+    hop = await lossyHop(telegram.apiRoot, () => false);
+    await streaming(hop.origin);
+    telegram.failNext('editMessageText', {
+      error_code: 400,
+      description: 'Bad Request: message to edit not found',
+    });
+
+    // when the streamed reply's rest is to be shown
+    telegram.sendUserMessage({ chat: adaDm, from: ada, text: 'where is 4711?' });
+    await telegram.waitForSent(1);
+    await started.bot.idle();
+
+    // then the error says which call Telegram refused
+    expect(started.errors.map((error) => error.message)).toEqual([
+      'Telegram refused editMessageText: Bad Request: message to edit not found',
+    ]);
   });
 });
