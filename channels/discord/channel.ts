@@ -360,8 +360,11 @@ export class DiscordChannel implements Channel {
     const { rest } = this.client;
     // A message of files alone is named by the messages that carry them.
     if (filesOnly(message)) {
-      const posted = await sendDiscordFiles(rest, channelId, message, report);
-      return filesSent(posted, (first) => `discord:${channelId}:${first}`);
+      return filesSent(
+        (failed) => sendDiscordFiles(rest, channelId, message, failed),
+        report,
+        (first) => `discord:${channelId}:${first}`,
+      );
     }
     const sent = await sendParts(
       withComponents(bodies, message),

@@ -6,6 +6,7 @@
 import { formatBytes, kindOfMimeType } from '../../src/attachments.js';
 import type { AttachmentKind, MessageAttachment } from '../../src/attachments.js';
 import type { OutboundFile, OutboundMessage, SentMessage } from '../../src/channel.js';
+import { deliveryAfterFailure } from '../../src/bot/outbox.js';
 import { ColloquyError, PlatformError } from '../../src/errors.js';
 
 /** A file read and ready to upload. */
@@ -111,18 +112,31 @@ export async function readBytes(
 }
 
 /**
- * What `Channel.send` answers for a message of files and no text: the messages that carry the
- * files are its parts, the first one naming it (`id`, in the channel's own id scheme).
+ * What `Channel.send` answers for a message of files and no text, posted by `post` (which
+ * hands each file not sent to the reporter it is given): the messages that carry the files are
+ * its parts, the first one naming it (`id`, in the channel's own id scheme). When no file went
+ * out it throws instead, so the post is recorded as the outbox records a failed send: the
+ * failure that may have reached the platform (`unconfirmed`, a lost answer) or else the first
+ * one (`failed`); the other failures are reported.
  *
  * @example
  * ```ts
- * return filesSent(await sendTelegramFiles(api, message, report));
+ * return filesSent((report) => sendTelegramFiles(api, message, report), report);
  * ```
  */
-export function filesSent(
-  posted: PostedFiles,
+export async function filesSent(
+  post: (report: (error: ColloquyError) => void) => Promise<PostedFiles>,
+  report: (error: ColloquyError) => void,
   id?: (first: string) => string | undefined,
-): SentMessage {
+): Promise<SentMessage> {
+  const failures: ColloquyError[] = [];
+  const posted = await post((error) => void failures.push(error));
+  const thrown =
+    posted.files.length > 0
+      ? undefined
+      : (failures.find((error) => deliveryAfterFailure(error) === 'unconfirmed') ?? failures[0]);
+  for (const error of failures) if (error !== thrown) report(error);
+  if (thrown !== undefined) throw thrown;
   const [first] = posted.messageIds;
   const named = first === undefined ? undefined : id?.(first);
   return {

@@ -382,8 +382,11 @@ export class SlackChannel implements Channel {
     const report = (error: ColloquyError) => this.handlers?.error(error);
     // A message of files alone is named by the messages that carry them.
     if (filesOnly(message)) {
-      const posted = await sendSlackFiles(this.app.client, message, report);
-      return filesSent(posted, (first) => this.messageId(message, first));
+      return filesSent(
+        (failed) => sendSlackFiles(this.app.client, message, failed),
+        report,
+        (first) => this.messageId(message, first),
+      );
     }
     const sent = await this.sendText(message, options);
     if (!message.files?.length) return sent;

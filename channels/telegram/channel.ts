@@ -295,7 +295,7 @@ export class TelegramChannel implements Channel {
     const report = (error: ColloquyError) => this.handlers?.error(error);
     // A message of files alone is named by the messages that carry them.
     if (filesOnly(message)) {
-      return filesSent(await sendTelegramFiles(this.bot.api, message, report));
+      return filesSent((failed) => sendTelegramFiles(this.bot.api, message, failed), report);
     }
     const sent = await sendParts(
       withKeyboard(telegramParts(message), message),

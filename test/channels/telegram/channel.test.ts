@@ -348,7 +348,7 @@ describe('TelegramChannel.send', () => {
     expect((error as Error).cause).toBeDefined();
   });
 
-  it('throws a redacted PlatformError when editing the buttons is refused or unreachable', async () => {
+  it('counts an edit of the buttons that Telegram answers "message is not modified" as made', async () => {
     const edit = {
       channelId: '1001',
       messageIds: ['7'],
@@ -358,6 +358,20 @@ describe('TelegramChannel.send', () => {
     telegram.failNext('editMessageReplyMarkup', {
       error_code: 400,
       description: 'Bad Request: message is not modified',
+    });
+    await expect(channel.editActions(edit)).resolves.toBeUndefined();
+  });
+
+  it('throws a redacted PlatformError when editing the buttons is refused or unreachable', async () => {
+    const edit = {
+      channelId: '1001',
+      messageIds: ['7'],
+      content: 'hi',
+      chosen: { id: 'a', label: 'A' },
+    };
+    telegram.failNext('editMessageReplyMarkup', {
+      error_code: 400,
+      description: 'Bad Request: message to edit not found',
     });
     const refused = await channel.editActions(edit).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(PlatformError);

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SendHook } from 'colloquy';
 import { TelegramChannel } from 'colloquy/telegram';
 import { FakeTelegram } from 'colloquy/testing';
+import { lossyHop, type LossyHop } from '../../fixtures/lossy-hop.js';
 import { tempDirs } from '../../fixtures/temp-dirs.js';
 import { PostBots, scheduledPostSurvivesRestart } from '../posts.fixtures.js';
 
@@ -11,13 +12,17 @@ const temp = tempDirs();
 describe('posts the bot starts on Telegram (grammy against FakeTelegram, SQLite file)', () => {
   let telegram: FakeTelegram;
   let bots: PostBots<TelegramChannel>;
+  /** Where the bot's channel sends its requests: the fake, or a hop in front of it. */
+  let apiRoot: string;
+  let hop: LossyHop | undefined;
 
   beforeEach(async () => {
     telegram = await FakeTelegram.start();
+    apiRoot = telegram.apiRoot;
     const channel = () =>
       new TelegramChannel({
         token: telegram.token,
-        client: { apiRoot: telegram.apiRoot },
+        client: { apiRoot },
         pollingTimeoutSeconds: 1,
         retry: { baseDelayMs: 5 },
       });
@@ -26,6 +31,8 @@ describe('posts the bot starts on Telegram (grammy against FakeTelegram, SQLite 
 
   afterEach(async () => {
     await bots.stopAll();
+    await hop?.close();
+    hop = undefined;
     await telegram.close();
   });
 
@@ -121,5 +128,53 @@ describe('posts the bot starts on Telegram (grammy against FakeTelegram, SQLite 
     });
     const [sent] = await telegram.waitForSent(1);
     expect(sent).toMatchObject({ chatId: 1001, text: 'Follow-up: did the fix work?' });
+  });
+
+  const invoice = {
+    content: '',
+    files: [
+      { name: 'invoice-4711.pdf', data: Buffer.from('%PDF-1.7 4711'), mimeType: 'application/pdf' },
+    ],
+  };
+
+  it('records a post of a file alone failed when Telegram refuses its upload', async () => {
+    // given Telegram refusing the next upload
+    const { bot, store } = await startBot();
+    telegram.failNext('sendDocument', {
+      error_code: 400,
+      description: 'Bad Request: chat not found',
+    });
+
+    // when the bot posts a file alone, then it is refused with Telegram's answer
+    await expect(bot.send('telegram:1001', invoice)).rejects.toThrow(
+      'not sent: invoice-4711.pdf: Telegram refused a file upload: Bad Request: chat not found',
+    );
+
+    // and the post is recorded failed, with nothing shown: a post that never went out is no turn
+    const [post] = await store.getPosts();
+    expect(post).toMatchObject({ status: 'failed' });
+    expect(await store.getMessage('telegram:1001', post!.id)).toBeUndefined();
+    expect(telegram.uploads).toEqual([]);
+  });
+
+  it('records a post of a file alone unconfirmed when the answer to its upload is lost', async () => {
+    // given a hop that loses Telegram's answer to the first upload, after Telegram showed the file
+    hop = await lossyHop(telegram.apiRoot, (req) => req.url?.endsWith('/sendDocument') === true);
+    apiRoot = hop.origin;
+    const { bot, store } = await startBot();
+
+    // when the bot posts a file alone, then it is refused as not known to have gone out
+    await expect(bot.send('telegram:1001', invoice)).rejects.toThrow(
+      /^not sent: invoice-4711\.pdf: Could not reach Telegram/,
+    );
+
+    // and Telegram shows it once, and the record says it may have gone out
+    expect(hop.lost()).toBe(1);
+    expect(telegram.uploads).toHaveLength(1);
+    const [post] = await store.getPosts();
+    expect(post).toMatchObject({ status: 'unconfirmed' });
+    expect(await store.getMessage('telegram:1001', post!.id)).toMatchObject({
+      delivery: 'unconfirmed',
+    });
   });
 });
