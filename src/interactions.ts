@@ -253,6 +253,8 @@ function pressesOn(
  * changed choice in a select that stays each time). `repeated` says the press repeats one
  * that arrived just before (see `RecentPresses`); `used`, the messages presses not yet
  * committed used (see `UsedMessages`), which a press answered here of a `once` button joins.
+ * Such a press carries the message it uses (`uses`): the store records that use in the press's
+ * commit, and stores the press refused `used` when another press, of any instance, took it first.
  * A press's `#<n>` keys (see `actionKey`) are read back as the ids and values of the recorded
  * reply.
  */
@@ -312,10 +314,17 @@ export async function resolveInteraction(
   if (doubles(last, value, Date.parse(turn.timestamp))) return refuse('repeated');
   const usedNow = usedHere || presses.used?.usedBefore(turn) === true;
   if (usedNow || earlier.some((e) => usedUp(pressed, e.id))) return refuse('used');
-  if (usedUp(pressed, id)) presses.used?.use(turn);
+  const once = usedUp(pressed, id);
+  if (once) presses.used?.use(turn);
   return {
     ...withInteraction(
-      { ...interaction, id, value, agent: pressed.participant.id },
+      {
+        ...interaction,
+        id,
+        value,
+        agent: pressed.participant.id,
+        ...(once && { uses: pressed.id }),
+      },
       { replyToMessageId: interaction.on, replyToParticipantId: pressed.participant.id },
     ),
     content: option?.label ?? button?.label ?? turn.content,

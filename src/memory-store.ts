@@ -30,6 +30,7 @@ import type {
   StoredMessage,
 } from './types.js';
 import { commitInOrder } from './memory/commit.js';
+import { takesRuns, withUse } from './uses.js';
 import { MemoryLeases } from './memory/leases.js';
 import { decodeCursor, encodeCursor, newestActivityFirst } from './memory/listing.js';
 import {
@@ -119,13 +120,15 @@ export class InMemoryConversationStore implements ConversationStore {
       conversationId: input.conversationId,
       messageId: input.id,
     });
-    const message: StoredMessage = {
+    let message: StoredMessage = {
       ...structuredClone(input),
       timestamp,
       sequence: ++this.#sequence,
     };
-    const row: Row = { message, words: searchKeys(message.content) };
     const conversation = this.#touch(message.conversationId) ?? this.#add(startedBy(message));
+    const { used } = conversation;
+    message = withUse(message, (uses, id) => used.set(uses, used.get(uses) ?? id).get(uses)!);
+    const row: Row = { message, words: searchKeys(message.content) };
     insertSorted(conversation.rows, row);
     this.#index(row);
     this.#newest.add(row);
@@ -179,9 +182,12 @@ export class InMemoryConversationStore implements ConversationStore {
   /** Applies one write of agent work (see `FlowOperation`) at once. */
   #applyFlow(op: FlowOperation): unknown {
     switch (op.kind) {
-      case 'run':
+      case 'run': {
+        const turn = this.#byId.get(op.run.messageId)?.message;
+        if (op.create === true && turn !== undefined && !takesRuns(turn)) return undefined;
         this.#runs.write(op.run, op.create);
         return undefined;
+      }
       case 'state':
         this.#runs.setState(op.key, op.value);
         return undefined;
@@ -292,7 +298,7 @@ export class InMemoryConversationStore implements ConversationStore {
     };
     if (input.title !== undefined) info.title = input.title;
     if (input.metadata !== undefined) info.metadata = structuredClone(input.metadata);
-    this.#add({ info, rows: [] });
+    this.#add({ info, rows: [], used: new Map() });
     return this.#summary(input.id)!;
   }
 

@@ -202,7 +202,11 @@ export const PARTS_WITHIN = 10_000;
  * ```
  */
 export interface ConversationLog {
-  /** Stores a turn once: a repeated `id`, or a repeated platform message, stores nothing. */
+  /**
+   * Stores a turn once: a repeated `id`, or a repeated platform message, stores nothing. A press
+   * that uses a message's `once` buttons (`usesOf`) takes that message's one use with it, or,
+   * when another press took it, is stored (and answered) as `refusedUse` makes it.
+   */
   append(message: NewMessage): Promise<AppendResult>;
   /** The most recent `limit` matching turns, oldest first (ties: insertion order). */
   get(conversationId: string, options?: GetOptions): Promise<StoredMessage[]>;
@@ -295,7 +299,9 @@ export interface ConversationLog {
 export interface RunLedger {
   /**
    * Commits `ops` in one transaction, in order, each failing alone (a failed one leaves the
-   * others written), and answers one result per op, in order.
+   * others written), and answers one result per op, in order. A press's use of a message is
+   * decided in the commit that stores it (see `append`); no run is created for a turn stored
+   * refused (`takesRuns`).
    */
   commit(ops: readonly StoreOperation[]): Promise<CommitResult[]>;
   /** Agent runs (`agent_runs`), by the turn answered or by status, oldest first, each with how far its reply went. */

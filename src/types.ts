@@ -116,7 +116,8 @@ export interface MessageMetadata {
  * it: `agent` (the command's agent, or the agent whose message was pressed), `handler` (a
  * command handled by its handler), or `refused` (why it is answered with one line and no agent:
  * an unknown command, a button on an unknown message, a press by someone the message was not
- * for; `repeated`, a double press, is answered not at all).
+ * for, `used`: a press of the message's `once` buttons was answered first; `repeated`, a double
+ * press, is answered not at all).
  *
  * @example
  * ```ts
@@ -132,7 +133,20 @@ export type Interaction =
       handler?: true;
       refused?: string;
     }
-  | { type: 'button'; id: string; value: string; on: string; agent?: string; refused?: string };
+  | {
+      type: 'button';
+      id: string;
+      value: string;
+      on: string;
+      agent?: string;
+      refused?: string;
+      /**
+       * The colloquy id of the message whose buttons the press uses: set on an answered press of
+       * a `once` button. A store records one use per message, in the press's commit: a press whose
+       * message another press used first is stored refused `used` (`refusedUse`).
+       */
+      uses?: string;
+    };
 
 /** A turn as colloquy stores it. */
 export interface StoredMessage {

@@ -134,13 +134,18 @@ export async function appendMany(
   return { prepared, seqs };
 }
 
-/** New runs in one statement, from arrays (`runColumns`); a run recorded already is left as it is. */
+/**
+ * New runs in one statement, from arrays (`runColumns`); a run recorded already is left as it
+ * is, and none is created for an interaction stored refused (`takesRuns`).
+ */
 export const CREATE_RUNS = `INSERT INTO agent_runs (id, message_id, conversation_id, agent_id,
     status, created_at, started_at, finished_at, model, input_tokens, output_tokens, reply_id,
     error, attempts, prompt)
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
     $6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::text[], $10::int[],
-    $11::int[], $12::text[], $13::text[], $14::int[], $15::text[])
+    $11::int[], $12::text[], $13::text[], $14::int[], $15::text[]) AS r(id, message_id)
+  WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = r.message_id
+    AND (m.metadata -> 'interaction' ->> 'refused') IS NOT NULL)
   ON CONFLICT DO NOTHING`;
 
 /** The 15 arrays `CREATE_RUNS` takes, in its column order. */

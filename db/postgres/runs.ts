@@ -9,6 +9,7 @@ import {
 import { normalizeTimestamp } from '../../src/timestamp.js';
 import { storableJson, withoutNul } from './errors.js';
 import { ALL_STATUSES, type RunRow, SELECT_RUNS, toRun } from '../runs.js';
+import { CREATE_RUNS, runColumns } from './batch.js';
 
 /** A pool, or one connection inside a transaction. */
 export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
@@ -33,13 +34,12 @@ const UPSERT_RUN = `INSERT INTO agent_runs AS r (${RUN_COLUMNS}) VALUES (${RUN_V
     attempts = greatest(excluded.attempts, r.attempts),
     prompt = coalesce(excluded.prompt, r.prompt)
   WHERE r.status IN ('pending', 'running') OR excluded.status NOT IN ('pending', 'running')`;
-const CREATE_RUN = `INSERT INTO agent_runs (${RUN_COLUMNS}) VALUES (${RUN_VALUES})
-  ON CONFLICT DO NOTHING`;
 
 /** Writes a run whole (`create`: only when it has no row yet). */
 export async function upsertRun(db: Queryable, run: AgentRun, create = false): Promise<void> {
+  if (create) return void (await db.query(CREATE_RUNS, runColumns([run])));
   await db.query(
-    create ? CREATE_RUN : UPSERT_RUN,
+    UPSERT_RUN,
     withoutNul([
       run.id,
       run.messageId,

@@ -206,6 +206,14 @@ export const messageRevisions = pgTable(
   (t) => [index('message_revisions_message_idx').on(t.messageSeq, t.id)],
 );
 
+/** One row per message whose `once` buttons a press used (as the SQLite schema's). */
+export const usedMessages = pgTable('used_messages', {
+  messageSeq: bigint('message_seq', { mode: 'number' })
+    .primaryKey()
+    .references(() => messages.seq, { onDelete: 'cascade' }),
+  pressId: text('press_id').notNull(),
+});
+
 /** One agent's work on one turn (`src/runs.ts`). */
 export const agentRuns = pgTable(
   'agent_runs',

@@ -62,6 +62,7 @@ import { MoreToLock, deleteConversation, deleteTurns, forget } from './deletes.j
 import { commitTransaction, isRefused, lockSharedRows } from './locks.js';
 import * as runs from './runs.js';
 import { appendMany, createRuns } from './batch.js';
+import { recordUse } from './uses.js';
 import { PG, POSTGRES_DIALECT, positional, searchWordSql } from './statements.js';
 
 export type { PostgresStoreOptions } from './connection.js';
@@ -237,10 +238,9 @@ export class PostgresConversationStore implements ConversationStore {
     const answers: unknown[] = Array.from({ length: group.length });
     const appends = group.flatMap((op, i) => (op.kind === 'append' ? [{ op, i }] : []));
     if (appends.length > 0) {
-      const { prepared, seqs } = await appendMany(
-        client,
-        appends.map(({ op }) => op.message),
-      );
+      const messages: NewMessage[] = [];
+      for (const { op } of appends) messages.push(await recordUse(client, op.message));
+      const { prepared, seqs } = await appendMany(client, messages);
       for (const [k, { i }] of appends.entries()) {
         const { message, timestamp } = prepared[k]!;
         const seq = seqs[k];
@@ -260,7 +260,7 @@ export class PostgresConversationStore implements ConversationStore {
     given: NewMessage,
     delivery: 'sending' | null,
   ): Promise<AppendResult> {
-    const message = withMetadata(given);
+    const message = await recordUse(db, withMetadata(given));
     const context = { conversationId: message.conversationId, messageId: message.id };
     const timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
     const row = toInsert(message, timestamp, delivery);

@@ -16,6 +16,7 @@ import { searchKeys } from '../../src/search-words.js';
  *   filter and summaries, read newest first;
  * - `words` zset: `<word key>\0<seq padded>` per distinct word, the search index;
  * - `ids` hash: colloquy id → seq; `pm` hash: platform message → seq (duplicates);
+ * - `used` hash: the colloquy id of a message whose `once` buttons a press used → that press's id;
  * - `authors` set: who wrote in it; `named` set: who its turns mention or reply to.
  *
  * Shared: `<prefix>seq` (the sequence), `<prefix>conversations` (zset `<last>\0<id>`, newest
@@ -88,6 +89,7 @@ export const PARTS = [
   'authors',
   'named',
   'rx',
+  'used',
 ];
 
 /** Digits a seq is padded to inside members, so that text order is number order. */

@@ -222,10 +222,11 @@ end
 `;
 
 /**
- * Appends a turn unless its id or platform message is stored: `{1, seq}`, or
+ * Appends a turn unless its id or platform message is stored: `{1, seq, refused}`, or
  * `{0, seq, json}` for the stored one. ARGV: prefix, conversation id, id, platform field,
  * timestamp, JSON, refs JSON, place JSON, author, TTL seconds (0: none), cap (0: none), the
- * author's kind.
+ * author's kind, and for a press that uses a message's `once` buttons that message's id (else
+ * empty) with the JSON and refs JSON it is stored as (refused, 1) when another press used them.
  */
 export const APPEND = new Script(`
 local id, pm, ts, author = ARGV[3], ARGV[4], ARGV[5], ARGV[9]
@@ -234,6 +235,12 @@ local created = redis.call('HGET', key('info'), 'count') == '0'
 local existing = redis.call('HGET', key('ids'), id)
 if not existing and pm ~= '' then existing = redis.call('HGET', key('pm'), pm) end
 if existing then return {0, existing, redis.call('HGET', key('msgs'), existing)} end
+local refused = 0
+if ARGV[13] ~= '' then
+  local holder = redis.call('HGET', key('used'), ARGV[13])
+  if not holder then redis.call('HSET', key('used'), ARGV[13], id)
+  elseif holder ~= id then refused, ARGV[6], ARGV[7] = 1, ARGV[14], ARGV[15] end
+end
 
 local seq = redis.call('INCR', prefix .. 'seq')
 local s = string.format('%d', seq)
@@ -296,7 +303,7 @@ if ttl > 0 then
   if newToAuthor then sweep(authorKey) end
   renew(ttl)
 end
-return {1, s}
+return {1, s, refused}
 `);
 
 /**

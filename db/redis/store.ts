@@ -20,6 +20,7 @@ import { repliesTo } from '../../src/agent.js';
 import { conversationExists, forgetLinks, placeOf, redactTurn } from '../../src/conversations.js';
 import { isBefore, normalizeTimestamp } from '../../src/timestamp.js';
 import { capByTokens, defaultTokenizer, type Tokenizer } from '../../src/tokenizer.js';
+import { refusedUse, usesOf } from '../../src/uses.js';
 import {
   isoTimestamp,
   withMetadata,
@@ -189,6 +190,8 @@ export class RedisConversationStore implements ConversationStore {
         channelKey: this.#keys.channel(metadata.channelType, metadata.channelId),
       };
       const json = encode(message, action);
+      const uses = usesOf(message);
+      const refused = uses === undefined ? undefined : refusedUse(message);
       const reply = (await this.#run(APPEND, message.conversationId, [
         message.id,
         platformField(message),
@@ -200,10 +203,16 @@ export class RedisConversationStore implements ConversationStore {
         `${this.#ttl}`,
         `${this.#cap}`,
         message.participant.kind,
-      ])) as [number, string, string?];
+        uses ?? '',
+        refused === undefined ? '' : encode(refused, action),
+        refused === undefined ? '' : JSON.stringify(refsOf(refused)),
+      ])) as [number, string, (string | number)?];
       const [inserted, seq, stored] = reply;
-      if (inserted === 1) return { message: { ...message, sequence: Number(seq) }, inserted: true };
-      return { message: decode(seq, stored!), inserted: false };
+      if (inserted === 1) {
+        const as = stored === 1 ? refused! : message;
+        return { message: { ...as, sequence: Number(seq) }, inserted: true };
+      }
+      return { message: decode(seq, stored as string), inserted: false };
     });
   }
 

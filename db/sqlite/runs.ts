@@ -48,11 +48,14 @@ export class RunStatements {
         attempts = max(excluded.attempts, attempts),
         prompt = coalesce(excluded.prompt, prompt)
       WHERE status IN ('pending', 'running') OR excluded.status NOT IN ('pending', 'running')`);
+    // No run is created for an interaction refused (see `takesRuns`).
     this.#create = db.prepare(`INSERT OR IGNORE INTO agent_runs (id, message_id,
         conversation_id, agent_id, status, created_at, started_at, finished_at, model,
         input_tokens, output_tokens, reply_id, error, attempts, prompt)
-      VALUES (@id, @message_id, @conversation_id, @agent_id, @status, @created_at, @started_at,
-        @finished_at, @model, @input_tokens, @output_tokens, @reply_id, @error, @attempts, @prompt)`);
+      SELECT @id, @message_id, @conversation_id, @agent_id, @status, @created_at, @started_at,
+        @finished_at, @model, @input_tokens, @output_tokens, @reply_id, @error, @attempts, @prompt
+      WHERE NOT EXISTS (SELECT 1 FROM messages WHERE id = @message_id
+        AND json_extract(metadata, '$.interaction.refused') IS NOT NULL)`);
     this.#retime = db.prepare(`UPDATE message_mentions SET timestamp = @timestamp
       WHERE message_seq = (SELECT seq FROM messages WHERE id = @id)`);
     this.#confirm = db.prepare(`UPDATE messages SET delivery = @delivery,

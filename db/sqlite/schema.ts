@@ -244,6 +244,19 @@ export const messageRevisions = sqliteTable(
 );
 
 /**
+ * One row per message whose `once` buttons a press used (`metadata.interaction.uses`), written
+ * in the commit that stores that press: a second press of the message cannot take it too, and
+ * is stored refused `used`.
+ */
+export const usedMessages = sqliteTable('used_messages', {
+  messageSeq: integer('message_seq')
+    .primaryKey()
+    .references(() => messages.seq, { onDelete: 'cascade' }),
+  /** The colloquy id of the press that used it (`messages.id`). */
+  pressId: text('press_id').notNull(),
+});
+
+/**
  * One agent's work on one turn (`src/runs.ts`): written `pending` with the turn, `running`
  * when the agent starts, and `answered` / `failed` / `unconfirmed` / `expired` when it ends.
  */

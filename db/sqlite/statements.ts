@@ -129,6 +129,14 @@ export const SQL = {
       thread_id = coalesce(thread_id, excluded.thread_id)
     WHERE (excluded.channel_name IS NOT NULL AND excluded.channel_name IS NOT channel_name)
       OR (thread_id IS NULL AND excluded.thread_id IS NOT NULL)`,
+  /**
+   * Records that a press (`?` 1) used the buttons of the message with colloquy id `?` 2, unless
+   * a press did already: answers the id of the press that used it (none: no such message).
+   */
+  takeUse: `INSERT INTO used_messages (message_seq, press_id)
+    SELECT seq, ? FROM messages WHERE id = ?
+    ON CONFLICT (message_seq) DO UPDATE SET press_id = press_id
+    RETURNING press_id`,
   insertMessage: `INSERT INTO messages (id, conversation_id, participant_id, content,
       timestamp, scope, channel_type, channel_id, thread_id, platform_message_id,
       reply_to_message_id, reply_to_participant_id, is_summary, summary_for_agent_id, metadata,
@@ -243,6 +251,7 @@ export function prepareStatements(db: Database.Database): Statements {
   const statements = Object.fromEntries(entries) as Statements;
   statements.searchWord.pluck();
   statements.findDuplicateSeq.pluck();
+  statements.takeUse.pluck();
   statements.conversationScope.pluck();
   const reads = [
     'getById',

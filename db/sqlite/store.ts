@@ -19,6 +19,7 @@ import type {
   StoreOperation,
 } from '../../src/store.js';
 import { isoTimestamp, withMetadata } from '../../src/types.js';
+import { refusedUse, usesOf } from '../../src/uses.js';
 import type {
   MessageDeletion,
   MessageEdit,
@@ -281,17 +282,21 @@ export class SqliteConversationStore implements ConversationStore {
     const message = withMetadata(given);
     const context = { conversationId: message.conversationId, messageId: message.id };
     const timestamp = normalizeTimestamp(message.timestamp, 'timestamp', context);
+    const uses = usesOf(message);
     const input: AppendInput = {
       row: toInsert(message, timestamp, delivery),
       kind: message.participant.kind,
       displayName: message.participant.displayName ?? null,
       channelName: message.metadata.channelName ?? null,
       mentions: message.metadata.mentions ?? [],
+      ...(uses !== undefined && {
+        uses: { messageId: uses, refused: toInsert(refusedUse(message), timestamp, delivery) },
+      }),
     };
     const outcome: AppendOutcome = this.writes.append(input);
-    return 'seq' in outcome
-      ? { message: { ...message, timestamp, sequence: outcome.seq }, inserted: true }
-      : { message: read(outcome.existing), inserted: false };
+    if (!('seq' in outcome)) return { message: read(outcome.existing), inserted: false };
+    const stored = outcome.refused === true ? refusedUse(message) : message;
+    return { message: { ...stored, timestamp, sequence: outcome.seq }, inserted: true };
   }
 
   private editNow(edit: MessageEdit): boolean {

@@ -7,6 +7,11 @@ import { isBefore } from '../../src/timestamp.js';
 /** Everything `append` needs to write a turn, already validated and flattened. */
 export interface AppendInput {
   row: MessageInsert;
+  /**
+   * A press that uses a message's `once` buttons: that message's id, and the row it is written
+   * as when another press used them first (`refusedUse`).
+   */
+  uses?: { messageId: string; refused: MessageInsert };
   kind: ParticipantKind;
   displayName: string | null;
   channelName: string | null;
@@ -35,8 +40,11 @@ export interface ConversationChange {
   metadata: string | null;
 }
 
-/** A new turn's sequence number, or the stored row (raw, `MESSAGE_COLUMNS` order) it repeats. */
-export type AppendOutcome = { seq: number } | { existing: unknown[] };
+/**
+ * A new turn's sequence number (`refused`: written refused, see `AppendInput.uses`), or the
+ * stored row (raw, `MESSAGE_COLUMNS` order) it repeats.
+ */
+export type AppendOutcome = { seq: number; refused?: boolean } | { existing: unknown[] };
 
 /**
  * Every write of the SQLite store as one synchronous call on its connection, each its own
@@ -50,7 +58,7 @@ export type AppendOutcome = { seq: number } | { existing: unknown[] };
  */
 export class StoreWrites {
   private readonly sql: Statements;
-  readonly #insert: (input: AppendInput) => number;
+  readonly #insert: (input: AppendInput) => { seq: number; refused?: boolean };
   readonly #begin: Database.Statement;
   readonly #commit: Database.Statement;
   readonly #rollback: Database.Statement;
@@ -114,7 +122,7 @@ export class StoreWrites {
    */
   append(input: AppendInput): AppendOutcome {
     try {
-      return { seq: this.#insert(input) };
+      return this.#insert(input);
     } catch (error) {
       if (error !== REPEATED) throw error;
       const { row } = input;
@@ -129,10 +137,16 @@ export class StoreWrites {
     }
   }
 
-  /** The new turn's seq; throws REPEATED (rolling the turn back) for a stored one. */
-  private insertTurn(input: AppendInput): number {
-    const { row } = input;
+  /**
+   * The new turn's seq, the use of a message a press uses taken with it; throws REPEATED
+   * (rolling the turn and that use back) for a stored one.
+   */
+  private insertTurn(input: AppendInput): { seq: number; refused?: boolean } {
     const s = this.sql;
+    const { uses } = input;
+    const holder = uses && (s.takeUse.get(input.row.id, uses.messageId) as string | undefined);
+    const refused = holder !== undefined && holder !== input.row.id;
+    const row = refused ? uses!.refused : input.row;
     s.upsertParticipant.run({
       id: row.participantId,
       kind: input.kind,
@@ -146,7 +160,7 @@ export class StoreWrites {
     for (const participantId of input.mentions) {
       s.insertMention.run(seq, row.conversationId, participantId, row.timestamp);
     }
-    return seq;
+    return refused ? { seq, refused } : { seq };
   }
 
   deleteMessages(conversationId: string, ids: string[]): number {

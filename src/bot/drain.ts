@@ -45,9 +45,10 @@ export interface Handed {
    * Resolves once capture hands the turn on (the inbound chain's first link calls `next`), with
    * what became of its commit: new to the store, or one the store had already (`again`: a
    * redelivery); undefined when capture does not (the bot stopped first, or capture gave up on
-   * it: a restart resumes its runs, the dead-letter file keeps it).
+   * it: a restart resumes its runs, the dead-letter file keeps it). `{ refused }`: new, stored
+   * as that turn instead, with no runs (a press whose message another press used first).
    */
-  committed: Promise<'new' | 'again' | undefined>;
+  committed: Promise<'new' | 'again' | { refused: NewMessage } | undefined>;
   /** An edited turn answered again (`rerunOnEdit`). */
   edited?: boolean;
 }
@@ -240,7 +241,9 @@ export class Drain {
       const as = await handed.committed;
       const finished = pass.finished.get(handed) ?? (() => undefined);
       if (as === undefined) finished();
-      else turns.push({ ...handed, as, finished });
+      else if (typeof as === 'object') {
+        turns.push({ ...handed, turn: as.refused, runs: [], as: 'new', finished });
+      } else turns.push({ ...handed, as, finished });
     }
     const leases = this.bot.leases;
     const read =

@@ -16,6 +16,7 @@ import { receivedVia } from '../channel/place.js';
 import { StoreError } from '../errors.js';
 import { RecentPresses, UsedMessages, resolveInteraction } from '../interactions.js';
 import type { AgentRun } from '../runs.js';
+import { takesRuns } from '../uses.js';
 import type { AppendResult, RunLedger, StoreOperation } from '../store.js';
 import { TurnOrder, refKey } from '../turn-order.js';
 import type { MessageDeletion, MessageEdit, NewMessage } from '../types.js';
@@ -33,7 +34,7 @@ const RECENT_TURNS = 1000;
 type CaptureOutcome = 'stored' | 'duplicate' | 'buffered' | 'rejected';
 
 /** A new turn once capture hands it on: see `Handed.committed`. */
-type Entered = 'new' | 'again' | undefined;
+type Entered = 'new' | 'again' | { refused: NewMessage } | undefined;
 
 const noop = () => {};
 
@@ -179,7 +180,8 @@ export class Intake {
   /**
    * Capture's writes for a new turn: the turn and its pending runs, handed over together (one
    * commit, most of the time). `tried`: what became of the first try; `stored`: the turn once
-   * committed (new, or `again`: found stored), undefined when it never is here (the bot stops
+   * committed (new, `again`: found stored, or `{ refused }`: a press the store recorded refused
+   * `used`, with no runs, as another press used its message first), undefined when it never is here (the bot stops
    * first or capture gives up on it: a restart resumes its pending runs, and a turn given up on
    * is in the dead-letter file). Until then a delivery of it again gets `delivery`.
    */
@@ -206,7 +208,10 @@ export class Intake {
         if (result === undefined) return undefined;
         this.#remember(turn, channel);
         await Promise.allSettled(written);
-        return result.inserted ? ('new' as const) : ('again' as const);
+        if (!result.inserted) return 'again' as const;
+        // The store refused the press: another press (of any instance) used its message first.
+        const refused = !takesRuns(result.message) && takesRuns(turn);
+        return refused ? { refused: result.message } : ('new' as const);
       });
     this.#uncommitted.set(turn.id, delivery);
     const forget = () => this.#uncommitted.delete(turn.id);

@@ -16,6 +16,8 @@ export interface Conversation {
   info: Omit<ConversationSummary, 'messageCount'>;
   /** Sorted by timestamp, then sequence. */
   rows: Row[];
+  /** Per message whose `once` buttons a press used (its id), the id of that press. */
+  used: Map<string, string>;
 }
 
 /** A new conversation, as its first turn describes it. */
@@ -31,7 +33,7 @@ export function startedBy(message: StoredMessage): Conversation {
   };
   if (metadata.channelName !== undefined) info.channelName = metadata.channelName;
   if (metadata.threadId !== undefined) info.threadId = metadata.threadId;
-  return { info, rows: [] };
+  return { info, rows: [], used: new Map() };
 }
 
 /** What the store answers about a conversation: a copy, with its turn count. */

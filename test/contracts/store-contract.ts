@@ -5,6 +5,7 @@ import { describeForgetContract } from './forget-contract.js';
 import { describePostContract } from './post-contract.js';
 import { describeReactionContract } from './reaction-contract.js';
 import { describeRunContract } from './run-contract.js';
+import { describeUseContract } from './use-contract.js';
 import type { ConversationStore, GetOptions } from '../../src/store.js';
 import { defaultTokenizer } from '../../src/tokenizer.js';
 import type { NewMessage, Participant, StoredMessage } from '../../src/types.js';
@@ -917,6 +918,7 @@ export function describeStoreContract(
     describeReactionContract(() => store);
     describePostContract(() => store);
     describeRunContract(() => store);
+    describeUseContract(() => store);
     describeForgetContract(() => store);
 
     describe('provenance', () => {
