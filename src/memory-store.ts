@@ -47,7 +47,7 @@ import {
   startedBy,
   summaryOf,
 } from './memory/rows.js';
-import { forgetTraces } from './memory/forget.js';
+import { conversationsRetelling, forgetTraces } from './memory/forget.js';
 import { confirmRow } from './memory/replies.js';
 import { MemoryRuns } from './memory/runs.js';
 import { MemoryPostQueue } from './memory/posts.js';
@@ -332,9 +332,10 @@ export class InMemoryConversationStore implements ConversationStore {
     const theirs = (m: StoredMessage) => m.participant.id === participantId;
     let count = 0;
     forgetTraces(this.#conversations.values(), participantId, redact);
+    const retelling = new Set(conversationsRetelling(this.#conversations.values(), theirs));
     const wrote = new Set<string>();
     for (const conversation of [...this.#conversations.values()]) {
-      if (!conversation.rows.some((row) => theirs(row.message))) continue;
+      if (!retelling.has(conversation)) continue;
       wrote.add(conversation.info.id);
       // A rolling summary can retell what the person said: those of their conversations go.
       conversation.rows = conversation.rows.filter((row) => {

@@ -231,8 +231,9 @@ export interface ConversationLog {
   ): Promise<ConversationSummary | undefined>;
   /**
    * Removes (or redacts) everything a participant wrote, everywhere, and the rolling summaries
-   * and recorded run prompts of the conversations they wrote in; returns how many of their
-   * turns (summaries an agent wrote are not counted).
+   * and recorded run prompts of the conversations they wrote in and of the threads under their
+   * turns (`metadata.threadParent`); returns how many of their turns (summaries an agent wrote
+   * are not counted).
    */
   forgetParticipant(participantId: string, options?: ForgetOptions): Promise<number>;
 

@@ -15,15 +15,21 @@ const LOCK_PARTICIPANTS = `SELECT id FROM participants WHERE id = ANY($1::text[]
   ORDER BY id FOR UPDATE`;
 
 /**
- * The conversations forgetting `$1` changes, in id order: where they wrote (`wrote`, their
- * turns and the summaries there go, the conversation is recounted) or were replied to or
- * mentioned (those turns change).
+ * The conversations forgetting `$1` changes, in id order: where they wrote, or the threads under
+ * a turn of theirs (`metadata.threadParent`: a conversation of its own that retells that turn)
+ * (`wrote`: their turns, the summaries and the recorded prompts there go, the conversation is
+ * recounted), or where they were replied to or mentioned (those turns change).
  */
 const CONVERSATIONS_OF = `SELECT conversation_id AS id, bool_or(wrote) AS wrote FROM (
     SELECT conversation_id, participant_id = $1 AS wrote FROM messages
     WHERE participant_id = $1 OR reply_to_participant_id = $1
     UNION ALL
-    SELECT conversation_id, false FROM message_mentions WHERE participant_id = $1) x
+    SELECT conversation_id, false FROM message_mentions WHERE participant_id = $1
+    UNION ALL
+    SELECT t.conversation_id, true FROM messages h JOIN messages t
+      ON t.channel_type = h.channel_type AND t.channel_id = h.channel_id
+        AND t.metadata->'threadParent'->>'id' = h.id
+    WHERE h.participant_id = $1 AND t.conversation_id <> h.conversation_id) x
   GROUP BY conversation_id ORDER BY conversation_id`;
 
 /**
@@ -86,7 +92,7 @@ export async function forget(
   }
   const wrote = now.flatMap((row) => (row.wrote ? [row.id] : []));
   await client.query(LOCK_TURNS_OF, [participantId, wrote]);
-  // A rolling summary can retell what the person said: those of their conversations go too.
+  // A rolling summary can retell what the person said: those of these conversations go too.
   for (const id of wrote) await client.query(PG.deleteSummaries, [id]);
   // The reactions they put on anyone's turns go in both modes (those on their deleted turns
   // go with the turns).

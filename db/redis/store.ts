@@ -387,6 +387,8 @@ export class RedisConversationStore implements ConversationStore {
     return this.#guard('forget a participant', undefined, async () => {
       const set = this.#keys.participant(participantId);
       const done = new Set<string>();
+      const wrote = (await this.#command('SMEMBERS', set)) as string[];
+      const threads = await this.#threadsUnder(participantId, wrote);
       let count = 0;
       // FORGET takes each conversation off the set once no turn of theirs is left there, so
       // reading it again finds where they wrote meanwhile (left listed after the last round).
@@ -400,6 +402,10 @@ export class RedisConversationStore implements ConversationStore {
           if (mode === 'redact') count += await this.#redact(conversationId, participantId);
           count += Number(await this.#run(FORGET, conversationId, [participantId, mode]));
         }
+      }
+      // A thread under a turn of theirs retells it: its summaries go (FORGET keeps its turns).
+      for (const thread of threads.filter((id) => !done.has(id))) {
+        await this.#run(FORGET, thread, [participantId, 'redact']);
       }
       await this.#unreact(participantId);
       if (mode === 'delete') await this.#unlink(participantId);
@@ -698,6 +704,31 @@ export class RedisConversationStore implements ConversationStore {
         });
       }
     }
+  }
+
+  /**
+   * The conversations of the threads under a turn of `participantId` in `conversations`: a
+   * thread in the same channel whose `threadId` is the platform id of a turn of theirs.
+   */
+  async #threadsUnder(participantId: string, conversations: string[]): Promise<string[]> {
+    const threads: string[] = [];
+    for (const conversationId of conversations) {
+      const base = this.#keys.conversation(conversationId);
+      const info = await readInfo(this.#client, this.#keys, conversationId);
+      if (info === undefined) continue;
+      const channel = this.#keys.channel(info.channelType, info.channelId);
+      for (const other of (await this.#command('SMEMBERS', channel)) as string[]) {
+        const thread = await readInfo(this.#client, this.#keys, other);
+        if (other === conversationId || thread?.threadId === undefined) continue;
+        const ref = { channelType: info.channelType, channelId: info.channelId };
+        const field = platformRefField({ ...ref, messageId: thread.threadId });
+        const seq = (await this.#command('HGET', `${base}pm`, field)) as string | null;
+        const json = seq === null ? null : await this.#command('HGET', `${base}msgs`, seq);
+        if (typeof json !== 'string') continue;
+        if (decode(seq!, json).participant.id === participantId) threads.push(other);
+      }
+    }
+    return threads;
   }
 
   /** Drops a forgotten participant from the mentions and reply links of everyone's turns. */

@@ -192,6 +192,12 @@ export const SQL = {
 
   conversationsOf: `SELECT c.id FROM conversations c
     WHERE ${WROTE_IN}`,
+  // The conversations of threads under a turn of theirs (`metadata.threadParent`): each is a
+  // conversation of its own whose prompts and summaries retell that turn.
+  threadsUnder: `SELECT DISTINCT t.conversation_id FROM messages h JOIN messages t
+      ON t.channel_type = h.channel_type AND t.channel_id = h.channel_id
+      AND json_extract(t.metadata, '$.threadParent.id') = h.id
+    WHERE h.participant_id = ? AND t.conversation_id <> h.conversation_id`,
   deleteMessagesOf: `DELETE FROM messages WHERE participant_id = ?`,
   deleteSummaries: `DELETE FROM messages WHERE conversation_id = ? AND is_summary = 1`,
   deleteMentionsOf: `DELETE FROM message_mentions WHERE participant_id = ?`,
@@ -266,6 +272,7 @@ export function prepareStatements(db: Database.Database): Statements {
   }
   statements.getSummary.raw();
   statements.conversationsOf.pluck();
+  statements.threadsUnder.pluck();
   statements.authorsIn.pluck();
   return statements;
 }

@@ -189,9 +189,12 @@ export class StoreWrites {
 
   forgetParticipant(participantId: string, mode: 'delete' | 'redact'): number {
     const s = this.sql;
-    const touched = s.conversationsOf.all({ participant: participantId }) as string[];
-    // A rolling summary can retell what the person said: those of their conversations go
-    // too (`assemblePrompt`'s summarizer writes a new one from the turns that remain).
+    const wrote = s.conversationsOf.all({ participant: participantId }) as string[];
+    const threads = s.threadsUnder.all(participantId) as string[];
+    const touched = [...new Set([...wrote, ...threads])];
+    // A rolling summary can retell what the person said: those of their conversations and of
+    // the threads under their turns go too (`assemblePrompt`'s summarizer writes a new one
+    // from the turns that remain).
     let summaries = 0;
     for (const id of touched) summaries += s.deleteSummaries.run(id).changes;
     // The reactions they put on anyone's turns go in both modes (those on their deleted turns

@@ -1,4 +1,5 @@
 import { forgetLinks } from '../conversations.js';
+import type { StoredMessage } from '../types.js';
 import type { Row } from './rows.js';
 
 /**
@@ -25,4 +26,31 @@ export function forgetTraces(
       if (!redact) forgetLinks(row.message, participantId);
     }
   }
+}
+
+/**
+ * The conversations that can retell a turn `theirs` holds: those it is in, and the threads
+ * under it (`metadata.threadParent`: a thread is a conversation of its own).
+ *
+ * @example
+ * ```ts
+ * const touched = conversationsRetelling(conversations.values(), (m) => m.participant.id === 'slack:U1');
+ * ```
+ */
+export function conversationsRetelling<C extends { rows: Row[] }>(
+  conversations: Iterable<C>,
+  theirs: (message: StoredMessage) => boolean,
+): C[] {
+  const all = [...conversations];
+  const parents = new Set<string>();
+  for (const { rows } of all) {
+    for (const { message: m } of rows) if (theirs(m)) parents.add(`${m.conversationId}\0${m.id}`);
+  }
+  return all.filter(({ rows }) =>
+    rows.some(({ message }) => {
+      const parent = message.metadata.threadParent;
+      if (theirs(message)) return true;
+      return parent !== undefined && parents.has(`${parent.conversationId}\0${parent.id}`);
+    }),
+  );
 }

@@ -59,6 +59,44 @@ export function describeForgetContract(store: () => ConversationStore): void {
       },
     );
 
+    it.each(['delete', 'redact'] as const)(
+      'clears the prompts and summaries of the threads under a turn of theirs (%s)',
+      async (mode) => {
+        // given Alice's turn in the channel, a thread under it where only Bob and the agent
+        // wrote (its prompt and summary retell her turn), and a thread under Bob's turn
+        const hers = said(C1, 'm1', `my card is ${SECRET}`);
+        const his = said(C1, 'm2', 'deploy done', BOB);
+        for (const turn of [hers, his]) await store().append(turn);
+        const [T1, T2] = [threadUnder(hers), threadUnder(his)];
+        const inT1 = inThread(said(T1, 'm3', 'which carrier?', BOB), hers);
+        const inT2 = inThread(said(T2, 'm4', 'nice', BOB), his);
+        const withPrompts = store().commit !== undefined;
+        for (const [turn, parent] of [
+          [inT1, hers],
+          [inT2, his],
+        ] as const) {
+          if (withPrompts) await answered(turn, `${parent.content} / ${turn.content}`);
+          else await store().append(turn);
+        }
+        await store().append(summaryIn(T1, `alice's card is ${SECRET}`, inT1));
+        await store().append(summaryIn(T2, 'bob deployed', inT2));
+
+        // when she is forgotten
+        await store().forgetParticipant(ALICE, { mode });
+
+        // then nothing of the thread under her turn retells her words; the other thread keeps its own
+        expect(await store().getSummary(T1, 'support')).toBeUndefined();
+        expect((await store().getSummary(T2, 'support'))?.content).toBe('bob deployed');
+        expect(JSON.stringify(await store().get(T1, { includeSummaries: true }))).not.toContain(
+          SECRET,
+        );
+        if (!withPrompts) return;
+        const runs = await store().getRuns!({});
+        expect(JSON.stringify(runs)).not.toContain(SECRET);
+        expect(runs.find((r) => r.messageId === 'm4')?.prompt).toBe(prompt('deploy done / nice'));
+      },
+    );
+
     it('deletes the runs of a deleted conversation, and only those', async () => {
       if (store().commit === undefined) return expect(store().getRuns).toBeUndefined();
       await answered(said(C1, 'm1', `my card is ${SECRET}`));
@@ -70,10 +108,10 @@ export function describeForgetContract(store: () => ConversationStore): void {
   });
 
   /** Appends `turn` and the run that answered it, its prompt recorded, in one commit. */
-  async function answered(turn: NewMessage): Promise<void> {
+  async function answered(turn: NewMessage, content = turn.content): Promise<void> {
     const recorded = {
       ...run(turn.conversationId, turn.id, 'answered'),
-      prompt: prompt(turn.content),
+      prompt: prompt(content),
     };
     const results = await store().commit!([
       { kind: 'append', message: turn },
@@ -108,6 +146,32 @@ function said(conversationId: string, id: string, content: string, who = ALICE):
       mentions: [],
     },
   };
+}
+
+/** The conversation of the Slack thread under `parent`. */
+function threadUnder(parent: NewMessage): string {
+  return `${parent.conversationId}:${parent.metadata.messageId}`;
+}
+
+/** `turn` as a reply in the thread under `parent`, which lives in the channel's conversation. */
+function inThread(turn: NewMessage, parent: NewMessage): NewMessage {
+  turn.scope = 'thread';
+  turn.metadata.threadId = parent.metadata.messageId;
+  turn.metadata.threadParent = { conversationId: parent.conversationId, id: parent.id };
+  return turn;
+}
+
+/** The agent's rolling summary of `conversationId`, folded from its turns up to `upTo`. */
+function summaryIn(conversationId: string, content: string, upTo: NewMessage): NewMessage {
+  const summary = said(conversationId, `${conversationId}:summary`, content, 'support');
+  summary.participant = { kind: 'agent', id: 'support' };
+  summary.metadata = {
+    ...upTo.metadata,
+    messageId: undefined,
+    isSummary: true,
+    summaryForAgentId: 'support',
+  };
+  return summary;
 }
 
 /** A prompt as the runner records it: the model messages, as JSON. */

@@ -40,7 +40,7 @@ beforeEach(async () => {
     clientOptions: { slackApiUrl: slack.slackApiUrl, retryConfig: { retries: 0 } },
   });
   const store = SqliteConversationStore.open(join(dir, 'bot.db'));
-  bot = new Bot({ channels: [channel], agents: [new SupportAgent()], store });
+  bot = new Bot({ channels: [channel], agents: [new SupportAgent()], store, recordPrompts: true });
   errors = [];
   bot.catch((error) => void errors.push(error));
   await bot.start();
@@ -116,6 +116,38 @@ describe('a Slack thread the bot opened by answering a mention', () => {
     await slack.idle();
     expect(server.requests).toHaveLength(1);
     expect(slack.posted).toHaveLength(1);
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('forgetting the person who opened a thread', () => {
+  it('leaves none of her words in the recorded prompt of a run in the thread', async () => {
+    // given Alice's mention, answered in a thread of it, and Bob's question in that thread
+    const { event } = await slack.mention({
+      channel: GENERAL,
+      user: 'U0ALICE',
+      text: 'my card is quokka7731',
+    });
+    await slack.waitForPosted(1);
+    await slack.mention({
+      channel: GENERAL,
+      user: 'U0BOB',
+      text: 'which carrier?',
+      thread_ts: event.ts as string,
+      parent_user_id: 'U0ALICE',
+    });
+    await slack.waitForPosted(2);
+    await bot.settled();
+    expect(promptText(1)).toContain('quokka7731');
+    const [hers] = await bot.store.get(`slack:${slack.teamId}:${GENERAL}`);
+
+    // when she is forgotten
+    await bot.store.forgetParticipant(hers!.participant.id);
+
+    // then no recorded prompt holds her words, the thread's included
+    const runs = await bot.store.getRuns!({});
+    expect(runs).toHaveLength(2);
+    expect(JSON.stringify(runs)).not.toContain('quokka7731');
     expect(errors).toEqual([]);
   });
 });
