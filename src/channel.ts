@@ -83,6 +83,13 @@ export interface ChannelHandlers {
   /** Something went wrong that did not stop the channel (a malformed event, a refused send…). */
   error(error: ColloquyError): void;
   /**
+   * The participant ids of the bot users of the bot's other channels of this type, as far as
+   * started (`['slack:U0BOTTWO']`): a message or an edit one of them wrote is the bot's own,
+   * ignored as the channel's own echo is, never a new turn. Absent when the runtime gives
+   * none: the channel knows only its own.
+   */
+  botIds?(): readonly string[];
+  /**
    * A few small values kept in the store for the channel (the Discord gateway session), written
    * through the same commits as the turns. Absent when the store keeps none.
    */
@@ -447,6 +454,12 @@ export interface Channel {
    * ```
    */
   openDm?(platformUserId: string): Promise<string>;
+  /**
+   * Why a bot may hold only one channel of this type, and what to do instead (Telegram: a DM's
+   * id is the person's id for every bot). `Bot.start` refuses a second channel of the type with
+   * this line. Optional: without it a bot may run several (two Slack apps, `metadata.via`).
+   */
+  readonly onePerBot?: string;
   /** Shows a message to one person only (`OutboundMessage.visibleTo`): Slack. */
   readonly ephemeral?: boolean;
   /** Known after `start` resolves. */

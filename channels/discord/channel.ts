@@ -610,14 +610,16 @@ export class DiscordChannel implements Channel {
   /** What the payload lacks: the channel's type and name, and a thread's parent. */
   private async contextFor(data: unknown, shardId: number): Promise<DiscordParseContext> {
     const botUserId = this.client.user?.id ?? this.sessions.user(shardId)?.id;
+    const siblings = (this.handlers?.botIds?.() ?? []).map((id) => id.slice('discord:'.length));
     const d = (typeof data === 'object' && data !== null ? data : {}) as {
       channel_id?: unknown;
       guild_id?: unknown;
     };
-    if (typeof d.channel_id !== 'string') return { botUserId };
-    if (typeof d.guild_id !== 'string') return { botUserId, channel: { type: 1 } };
+    const ours = { botUserId, siblings };
+    if (typeof d.channel_id !== 'string') return ours;
+    if (typeof d.guild_id !== 'string') return { ...ours, channel: { type: 1 } };
     const channel = await this.channelInfo(d.channel_id, shardId);
-    return channel ? { botUserId, channel } : { botUserId };
+    return channel ? { ...ours, channel } : ours;
   }
 
   private async channelInfo(id: string, shardId: number): Promise<DiscordChannelInfo | undefined> {

@@ -54,6 +54,11 @@ export interface DiscordChannelInfo {
 export interface DiscordParseContext {
   /** The bot's own Discord user id (from READY); its own messages are ignored. */
   botUserId: string | undefined;
+  /**
+   * The user ids of the bot's other Discord bots: their messages and edits are the bot's own
+   * too (each bot hears what the others post in a guild they share).
+   */
+  siblings?: readonly string[];
   /** The channel the event happened in, when known. */
   channel?: DiscordChannelInfo;
   /** Clock for deletions, which Discord does not timestamp (default: now). */
@@ -101,7 +106,7 @@ export function parseMessageCreate(
   const type = d.type === undefined ? 0 : d.type;
   if (typeof type !== 'number') throw malformed('MESSAGE_CREATE with a non-numeric type', d);
 
-  if (authorId === context.botUserId) return { ignored: 'our own message' };
+  if (isOurs(authorId, context)) return { ignored: 'our own message' };
   if (!CONVERSATION_MESSAGE_TYPES.has(type)) return { ignored: `message type ${type}` };
 
   const guildId = optionalSnowflake(d.guild_id, 'guild_id');
@@ -162,7 +167,7 @@ export function parseMessageUpdate(
   const channelId = snowflake(d.channel_id, 'channel_id');
   if (typeof d.content !== 'string' || d.edited_timestamp == null) return undefined;
   const author = d.author && typeof d.author === 'object' ? (d.author as { id?: unknown }) : {};
-  if (context.botUserId !== undefined && author.id === context.botUserId) return undefined;
+  if (typeof author.id === 'string' && isOurs(author.id, context)) return undefined;
   const guildId = optionalSnowflake(d.guild_id, 'guild_id');
   const place = discordPlace({ channelId, guildId, channelTypeHint: d.channel_type }, context);
   return {
@@ -292,6 +297,11 @@ export function lacksContent(data: unknown): boolean {
     empty(d.components) &&
     d.poll === undefined
   );
+}
+
+/** Whether `authorId` is the bot's, through this Discord bot or a sibling. */
+function isOurs(authorId: string, context: DiscordParseContext): boolean {
+  return authorId === context.botUserId || context.siblings?.includes(authorId) === true;
 }
 
 /** `discord:<user id>`, the participant id of a Discord user. */

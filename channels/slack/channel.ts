@@ -575,7 +575,11 @@ export class SlackChannel implements Channel {
     const event = (body as { event?: Record<string, unknown> } | undefined)?.event ?? {};
     let handed: Promise<unknown>;
     try {
-      const context = { self, ...(this.teamId !== undefined && { teamId: this.teamId }) };
+      const context = {
+        self,
+        siblings: (handlers.botIds?.() ?? []).map((id) => id.slice('slack:'.length)),
+        ...(this.teamId !== undefined && { teamId: this.teamId }),
+      };
       const first = parseSlackEvent(body, context);
       if (first.kind === 'ignored') return Promise.resolve();
       if (first.kind === 'delete') {

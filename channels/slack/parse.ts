@@ -30,6 +30,11 @@ export interface SlackSelf {
 
 export interface SlackParseContext {
   self: SlackSelf;
+  /**
+   * The bot user ids (`U…`) of the bot's other Slack apps: their messages and edits are the
+   * bot's own too (an app hears what the others post in its channels).
+   */
+  siblings?: readonly string[];
   /** Workspace id used when the envelope carries none (from `auth.test`). */
   teamId?: string;
   /** Display names by Slack user id (from `users.info`); ids without a name fall back to the id. */
@@ -170,8 +175,9 @@ export function slackUserIdsToResolve(event: unknown): string[] {
  * Parses one Events API envelope (`{ type: 'event_callback', team_id, event_id, event }`) or a
  * bare `message` / `app_mention` event.
  *
- * - our own messages (`user` = our bot user id, or `bot_id` = ours), and the `message_changed`
- *   of our own `chat.update`s → ignored (a deletion of our message is recorded: people delete);
+ * - our own messages (`user` = our bot user id or a sibling app's, or `bot_id` = ours), and the
+ *   `message_changed` of their `chat.update`s → ignored (a deletion of one is recorded: people
+ *   delete);
  * - other bots (`bot_id`, `subtype: 'bot_message'`) → participant kind `agent`;
  * - Slackbot (`USLACKBOT`: "You have been removed from #…") → participant kind `system`;
  * - `thread_ts` ≠ `ts` → in the thread's conversation, replying to the thread's parent;
@@ -339,10 +345,10 @@ function author(
   return { kind: isBot ? 'agent' : 'user', id: slackParticipantId(id), displayName };
 }
 
-/** Whether a message's author (`user`, `bot_id`) is this bot. */
+/** Whether a message's author (`user`, `bot_id`) is this bot, through this app or a sibling. */
 function isOurs(user: string | undefined, botId: string | undefined, ctx: SlackParseContext) {
   return (
-    (user !== undefined && user === ctx.self.userId) ||
+    (user !== undefined && (user === ctx.self.userId || ctx.siblings?.includes(user) === true)) ||
     (botId !== undefined && botId === ctx.self.botId)
   );
 }

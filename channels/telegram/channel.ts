@@ -142,6 +142,11 @@ export class TelegramChannel implements Channel {
   readonly typing: TypingIndicator;
   /** What a person's burst of turns gets by default on this channel (its `bursts` option). */
   readonly bursts: BurstOption | undefined;
+  /** Why a bot takes one Telegram channel (see docs/telegram.md). */
+  readonly onePerBot =
+    "a private chat's id is the person's user id for every bot token, so two bots' DMs with one " +
+    "person would share ids and the second bot's be dropped as duplicates; run each bot " +
+    'token in a Bot of its own, with a store of its own';
   private readonly options: TelegramChannelOptions;
   private handlers: ChannelHandlers | undefined;
   private identity: BotIdentity | undefined;

@@ -97,6 +97,7 @@ export class Intake {
         handleReaction(this.bot, change, channel, (turn) => this.message(turn, channel), complete),
       capacity: (limit) => this.capacity(limit),
       error: (error) => this.bot.report(error),
+      botIds: () => siblingsOf(this.bot.options.channels, channel),
       ...(ledger !== undefined && { state: this.#state(ledger) }),
       ...(leases !== undefined && {
         lead: (name, work, signal) =>
@@ -355,6 +356,13 @@ async function acknowledged(
       ? 'the event is not committed yet (the store is failing; capture retries it)'
       : 'the store rejected the event',
     { conversationId, messageId, transient: outcome === 'buffered' },
+  );
+}
+
+/** The bot identity ids of the channels of `channel`'s type but itself (`ChannelHandlers.botIds`). */
+function siblingsOf(channels: readonly Channel[], channel: Channel): string[] {
+  return channels.flatMap((c) =>
+    c !== channel && c.type === channel.type ? (c.botIdentity?.id ?? []) : [],
   );
 }
 

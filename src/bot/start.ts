@@ -91,7 +91,8 @@ export async function startWithin(
 
 /**
  * What stops a start before any file is opened or platform called: a bad log level (for the
- * console logger), or a command that names no agent of the bot; undefined when none.
+ * console logger), a command that names no agent of the bot, or a second channel of a type a
+ * bot takes one of (Telegram); undefined when none.
  *
  * @example
  * ```ts
@@ -103,7 +104,15 @@ export function startProblem(options: BotOptions, logger: Logger): string | unde
   const logLevel = logger === consoleLogger ? logLevelProblem() : undefined;
   if (logLevel !== undefined) return logLevel;
   const agentIds = allAgents(options.agents).map((a) => a.id);
-  return commandsProblem(options.commands, agentIds);
+  return commandsProblem(options.commands, agentIds) ?? channelsProblem(options.channels);
+}
+
+/** A second channel of a type that allows one per bot (`Channel.onePerBot`), named with why. */
+function channelsProblem(channels: readonly Channel[]): string | undefined {
+  const alone = channels.find(
+    (c) => c.onePerBot !== undefined && channels.some((o) => o !== c && o.type === c.type),
+  );
+  return alone && `a bot takes one ${alone.type} channel: ${alone.onePerBot}`;
 }
 
 /**

@@ -126,6 +126,20 @@ describe('parsing Discord messages', () => {
     expect(ours).toEqual({ ignored: 'our own message' });
   });
 
+  it("ignores a message and an edit by another of the bot's own Discord bots", () => {
+    const sibling = { ...general, siblings: ['1202000000000000009'] };
+    expect(parseMessageCreate(fixture('message-create-other-bot'), sibling)).toEqual({
+      ignored: 'our own message',
+    });
+    const update = fixture('message-update') as Record<string, unknown>;
+    const edit = {
+      ...update,
+      author: { username: 'ci-bot', id: '1202000000000000009', bot: true },
+    };
+    expect(parseMessageUpdate(edit, sibling)).toBeUndefined();
+    expect(parseMessageUpdate(edit, general)).toMatchObject({ content: 'Supa Hot (edited)' });
+  });
+
   it('ignores system messages such as a member joining', () => {
     const join = { ...(fixture('message-create-guild') as object), type: 7 };
     expect(parseMessageCreate(join, general)).toEqual({ ignored: 'message type 7' });
