@@ -140,7 +140,10 @@ export class DiscordChannel implements Channel {
   private queue: Promise<void> = Promise.resolve();
   private warnedAboutContent = false;
   /** The gateway sessions, kept in the store (see `GatewaySessions`). */
-  private readonly sessions = new GatewaySessions(() => this.handlers?.state);
+  private readonly sessions = new GatewaySessions(
+    () => this.handlers?.state,
+    () => botIdOf(this.options.token ?? this.client.token ?? ''),
+  );
   /** Slash commands, buttons and selects (see `DiscordInteractions`). */
   private readonly interactions = new DiscordInteractions(
     () => this.client.rest,
@@ -209,7 +212,7 @@ export class DiscordChannel implements Channel {
     if (handlers.lead !== undefined && this.ownsClient && token !== undefined) {
       this.client.rest.setToken(token);
       const stop = new AbortController();
-      const bot = botIdOf(token);
+      const bot = botIdOf(token) ?? 'bot';
       const terms = Array.from({ length: this.shardCount }, (_, shard) =>
         handlers.lead!(
           leaseNames.discordShard(bot, shard),
@@ -658,9 +661,9 @@ function resumedWithoutReady(client: Client): void {
 
 /**
  * The bot's user id, from its token (a token's first part is the id in base64): the gateway
- * lease's name before any instance has connected.
+ * lease's name before any instance has connected, and the key its sessions are kept under.
  */
-function botIdOf(token: string): string {
+function botIdOf(token: string): string | undefined {
   const id = Buffer.from(token.split('.')[0] ?? '', 'base64').toString('utf8');
-  return /^\d+$/.test(id) ? id : 'bot';
+  return /^\d+$/.test(id) ? id : undefined;
 }

@@ -11,7 +11,11 @@ export interface SessionUser {
   globalName?: string | null;
 }
 
-/** What is kept per shard in the store's `colloquy_state`, under `discord:gateway:<shard>`. */
+/**
+ * What is kept per shard in the store's `colloquy_state`, under `discord:gateway:<bot>:<shard>`
+ * (the bot's user id, read from its token; `discord:gateway:<shard>` when the token does not
+ * name one), so bots that share a store each RESUME their own session.
+ */
 interface KeptSession {
   session: SessionInfo;
   user?: SessionUser;
@@ -48,7 +52,11 @@ export class GatewaySessions {
   /** Shards being closed on purpose: what the library says of them now is not kept. */
   readonly #closing = new Set<number>();
 
-  constructor(private readonly state: () => ChannelState | undefined) {}
+  /** `bot`: the bot's user id, as its token names it (undefined when it names none). */
+  constructor(
+    private readonly state: () => ChannelState | undefined,
+    private readonly bot: () => string | undefined = () => undefined,
+  ) {}
 
   /** Makes `manager` read and keep its sessions here. */
   attach(manager: ShardManager): void {
@@ -174,8 +182,17 @@ export class GatewaySessions {
   }
 
   async #load(shardId: number): Promise<KeptSession | undefined> {
+    const bot = this.bot();
+    const kept = await this.#read(keyOf(shardId, bot));
+    if (kept !== undefined || bot === undefined) return kept;
+    // A session kept under the shard alone is this bot's only if it names this bot.
+    const unnamed = await this.#read(keyOf(shardId, undefined));
+    return unnamed?.user?.id === bot ? unnamed : undefined;
+  }
+
+  async #read(key: string): Promise<KeptSession | undefined> {
     const value = await this.state()
-      ?.get(keyOf(shardId))
+      ?.get(key)
       .catch(() => undefined);
     if (value === undefined) return undefined;
     try {
@@ -191,11 +208,11 @@ export class GatewaySessions {
     const user = this.#users.get(shardId);
     const value = session === null ? null : JSON.stringify({ session, user });
     await this.state()
-      ?.set(keyOf(shardId), value)
+      ?.set(keyOf(shardId, this.bot()), value)
       .catch(() => undefined); // reported by capture; the next event keeps it again
   }
 }
 
-function keyOf(shardId: number): string {
-  return `discord:gateway:${shardId}`;
+function keyOf(shardId: number, bot: string | undefined): string {
+  return bot === undefined ? `discord:gateway:${shardId}` : `discord:gateway:${bot}:${shardId}`;
 }

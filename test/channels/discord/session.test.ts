@@ -98,6 +98,66 @@ describe('DiscordChannel keeps its gateway session in the store', () => {
     return { channel, state };
   }
 
+  it('keeps the sessions of two bots on one store apart: each RESUMEs its own', async () => {
+    // given two bots, each with a token that names it, keeping their sessions in one store
+    const tokenOf = (id: string) => `${Buffer.from(id).toString('base64')}.GhVjkw.fake`;
+    const one = { id: '1100000000000000001', username: 'one', global_name: null };
+    const two = { id: '1100000000000000002', username: 'two', global_name: null };
+    await startDiscord({ token: tokenOf(one.id), bot: one });
+    const other = await FakeDiscord.start({ token: tokenOf(two.id), bot: two });
+    const state = mapState();
+    const on = (fake: FakeDiscord) => {
+      const channel = new DiscordChannel({
+        token: fake.token,
+        clientOptions: { rest: { api: fake.restApi }, waitGuildTimeout: 0 },
+      });
+      running.push(channel);
+      return channel;
+    };
+    try {
+      // when both connect, stop, and connect again from what the store keeps
+      for (const channel of [on(discord), on(other)])
+        await channel.start(recording(state).handlers);
+      const first = running.map((channel) => channel.botIdentity?.id);
+      for (const channel of running.splice(0)) await channel.stop();
+      const again = [on(discord), on(other)];
+      for (const channel of again) await channel.start(recording(state).handlers);
+
+      // then each is its own bot both times, and each RESUMEd its own session
+      expect(first).toEqual([`discord:${one.id}`, `discord:${two.id}`]);
+      expect(again.map((channel) => channel.botIdentity?.id)).toEqual([
+        `discord:${one.id}`,
+        `discord:${two.id}`,
+      ]);
+      expect([discord.identifies.length, other.identifies.length]).toEqual([1, 1]);
+      expect([discord.resumes, other.resumes]).toEqual([1, 1]);
+    } finally {
+      for (const channel of running.splice(0)) await channel.stop();
+      await other.close();
+    }
+  });
+
+  it('RESUMEs a session kept under the shard alone when it names the same bot', async () => {
+    // given a session kept under `discord:gateway:0`, by a bot whose token names it
+    const id = '1100000000000000001';
+    await startDiscord({ token: `${Buffer.from(id).toString('base64')}.GhVjkw.fake` });
+    const { channel: first, state } = await handedOver('one');
+    await until(() => state.kept.size > 0);
+    await first.stop();
+    running.splice(0);
+    const [named] = [...state.kept.values()];
+    const unnamed = mapState(new Map([[KEY, named!]]));
+
+    // when the bot starts on it
+    const second = open();
+    await second.start(recording(unnamed).handlers);
+
+    // then it RESUMEs that session
+    expect(discord.identifies).toHaveLength(1);
+    expect(discord.resumes).toBe(1);
+    expect(second.botIdentity?.id).toBe(`discord:${id}`);
+  });
+
   it('RESUMEs after a restart: what arrived while down is replayed and handed over once', async () => {
     await startDiscord();
 
