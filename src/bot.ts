@@ -35,7 +35,13 @@ import { botParts } from './bot/parts.js';
 import type { Parts } from './bot/parts.js';
 import { installSignalHandlers } from './bot/signals.js';
 import { logErrors, reportTo } from './bot/report.js';
-import { registerBotCommands, startProblem, startTimeoutOf, startWithin } from './bot/start.js';
+import {
+  registerBotCommands,
+  resumeWork,
+  startProblem,
+  startTimeoutOf,
+  startWithin,
+} from './bot/start.js';
 import { tellChange } from './bot/tap.js';
 import { stoppingController } from './bot/write.js';
 
@@ -286,19 +292,8 @@ export class Bot {
       }
       throw error;
     }
-    await registerBotCommands(
-      this.#options,
-      (channel) => this.agentsOn(channel),
-      (error) => this.report(error),
-    );
-    const { leases, drain } = running;
-    if (leases === undefined) await drain.recover();
-    else {
-      // Shared: only work nobody holds is ours to resume, now and whenever an instance dies.
-      await drain.sweep();
-      this.#sweeper = setInterval(() => void drain.sweep(), leases.claimEveryMs);
-      this.#sweeper.unref();
-    }
+    await registerBotCommands(this.#options, (error) => this.report(error));
+    this.#sweeper = await resumeWork(running);
     this.#posts = running.posts;
     await this.#posts.start();
   }

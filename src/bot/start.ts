@@ -3,8 +3,9 @@ import { ColloquyError } from '../errors.js';
 import { commandsProblem, registerCommands } from '../interactions.js';
 import { consoleLogger, logLevelProblem } from '../logger.js';
 import type { Logger } from '../logger.js';
-import { allAgents } from './options.js';
+import { agentsOn, allAgents } from './options.js';
 import type { BotOptions } from './options.js';
+import type { Parts } from './parts.js';
 
 /** How long `Bot.start` waits for its channels to connect, unless told otherwise. */
 export const DEFAULT_START_TIMEOUT_MS = 60_000;
@@ -121,12 +122,11 @@ function channelsProblem(channels: readonly Channel[]): string | undefined {
  *
  * @example
  * ```ts
- * await registerBotCommands(options, (channel) => bot.agentsOn(channel), (e) => bot.report(e));
+ * await registerBotCommands(options, (e) => bot.report(e));
  * ```
  */
 export async function registerBotCommands(
   options: BotOptions,
-  agentsOn: (channel: Channel) => readonly { id: string }[],
   report: (error: ColloquyError) => void,
 ): Promise<void> {
   const { commands } = options;
@@ -134,7 +134,23 @@ export async function registerBotCommands(
   await registerCommands(
     options.channels,
     commands,
-    (channel) => agentsOn(channel).map((agent) => agent.id),
+    (channel) => agentsOn(options.agents, channel).map((agent) => agent.id),
     (cause, type) => report(new ColloquyError(`could not register commands on ${type}`, { cause })),
   );
+}
+
+/**
+ * Resumes the work a stop or crash left in `agent_runs`: alone, all of it now; shared, only
+ * what no instance holds, now and every `claimEveryMs` (whenever an instance dies). Answers
+ * the timer of that sweep, for `stop` to clear.
+ */
+export async function resumeWork({ leases, drain }: Parts): Promise<NodeJS.Timeout | undefined> {
+  if (leases === undefined) {
+    await drain.recover();
+    return undefined;
+  }
+  await drain.sweep();
+  const sweeper = setInterval(() => void drain.sweep(), leases.claimEveryMs);
+  sweeper.unref();
+  return sweeper;
 }
