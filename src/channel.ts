@@ -112,7 +112,7 @@ export interface ChannelHandlers {
  *
  * @example
  * ```ts
- * await handlers.state?.set('discord:gateway:0', JSON.stringify(session));
+ * await handlers.state?.set('discord:gateway:1100000000000000001:0', JSON.stringify(session));
  * ```
  */
 export interface ChannelState {

@@ -57,9 +57,9 @@ export interface MessageReaction {
  * The reactions of one message after a change: an addition opens a reaction unless the same
  * person's same reaction is open already, or was removed after the addition's time (a
  * redelivered addition; at equal times the order of arrival decides: Telegram dates reactions
- * in whole seconds, so a reaction put on again within the second of its removal is open); a removal closes the open one unless it was added after the
- * removal's time (none open: nothing changes). Stores that keep reactions beside the turn
- * (memory, Redis) share it.
+ * in whole seconds, so a reaction put on again within the second of its removal is open); a
+ * removal closes the open one unless it was added after the removal's time (none open:
+ * nothing changes). Stores that keep reactions beside the turn (memory, Redis) share it.
  *
  * @example
  * ```ts

@@ -253,8 +253,8 @@ export interface ConversationLog {
    * Records a reaction added or removed on a stored message (found as `findByPlatformRef` finds
    * it: a reaction on any part of a split reply is on the reply). An addition before a
    * removal of the same person's same reaction, or a removal before the open one's addition,
-   * changes nothing (a redelivery); at equal times the order of arrival decides. False when the message is unknown (`message_reactions` in
-   * SQL).
+   * changes nothing (a redelivery); at equal times the order of arrival decides. False when
+   * the message is unknown (`message_reactions` in SQL).
    */
   recordReaction(change: ReactionChange): Promise<boolean>;
   /** The reactions on a turn (by its colloquy id), oldest first, removed ones included. */

@@ -4,12 +4,12 @@ import { PART_IN_CHANNEL } from './statements.js';
 import type { Queryable } from './runs.js';
 
 /**
- * A reaction added (a row, unless the same person's same reaction is open on the turn, or was
- * removed after the addition's time: a redelivered addition, at equal times the order of
- * arrival deciding; the unique key on open reactions holds that when two instances record it
- * at once) or removed (the open row
- * closed, unless it was added after the removal's time), in one statement, on the turn the platform message is or the
- * split reply it is a later part of; answers whether the turn is known.
+ * A reaction added or removed, in one statement, on the turn the platform message is or the
+ * split reply it is a later part of; answers whether the turn is known. An addition is a row,
+ * unless the same person's same reaction is open on the turn (the unique key on open
+ * reactions holds that when two instances record it at once) or was removed after the
+ * addition's time (a redelivered addition; at equal times the order of arrival decides). A
+ * removal closes the open row, unless it was added after the removal's time.
  */
 const RECORD = `WITH m AS (
     (SELECT seq, id FROM messages

@@ -239,7 +239,8 @@ export class PostgresConversationStore implements ConversationStore {
     const appends = group.flatMap((op, i) => (op.kind === 'append' ? [{ op, i }] : []));
     if (appends.length > 0) {
       const messages: NewMessage[] = [];
-      for (const { op } of appends) messages.push(await recordUse(client, op.message));
+      for (const { op } of appends)
+        messages.push(await recordUse(client, withMetadata(op.message)));
       const { prepared, seqs } = await appendMany(client, messages);
       for (const [k, { i }] of appends.entries()) {
         const { message, timestamp } = prepared[k]!;

@@ -182,9 +182,10 @@ export class Intake {
    * Capture's writes for a new turn: the turn and its pending runs, handed over together (one
    * commit, most of the time). `tried`: what became of the first try; `stored`: the turn once
    * committed (new, `again`: found stored, or `{ refused }`: a press the store recorded refused
-   * `used`, with no runs, as another press used its message first), undefined when it never is here (the bot stops
-   * first or capture gives up on it: a restart resumes its pending runs, and a turn given up on
-   * is in the dead-letter file). Until then a delivery of it again gets `delivery`.
+   * `used`, with no runs, as another press used its message first), undefined when it never is
+   * here (the bot stops first or capture gives up on it: a restart resumes its pending runs,
+   * and a turn given up on is in the dead-letter file). Until then a delivery of it again gets
+   * `delivery`.
    */
   #commitTurn(
     turn: NewMessage,
@@ -359,7 +360,7 @@ async function acknowledged(
   );
 }
 
-/** The bot identity ids of the channels of `channel`'s type but itself (`ChannelHandlers.botIds`). */
+/** The bot identity ids of the other channels of `channel`'s type (`ChannelHandlers.botIds`). */
 function siblingsOf(channels: readonly Channel[], channel: Channel): string[] {
   return channels.flatMap((c) =>
     c !== channel && c.type === channel.type ? (c.botIdentity?.id ?? []) : [],

@@ -34,7 +34,8 @@ export function forgetTraces(
  *
  * @example
  * ```ts
- * const touched = conversationsRetelling(conversations.values(), (m) => m.participant.id === 'slack:U1');
+ * const theirs = (m: StoredMessage) => m.participant.id === 'slack:U1';
+ * const touched = conversationsRetelling(conversations.values(), theirs);
  * ```
  */
 export function conversationsRetelling<C extends { rows: Row[] }>(
