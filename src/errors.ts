@@ -193,6 +193,16 @@ export class AgentError extends ColloquyError {
 }
 
 /**
+ * What a failed send means for the reply: `'failed'` when the platform answered and refused
+ * it, `'unconfirmed'` when no answer came (it may have been posted).
+ */
+export function deliveryAfterFailure(error: unknown): 'failed' | 'unconfirmed' {
+  if (error instanceof StoreError) return 'unconfirmed';
+  if (error instanceof NetworkError) return 'unconfirmed';
+  return error instanceof ColloquyError || error instanceof Error ? 'failed' : 'unconfirmed';
+}
+
+/**
  * The text of a thrown value: an Error's message (its name when the message is empty), or
  * the value as a string.
  *

@@ -6,8 +6,7 @@
 import { formatBytes, kindOfMimeType } from '../../src/attachments.js';
 import type { AttachmentKind, MessageAttachment } from '../../src/attachments.js';
 import type { OutboundFile, OutboundMessage, SentMessage } from '../../src/channel.js';
-import { deliveryAfterFailure } from '../../src/bot/outbox.js';
-import { ColloquyError, PlatformError } from '../../src/errors.js';
+import { ColloquyError, PlatformError, deliveryAfterFailure } from '../../src/errors.js';
 
 /** A file read and ready to upload. */
 export interface ReadyFile {

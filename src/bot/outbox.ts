@@ -1,7 +1,7 @@
 import { attachment, kindOfMimeType } from '../attachments.js';
 import type { MessageAttachment } from '../attachments.js';
 import type { Channel, OutboundFile, OutboundMessage, ReplyPlace } from '../channel.js';
-import { ColloquyError, NetworkError, StoreError } from '../errors.js';
+import { ColloquyError, deliveryAfterFailure } from '../errors.js';
 import type { ReplyDelivery } from '../runs.js';
 import type { AppendResult, StoreOperation } from '../store.js';
 import type { NewMessage } from '../types.js';
@@ -295,14 +295,4 @@ export function filesSending(
     const fields = { kind: kindOfMimeType(mimeType), name: file.name, mimeType, size };
     return attachment({ ...fields, platformFileId: undefined, url: undefined });
   });
-}
-
-/**
- * What a failed send means for the reply: `'failed'` when the platform answered and refused
- * it, `'unconfirmed'` when no answer came (it may have been posted).
- */
-export function deliveryAfterFailure(error: unknown): 'failed' | 'unconfirmed' {
-  if (error instanceof StoreError) return 'unconfirmed';
-  if (error instanceof NetworkError) return 'unconfirmed';
-  return error instanceof ColloquyError || error instanceof Error ? 'failed' : 'unconfirmed';
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Channel, OutboundMessage, SentMessage } from '../channel.js';
-import { ColloquyError, StoreError, messageOf } from '../errors.js';
+import { ColloquyError, StoreError, deliveryAfterFailure, messageOf } from '../errors.js';
 import { newLeaseHolder } from '../leases.js';
 import type {
   NewPost,
@@ -17,12 +17,7 @@ import { outboundChain } from '../chain.js';
 import type { SendHook } from '../chain.js';
 import type { ConversationStore } from '../store.js';
 import type { NewMessage, Participant, StoredMessage } from '../types.js';
-import {
-  RecordedElsewhere,
-  confirmation,
-  deliveryAfterFailure,
-  sendThroughOutbox,
-} from './outbox.js';
+import { RecordedElsewhere, confirmation, sendThroughOutbox } from './outbox.js';
 import type { Write } from './outbox.js';
 import { actionsOf } from './turn.js';
 import { settlerFor } from './settle.js';

@@ -1,14 +1,13 @@
 import type { MessageAttachment } from '../attachments.js';
 import type { TurnContext } from '../chain.js';
 import type { Channel, OutboundFile, ReplyPlace, ReplyStream, StreamProgress } from '../channel.js';
-import { ColloquyError, messageOf } from '../errors.js';
+import { ColloquyError, deliveryAfterFailure, messageOf } from '../errors.js';
 import type { AgentRun } from '../runs.js';
 import type { NewMessage, Participant } from '../types.js';
 import {
   RecordedElsewhere,
   asSent,
   confirmation,
-  deliveryAfterFailure,
   filesSending,
   recordedByAnother,
   replyTurn,
