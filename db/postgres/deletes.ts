@@ -18,9 +18,10 @@ const LOCK_PARTICIPANTS = `SELECT id FROM participants WHERE id = ANY($1::text[]
  * The conversations forgetting `$1` changes, in id order: where they wrote, or the threads under
  * a turn of theirs (`metadata.threadParent`: a conversation of its own that retells that turn)
  * (`wrote`: their turns, the summaries and the recorded prompts there go, the conversation is
- * recounted), or where they were replied to or mentioned (those turns change).
+ * recounted), or where they were replied to or mentioned (those turns change). The threads' side
+ * spells `messages_thread_parent_idx`'s expression and its WHERE, so it reads them from that index.
  */
-const CONVERSATIONS_OF = `SELECT conversation_id AS id, bool_or(wrote) AS wrote FROM (
+export const CONVERSATIONS_OF = `SELECT conversation_id AS id, bool_or(wrote) AS wrote FROM (
     SELECT conversation_id, participant_id = $1 AS wrote FROM messages
     WHERE participant_id = $1 OR reply_to_participant_id = $1
     UNION ALL
@@ -29,6 +30,7 @@ const CONVERSATIONS_OF = `SELECT conversation_id AS id, bool_or(wrote) AS wrote 
     SELECT t.conversation_id, true FROM messages h JOIN messages t
       ON t.channel_type = h.channel_type AND t.channel_id = h.channel_id
         AND t.metadata->'threadParent'->>'id' = h.id
+        AND t.metadata->'threadParent'->>'id' IS NOT NULL
     WHERE h.participant_id = $1 AND t.conversation_id <> h.conversation_id) x
   GROUP BY conversation_id ORDER BY conversation_id`;
 

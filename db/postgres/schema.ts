@@ -134,6 +134,14 @@ export const messages = pgTable(
     index('messages_attachments_idx')
       .on(t.timestamp)
       .where(sql`${t.attachments} is not null`),
+    /**
+     * The few thread turns, by the turn they retell: forgetting finds a person's threads. The
+     * migration adds statistics on the expression (`messages_thread_parent_stats`), which tell
+     * the planner how few those turns are.
+     */
+    index('messages_thread_parent_idx')
+      .on(sql`(${t.metadata}->'threadParent'->>'id')`)
+      .where(sql`${t.metadata}->'threadParent'->>'id' is not null`),
     index('messages_dm_time_idx')
       .on(t.conversationId, t.timestamp, t.seq)
       .where(sql`${t.scope} = 'dm'`),

@@ -157,6 +157,10 @@ export const messages = sqliteTable(
     index('messages_attachments_idx')
       .on(t.timestamp)
       .where(sql`${t.attachments} is not null`),
+    /** The few thread turns, by the turn they retell: forgetting finds a person's threads. */
+    index('messages_thread_parent_idx')
+      .on(sql`json_extract(${t.metadata}, '$.threadParent.id')`)
+      .where(sql`json_extract(${t.metadata}, '$.threadParent.id') is not null`),
   ],
 );
 

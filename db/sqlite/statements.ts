@@ -193,11 +193,14 @@ export const SQL = {
   conversationsOf: `SELECT c.id FROM conversations c
     WHERE ${WROTE_IN}`,
   // The conversations of threads under a turn of theirs (`metadata.threadParent`): each is a
-  // conversation of its own whose prompts and summaries retell that turn.
-  threadsUnder: `SELECT DISTINCT t.conversation_id FROM messages h JOIN messages t
-      ON t.channel_type = h.channel_type AND t.channel_id = h.channel_id
-      AND json_extract(t.metadata, '$.threadParent.id') = h.id
-    WHERE h.participant_id = ? AND t.conversation_id <> h.conversation_id`,
+  // conversation of its own whose prompts and summaries retell that turn. It reads the thread
+  // turns alone, by `messages_thread_parent_idx` (whose expression and WHERE it spells), then
+  // each one's parent by id; a thread comes once per turn in it (forgetting dedupes them).
+  threadsUnder: `SELECT t.conversation_id FROM messages t JOIN messages h
+      ON h.id = json_extract(t.metadata, '$.threadParent.id')
+      AND h.channel_type = t.channel_type AND h.channel_id = t.channel_id
+    WHERE json_extract(t.metadata, '$.threadParent.id') IS NOT NULL
+      AND h.participant_id = ? AND t.conversation_id <> h.conversation_id`,
   deleteMessagesOf: `DELETE FROM messages WHERE participant_id = ?`,
   deleteSummaries: `DELETE FROM messages WHERE conversation_id = ? AND is_summary = 1`,
   deleteMentionsOf: `DELETE FROM message_mentions WHERE participant_id = ?`,

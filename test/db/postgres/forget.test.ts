@@ -3,6 +3,7 @@ import type { NewMessage, StoreOperation } from 'colloquy';
 import pg from 'pg';
 import type { PostgresConversationStore } from 'colloquy/postgres';
 import type { AgentRun } from '../../../src/runs.js';
+import { CONVERSATIONS_OF } from '../../../db/postgres/deletes.js';
 import { seededRandom } from '../../crash/harness.js';
 import {
   dropTestDatabases,
@@ -244,5 +245,37 @@ describe.skipIf(!postgresReachable)('deleting beside capture on one Postgres dat
     const total = (page: typeof before) =>
       page.items.reduce((sum, conversation) => sum + conversation.messageCount, 0);
     expect(total(before) - total(after)).toBe(forgotten);
+  });
+
+  it("finds the threads under a forgotten person's turns by the thread parent index", async () => {
+    // given 20,000 turns by 200 people in 100 channels, one in a thousand a thread's turn
+    // retelling an earlier turn of the same channel
+    await emptyDatabase(url);
+    const [store] = stores;
+    await store!.pool.query(`INSERT INTO participants (id, kind, first_seen_at, last_seen_at)
+      SELECT 'telegram:p' || i, 'user', now(), now() FROM generate_series(0, 199) AS i`);
+    await store!.pool.query(`INSERT INTO conversations (id, channel_type, channel_id, scope,
+        created_at, last_message_at)
+      SELECT 'telegram:' || i, 'telegram', 'c' || i, 'channel', now(), now()
+      FROM generate_series(0, 99) AS i`);
+    await store!.pool.query(`INSERT INTO messages (id, conversation_id, participant_id, content,
+        timestamp, scope, channel_type, channel_id, metadata)
+      SELECT 'm' || i, 'telegram:' || i % 100, 'telegram:p' || i % 200, 'hello',
+        timestamptz '2026-01-01' + i * interval '1 second', 'channel', 'telegram', 'c' || i % 100,
+        CASE WHEN i % 1000 = 999
+          THEN jsonb_build_object('threadParent', jsonb_build_object('id', 'm' || i - 900))
+          ELSE '{}' END
+      FROM generate_series(0, 19999) AS i`);
+    await store!.pool.query('ANALYZE messages');
+
+    // when forgetting reads the conversations a person changes
+    const { rows } = await store!.pool.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN ${CONVERSATIONS_OF}`,
+      ['telegram:p7'],
+    );
+    const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+
+    // then it reads the thread turns from their index, not from every turn
+    expect(plan).toMatch(/Index (Only )?Scan (using|on) messages_thread_parent_idx\b/);
   });
 });

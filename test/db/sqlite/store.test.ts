@@ -1060,6 +1060,21 @@ describe('SqliteConversationStore: what SQL users see', () => {
       expect(details, sql).not.toMatch(/^SCAN (r|agent_runs)\b/m);
     }
   });
+
+  it("finds the threads under a forgotten person's turns by the thread parent index", () => {
+    const store = storeAt();
+    const plan = store.db
+      .prepare(`EXPLAIN QUERY PLAN ${SQL.threadsUnder}`)
+      .all('telegram:alice') as {
+      detail: string;
+    }[];
+    // the partial index holds the thread turns alone: reading it reads those, then each
+    // one's parent by its id, and no other turn
+    expect(plan.map((p) => p.detail)).toEqual([
+      expect.stringMatching(/^(SCAN|SEARCH) t USING INDEX messages_thread_parent_idx\b/),
+      expect.stringMatching(/^SEARCH h USING INDEX messages_id_uq \(id=\?\)$/),
+    ]);
+  });
 });
 
 /** Alice and the conversation C1, as plain rows of an older file (the store writes them first). */
