@@ -212,6 +212,8 @@ export class PostgresStudioSource implements StudioSource {
    * `txid:seq`: every turn written by a transaction below `txid`, or by `txid` up to `seq`,
    * has been read. Transactions below the oldest one still open are all finished, so a turn
    * that commits late (with a lower `seq` than one already read) is still ahead of it.
+   * Transaction ids are the server's: one open in any of its databases holds the feed back
+   * until it ends.
    */
   async liveCursor(): Promise<string> {
     const [row] = await this.all<{ xmin: string }>(
